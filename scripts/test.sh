@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: formatting, lints, then every test.
+# Installs what the tests need first, so it works on a fresh clone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# One target directory shared by every run (override with CARGO_TARGET_DIR).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add rustfmt clippy
+fi
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+
+echo "== cargo clippy --all-targets -- -D warnings"
+cargo clippy --all-targets --locked -- -D warnings
+
+echo "== cargo test"
+cargo test --all-targets --locked
+cargo test --doc --locked

@@ -1,0 +1,128 @@
+//! The command line: clap definitions and the dispatch from subcommand to library call.
+
+use crate::keys::{self, KeyOptions, Layout, Order, Salt};
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Bulk-load and load-test HBase-style schemas of time-ordered, per-user data.
+#[derive(Debug, Parser)]
+#[command(name = "tallrow", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Encode or decode the row keys of the seed designs, for debugging keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+/// `tallrow keys ...`
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Build a row key from field=value pairs (stamps and times are epoch milliseconds).
+    Encode {
+        /// Layout: actions, weibo-content, blog, blog-index, series.
+        layout: Layout,
+        /// Field values, e.g. userid=1 stamp=1600000000000 actionid=7.
+        #[arg(value_name = "FIELD=VALUE", required = true)]
+        fields: Vec<String>,
+        /// Key-design variant.
+        #[command(flatten)]
+        variant: VariantArgs,
+    },
+    /// Read a row key given as hex.
+    Decode {
+        /// Layout: actions, weibo-content, blog, blog-index, series.
+        layout: Layout,
+        /// The key as hex, e.g. 000000017ffffe8b78917fff00000007.
+        hex: String,
+        /// Key-design variant.
+        #[command(flatten)]
+        variant: VariantArgs,
+    },
+}
+
+/// The key-design variant; the seed's layout when omitted.
+#[derive(Debug, Args)]
+pub struct VariantArgs {
+    /// Time field order: reverse (MAX - stamp, newest first) or forward.
+    #[arg(long, value_name = "reverse|forward")]
+    pub order: Option<String>,
+    /// Salt prefix: none, hash (seed 002's hash(id)), or a bucket count 1-256.
+    #[arg(long, value_name = "none|hash|N")]
+    pub salt: Option<String>,
+}
+
+impl VariantArgs {
+    fn options(&self, layout: Layout) -> anyhow::Result<KeyOptions> {
+        let mut opts = layout.seed_options();
+        if let Some(order) = &self.order {
+            opts.order = match order.as_str() {
+                "reverse" => Order::Reverse,
+                "forward" => Order::Forward,
+                other => bail!("--order: {other:?} is not reverse or forward"),
+            };
+        }
+        if let Some(salt) = &self.salt {
+            opts.salt = match salt.as_str() {
+                "none" => Salt::None,
+                "hash" => Salt::Hash,
+                n => {
+                    let n: u16 = n
+                        .parse()
+                        .ok()
+                        .with_context(|| format!("--salt: {n:?} is not none, hash or a bucket count"))?;
+                    Salt::Buckets(n).validate().context("--salt")?
+                }
+            };
+        }
+        Ok(opts)
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Keys(cmd) => keys_command(cmd),
+    }
+}
+
+fn keys_command(cmd: KeysCommand) -> anyhow::Result<ExitCode> {
+    let (layout, key, opts) = match cmd {
+        KeysCommand::Encode {
+            layout,
+            fields,
+            variant,
+        } => {
+            let opts = variant.options(layout)?;
+            let mut pairs = Vec::with_capacity(fields.len());
+            for f in &fields {
+                let Some((name, value)) = f.split_once('=') else {
+                    bail!("{}: argument {f:?} is not field=value", layout.name());
+                };
+                pairs.push((name, value));
+            }
+            (layout, layout.encode(opts, &pairs)?, opts)
+        }
+        KeysCommand::Decode { layout, hex, variant } => {
+            let opts = variant.options(layout)?;
+            let key = keys::parse_hex(hex.trim()).map_err(|e| anyhow::anyhow!("{}: {e}", layout.name()))?;
+            (layout, key, opts)
+        }
+    };
+    let fields = layout.decode(opts, &key)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "hex: {}", keys::hex(&key))?;
+    writeln!(out, "binary: {}", keys::to_string_binary(&key))?;
+    for (name, value) in fields {
+        writeln!(out, "{name}: {value}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

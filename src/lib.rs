@@ -1,0 +1,10 @@
+//! tallrow: a bulk-load and load-testing harness for HBase-style schemas that hold
+//! time-ordered, per-user data.
+//!
+//! The layers, bottom up: [`keys`] (byte-exact row-key codecs), [`store`] (the `Store` trait,
+//! its data model and backends), [`schema`] (one DAO per seed design), and [`cli`] on top.
+
+pub mod cli;
+pub mod keys;
+pub mod schema;
+pub mod store;
