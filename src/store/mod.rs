@@ -1,1 +1,167 @@
-//! placeholder
+//! The `Store` trait, its data model, and the backends behind it.
+//!
+//! Everything above this module (DAOs, loader, runner, verifier, server) talks to a
+//! `dyn Store` and never knows which backend answers. Every backend honours HBase's semantics
+//! as the design sets them out; the contract tests hold each one to them, with the embedded
+//! backend as the reference.
+
+pub mod embedded;
+pub mod memory;
+mod model;
+
+pub use model::*;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A store error, with the table, family or argument it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The table does not exist.
+    #[error("table {0} does not exist")]
+    TableNotFound(String),
+    /// The table exists already.
+    #[error("table {0} already exists")]
+    TableExists(String),
+    /// The family is not one of the table's.
+    #[error("table {table} has no column family {family}")]
+    FamilyNotFound {
+        /// Table.
+        table: String,
+        /// Family.
+        family: String,
+    },
+    /// A request the store cannot honour (bad name, key, timestamp or limit).
+    #[error("{0}")]
+    BadArgument(String),
+    /// The storage engine or the connection failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// Result of a store call.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A table store with HBase's semantics. Implementations are shared between threads.
+pub trait Store: Send + Sync {
+    /// What this backend is and where its data lives, for reports.
+    fn identity(&self) -> String;
+
+    /// Creates a table; [`Error::TableExists`] if it exists.
+    fn create_table(&self, table: &TableDescriptor) -> Result<()>;
+
+    /// Drops a table and its data.
+    fn delete_table(&self, table: &str) -> Result<()>;
+
+    /// Every table, by name.
+    fn list_tables(&self) -> Result<Vec<TableDescriptor>>;
+
+    /// One table's descriptor.
+    fn describe_table(&self, table: &str) -> Result<TableDescriptor>;
+
+    /// Applies a batch of row mutations. When this returns `Ok`, all of it is durable; when
+    /// it returns a validation error, none of it was applied.
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
+
+    /// Reads rows by key: one answer per get, `None` where nothing is selected.
+    fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>>;
+
+    /// Reads a range of rows in key order (or reversed); rows with nothing selected are
+    /// skipped.
+    fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>>;
+}
+
+/// Creates `table` unless a table of that name exists; an existing table must have the
+/// same families.
+pub fn ensure_table(store: &dyn Store, table: &TableDescriptor) -> Result<()> {
+    match store.create_table(table) {
+        Err(Error::TableExists(_)) => {
+            let want = table.validated()?;
+            let have = store.describe_table(&want.name)?;
+            let names = |d: &TableDescriptor| d.families.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+            if names(&have) != names(&want) {
+                return Err(Error::BadArgument(format!(
+                    "table {} exists with families {:?}, expected {:?}",
+                    want.name,
+                    names(&have),
+                    names(&want)
+                )));
+            }
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Visits every row of a scan in pages of `page` rows, so that memory stays bounded
+/// whatever the range holds. `visit` returns `false` to stop early.
+pub fn scan_each(
+    store: &dyn Store,
+    table: &str,
+    scan: &Scan,
+    page: usize,
+    mut visit: impl FnMut(Row) -> bool,
+) -> Result<()> {
+    let mut next = scan.clone();
+    let mut remaining = scan.limit;
+    loop {
+        let want = remaining.map_or(page, |r| r.min(page));
+        if want == 0 {
+            return Ok(());
+        }
+        next.limit = Some(want);
+        let rows = store.scan(table, &next)?;
+        let got = rows.len();
+        let last = rows.last().map(|r| r.key.clone());
+        for row in rows {
+            if !visit(row) {
+                return Ok(());
+            }
+        }
+        if got < want {
+            return Ok(());
+        }
+        remaining = remaining.map(|r| r - got);
+        next = next.after(last.expect("a full page has a last row"));
+    }
+}
+
+/// Where a command's data lives: parsed from `--backend`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// `embedded:PATH`: the in-process persistent store.
+    Embedded(PathBuf),
+    /// `memory:`: in-process, gone when the process ends (tests, dry runs).
+    Memory,
+}
+
+impl Backend {
+    /// Parses a backend URL; `embedded:` without a path uses `default_path`.
+    pub fn parse(url: &str, default_path: &std::path::Path) -> Result<Backend> {
+        if let Some(path) = url.strip_prefix("embedded:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            return Ok(Backend::Embedded(if path.is_empty() {
+                default_path.to_path_buf()
+            } else {
+                PathBuf::from(path)
+            }));
+        }
+        if url == "embedded" {
+            return Ok(Backend::Embedded(default_path.to_path_buf()));
+        }
+        if url == "memory" || url == "memory:" {
+            return Ok(Backend::Memory);
+        }
+        Err(Error::BadArgument(format!(
+            "unknown backend {url:?}: expected embedded:PATH or memory:"
+        )))
+    }
+
+    /// Opens the backend.
+    pub fn open(&self) -> Result<Arc<dyn Store>> {
+        Ok(match self {
+            Backend::Embedded(path) => Arc::new(embedded::Embedded::open(path)?),
+            Backend::Memory => Arc::new(memory::Memory::new()),
+        })
+    }
+}

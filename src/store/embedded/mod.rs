@@ -1,0 +1,458 @@
+//! The embedded backend: a persistent store in a data directory, on the fjall LSM engine.
+//!
+//! Each table is one fjall keyspace whose keys are cell coordinates ([`cellkey`]) and whose
+//! values are cell values. Table descriptors live in a meta keyspace. Every batch is one
+//! atomic fjall write batch, flushed to the operating system before `mutate` returns, so an
+//! acknowledged write survives the process being killed (`sync` also survives power loss).
+//! Deletes remove the cells they cover; like HBase with `NEW_VERSION_BEHAVIOR`, a later put
+//! with an older timestamp is visible again. A family keeps its newest `VERSIONS` versions:
+//! older ones are never read.
+
+mod cellkey;
+
+use super::{
+    Cell, Error, Get, Mutation, Result, Row, RowMutation, Scan, Selection, Store, TableDescriptor,
+    canonical_table_name, now_millis, validate_mutations, validate_row_key,
+};
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+const META: &str = "tallrow_meta";
+const TABLE_PREFIX: &[u8] = b"table/";
+const NEXT_ID: &[u8] = b"next_keyspace_id";
+
+struct Table {
+    desc: TableDescriptor,
+    keyspace: Keyspace,
+    keyspace_name: String,
+}
+
+impl Table {
+    fn family_index(&self, family: &str) -> u8 {
+        // Families were validated against the descriptor before any lookup.
+        self.desc
+            .families
+            .iter()
+            .position(|f| f.name == family)
+            .expect("validated family") as u8
+    }
+}
+
+/// The embedded store.
+pub struct Embedded {
+    db: Database,
+    meta: Keyspace,
+    path: PathBuf,
+    tables: RwLock<HashMap<String, Arc<Table>>>,
+    ddl: Mutex<()>,
+    persist: PersistMode,
+}
+
+fn io(e: impl std::fmt::Display) -> Error {
+    Error::Io(format!("embedded store: {e}"))
+}
+
+impl Embedded {
+    /// Opens (creating if needed) the store in `path`; writes reach the OS before they are
+    /// acknowledged.
+    pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with(path, false)
+    }
+
+    /// Opens the store; with `sync`, every batch is also fsynced before it is acknowledged.
+    pub fn open_with(path: &Path, sync: bool) -> Result<Self> {
+        std::fs::create_dir_all(path).map_err(|e| io(format!("cannot create {}: {e}", path.display())))?;
+        let db = Database::builder(path)
+            .open()
+            .map_err(|e| io(format!("cannot open {}: {e}", path.display())))?;
+        let meta = db.keyspace(META, KeyspaceCreateOptions::default).map_err(io)?;
+        let mut tables = HashMap::new();
+        for guard in meta.prefix(TABLE_PREFIX) {
+            let (key, value) = guard.into_inner().map_err(io)?;
+            let name = String::from_utf8_lossy(&key[TABLE_PREFIX.len()..]).into_owned();
+            let (desc, keyspace_name) = decode_descriptor(&name, &value)?;
+            let keyspace = db
+                .keyspace(&keyspace_name, KeyspaceCreateOptions::default)
+                .map_err(io)?;
+            tables.insert(
+                name,
+                Arc::new(Table {
+                    desc,
+                    keyspace,
+                    keyspace_name,
+                }),
+            );
+        }
+        Ok(Embedded {
+            db,
+            meta,
+            path: path.to_path_buf(),
+            tables: RwLock::new(tables),
+            ddl: Mutex::new(()),
+            persist: if sync {
+                PersistMode::SyncData
+            } else {
+                PersistMode::Buffer
+            },
+        })
+    }
+
+    fn table(&self, name: &str) -> Result<Arc<Table>> {
+        let name = canonical_table_name(name)?;
+        self.tables
+            .read()
+            .expect("lock")
+            .get(&name)
+            .cloned()
+            .ok_or(Error::TableNotFound(name))
+    }
+
+    /// Marks every key in `prefix` whose timestamp is at or below `ts` deleted, both the
+    /// committed ones and those earlier in the same batch.
+    fn delete_prefix(
+        &self,
+        t: &Table,
+        pending: &mut BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+        prefix: &[u8],
+        ts: i64,
+    ) -> Result<()> {
+        for guard in t.keyspace.prefix(prefix) {
+            let key = guard.key().map_err(io)?;
+            if cellkey::decode_ts(&key) <= ts {
+                pending.insert(key.to_vec(), None);
+            }
+        }
+        for (key, value) in pending.range_mut(prefix.to_vec()..) {
+            if !key.starts_with(prefix) {
+                break;
+            }
+            if cellkey::decode_ts(key) <= ts {
+                *value = None;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Selects the cells of one row from its raw `(key, value)` entries in key order.
+fn select_row(t: &Table, row: Vec<u8>, entries: &[(fjall::UserKey, fjall::UserValue)], sel: &Selection) -> Option<Row> {
+    let mut cells = Vec::new();
+    let row_len = entries.first().map_or(0, |(k, _)| cellkey::split_escaped(k, 0, None));
+    // The encoded (family, qualifier) of the column being read; keys of one column differ
+    // only in their timestamp, so the column is decoded once, not per version.
+    let mut column: &[u8] = &[];
+    let (mut family, mut qualifier) = (0u8, Vec::new());
+    let (mut seen, mut taken, mut wanted, mut kept) = (0usize, 0usize, false, 0usize);
+    for (key, value) in entries {
+        let this = &key[row_len..key.len() - 8];
+        if this != column {
+            column = this;
+            family = key[row_len];
+            qualifier.clear();
+            cellkey::split_escaped(key, row_len + 1, Some(&mut qualifier));
+            let fd = &t.desc.families[family as usize];
+            wanted = sel.wants_column(&fd.name, &qualifier);
+            kept = fd.max_versions as usize;
+            seen = 0;
+            taken = 0;
+        }
+        seen += 1;
+        if !wanted || seen > kept || taken >= sel.max_versions as usize {
+            continue;
+        }
+        let ts = cellkey::decode_ts(key);
+        if !sel.wants_timestamp(ts) {
+            continue;
+        }
+        cells.push(Cell {
+            family: t.desc.families[family as usize].name.clone(),
+            qualifier: qualifier.clone(),
+            timestamp: ts,
+            value: value.to_vec(),
+        });
+        taken += 1;
+        if sel.cell_limit.is_some_and(|l| cells.len() >= l) {
+            break;
+        }
+    }
+    (!cells.is_empty()).then_some(Row { key: row, cells })
+}
+
+impl Store for Embedded {
+    fn identity(&self) -> String {
+        format!("embedded (fjall 3) at {}", self.path.display())
+    }
+
+    fn create_table(&self, table: &TableDescriptor) -> Result<()> {
+        let desc = table.validated()?;
+        let _ddl = self.ddl.lock().expect("lock");
+        if self.tables.read().expect("lock").contains_key(&desc.name) {
+            return Err(Error::TableExists(desc.name));
+        }
+        // A fresh keyspace per table generation: a dropped table's data never comes back.
+        let id = match self.meta.get(NEXT_ID).map_err(io)? {
+            Some(v) => u64::from_be_bytes(v.as_ref().try_into().map_err(|_| io("corrupt keyspace counter"))?),
+            None => 0,
+        };
+        let keyspace_name = format!("t{id}");
+        let keyspace = self
+            .db
+            .keyspace(&keyspace_name, KeyspaceCreateOptions::default)
+            .map_err(io)?;
+        let mut batch = self.db.batch().durability(Some(self.persist));
+        batch.insert(&self.meta, NEXT_ID, (id + 1).to_be_bytes().to_vec());
+        batch.insert(
+            &self.meta,
+            table_key(&desc.name),
+            encode_descriptor(&desc, &keyspace_name),
+        );
+        batch.commit().map_err(io)?;
+        self.tables.write().expect("lock").insert(
+            desc.name.clone(),
+            Arc::new(Table {
+                desc,
+                keyspace,
+                keyspace_name,
+            }),
+        );
+        Ok(())
+    }
+
+    fn delete_table(&self, table: &str) -> Result<()> {
+        let name = canonical_table_name(table)?;
+        let _ddl = self.ddl.lock().expect("lock");
+        let t = self
+            .tables
+            .write()
+            .expect("lock")
+            .remove(&name)
+            .ok_or_else(|| Error::TableNotFound(name.clone()))?;
+        let mut batch = self.db.batch().durability(Some(self.persist));
+        batch.remove(&self.meta, table_key(&name));
+        batch.commit().map_err(io)?;
+        debug_assert!(!t.keyspace_name.is_empty());
+        self.db.delete_keyspace(t.keyspace.clone()).map_err(io)
+    }
+
+    fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
+        let mut tables: Vec<_> = self
+            .tables
+            .read()
+            .expect("lock")
+            .values()
+            .map(|t| t.desc.clone())
+            .collect();
+        tables.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(tables)
+    }
+
+    fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
+        Ok(self.table(table)?.desc.clone())
+    }
+
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let t = self.table(table)?;
+        validate_mutations(&t.desc, rows)?;
+        let now = now_millis();
+        // Keyed by cell so that a later mutation of the same cell in the batch wins, and a
+        // delete sees the puts before it.
+        let mut pending: BTreeMap<Vec<u8>, Option<Vec<u8>>> = BTreeMap::new();
+        let mut key = Vec::new();
+        for rm in rows {
+            let row = cellkey::row_prefix(&rm.row);
+            for m in &rm.mutations {
+                let ts = m.timestamp().unwrap_or(now);
+                match m {
+                    Mutation::Put {
+                        family,
+                        qualifier,
+                        value,
+                        ..
+                    } => {
+                        cellkey::column_prefix(&row, t.family_index(family), qualifier, &mut key);
+                        key.extend_from_slice(&cellkey::encode_ts(ts));
+                        pending.insert(key.clone(), Some(value.clone()));
+                    }
+                    Mutation::DeleteColumn { family, qualifier, .. } => {
+                        cellkey::column_prefix(&row, t.family_index(family), qualifier, &mut key);
+                        self.delete_prefix(&t, &mut pending, &key, ts)?;
+                    }
+                    Mutation::DeleteFamily { family, .. } => {
+                        key.clear();
+                        key.extend_from_slice(&row);
+                        key.push(t.family_index(family));
+                        self.delete_prefix(&t, &mut pending, &key, ts)?;
+                    }
+                    Mutation::DeleteRow { .. } => self.delete_prefix(&t, &mut pending, &row, ts)?,
+                }
+            }
+        }
+        let mut batch = self.db.batch().durability(Some(self.persist));
+        for (k, v) in pending {
+            match v {
+                Some(v) => batch.insert(&t.keyspace, k, v),
+                None => batch.remove(&t.keyspace, k),
+            }
+        }
+        batch.commit().map_err(io)
+    }
+
+    fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
+        let t = self.table(table)?;
+        let mut out = Vec::with_capacity(gets.len());
+        for g in gets {
+            validate_row_key(&g.row)?;
+            g.select.validate(&t.desc)?;
+            let row = cellkey::row_prefix(&g.row);
+            // One prefix per selected family or column, in key order; a whole family covers
+            // its columns.
+            let mut prefixes: Vec<Vec<u8>> = Vec::new();
+            if g.select.columns.is_empty() {
+                prefixes.push(row.clone());
+            } else {
+                let whole: Vec<&str> = g
+                    .select
+                    .columns
+                    .iter()
+                    .filter(|c| c.qualifier.is_none())
+                    .map(|c| c.family.as_str())
+                    .collect();
+                for c in &g.select.columns {
+                    let mut p = Vec::new();
+                    match &c.qualifier {
+                        None => {
+                            p.extend_from_slice(&row);
+                            p.push(t.family_index(&c.family));
+                        }
+                        Some(_) if whole.contains(&c.family.as_str()) => continue,
+                        Some(q) => cellkey::column_prefix(&row, t.family_index(&c.family), q, &mut p),
+                    }
+                    prefixes.push(p);
+                }
+                prefixes.sort();
+                prefixes.dedup();
+            }
+            let mut entries = Vec::new();
+            for p in &prefixes {
+                for guard in t.keyspace.prefix(p) {
+                    entries.push(guard.into_inner().map_err(io)?);
+                }
+            }
+            out.push(select_row(&t, g.row.clone(), &entries, &g.select));
+        }
+        Ok(out)
+    }
+
+    fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>> {
+        let t = self.table(table)?;
+        scan.select.validate(&t.desc)?;
+        let limit = scan.limit.unwrap_or(usize::MAX);
+        let mut rows = Vec::new();
+        if limit == 0 {
+            return Ok(rows);
+        }
+        let (lower, upper) = cellkey::scan_bounds(scan);
+        if cellkey::is_empty_range(&lower, &upper) {
+            return Ok(rows);
+        }
+        let iter = t
+            .keyspace
+            .range::<Vec<u8>, (Bound<Vec<u8>>, Bound<Vec<u8>>)>((lower, upper));
+        let mut iter: Box<dyn Iterator<Item = fjall::Guard>> = if scan.reversed {
+            Box::new(iter.rev())
+        } else {
+            Box::new(iter)
+        };
+        let mut entries: Vec<(fjall::UserKey, fjall::UserValue)> = Vec::new();
+        let mut row_len = 0;
+        let finish = |entries: &mut Vec<(fjall::UserKey, fjall::UserValue)>, row_len: usize, rows: &mut Vec<Row>| {
+            if entries.is_empty() {
+                return;
+            }
+            if scan.reversed {
+                entries.reverse();
+            }
+            let mut key = Vec::with_capacity(row_len);
+            cellkey::split_escaped(&entries[0].0, 0, Some(&mut key));
+            if let Some(row) = select_row(&t, key, entries, &scan.select) {
+                rows.push(row);
+            }
+            entries.clear();
+        };
+        loop {
+            let next = iter.next();
+            let Some(guard) = next else {
+                finish(&mut entries, row_len, &mut rows);
+                break;
+            };
+            let (key, value) = guard.into_inner().map_err(io)?;
+            if entries.is_empty() || key.len() < row_len || key[..row_len] != entries[0].0[..row_len] {
+                finish(&mut entries, row_len, &mut rows);
+                if rows.len() >= limit {
+                    break;
+                }
+                row_len = cellkey::split_escaped(&key, 0, None);
+            }
+            entries.push((key, value));
+        }
+        rows.truncate(limit);
+        Ok(rows)
+    }
+}
+
+fn table_key(name: &str) -> Vec<u8> {
+    [TABLE_PREFIX, name.as_bytes()].concat()
+}
+
+// Descriptor format: 1 (version), keyspace name (u8 length + bytes), family count (u8), then per
+// family its name (u16 length + bytes) and VERSIONS (u32).
+fn encode_descriptor(desc: &TableDescriptor, keyspace: &str) -> Vec<u8> {
+    let mut out = vec![1, keyspace.len() as u8];
+    out.extend_from_slice(keyspace.as_bytes());
+    out.push(desc.families.len() as u8);
+    for f in &desc.families {
+        out.extend_from_slice(&(f.name.len() as u16).to_be_bytes());
+        out.extend_from_slice(f.name.as_bytes());
+        out.extend_from_slice(&f.max_versions.to_be_bytes());
+    }
+    out
+}
+
+fn decode_descriptor(name: &str, bytes: &[u8]) -> Result<(TableDescriptor, String)> {
+    let corrupt = || io(format!("descriptor of table {name} is corrupt"));
+    let mut r = bytes;
+    let mut take = |n: usize| -> Result<&[u8]> {
+        if r.len() < n {
+            return Err(corrupt());
+        }
+        let (head, tail) = r.split_at(n);
+        r = tail;
+        Ok(head)
+    };
+    if take(1)? != [1] {
+        return Err(corrupt());
+    }
+    let n = take(1)?[0] as usize;
+    let keyspace = String::from_utf8(take(n)?.to_vec()).map_err(|_| corrupt())?;
+    let count = take(1)?[0];
+    let mut families = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let n = u16::from_be_bytes(take(2)?.try_into().expect("2 bytes")) as usize;
+        let fname = String::from_utf8(take(n)?.to_vec()).map_err(|_| corrupt())?;
+        let max_versions = u32::from_be_bytes(take(4)?.try_into().expect("4 bytes"));
+        families.push(super::FamilyDescriptor {
+            name: fname,
+            max_versions,
+        });
+    }
+    Ok((
+        TableDescriptor {
+            name: name.to_string(),
+            families,
+        },
+        keyspace,
+    ))
+}

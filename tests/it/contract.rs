@@ -1,0 +1,795 @@
+//! The Store contract: every semantic point of the design's "Store semantics", written once
+//! against the trait. `contract_suite!` instantiates it for a backend; the embedded backend is
+//! the reference, and the in-memory model must pass it too.
+
+use crate::common::Harness;
+use std::sync::Arc;
+use tallrow::store::{
+    Cell, Column, Error, FamilyDescriptor, Get, Mutation, Row, RowMutation, Scan, Store, TableDescriptor, now_millis,
+};
+
+/// Instantiates every contract test for one backend.
+#[macro_export]
+macro_rules! contract_suite {
+    ($backend:ident, $harness:expr) => {
+        mod $backend {
+            use $crate::contract as c;
+            $crate::contract_suite!(@tests $harness;
+                table_admin, namespaces_and_names, missing_tables_and_families, put_get_and_server_time,
+                overwrite_same_timestamp, versions_capped_by_family_and_request, delete_column_at_or_below,
+                delete_family_and_row, batch_order_within_a_call, scans_bounds_prefix_limit,
+                reversed_scans, scan_resume_after, column_selection, time_range_reads, wide_row_paging,
+                binary_keys_sort_unsigned, bad_batches_change_nothing, restart_keeps_acknowledged_data,
+                many_writer_threads, multi_get_answers_each_get);
+        }
+    };
+    (@tests $harness:expr; $($name:ident),* $(,)?) => {
+        $(#[test] fn $name() { let mut h = $harness; c::$name(&mut h); })*
+    };
+}
+
+contract_suite!(embedded, crate::common::EmbeddedHarness::new());
+contract_suite!(memory, crate::common::MemoryHarness::new());
+
+fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
+    s.create_table(&TableDescriptor {
+        name: name.to_string(),
+        families: families
+            .iter()
+            .map(|(f, v)| FamilyDescriptor {
+                name: f.to_string(),
+                max_versions: *v,
+            })
+            .collect(),
+    })
+    .expect("create table");
+}
+
+fn put(s: &dyn Store, t: &str, row: &[u8], m: Vec<Mutation>) {
+    s.mutate(t, &[RowMutation::new(row, m)]).expect("mutate");
+}
+
+fn get(s: &dyn Store, t: &str, g: Get) -> Option<Row> {
+    s.get(t, &[g]).expect("get").pop().expect("one answer")
+}
+
+fn cells(row: &Option<Row>) -> Vec<(String, Vec<u8>, i64, Vec<u8>)> {
+    row.iter()
+        .flat_map(|r| &r.cells)
+        .map(|c| (c.family.clone(), c.qualifier.clone(), c.timestamp, c.value.clone()))
+        .collect()
+}
+
+fn keys(rows: &[Row]) -> Vec<Vec<u8>> {
+    rows.iter().map(|r| r.key.clone()).collect()
+}
+
+fn c(f: &str, q: &[u8], ts: i64, v: &[u8]) -> (String, Vec<u8>, i64, Vec<u8>) {
+    (f.to_string(), q.to_vec(), ts, v.to_vec())
+}
+
+/// A table with rows `r0`..`r{n-1}`, one cell each at ts 1.
+fn rows_table(s: &dyn Store, t: &str, n: usize) {
+    create(s, t, &[("f", 1)]);
+    let batch: Vec<RowMutation> = (0..n)
+        .map(|i| RowMutation::new(format!("r{i}"), vec![Mutation::put("f", "q", 1, format!("v{i}"))]))
+        .collect();
+    s.mutate(t, &batch).unwrap();
+}
+
+pub fn table_admin(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("admin");
+    create(&*s, &t, &[("b", 2), ("a", 1)]);
+    let d = s.describe_table(&t).unwrap();
+    assert_eq!(d.name, t);
+    let fams: Vec<(&str, u32)> = d.families.iter().map(|f| (f.name.as_str(), f.max_versions)).collect();
+    assert_eq!(
+        fams,
+        [("a", 1), ("b", 2)],
+        "families come back sorted with their VERSIONS"
+    );
+    assert!(s.list_tables().unwrap().iter().any(|d| d.name == t));
+    assert!(matches!(
+        s.create_table(&TableDescriptor::new(&t, &["a"], 1)),
+        Err(Error::TableExists(ref n)) if *n == t
+    ));
+    put(&*s, &t, b"row", vec![Mutation::put("a", "q", 1, "v")]);
+    s.delete_table(&t).unwrap();
+    assert!(matches!(s.describe_table(&t), Err(Error::TableNotFound(_))));
+    assert!(!s.list_tables().unwrap().iter().any(|d| d.name == t));
+    assert!(matches!(s.delete_table(&t), Err(Error::TableNotFound(_))));
+    // A table created again under the same name starts empty.
+    create(&*s, &t, &[("a", 1)]);
+    assert_eq!(get(&*s, &t, Get::new("row")), None);
+    assert!(matches!(
+        s.create_table(&TableDescriptor::new(&h.table("nofam"), &[], 1)),
+        Err(Error::BadArgument(_))
+    ));
+    assert!(matches!(
+        s.create_table(&TableDescriptor::new(&h.table("dup"), &["a", "a"], 1)),
+        Err(Error::BadArgument(_))
+    ));
+}
+
+pub fn namespaces_and_names(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = format!("ns1:{}", h.table("content"));
+    create(&*s, &t, &[("info", 1)]);
+    put(&*s, &t, b"k", vec![Mutation::put("info", "c", 5, "x")]);
+    assert_eq!(cells(&get(&*s, &t, Get::new("k"))), [c("info", b"c", 5, b"x")]);
+    // `default:` is the implied namespace.
+    let plain = h.table("plain");
+    create(&*s, &format!("default:{plain}"), &[("f", 1)]);
+    assert_eq!(s.describe_table(&plain).unwrap().name, plain);
+    for bad in ["", ":x", "a b", "ns:", "-x", "ns-x:t"] {
+        assert!(
+            matches!(
+                s.create_table(&TableDescriptor::new(bad, &["f"], 1)),
+                Err(Error::BadArgument(_))
+            ),
+            "{bad:?}"
+        );
+    }
+}
+
+pub fn missing_tables_and_families(h: &mut dyn Harness) {
+    let s = h.store();
+    let missing = h.table("missing");
+    assert!(matches!(s.mutate(&missing, &[]), Err(Error::TableNotFound(_))));
+    assert!(matches!(
+        s.get(&missing, &[Get::new("r")]),
+        Err(Error::TableNotFound(_))
+    ));
+    assert!(matches!(
+        s.scan(&missing, &Scan::default()),
+        Err(Error::TableNotFound(_))
+    ));
+    let t = h.table("fams");
+    create(&*s, &t, &[("f", 1)]);
+    let err = s
+        .mutate(&t, &[RowMutation::new("r", vec![Mutation::put("nope", "q", 1, "v")])])
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::FamilyNotFound {
+            table: t.clone(),
+            family: "nope".into()
+        }
+    );
+    assert_eq!(err.to_string(), format!("table {t} has no column family nope"));
+    assert!(matches!(
+        s.get(&t, &[Get::new("r").columns(vec![Column::family("nope")])]),
+        Err(Error::FamilyNotFound { .. })
+    ));
+    assert!(matches!(
+        s.scan(&t, &Scan::default().columns(vec![Column::qualifier("nope", "q")])),
+        Err(Error::FamilyNotFound { .. })
+    ));
+    assert_eq!(
+        Error::TableNotFound("weibo:inbox".into()).to_string(),
+        "table weibo:inbox does not exist"
+    );
+}
+
+pub fn put_get_and_server_time(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("puts");
+    create(&*s, &t, &[("f", 3)]);
+    let before = now_millis();
+    put(&*s, &t, b"r", vec![Mutation::put_now("f", "q", "v")]);
+    let after = now_millis();
+    let row = get(&*s, &t, Get::new("r")).expect("row");
+    assert_eq!(row.key, b"r");
+    assert_eq!(row.cells.len(), 1);
+    let ts = row.cells[0].timestamp;
+    assert!(
+        before <= ts && ts <= after,
+        "server time {ts} outside [{before}, {after}]"
+    );
+    assert_eq!(row.value("f", b"q"), Some(&b"v"[..]));
+    assert_eq!(get(&*s, &t, Get::new("absent")), None);
+}
+
+pub fn overwrite_same_timestamp(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("overwrite");
+    create(&*s, &t, &[("f", 3)]);
+    put(&*s, &t, b"r", vec![Mutation::put("f", "q", 7, "old")]);
+    put(&*s, &t, b"r", vec![Mutation::put("f", "q", 7, "new")]);
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new("r").versions(3))),
+        [c("f", b"q", 7, b"new")]
+    );
+}
+
+pub fn versions_capped_by_family_and_request(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("versions");
+    create(&*s, &t, &[("f", 3), ("one", 1)]);
+    for ts in 1..=5 {
+        put(
+            &*s,
+            &t,
+            b"r",
+            vec![
+                Mutation::put("f", "q", ts, format!("v{ts}")),
+                Mutation::put("one", "q", ts, format!("v{ts}")),
+            ],
+        );
+    }
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new("r").versions(10))),
+        [
+            c("f", b"q", 5, b"v5"),
+            c("f", b"q", 4, b"v4"),
+            c("f", b"q", 3, b"v3"),
+            c("one", b"q", 5, b"v5")
+        ],
+        "newest first, at most the family's VERSIONS"
+    );
+    assert_eq!(
+        cells(&get(
+            &*s,
+            &t,
+            Get::new("r").versions(2).columns(vec![Column::family("f")])
+        )),
+        [c("f", b"q", 5, b"v5"), c("f", b"q", 4, b"v4")]
+    );
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new("r"))),
+        [c("f", b"q", 5, b"v5"), c("one", b"q", 5, b"v5")]
+    );
+    // An older version beyond the family's limit stays unread, even once newer ones are gone.
+    put(&*s, &t, b"r", vec![Mutation::put("one", "q", 0, "ancient")]);
+    assert_eq!(
+        cells(&get(
+            &*s,
+            &t,
+            Get::new("r").columns(vec![Column::family("one")]).versions(5)
+        )),
+        [c("one", b"q", 5, b"v5")]
+    );
+    let scanned = s
+        .scan(&t, &Scan::default().versions(2).columns(vec![Column::family("f")]))
+        .unwrap();
+    assert_eq!(scanned.len(), 1);
+    assert_eq!(scanned[0].cells.iter().map(|c| c.timestamp).collect::<Vec<_>>(), [5, 4]);
+    assert!(matches!(
+        s.get(&t, &[Get::new("r").versions(0)]),
+        Err(Error::BadArgument(_))
+    ));
+}
+
+pub fn delete_column_at_or_below(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("delcol");
+    create(&*s, &t, &[("f", 5)]);
+    for ts in [10, 20, 30] {
+        put(
+            &*s,
+            &t,
+            b"r",
+            vec![
+                Mutation::put("f", "a", ts, format!("a{ts}")),
+                Mutation::put("f", "b", ts, "b"),
+            ],
+        );
+    }
+    put(
+        &*s,
+        &t,
+        b"r",
+        vec![Mutation::DeleteColumn {
+            family: "f".into(),
+            qualifier: b"a".to_vec(),
+            timestamp: Some(20),
+        }],
+    );
+    let got = cells(&get(
+        &*s,
+        &t,
+        Get::new("r").versions(5).columns(vec![Column::qualifier("f", "a")]),
+    ));
+    assert_eq!(
+        got,
+        [c("f", b"a", 30, b"a30")],
+        "versions at or below 20 are gone, 30 stays"
+    );
+    // Without a timestamp: every version up to now.
+    put(&*s, &t, b"r", vec![Mutation::delete_column("f", "a")]);
+    assert_eq!(
+        get(&*s, &t, Get::new("r").columns(vec![Column::qualifier("f", "a")])),
+        None
+    );
+    assert_eq!(
+        get(&*s, &t, Get::new("r").versions(5)).unwrap().cells.len(),
+        3,
+        "column b untouched"
+    );
+    // Deleted data never reappears; a put after the delete is new data and is visible.
+    put(&*s, &t, b"r", vec![Mutation::put("f", "a", 15, "again")]);
+    assert_eq!(
+        cells(&get(
+            &*s,
+            &t,
+            Get::new("r").versions(5).columns(vec![Column::qualifier("f", "a")])
+        )),
+        [c("f", b"a", 15, b"again")]
+    );
+}
+
+pub fn delete_family_and_row(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("delfam");
+    create(&*s, &t, &[("a", 3), ("b", 3)]);
+    let fill = |row: &[u8]| {
+        put(
+            &*s,
+            &t,
+            row,
+            vec![
+                Mutation::put("a", "x", 5, "ax5"),
+                Mutation::put("a", "y", 9, "ay9"),
+                Mutation::put("b", "x", 5, "bx5"),
+            ],
+        )
+    };
+    fill(b"r1");
+    fill(b"r2");
+    put(
+        &*s,
+        &t,
+        b"r1",
+        vec![Mutation::DeleteFamily {
+            family: "a".into(),
+            timestamp: Some(6),
+        }],
+    );
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new("r1"))),
+        [c("a", b"y", 9, b"ay9"), c("b", b"x", 5, b"bx5")]
+    );
+    put(
+        &*s,
+        &t,
+        b"r1",
+        vec![Mutation::DeleteFamily {
+            family: "a".into(),
+            timestamp: None,
+        }],
+    );
+    assert_eq!(cells(&get(&*s, &t, Get::new("r1"))), [c("b", b"x", 5, b"bx5")]);
+    put(&*s, &t, b"r2", vec![Mutation::DeleteRow { timestamp: Some(5) }]);
+    assert_eq!(cells(&get(&*s, &t, Get::new("r2"))), [c("a", b"y", 9, b"ay9")]);
+    put(&*s, &t, b"r2", vec![Mutation::DeleteRow { timestamp: None }]);
+    assert_eq!(get(&*s, &t, Get::new("r2")), None);
+    assert_eq!(
+        keys(&s.scan(&t, &Scan::default()).unwrap()),
+        [b"r1".to_vec()],
+        "a deleted row leaves no trace"
+    );
+}
+
+pub fn batch_order_within_a_call(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("order");
+    create(&*s, &t, &[("f", 3)]);
+    s.mutate(
+        &t,
+        &[
+            RowMutation::new(
+                "r",
+                vec![Mutation::put("f", "q", 5, "v5"), Mutation::put("f", "p", 5, "p5")],
+            ),
+            RowMutation::new(
+                "r",
+                vec![Mutation::DeleteColumn {
+                    family: "f".into(),
+                    qualifier: b"q".to_vec(),
+                    timestamp: Some(5),
+                }],
+            ),
+            RowMutation::new(
+                "s",
+                vec![
+                    Mutation::DeleteRow { timestamp: Some(9) },
+                    Mutation::put("f", "q", 3, "after delete"),
+                ],
+            ),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new("r"))),
+        [c("f", b"p", 5, b"p5")],
+        "the delete saw the put before it"
+    );
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new("s"))),
+        [c("f", b"q", 3, b"after delete")],
+        "the put after the delete stays"
+    );
+}
+
+pub fn scans_bounds_prefix_limit(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("scans");
+    create(&*s, &t, &[("f", 1)]);
+    for k in ["a", "ab", "abc", "b", "ba", "c"] {
+        put(&*s, &t, k.as_bytes(), vec![Mutation::put("f", "q", 1, k)]);
+    }
+    let scan = |sc: Scan| -> Vec<String> {
+        s.scan(&t, &sc)
+            .unwrap()
+            .iter()
+            .map(|r| String::from_utf8(r.key.clone()).unwrap())
+            .collect()
+    };
+    assert_eq!(scan(Scan::default()), ["a", "ab", "abc", "b", "ba", "c"]);
+    assert_eq!(
+        scan(Scan::range("ab", "b")),
+        ["ab", "abc"],
+        "start inclusive, stop exclusive"
+    );
+    assert_eq!(scan(Scan::range("ab", "")), ["ab", "abc", "b", "ba", "c"]);
+    assert_eq!(scan(Scan::range("", "ab")), ["a"]);
+    assert_eq!(scan(Scan::prefix("ab")), ["ab", "abc"]);
+    assert_eq!(scan(Scan::prefix("b").limit(1)), ["b"]);
+    assert_eq!(scan(Scan::prefix("zz")), Vec::<String>::new());
+    assert_eq!(
+        scan(Scan::range("b", "a")),
+        Vec::<String>::new(),
+        "an inverted range is empty"
+    );
+    assert_eq!(
+        scan(Scan {
+            prefix: b"a".to_vec(),
+            ..Scan::range("ab", "")
+        }),
+        ["ab", "abc"]
+    );
+    assert_eq!(scan(Scan::default().limit(0)), Vec::<String>::new());
+    assert_eq!(scan(Scan::default().limit(4)), ["a", "ab", "abc", "b"]);
+    let rows = s.scan(&t, &Scan::prefix("ba")).unwrap();
+    assert_eq!(
+        rows[0].cells,
+        [Cell {
+            family: "f".into(),
+            qualifier: b"q".to_vec(),
+            timestamp: 1,
+            value: b"ba".to_vec()
+        }]
+    );
+}
+
+pub fn reversed_scans(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("reversed");
+    create(&*s, &t, &[("f", 3)]);
+    for k in ["a", "ab", "abc", "b", "ba", "c"] {
+        put(
+            &*s,
+            &t,
+            k.as_bytes(),
+            vec![
+                Mutation::put("f", "q", 1, k),
+                Mutation::put("f", "q", 2, k),
+                Mutation::put("f", "r", 1, k),
+            ],
+        );
+    }
+    let scan = |sc: Scan| -> Vec<String> {
+        s.scan(&t, &sc.reversed())
+            .unwrap()
+            .iter()
+            .map(|r| String::from_utf8(r.key.clone()).unwrap())
+            .collect()
+    };
+    assert_eq!(scan(Scan::default()), ["c", "ba", "b", "abc", "ab", "a"]);
+    // HBase's reversed scan: start is the high bound (inclusive), stop the low (exclusive).
+    assert_eq!(scan(Scan::range("b", "a")), ["b", "abc", "ab"]);
+    assert_eq!(scan(Scan::range("", "b")), ["c", "ba"]);
+    assert_eq!(scan(Scan::prefix("ab")), ["abc", "ab"]);
+    assert_eq!(scan(Scan::default().limit(2)), ["c", "ba"]);
+    // Cells inside a row keep their order in a reversed scan.
+    let rows = s.scan(&t, &Scan::prefix("ba").reversed().versions(3)).unwrap();
+    let order: Vec<(Vec<u8>, i64)> = rows[0]
+        .cells
+        .iter()
+        .map(|c| (c.qualifier.clone(), c.timestamp))
+        .collect();
+    assert_eq!(order, [(b"q".to_vec(), 2), (b"q".to_vec(), 1), (b"r".to_vec(), 1)]);
+}
+
+pub fn scan_resume_after(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("resume");
+    rows_table(&*s, &t, 10);
+    let all = keys(&s.scan(&t, &Scan::default()).unwrap());
+    let mut pages = Vec::new();
+    let mut sc = Scan::default().limit(3);
+    loop {
+        let page = s.scan(&t, &sc).unwrap();
+        if page.is_empty() {
+            break;
+        }
+        sc = sc.after(page.last().unwrap().key.clone());
+        pages.extend(keys(&page));
+    }
+    assert_eq!(pages, all, "pages resume exactly after their last row");
+    let mut back = Vec::new();
+    let mut sc = Scan::default().limit(4).reversed();
+    loop {
+        let page = s.scan(&t, &sc).unwrap();
+        if page.is_empty() {
+            break;
+        }
+        sc = sc.after(page.last().unwrap().key.clone());
+        back.extend(keys(&page));
+    }
+    back.reverse();
+    assert_eq!(back, all);
+    // The paging helper sees the same rows in bounded pages.
+    let mut seen = Vec::new();
+    tallrow::store::scan_each(&*s, &t, &Scan::default(), 3, |r| {
+        seen.push(r.key);
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, all);
+}
+
+pub fn column_selection(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("columns");
+    create(&*s, &t, &[("a", 1), ("b", 1)]);
+    put(
+        &*s,
+        &t,
+        b"r",
+        vec![
+            Mutation::put("a", "x", 1, "ax"),
+            Mutation::put("a", "y", 1, "ay"),
+            Mutation::put("b", "x", 1, "bx"),
+        ],
+    );
+    put(&*s, &t, b"only-b", vec![Mutation::put("b", "z", 1, "bz")]);
+    let g = |cols: Vec<Column>| cells(&get(&*s, &t, Get::new("r").columns(cols)));
+    assert_eq!(
+        g(vec![Column::family("a")]),
+        [c("a", b"x", 1, b"ax"), c("a", b"y", 1, b"ay")]
+    );
+    assert_eq!(
+        g(vec![Column::qualifier("a", "y"), Column::qualifier("b", "x")]),
+        [c("a", b"y", 1, b"ay"), c("b", b"x", 1, b"bx")]
+    );
+    assert_eq!(
+        g(vec![Column::qualifier("a", "x"), Column::family("a")]).len(),
+        2,
+        "a family covers its columns"
+    );
+    assert_eq!(g(vec![Column::qualifier("a", "nope")]), []);
+    // Scans skip rows with nothing selected.
+    let rows = s.scan(&t, &Scan::default().columns(vec![Column::family("a")])).unwrap();
+    assert_eq!(keys(&rows), [b"r".to_vec()]);
+}
+
+pub fn time_range_reads(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("timerange");
+    create(&*s, &t, &[("f", 5)]);
+    for ts in [10, 20, 30, 40] {
+        put(&*s, &t, b"r", vec![Mutation::put("f", "q", ts, format!("v{ts}"))]);
+    }
+    let mut g = Get::new("r").versions(5);
+    g.select.time_range = Some((20, 40));
+    assert_eq!(
+        cells(&get(&*s, &t, g.clone())),
+        [c("f", b"q", 30, b"v30"), c("f", b"q", 20, b"v20")]
+    );
+    g.select.max_versions = 1;
+    assert_eq!(
+        cells(&get(&*s, &t, g)),
+        [c("f", b"q", 30, b"v30")],
+        "the newest version inside the range"
+    );
+    let mut sc = Scan::default().versions(5);
+    sc.select.time_range = Some((0, 10));
+    assert!(s.scan(&t, &sc).unwrap().is_empty(), "max is exclusive");
+}
+
+pub fn wide_row_paging(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("wide");
+    create(&*s, &t, &[("fans", 1)]);
+    let muts: Vec<Mutation> = (0..25)
+        .map(|i| Mutation::put("fans", format!("u{i:02}"), 1, ""))
+        .collect();
+    put(&*s, &t, b"celebrity", muts);
+    let mut seen = Vec::new();
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let mut g = Get::new("celebrity");
+        g.select.qualifier_after = after.clone();
+        g.select.cell_limit = Some(10);
+        let Some(row) = get(&*s, &t, g) else { break };
+        assert!(row.cells.len() <= 10);
+        after = Some(row.cells.last().unwrap().qualifier.clone());
+        seen.extend(row.cells.into_iter().map(|c| c.qualifier));
+    }
+    let expected: Vec<Vec<u8>> = (0..25).map(|i| format!("u{i:02}").into_bytes()).collect();
+    assert_eq!(seen, expected);
+    let mut sc = Scan::default();
+    sc.select.cell_limit = Some(3);
+    assert_eq!(s.scan(&t, &sc).unwrap()[0].cells.len(), 3);
+}
+
+pub fn binary_keys_sort_unsigned(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("binary");
+    create(&*s, &t, &[("f", 2)]);
+    let rows: [&[u8]; 7] = [
+        b"\x00",
+        b"\x00\x00",
+        b"\x00\x01",
+        b"\x01",
+        b"\x7f",
+        b"\x80",
+        b"\xff\xff",
+    ];
+    for (i, r) in rows.iter().enumerate().rev() {
+        put(
+            &*s,
+            &t,
+            r,
+            vec![Mutation::put("f", [0u8, 0xff], 1, [0xffu8, 0, i as u8])],
+        );
+    }
+    put(
+        &*s,
+        &t,
+        b"\x00",
+        vec![
+            Mutation::put("f", [0u8], 1, "short"),
+            Mutation::put("f", [], 1, "empty"),
+        ],
+    );
+    let got = s.scan(&t, &Scan::default()).unwrap();
+    assert_eq!(keys(&got), rows.iter().map(|r| r.to_vec()).collect::<Vec<_>>());
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new(&b"\x00"[..]))),
+        [
+            c("f", b"", 1, b"empty"),
+            c("f", b"\x00", 1, b"short"),
+            c("f", b"\x00\xff", 1, b"\xff\x00\x00")
+        ],
+        "qualifiers sort as unsigned bytes too"
+    );
+    assert_eq!(keys(&s.scan(&t, &Scan::prefix(&b"\x00"[..])).unwrap()).len(), 3);
+    assert_eq!(
+        keys(&s.scan(&t, &Scan::prefix(&b"\xff"[..])).unwrap()),
+        [b"\xff\xff".to_vec()]
+    );
+    assert_eq!(
+        keys(&s.scan(&t, &Scan::range(&b"\x00\x00"[..], &b"\x01"[..])).unwrap()).len(),
+        2
+    );
+}
+
+pub fn bad_batches_change_nothing(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("bad");
+    create(&*s, &t, &[("f", 1)]);
+    let good = RowMutation::new("ok", vec![Mutation::put("f", "q", 1, "v")]);
+    for bad in [
+        RowMutation::new("", vec![Mutation::put("f", "q", 1, "v")]),
+        RowMutation::new(vec![b'x'; 32_768], vec![Mutation::put("f", "q", 1, "v")]),
+        RowMutation::new("r", vec![Mutation::put("f", "q", -1, "v")]),
+        RowMutation::new("r", vec![Mutation::put("g", "q", 1, "v")]),
+    ] {
+        assert!(s.mutate(&t, &[good.clone(), bad]).is_err());
+    }
+    assert!(
+        s.scan(&t, &Scan::default()).unwrap().is_empty(),
+        "no part of a refused batch was applied"
+    );
+    assert!(matches!(s.get(&t, &[Get::new("")]), Err(Error::BadArgument(_))));
+    let mut g = Get::new("r");
+    g.select.time_range = Some((5, 1));
+    assert!(matches!(s.get(&t, &[g]), Err(Error::BadArgument(_))));
+}
+
+pub fn restart_keeps_acknowledged_data(h: &mut dyn Harness) {
+    let t = h.table("restart");
+    let dropped = h.table("dropped");
+    {
+        let s = h.store();
+        create(&*s, &t, &[("f", 3)]);
+        create(&*s, &dropped, &[("f", 1)]);
+        for ts in 1..=4 {
+            put(&*s, &t, b"keep", vec![Mutation::put("f", "q", ts, format!("v{ts}"))]);
+        }
+        put(&*s, &t, b"gone", vec![Mutation::put("f", "q", 1, "x")]);
+        put(&*s, &t, b"gone", vec![Mutation::DeleteRow { timestamp: None }]);
+        put(
+            &*s,
+            &t,
+            b"keep",
+            vec![Mutation::DeleteColumn {
+                family: "f".into(),
+                qualifier: b"q".to_vec(),
+                timestamp: Some(2),
+            }],
+        );
+        s.delete_table(&dropped).unwrap();
+    }
+    if !h.restart() {
+        return;
+    }
+    let s = h.store();
+    assert_eq!(s.describe_table(&t).unwrap().families[0].max_versions, 3);
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new("keep").versions(5))),
+        [c("f", b"q", 4, b"v4"), c("f", b"q", 3, b"v3")],
+        "puts survive; deleted versions stay deleted"
+    );
+    assert_eq!(get(&*s, &t, Get::new("gone")), None, "a deleted row does not come back");
+    assert!(matches!(s.describe_table(&dropped), Err(Error::TableNotFound(_))));
+    put(&*s, &t, b"after", vec![Mutation::put("f", "q", 1, "y")]);
+    drop(s);
+    assert!(h.restart());
+    assert_eq!(h.store().scan(&t, &Scan::default()).unwrap().len(), 2);
+}
+
+pub fn many_writer_threads(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("threads");
+    create(&*s, &t, &[("f", 1)]);
+    let threads: Vec<_> = (0..8)
+        .map(|w| {
+            let s: Arc<dyn Store> = s.clone();
+            let t = t.clone();
+            std::thread::spawn(move || {
+                for b in 0..25 {
+                    let batch: Vec<RowMutation> = (0..20)
+                        .map(|i| {
+                            RowMutation::new(
+                                format!("w{w}-{b:03}-{i:02}"),
+                                vec![Mutation::put("f", "q", 1, format!("{w}{b}{i}"))],
+                            )
+                        })
+                        .collect();
+                    s.mutate(&t, &batch).unwrap();
+                }
+            })
+        })
+        .collect();
+    for th in threads {
+        th.join().unwrap();
+    }
+    let mut n = 0;
+    tallrow::store::scan_each(&*s, &t, &Scan::default(), 500, |_| {
+        n += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(n, 8 * 25 * 20);
+}
+
+pub fn multi_get_answers_each_get(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("multiget");
+    rows_table(&*s, &t, 5);
+    let got = s
+        .get(&t, &[Get::new("r3"), Get::new("none"), Get::new("r0"), Get::new("r3")])
+        .unwrap();
+    let vals: Vec<Option<Vec<u8>>> = got
+        .iter()
+        .map(|r| r.as_ref().map(|r| r.cells[0].value.clone()))
+        .collect();
+    assert_eq!(
+        vals,
+        [Some(b"v3".to_vec()), None, Some(b"v0".to_vec()), Some(b"v3".to_vec())]
+    );
+}

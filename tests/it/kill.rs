@@ -1,0 +1,100 @@
+//! Nothing acknowledged is lost: a writer process is killed with SIGKILL mid-stream, and
+//! every batch it acknowledged must be there when the store is reopened.
+//!
+//! The writer is this same test binary, re-run on the ignored `child_writer` test with the
+//! data directory in an environment variable.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use tallrow::store::{Get, Mutation, RowMutation, Store, TableDescriptor, embedded::Embedded};
+
+const DIR_VAR: &str = "TALLROW_KILL_TEST_DIR";
+const ROWS_PER_BATCH: usize = 50;
+
+fn batch(round: usize, n: usize) -> Vec<RowMutation> {
+    (0..ROWS_PER_BATCH)
+        .map(|i| {
+            RowMutation::new(
+                format!("{round}-{n:06}-{i:02}"),
+                vec![Mutation::put("f", "q", 1, format!("value {round} {n} {i}"))],
+            )
+        })
+        .collect()
+}
+
+/// The writer: writes numbered batches and prints `ack N` after each one is acknowledged.
+#[test]
+#[ignore = "run by kill_9_loses_nothing_acknowledged as its child process"]
+fn child_writer() {
+    use std::io::Write;
+    let dir = std::env::var(DIR_VAR).expect("run by the kill test");
+    let round: usize = std::env::var("TALLROW_KILL_ROUND").unwrap().parse().unwrap();
+    let store = Embedded::open(dir.as_ref()).unwrap();
+    let _ = store.create_table(&TableDescriptor::new("acks", &["f"], 1));
+    let mut out = std::io::stdout().lock();
+    // Bounded: the parent kills it long before this ends.
+    for n in 0..200_000 {
+        store.mutate("acks", &batch(round, n)).unwrap();
+        writeln!(out, "ack {n}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+#[test]
+fn kill_9_loses_nothing_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut acked = Vec::new();
+    for round in 0..2 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "kill::child_writer",
+                "--ignored",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ])
+            .env(DIR_VAR, dir.path())
+            .env("TALLROW_KILL_ROUND", round.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut last = None;
+        // Kill it mid-stream, after a few hundred acknowledged batches.
+        for line in lines.by_ref() {
+            if let Some(n) = line.unwrap().strip_prefix("ack ") {
+                last = Some(n.parse::<usize>().unwrap());
+                if last == Some(300) {
+                    break;
+                }
+            }
+        }
+        child.kill().unwrap();
+        // Acks printed before the kill landed count too.
+        for line in lines {
+            if let Some(n) = line.unwrap().strip_prefix("ack ") {
+                last = Some(n.parse().unwrap());
+            }
+        }
+        child.wait().unwrap();
+        acked.push((round, last.expect("the writer acknowledged batches")));
+    }
+    let store = Embedded::open(dir.path()).unwrap();
+    for (round, last) in acked {
+        for n in (0..=last).step_by(7).chain([last]) {
+            let gets: Vec<Get> = batch(round, n).into_iter().map(|rm| Get::new(rm.row)).collect();
+            let got = store.get("acks", &gets).unwrap();
+            for (i, row) in got.iter().enumerate() {
+                let row = row
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("round {round} batch {n} row {i} lost"));
+                assert_eq!(
+                    row.value("f", b"q").unwrap(),
+                    format!("value {round} {n} {i}").as_bytes()
+                );
+            }
+        }
+    }
+}

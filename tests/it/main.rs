@@ -1,0 +1,7 @@
+//! The integration suite: one binary, one module per area.
+
+mod common;
+mod contract;
+mod keys_cli;
+mod kill;
+mod model;

@@ -1,0 +1,161 @@
+//! Random mutations and reads against a backend and the in-memory model: every read must
+//! answer identically, restarts included.
+
+use crate::common::{EmbeddedHarness, Harness};
+use proptest::collection::vec;
+use proptest::prelude::*;
+use tallrow::store::{Column, Get, Mutation, RowMutation, Scan, Selection, Store, TableDescriptor, memory::Memory};
+
+const TABLE: &str = "model:t";
+
+// A small alphabet with the edge bytes, so that random bounds often land on stored rows.
+fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
+    vec(prop_oneof![Just(0x00u8), Just(b'a'), Just(0xff)], 0..=max)
+}
+
+fn family() -> impl Strategy<Value = String> {
+    prop_oneof![Just("a".to_string()), Just("b".to_string())]
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let ts = 0i64..8;
+    prop_oneof![
+        4 => (family(), bytes(2), ts.clone(), bytes(3)).prop_map(|(f, q, t, v)| Mutation::put(&f, q, t, v)),
+        1 => (family(), bytes(2), proptest::option::of(ts.clone()))
+            .prop_map(|(family, qualifier, timestamp)| Mutation::DeleteColumn { family, qualifier, timestamp }),
+        1 => (family(), ts.clone()).prop_map(|(family, t)| Mutation::DeleteFamily { family, timestamp: Some(t) }),
+        1 => ts.prop_map(|t| Mutation::DeleteRow { timestamp: Some(t) }),
+    ]
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Mutate(Vec<RowMutation>),
+    Restart,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => vec((bytes(2).prop_filter("row keys are not empty", |r| !r.is_empty()), vec(mutation(), 1..4))
+            .prop_map(|(row, m)| RowMutation::new(row, m)), 1..5).prop_map(Op::Mutate),
+        1 => Just(Op::Restart),
+    ]
+}
+
+fn selection() -> impl Strategy<Value = Selection> {
+    (
+        vec(
+            (family(), proptest::option::of(bytes(2))).prop_map(|(f, q)| match q {
+                Some(q) => Column::qualifier(&f, q),
+                None => Column::family(&f),
+            }),
+            0..3,
+        ),
+        1u32..5,
+        proptest::option::of((0i64..8, 0i64..9).prop_map(|(a, b)| (a.min(b), a.max(b)))),
+        proptest::option::of(bytes(2)),
+        proptest::option::of(1usize..4),
+    )
+        .prop_map(
+            |(columns, max_versions, time_range, qualifier_after, cell_limit)| Selection {
+                columns,
+                max_versions,
+                time_range,
+                qualifier_after,
+                cell_limit,
+            },
+        )
+}
+
+#[derive(Debug, Clone)]
+enum Read {
+    Get(Vec<Get>),
+    Scan(Scan),
+}
+
+fn read() -> impl Strategy<Value = Read> {
+    prop_oneof![
+        vec(
+            (
+                bytes(2).prop_filter("row keys are not empty", |r| !r.is_empty()),
+                selection()
+            )
+                .prop_map(|(row, select)| Get { row, select }),
+            1..4
+        )
+        .prop_map(Read::Get),
+        (
+            bytes(2),
+            any::<bool>(),
+            bytes(2),
+            bytes(1),
+            any::<bool>(),
+            proptest::option::of(0usize..5),
+            selection()
+        )
+            .prop_map(
+                |(start, start_exclusive, stop, prefix, reversed, limit, select)| Read::Scan(Scan {
+                    start,
+                    start_exclusive,
+                    stop,
+                    prefix,
+                    reversed,
+                    limit,
+                    select
+                })
+            ),
+    ]
+}
+
+fn check_reads(backend: &dyn Store, model: &dyn Store, reads: &[Read]) -> Result<(), TestCaseError> {
+    for r in reads {
+        match r {
+            Read::Get(gets) => prop_assert_eq!(
+                backend.get(TABLE, gets).unwrap(),
+                model.get(TABLE, gets).unwrap(),
+                "{:?}",
+                r
+            ),
+            Read::Scan(s) => prop_assert_eq!(
+                backend.scan(TABLE, s).unwrap(),
+                model.scan(TABLE, s).unwrap(),
+                "{:?}",
+                r
+            ),
+        }
+    }
+    // Everything, every version.
+    let all = Scan::default().versions(10);
+    prop_assert_eq!(backend.scan(TABLE, &all).unwrap(), model.scan(TABLE, &all).unwrap());
+    Ok(())
+}
+
+fn run(h: &mut dyn Harness, ops: &[Op], reads: &[Read]) -> Result<(), TestCaseError> {
+    let model = Memory::new();
+    let mut desc = TableDescriptor::new(TABLE, &["a", "b"], 3);
+    desc.families[0].max_versions = 1;
+    h.store().create_table(&desc).unwrap();
+    model.create_table(&desc).unwrap();
+    for op in ops {
+        match op {
+            Op::Mutate(batch) => {
+                h.store().mutate(TABLE, batch).unwrap();
+                model.mutate(TABLE, batch).unwrap();
+            }
+            Op::Restart => {
+                h.restart();
+            }
+        }
+        check_reads(&*h.store(), &model, reads)?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn embedded_reads_as_the_model(ops in vec(op(), 1..12), reads in vec(read(), 1..8)) {
+        run(&mut EmbeddedHarness::new(), &ops, &reads)?;
+    }
+}
