@@ -2,6 +2,7 @@
 
 mod common;
 mod contract;
+mod dao;
 mod keys_cli;
 mod kill;
 mod model;
