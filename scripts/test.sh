@@ -18,6 +18,8 @@ cargo fmt --all --check
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets --locked -- -D warnings
 
+echo "== cargo test --doc"
+cargo test --doc --locked
+
 echo "== cargo test"
 cargo test --all-targets --locked
-cargo test --doc --locked

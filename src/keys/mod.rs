@@ -4,6 +4,17 @@
 //! big-endian two's complement, as Java's `Bytes.toBytes` writes them; text keys are ASCII.
 //! The seed layout is the default; the variants the seeds discuss (forward vs reverse stamp,
 //! salting) are [`KeyOptions`].
+//!
+//! ```
+//! use tallrow::keys::{KeyOptions, actions, hex};
+//!
+//! let key = actions::Key { userid: 1, stamp: 1_600_000_000_000, actionid: 7 };
+//! let mut row = Vec::new();
+//! key.encode_into(KeyOptions::SEED, &mut row)?;
+//! assert_eq!(hex(&row), "000000017ffffe8b78917fff00000007");
+//! assert_eq!(actions::Key::decode(KeyOptions::SEED, &row)?, key);
+//! # Ok::<(), tallrow::keys::Error>(())
+//! ```
 
 pub mod actions;
 pub mod blog;
