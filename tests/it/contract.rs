@@ -8,28 +8,37 @@ use tallrow::store::{
     Cell, Column, Error, FamilyDescriptor, Get, Mutation, Row, RowMutation, Scan, Store, TableDescriptor, now_millis,
 };
 
-/// Instantiates every contract test for one backend.
+/// Instantiates every contract test for one backend, given its harness constructor; a
+/// trailing `reads_as_the_model` adds the model-based property test.
 #[macro_export]
 macro_rules! contract_suite {
-    ($backend:ident, $harness:expr) => {
+    ($backend:ident, $make:path $(, $model:ident)?) => {
         mod $backend {
             use $crate::contract as c;
-            $crate::contract_suite!(@tests $harness;
+            $crate::contract_suite!(@tests $make;
                 table_admin, namespaces_and_names, missing_tables_and_families, put_get_and_server_time,
                 overwrite_same_timestamp, versions_capped_by_family_and_request, delete_column_at_or_below,
                 delete_family_and_row, batch_order_within_a_call, scans_bounds_prefix_limit,
                 reversed_scans, scan_resume_after, column_selection, time_range_reads, wide_row_paging,
                 binary_keys_sort_unsigned, bad_batches_change_nothing, restart_keeps_acknowledged_data,
                 many_writer_threads, multi_get_answers_each_get);
+            $(
+                #[test]
+                fn $model() {
+                    $crate::model::reads_as_the_model($make);
+                }
+            )?
         }
     };
-    (@tests $harness:expr; $($name:ident),* $(,)?) => {
-        $(#[test] fn $name() { let mut h = $harness; c::$name(&mut h); })*
+    (@tests $make:path; $($name:ident),* $(,)?) => {
+        $(#[test] fn $name() { let mut h = $make(); c::$name(&mut h); })*
     };
 }
 
-contract_suite!(embedded, crate::common::EmbeddedHarness::new());
-contract_suite!(memory, crate::common::MemoryHarness::new());
+contract_suite!(embedded, crate::common::EmbeddedHarness::new, reads_as_the_model);
+// The model is the reference the property test compares against, so it runs only the
+// hand-written contract.
+contract_suite!(memory, crate::common::MemoryHarness::new);
 
 fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
     s.create_table(&TableDescriptor {

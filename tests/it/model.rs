@@ -1,9 +1,11 @@
 //! Random mutations and reads against a backend and the in-memory model: every read must
-//! answer identically, restarts included.
+//! answer identically, restarts included. Part of the contract suite for every backend but
+//! the model itself.
 
-use crate::common::{EmbeddedHarness, Harness};
+use crate::common::Harness;
 use proptest::collection::vec;
 use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 use tallrow::store::{Column, Get, Mutation, RowMutation, Scan, Selection, Store, TableDescriptor, memory::Memory};
 
 const TABLE: &str = "model:t";
@@ -151,11 +153,16 @@ fn run(h: &mut dyn Harness, ops: &[Op], reads: &[Read]) -> Result<(), TestCaseEr
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-
-    #[test]
-    fn embedded_reads_as_the_model(ops in vec(op(), 1..12), reads in vec(read(), 1..8)) {
-        run(&mut EmbeddedHarness::new(), &ops, &reads)?;
+/// Runs 64 random cases, each on a fresh backend from `make`.
+pub fn reads_as_the_model<H: Harness>(make: impl Fn() -> H) {
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        ..Config::default()
+    });
+    let result = runner.run(&(vec(op(), 1..12), vec(read(), 1..8)), |(ops, reads)| {
+        run(&mut make(), &ops, &reads)
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
 }
