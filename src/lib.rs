@@ -5,6 +5,7 @@
 //! its data model and backends), [`schema`] (one DAO per seed design), and [`cli`] on top.
 
 pub mod cli;
+pub mod generate;
 pub mod keys;
 pub mod schema;
 pub mod store;
