@@ -28,6 +28,21 @@ pub struct Action {
     pub name: String,
 }
 
+/// The row mutation that stores `a` under the key variant `opts`, stamped with the action's
+/// time.
+pub fn mutation(opts: KeyOptions, a: &Action) -> Result<RowMutation> {
+    let row = Key {
+        userid: a.userid,
+        stamp: a.stamp,
+        actionid: a.actionid,
+    }
+    .encode(opts)?;
+    Ok(RowMutation::new(
+        row,
+        vec![Mutation::put(FAMILY, QUALIFIER, a.stamp, a.name.as_bytes())],
+    ))
+}
+
 /// The `useractions` DAO.
 #[derive(Clone)]
 pub struct Actions {
@@ -54,16 +69,7 @@ impl Actions {
     /// The row mutation that stores `a`; the cell's timestamp is the action's stamp, so a
     /// reload writes the same cell again.
     pub fn mutation(&self, a: &Action) -> Result<RowMutation> {
-        let row = Key {
-            userid: a.userid,
-            stamp: a.stamp,
-            actionid: a.actionid,
-        }
-        .encode(self.opts)?;
-        Ok(RowMutation::new(
-            row,
-            vec![Mutation::put(FAMILY, QUALIFIER, a.stamp, a.name.as_bytes())],
-        ))
+        mutation(self.opts, a)
     }
 
     /// Stores one action.

@@ -149,30 +149,12 @@ impl Blog {
     }
 
     fn keys(&self, a: &Article) -> Result<(Vec<u8>, Vec<u8>)> {
-        let article = ArticleKey {
-            uid: a.uid,
-            post_at: a.post_at,
-            article_id: a.article_id,
-        }
-        .encode(self.opts)?;
-        let index = IndexKey {
-            uid: a.uid,
-            category: a.category,
-            post_at: a.post_at,
-            article_id: a.article_id,
-        }
-        .encode(self.opts)?;
-        Ok((article, index))
+        row_keys(self.opts, a)
     }
 
     /// The article row and its index row, stamped `ts`: one batch, as the seed writes it.
     pub fn mutations(&self, a: &Article, ts: i64) -> Result<[RowMutation; 2]> {
-        let (article, index) = self.keys(a)?;
-        let value = a.serialize();
-        Ok([
-            RowMutation::new(article, vec![Mutation::put(FAMILY, QUALIFIER, ts, value.clone())]),
-            RowMutation::new(index, vec![Mutation::put(FAMILY, QUALIFIER, ts, value)]),
-        ])
+        mutations(self.opts, a, ts)
     }
 
     /// Posts an article: both rows at `postAt`.
@@ -251,6 +233,34 @@ fn decode(row: &Row) -> Result<Article> {
         .value(FAMILY, QUALIFIER)
         .ok_or_else(|| corrupt(TABLE, &row.key, "no d: cell"))?;
     Article::deserialize(value).map_err(|reason| corrupt(TABLE, &row.key, reason))
+}
+
+/// The article and index row keys of `a` under the key variant `opts`.
+pub fn row_keys(opts: KeyOptions, a: &Article) -> Result<(Vec<u8>, Vec<u8>)> {
+    let article = ArticleKey {
+        uid: a.uid,
+        post_at: a.post_at,
+        article_id: a.article_id,
+    }
+    .encode(opts)?;
+    let index = IndexKey {
+        uid: a.uid,
+        category: a.category,
+        post_at: a.post_at,
+        article_id: a.article_id,
+    }
+    .encode(opts)?;
+    Ok((article, index))
+}
+
+/// The article row and its index row, stamped `ts`: one batch, as the seed writes it.
+pub fn mutations(opts: KeyOptions, a: &Article, ts: i64) -> Result<[RowMutation; 2]> {
+    let (article, index) = row_keys(opts, a)?;
+    let value = a.serialize();
+    Ok([
+        RowMutation::new(article, vec![Mutation::put(FAMILY, QUALIFIER, ts, value.clone())]),
+        RowMutation::new(index, vec![Mutation::put(FAMILY, QUALIFIER, ts, value)]),
+    ])
 }
 
 #[cfg(test)]

@@ -7,6 +7,13 @@
 //!   the content row key of one of the followee's posts, one version per post, so the family
 //!   keeps the N newest posts of each followee.
 //! - `weibo:user`, family `info`: row `uid`; `info:name` and `info:sex`.
+//! - `weibo:celebrity`, family `info`: row `uid` of each producer with more followers than the
+//!   celebrity threshold; `info:followers` = the follower count (8 bytes, big-endian).
+//!
+//! Celebrities are not fanned out on write: `publish` writes no inbox cells for them and
+//! `follow` backfills none; the push timeline merges their newest posts at read time, from the
+//! celebrity set the DAO holds (read once from `weibo:celebrity`, as a timeline service caches
+//! it). The set is fixed when the data is loaded.
 //!
 //! Every inbox cell is stamped with its post's time, on publish and on follow's backfill
 //! alike: versions keep post order however the writes interleave, and a reload rewrites the
@@ -15,7 +22,7 @@
 use super::{Error, Page, Result, corrupt, newest_first_in};
 use crate::keys::{KeyOptions, weibo};
 use crate::store::{Column, Get, Mutation, Row, RowMutation, Store, TableDescriptor};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Content table.
@@ -26,6 +33,10 @@ pub const RELATION: &str = "weibo:relation";
 pub const INBOX: &str = "weibo:inbox";
 /// User table.
 pub const USER: &str = "weibo:user";
+/// Celebrity table.
+pub const CELEBRITY: &str = "weibo:celebrity";
+/// Qualifier of a celebrity's follower count.
+pub const FOLLOWERS_QUALIFIER: &[u8] = b"followers";
 /// Family of the content and user tables.
 pub const INFO: &str = "info";
 /// Followees family of the relation table.
@@ -70,6 +81,8 @@ pub struct Config {
     pub inbox_versions: u32,
     /// Content row-key variant.
     pub keys: KeyOptions,
+    /// Producers with more followers than this are celebrities; `None`: no one is.
+    pub celebrity_threshold: Option<u64>,
 }
 
 impl Default for Config {
@@ -77,6 +90,7 @@ impl Default for Config {
         Config {
             inbox_versions: 3,
             keys: KeyOptions::SEED,
+            celebrity_threshold: None,
         }
     }
 }
@@ -86,18 +100,94 @@ impl Default for Config {
 pub struct Microblog {
     store: Arc<dyn Store>,
     cfg: Config,
+    celebrities: Arc<BTreeSet<u64>>,
 }
 
-fn uid_bytes(uid: u64) -> Vec<u8> {
+/// The row key (and relation qualifier) of a user: its id in decimal.
+pub fn uid_bytes(uid: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(20);
     weibo::uid_key(uid, &mut out);
     out
 }
 
+/// The content row mutation of a post under the key variant `opts` (no fan-out).
+pub fn content_mutation(opts: KeyOptions, p: &Post) -> Result<RowMutation> {
+    Ok(RowMutation::new(
+        weibo::ContentKey {
+            uid: p.uid,
+            stamp: p.stamp,
+        }
+        .encode(opts)?,
+        vec![Mutation::put(INFO, CONTENT_QUALIFIER, p.stamp, p.content.as_bytes())],
+    ))
+}
+
+/// The profile row of a user, stamped `ts`.
+pub fn user_mutation(u: &User, ts: i64) -> RowMutation {
+    RowMutation::new(
+        uid_bytes(u.uid),
+        vec![
+            Mutation::put(INFO, "name", ts, u.name.as_bytes()),
+            Mutation::put(INFO, "sex", ts, u.sex.as_bytes()),
+        ],
+    )
+}
+
+/// The row that marks `uid` a celebrity with `followers` followers, stamped `ts`.
+pub fn celebrity_mutation(uid: u64, followers: u64, ts: i64) -> RowMutation {
+    RowMutation::new(
+        uid_bytes(uid),
+        vec![Mutation::put(INFO, FOLLOWERS_QUALIFIER, ts, followers.to_be_bytes())],
+    )
+}
+
+/// The inbox cell that delivers `author`'s post (stamped `stamp`, row `content_key`).
+pub fn inbox_cell(author: u64, stamp: i64, content_key: Vec<u8>) -> Mutation {
+    Mutation::put(RECEIVE, uid_bytes(author), stamp, content_key)
+}
+
 impl Microblog {
     /// A DAO over `store`.
     pub fn new(store: Arc<dyn Store>, cfg: Config) -> Self {
-        Microblog { store, cfg }
+        Microblog {
+            store,
+            cfg,
+            celebrities: Arc::default(),
+        }
+    }
+
+    /// The same DAO with `celebrities` as the set not fanned out on write.
+    pub fn with_celebrities(mut self, celebrities: BTreeSet<u64>) -> Self {
+        self.celebrities = Arc::new(celebrities);
+        self
+    }
+
+    /// The celebrity set this DAO works with.
+    pub fn celebrities(&self) -> &BTreeSet<u64> {
+        &self.celebrities
+    }
+
+    /// Reads the celebrity set from `weibo:celebrity`.
+    pub fn load_celebrities(&self) -> Result<BTreeSet<u64>> {
+        let mut out = BTreeSet::new();
+        let mut failed = None;
+        let scan = crate::store::Scan::default().columns(vec![Column::qualifier(INFO, FOLLOWERS_QUALIFIER)]);
+        crate::store::scan_each(&*self.store, CELEBRITY, &scan, 1000, |row| {
+            match weibo::parse_uid(&row.key) {
+                Ok(uid) => {
+                    out.insert(uid);
+                    true
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        })?;
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(out),
+        }
     }
 
     /// The settings.
@@ -112,6 +202,7 @@ impl Microblog {
             TableDescriptor::new(RELATION, &[ATTENTION, FANS], 1),
             TableDescriptor::new(INBOX, &[RECEIVE], cfg.inbox_versions),
             TableDescriptor::new(USER, &[INFO], 1),
+            TableDescriptor::new(CELEBRITY, &[INFO], 1),
         ]
     }
 
@@ -144,28 +235,25 @@ impl Microblog {
         }))
     }
 
-    /// The content row mutation of a post (no fan-out): what a bulk loader writes.
+    /// The content row mutation of a post (no fan-out).
     pub fn content_mutation(&self, p: &Post) -> Result<RowMutation> {
-        Ok(RowMutation::new(
-            self.content_key(p.uid, p.stamp)?,
-            vec![Mutation::put(INFO, CONTENT_QUALIFIER, p.stamp, p.content.as_bytes())],
-        ))
+        content_mutation(self.cfg.keys, p)
     }
 
     /// The inbox cell that delivers the post with `content_key` from `author` to `fan`.
     pub fn inbox_mutation(fan: u64, author: u64, stamp: i64, content_key: Vec<u8>) -> RowMutation {
-        RowMutation::new(
-            uid_bytes(fan),
-            vec![Mutation::put(RECEIVE, uid_bytes(author), stamp, content_key)],
-        )
+        RowMutation::new(uid_bytes(fan), vec![inbox_cell(author, stamp, content_key)])
     }
 
-    /// Publishes a post: its content row, then one inbox cell per follower, batched.
-    /// Returns how many inbox cells were written.
+    /// Publishes a post: its content row, then one inbox cell per follower, batched (none
+    /// for a celebrity). Returns how many inbox cells were written.
     pub fn publish(&self, p: &Post) -> Result<usize> {
         let content = self.content_mutation(p)?;
         let key = content.row.clone();
         self.store.mutate(CONTENT, &[content])?;
+        if self.celebrities.contains(&p.uid) {
+            return Ok(0);
+        }
         let mut sent = 0;
         let mut batch = Vec::with_capacity(FANOUT_BATCH);
         let mut failed = None;
@@ -201,10 +289,13 @@ impl Microblog {
     }
 
     /// `uid` follows `followee` at time `at`: both relation cells, then the followee's N
-    /// newest posts into `uid`'s inbox.
+    /// newest posts into `uid`'s inbox (none from a celebrity).
     pub fn follow(&self, uid: u64, followee: u64, at: i64) -> Result<()> {
         self.store
             .mutate(RELATION, &Self::follow_mutations(uid, followee, at))?;
+        if self.celebrities.contains(&followee) {
+            return Ok(());
+        }
         let posts = self.newest_posts(followee, self.cfg.inbox_versions as usize)?;
         if posts.is_empty() {
             return Ok(());
@@ -265,8 +356,9 @@ impl Microblog {
         Ok(Page::new(items, last, limit))
     }
 
-    /// The push timeline: the inbox's versions, newest first, then a multi-get of their
-    /// content rows. `before` (a post time) pages back: only posts strictly older than it.
+    /// The push timeline: the inbox's versions and the newest posts of the celebrities `uid`
+    /// follows, merged newest first, then a multi-get of their content rows. `before` (a post
+    /// time) pages back: only posts strictly older than it.
     pub fn timeline(&self, uid: u64, limit: usize, before: Option<i64>) -> Result<Vec<Post>> {
         let mut get = Get::new(uid_bytes(uid))
             .columns(vec![Column::family(RECEIVE)])
@@ -278,6 +370,22 @@ impl Microblog {
         let mut refs: Vec<(i64, Vec<u8>)> = row
             .map(|r| r.cells.into_iter().map(|c| (c.timestamp, c.value)).collect())
             .unwrap_or_default();
+        if !self.celebrities.is_empty() {
+            let mut stars = Vec::new();
+            self.each_relation(uid, ATTENTION, |f| {
+                if self.celebrities.contains(&f) {
+                    stars.push(f);
+                }
+                true
+            })?;
+            for star in stars {
+                for (key, stamp) in self.newest_posts(star, self.cfg.inbox_versions as usize)? {
+                    if before.is_none_or(|b| stamp < b) {
+                        refs.push((stamp, key));
+                    }
+                }
+            }
+        }
         refs.sort_by(|a, b| b.cmp(a));
         refs.dedup();
         refs.truncate(limit);

@@ -27,6 +27,21 @@ pub struct Point {
     pub value: Vec<u8>,
 }
 
+/// The row mutation that stores `p` under the key variant `opts`, stamped with the point's
+/// time.
+pub fn mutation(opts: KeyOptions, p: &Point) -> Result<RowMutation> {
+    let key = Key {
+        userid: p.userid,
+        time: p.time,
+        nanos: p.nanos,
+    }
+    .encode(opts)?;
+    Ok(RowMutation::new(
+        key,
+        vec![Mutation::put(FAMILY, QUALIFIER, p.time, p.value.clone())],
+    ))
+}
+
 /// The series DAO.
 #[derive(Clone)]
 pub struct Series {
@@ -52,16 +67,7 @@ impl Series {
 
     /// The row mutation that stores `p`, stamped with the point's time.
     pub fn mutation(&self, p: &Point) -> Result<RowMutation> {
-        let key = Key {
-            userid: p.userid,
-            time: p.time,
-            nanos: p.nanos,
-        }
-        .encode(self.opts)?;
-        Ok(RowMutation::new(
-            key,
-            vec![Mutation::put(FAMILY, QUALIFIER, p.time, p.value.clone())],
-        ))
+        mutation(self.opts, p)
     }
 
     /// Stores points in one batch.

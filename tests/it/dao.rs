@@ -27,6 +27,10 @@ macro_rules! dao_suite {
                 super::each_variant($harness, super::microblog_relation_paging);
             }
             #[test]
+            fn microblog_celebrities_merge_at_read() {
+                super::each_variant($harness, super::microblog_celebrities_merge_at_read);
+            }
+            #[test]
             fn blog_post_update_delete_and_categories() {
                 super::each_variant($harness, super::blog_post_update_delete_and_categories);
             }
@@ -133,6 +137,7 @@ fn microblog_fanout_timelines_and_unfollow(store: Arc<dyn Store>, opts: KeyOptio
     let cfg = Config {
         inbox_versions: 3,
         keys: opts,
+        ..Config::default()
     };
     let dao = Microblog::new(store.clone(), cfg);
     dao.create_tables().unwrap();
@@ -232,6 +237,7 @@ fn microblog_relation_paging(store: Arc<dyn Store>, opts: KeyOptions, _seed: boo
         Config {
             inbox_versions: 2,
             keys: opts,
+            ..Config::default()
         },
     );
     dao.create_tables().unwrap();
@@ -270,6 +276,40 @@ fn microblog_relation_paging(store: Arc<dyn Store>, opts: KeyOptions, _seed: boo
     .unwrap();
     assert_eq!(dao.user(2).unwrap().unwrap().name, "Two");
     assert_eq!(dao.user(3).unwrap(), None);
+}
+
+fn microblog_celebrities_merge_at_read(store: Arc<dyn Store>, opts: KeyOptions, _seed: bool) {
+    let cfg = Config {
+        inbox_versions: 2,
+        keys: opts,
+        celebrity_threshold: Some(1),
+    };
+    let plain = Microblog::new(store.clone(), cfg);
+    plain.create_tables().unwrap();
+    let star = 7u64;
+    store
+        .mutate(microblog::CELEBRITY, &[microblog::celebrity_mutation(star, 2, T0)])
+        .unwrap();
+    let dao = plain.clone().with_celebrities(plain.load_celebrities().unwrap());
+    assert_eq!(dao.celebrities().iter().copied().collect::<Vec<_>>(), [star]);
+    for stamp in [T0 + 1, T0 + 2, T0 + 3] {
+        dao.publish(&post(star, stamp)).unwrap();
+    }
+    // Following a celebrity backfills nothing, and its posts are not fanned out.
+    dao.follow(1, star, T0 + 4).unwrap();
+    dao.follow(1, 8, T0 + 4).unwrap();
+    dao.follow(2, 8, T0 + 4).unwrap();
+    assert_eq!(dao.publish(&post(star, T0 + 5)).unwrap(), 0);
+    assert_eq!(dao.publish(&post(8, T0 + 6)).unwrap(), 2);
+    assert_eq!(dao.inbox(1).unwrap().keys().copied().collect::<Vec<_>>(), [8]);
+    // The push timeline merges the celebrity's newest N posts at read time, like the pull one.
+    let want = vec![post(8, T0 + 6), post(star, T0 + 5), post(star, T0 + 3)];
+    assert_eq!(dao.timeline(1, 10, None).unwrap(), want);
+    assert_eq!(dao.timeline_pull(1, 10, None).unwrap(), want);
+    assert_eq!(dao.timeline(1, 10, Some(T0 + 5)).unwrap(), want[2..]);
+    assert_eq!(dao.timeline(2, 10, None).unwrap(), [post(8, T0 + 6)]);
+    // Without the set, the DAO does not know the celebrity and shows only the inbox.
+    assert_eq!(plain.timeline(1, 10, None).unwrap(), [post(8, T0 + 6)]);
 }
 
 fn article(uid: i64, id: i64, category: i32, post_at: i64) -> Article {
