@@ -1,10 +1,16 @@
 //! The command line: clap definitions and the dispatch from subcommand to library call.
 
+mod load;
+
 use crate::keys::{self, KeyOptions, Layout, Order, Salt};
+use crate::store::Backend;
+use crate::workload::Workload;
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Bulk-load and load-test HBase-style schemas of time-ordered, per-user data.
 #[derive(Debug, Parser)]
@@ -18,9 +24,71 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Create a workload's tables and load its generated data.
+    Load(LoadArgs),
+    /// Check a store against a workload's regenerated data.
+    Verify(VerifyArgs),
     /// Encode or decode the row keys of the seed designs, for debugging keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+}
+
+/// Where a command's data lives.
+#[derive(Debug, Args)]
+pub struct Target {
+    /// The workload file, e.g. workloads/quickstart.toml.
+    pub workload: PathBuf,
+    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's) or memory:.
+    #[arg(long, value_name = "URL")]
+    pub backend: Option<String>,
+}
+
+impl Target {
+    /// Reads the workload and opens the backend.
+    pub fn open(&self) -> anyhow::Result<(Workload, Arc<dyn crate::store::Store>)> {
+        let w = Workload::from_file(&self.workload)?;
+        let url = self.backend.as_deref().unwrap_or("embedded:");
+        let backend = Backend::parse(url, &w.default_data_dir()).context("--backend")?;
+        let store = backend.open().with_context(|| format!("cannot open {url}"))?;
+        Ok((w, store))
+    }
+}
+
+/// `tallrow load`
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// Workload and backend.
+    #[command(flatten)]
+    pub target: Target,
+    /// Worker threads (default: the workload's load.threads; 0 = every core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Rows per store call (default: the workload's load.batch).
+    #[arg(long, value_name = "N")]
+    pub batch: Option<usize>,
+    /// Load only shard i of N (blocks of users i, i+N, ...); the shards together are the whole.
+    #[arg(long, value_name = "i/N")]
+    pub shard: Option<crate::load::Shard>,
+    /// Folder for the load manifest.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
+}
+
+/// `tallrow verify`
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Workload and backend.
+    #[command(flatten)]
+    pub target: Target,
+    /// Users whose pages, ranges, timelines and lists are queried through the DAOs.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub sample: u64,
+    /// Worker threads (0 = every core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub threads: usize,
+    /// Differences printed; all are counted.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub show: usize,
 }
 
 /// `tallrow keys ...`
@@ -90,6 +158,8 @@ impl VariantArgs {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Load(args) => load::load(args),
+        Command::Verify(args) => load::verify(args),
         Command::Keys(cmd) => keys_command(cmd),
     }
 }

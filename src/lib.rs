@@ -2,10 +2,17 @@
 //! time-ordered, per-user data.
 //!
 //! The layers, bottom up: [`keys`] (byte-exact row-key codecs), [`store`] (the `Store` trait,
-//! its data model and backends), [`schema`] (one DAO per seed design), and [`cli`] on top.
+//! its data model and backends), [`schema`] (one DAO per seed design); [`workload`] (the TOML
+//! model), [`generate`] (deterministic synthetic data), [`load`] and [`verify`] over them;
+//! [`cli`] on top.
 
 pub mod cli;
+pub mod date;
 pub mod generate;
 pub mod keys;
+pub mod load;
+pub mod report;
 pub mod schema;
 pub mod store;
+pub mod verify;
+pub mod workload;

@@ -1,5 +1,346 @@
 //! Deterministic synthetic data. Every generated value is a pure function of
 //! `(seed, entity kind, id, field, index)`, so the same workload gives the same bytes whatever
 //! the thread count or shard split, and a verifier regenerates instead of remembering.
+//!
+//! Users are `1..=users`, processed in blocks of [`BLOCK`]; every other id is arithmetic
+//! (an action's id is its index for the user, an article's is `uid * 1_000_000 + index`).
 
+mod digest;
+mod dist;
+mod emit;
+mod plan;
 pub mod rng;
+mod text;
+
+pub use digest::Digest;
+pub use dist::{Scramble, Zipf};
+pub use emit::{Scratch, Sink, Table, digest_row};
+pub use plan::Plan;
+
+use crate::schema::{actions::Action, blog::Article, microblog, series::Point};
+use crate::workload::Workload;
+use rng::{Kind, Rng, Stream};
+use std::collections::HashSet;
+use std::ops::Range;
+
+/// Users per block: the unit of parallel work and of sharding.
+pub const BLOCK: u64 = 256;
+/// Most posts, actions, articles or points one user gets.
+pub const PER_USER_CAP: u64 = 999_999;
+const DAYS_PER_MONTH: f64 = 30.436_875;
+
+// Field ids, per entity kind.
+const F_SEX: u64 = 1;
+const F_DEGREE: u64 = 1;
+const F_CHOICE: u64 = 2;
+const F_TARGET: u64 = 3;
+const F_TIME: u64 = 4;
+const F_VISIBLE: u64 = 5;
+const F_COUNT: u64 = 1;
+const F_STAMP: u64 = 2;
+const F_LENGTH: u64 = 3;
+const F_TEXT: u64 = 4;
+const F_ITEM: u64 = 5;
+const F_VALUE: u64 = 6;
+
+/// A follow edge: whom, and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Follow {
+    /// The followee.
+    pub target: u64,
+    /// When the follow happened (epoch ms).
+    pub at: i64,
+}
+
+/// The generator of one workload.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    w: Workload,
+    rng: Rng,
+    popularity: Scramble,
+    follow_zipf: Zipf,
+    category_zipf: Zipf,
+    visibility_salt: u64,
+}
+
+impl Generator {
+    /// The generator of `w`.
+    pub fn new(w: &Workload) -> Self {
+        let rng = Rng::new(w.seed);
+        let users = w.data.users;
+        let exponent = w.data.follows.as_ref().map_or(0.7, |f| f.zipf_exponent);
+        let (categories, cat_s) = w
+            .data
+            .articles
+            .as_ref()
+            .map_or((1, 1.0), |a| (u64::from(a.categories), a.category_zipf));
+        Generator {
+            w: w.clone(),
+            rng,
+            popularity: Scramble::new(users, rng.stream(Kind::User, 0, 0).u64(0)),
+            follow_zipf: Zipf::new(users, exponent),
+            category_zipf: Zipf::new(categories, cat_s),
+            visibility_salt: rng.stream(Kind::Follow, 0, F_VISIBLE).u64(0),
+        }
+    }
+
+    /// The workload.
+    pub fn workload(&self) -> &Workload {
+        &self.w
+    }
+
+    /// Number of blocks.
+    pub fn blocks(&self) -> u64 {
+        self.w.data.users.div_ceil(BLOCK)
+    }
+
+    /// The users of block `b`.
+    pub fn block_users(&self, b: u64) -> Range<u64> {
+        let start = b * BLOCK + 1;
+        start..(start + BLOCK).min(self.w.data.users + 1)
+    }
+
+    /// The user at popularity rank `rank` (1 is the most popular).
+    pub fn by_popularity(&self, rank: u64) -> u64 {
+        self.popularity.apply(rank)
+    }
+
+    fn span(&self) -> (i64, i64) {
+        (self.w.data.start_ms, self.w.data.span_ms)
+    }
+
+    /// A user's profile; its row is stamped with the start of the span.
+    pub fn user(&self, uid: u64) -> microblog::User {
+        let sex = if self.rng.stream(Kind::User, uid, F_SEX).below(0, 2) == 0 {
+            "f"
+        } else {
+            "m"
+        };
+        microblog::User {
+            uid,
+            name: format!("user{uid}"),
+            sex: sex.to_string(),
+        }
+    }
+
+    /// How many followees `uid` aims for (a lognormal draw around the mean, capped).
+    pub fn out_degree(&self, uid: u64) -> u64 {
+        let Some(f) = &self.w.data.follows else { return 0 };
+        if f.mean <= 0.0 {
+            return 0;
+        }
+        let mu = f.mean.ln() - f.degree_sigma * f.degree_sigma / 2.0;
+        let d = self
+            .rng
+            .stream(Kind::Follow, uid, F_DEGREE)
+            .lognormal(0, mu, f.degree_sigma);
+        (d.round() as u64)
+            .min(u64::from(f.max_followees))
+            .min(self.w.data.users - 1)
+    }
+
+    /// Whether `uid` may follow `v`: each user can be followed only by the `max_followers`
+    /// users of a window at a per-user offset, which caps followers exactly.
+    fn visible(&self, uid: u64, v: u64, cap: u64) -> bool {
+        let n = self.w.data.users;
+        if cap >= n {
+            return true;
+        }
+        let offset = rng::mix(self.visibility_salt ^ v) % n;
+        (uid - 1 + offset) % n < cap
+    }
+
+    /// The users `uid` follows, in follow order, with follow times. `seen` is scratch space.
+    pub fn followees(&self, uid: u64, out: &mut Vec<Follow>, seen: &mut HashSet<u64>) {
+        out.clear();
+        seen.clear();
+        let Some(f) = &self.w.data.follows else { return };
+        let want = self.out_degree(uid) as usize;
+        if want == 0 {
+            return;
+        }
+        let n = self.w.data.users;
+        let (start, span) = self.span();
+        let choice = self.rng.stream(Kind::Follow, uid, F_CHOICE);
+        let target = self.rng.stream(Kind::Follow, uid, F_TARGET);
+        let time = self.rng.stream(Kind::Follow, uid, F_TIME);
+        let attempts = 8 * want as u64 + 64;
+        for k in 0..attempts {
+            if out.len() == want {
+                break;
+            }
+            let r = choice.unit(k);
+            let v = if r < f.community_share {
+                let w = f.community_window.min(n / 2).max(1);
+                let mut delta = target.below(k, 2 * w) as i64 - w as i64;
+                if delta >= 0 {
+                    delta += 1;
+                }
+                (uid as i64 - 1 + delta).rem_euclid(n as i64) as u64 + 1
+            } else if r < f.community_share + f.uniform_share {
+                target.below(k, n) + 1
+            } else {
+                self.popularity.apply(self.follow_zipf.sample(&target, k))
+            };
+            if v == uid || !self.visible(uid, v, f.max_followers) || !seen.insert(v) {
+                continue;
+            }
+            let at = start + time.below(out.len() as u64, span as u64) as i64;
+            out.push(Follow { target: v, at });
+        }
+    }
+
+    /// How many posts `uid` publishes over the span: Poisson around the per-month rate,
+    /// scaled by the user's degree.
+    pub fn post_count(&self, uid: u64) -> u64 {
+        let Some(p) = &self.w.data.posts else { return 0 };
+        let months = self.w.data.span_ms as f64 / 86_400_000.0 / DAYS_PER_MONTH;
+        let mut mean = p.per_month * months;
+        if let Some(f) = &self.w.data.follows {
+            mean *= (self.out_degree(uid) as f64 + 1.0) / (f.mean + 1.0);
+        }
+        dist::poisson(&self.rng.stream(Kind::Post, uid, F_COUNT), 0, mean).min(PER_USER_CAP)
+    }
+
+    /// The stamps of `uid`'s `count` posts, newest first, the first `n` of them: descending
+    /// order statistics of uniform times over the span, so the newest come without the rest.
+    /// Stamps are distinct (a post's row key is its author and stamp).
+    pub fn post_stamps(&self, uid: u64, count: u64, n: u64, out: &mut Vec<i64>) {
+        out.clear();
+        let (start, span) = self.span();
+        let s = self.rng.stream(Kind::Post, uid, F_STAMP);
+        let mut x = span as f64;
+        let mut prev = i64::MAX;
+        for i in 0..n.min(count) {
+            x *= (1.0 - s.unit(i)).powf(1.0 / (count - i) as f64);
+            let stamp = (start + x as i64).min(prev - 1);
+            out.push(stamp);
+            prev = stamp;
+        }
+    }
+
+    /// The text of `uid`'s post `index` (0 is the newest).
+    pub fn post_content(&self, uid: u64, index: u64, out: &mut String) {
+        out.clear();
+        let Some(p) = &self.w.data.posts else { return };
+        let s = self.rng.stream(Kind::Post, uid, F_LENGTH);
+        let len = if s.unit(2 * index) < p.long_share && p.long_max_chars > p.max_chars {
+            p.max_chars as u64 + 1 + s.below(2 * index + 1, u64::from(p.long_max_chars - p.max_chars))
+        } else {
+            u64::from(p.min_chars) + s.below(2 * index + 1, u64::from(p.max_chars - p.min_chars) + 1)
+        };
+        text::words(
+            &self.rng.stream(Kind::Post, uid, F_TEXT).child(index),
+            len as usize,
+            out,
+        );
+    }
+
+    /// `uid`'s actions, in action-id order. Each targets a post that exists, preferring the
+    /// followees' newest ("latest" skew); an action that finds no post is not generated.
+    pub fn actions(&self, uid: u64, followees: &[Follow], stamps: &mut Vec<i64>, out: &mut Vec<Action>) {
+        out.clear();
+        let Some(a) = &self.w.data.actions else { return };
+        let (start, span) = self.span();
+        let end = start + span;
+        let n = self.w.data.users;
+        let count = dist::poisson(&self.rng.stream(Kind::Action, uid, F_COUNT), 0, a.per_user).min(PER_USER_CAP);
+        let base = self.rng.stream(Kind::Action, uid, F_ITEM);
+        for j in 0..count {
+            let s = base.child(j);
+            let mut target = None;
+            for t in 0..8u64 {
+                let author = if t < 4 && !followees.is_empty() {
+                    followees[s.below(t, followees.len() as u64) as usize].target
+                } else {
+                    s.below(t, n) + 1
+                };
+                let posts = self.post_count(author);
+                if posts > 0 {
+                    target = Some((author, posts));
+                    break;
+                }
+            }
+            let Some((author, posts)) = target else { continue };
+            let depth = dist::geometric(&s, 8, a.latest).min(posts - 1);
+            self.post_stamps(author, posts, depth + 1, stamps);
+            let post_stamp = stamps[depth as usize];
+            let delay = s.exponential(9, a.delay_hours * 3_600_000.0) as i64;
+            let stamp = post_stamp.saturating_add(delay).min(end - 1);
+            let verb = &a.verbs[s.below(10, a.verbs.len() as u64) as usize];
+            out.push(Action {
+                userid: uid as i32,
+                stamp,
+                actionid: j as i32,
+                name: format!("{verb} {author}@{post_stamp}"),
+            });
+        }
+    }
+
+    /// `uid`'s blog articles, in article-id order.
+    pub fn articles(&self, uid: u64, out: &mut Vec<Article>) {
+        out.clear();
+        let Some(a) = &self.w.data.articles else { return };
+        let (start, span) = self.span();
+        let end = start + span;
+        let count = dist::poisson(&self.rng.stream(Kind::Article, uid, F_COUNT), 0, a.per_user).min(PER_USER_CAP);
+        let base = self.rng.stream(Kind::Article, uid, F_ITEM);
+        for j in 0..count {
+            let s = base.child(j);
+            let category = self.category_zipf.sample(&s, 0) as i32;
+            let post_at = start + s.below(1, span as u64) as i64;
+            let update_at = if s.unit(2) < a.update_share {
+                (post_at + s.exponential(3, 7.0 * 86_400_000.0) as i64).min(end - 1)
+            } else {
+                post_at
+            };
+            let mut title = String::new();
+            text::words(&s.child(100), 20 + s.below(4, 60) as usize, &mut title);
+            let size = s
+                .lognormal(5, f64::from(a.size_median).ln(), a.size_sigma)
+                .clamp(1.0, 1_000_000.0) as usize;
+            let mut content = String::new();
+            text::words(&s.child(101), size, &mut content);
+            out.push(Article {
+                article_id: uid as i64 * 1_000_000 + j as i64,
+                uid: uid as i64,
+                user_name: format!("user{uid}"),
+                title,
+                content,
+                category,
+                category_name: format!("category-{category}"),
+                post_at,
+                update_at,
+            });
+        }
+    }
+
+    /// `uid`'s series points, in index order. A point's insert nanos are its time in ns plus
+    /// its index, so points at one millisecond stay apart.
+    pub fn points(&self, uid: u64, out: &mut Vec<Point>) {
+        out.clear();
+        let Some(p) = &self.w.data.series else { return };
+        let (start, span) = self.span();
+        let count = dist::poisson(&self.rng.stream(Kind::Point, uid, F_COUNT), 0, p.per_user).min(PER_USER_CAP);
+        let times = self.rng.stream(Kind::Point, uid, F_STAMP);
+        let values = self.rng.stream(Kind::Point, uid, F_VALUE);
+        for j in 0..count {
+            let time = start + times.below(j, span as u64) as i64;
+            let value = 20.0 + 5.0 * values.normal(j);
+            out.push(Point {
+                userid: uid as i32,
+                time,
+                nanos: time * 1_000_000 + j as i64,
+                value: value.to_be_bytes().to_vec(),
+            });
+        }
+    }
+
+    /// The run phase's random stream `field` of worker `worker`.
+    pub fn run_stream(&self, worker: u64, field: u64) -> Stream {
+        self.rng.stream(Kind::Run, worker, field)
+    }
+}
+
+#[cfg(test)]
+mod tests;

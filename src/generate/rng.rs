@@ -65,6 +65,15 @@ impl Rng {
 }
 
 impl Stream {
+    /// An independent stream for the `index`-th sub-entity (a post's words, an article's
+    /// fields).
+    #[inline]
+    pub fn child(&self, index: u64) -> Stream {
+        Stream {
+            base: mix(self.base ^ mix(index ^ 0x2545_f491_4f6c_dd1d)),
+        }
+    }
+
     /// The `index`-th raw 64-bit draw.
     #[inline]
     pub fn u64(&self, index: u64) -> u64 {

@@ -108,6 +108,20 @@ impl KeyOptions {
     };
 }
 
+impl std::fmt::Display for KeyOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let order = match self.order {
+            Order::Reverse => "reverse",
+            Order::Forward => "forward",
+        };
+        match self.salt {
+            Salt::None => write!(f, "order={order} salt=none"),
+            Salt::Hash => write!(f, "order={order} salt=hash"),
+            Salt::Buckets(n) => write!(f, "order={order} salt={n}"),
+        }
+    }
+}
+
 /// Seed 002's hash: `(int)(value ^ (value >>> 32))`.
 pub fn seed_hash(value: i64) -> i32 {
     (value ^ ((value as u64) >> 32) as i64) as i32

@@ -37,6 +37,17 @@ pub enum Error {
     /// The storage engine or the connection failed.
     #[error("{0}")]
     Io(String),
+    /// The store is briefly unable to answer (timeout, connection reset, busy region); the
+    /// same call may succeed when retried.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+impl Error {
+    /// Whether retrying the same call may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Error::Unavailable(_))
+    }
 }
 
 /// Result of a store call.

@@ -5,4 +5,6 @@ mod contract;
 mod dao;
 mod keys_cli;
 mod kill;
+mod load;
+mod load_cli;
 mod model;

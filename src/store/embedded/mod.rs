@@ -1,6 +1,6 @@
 //! The embedded backend: a persistent store in a data directory, on the fjall LSM engine.
 //!
-//! Each table is one fjall keyspace whose keys are cell coordinates ([`cellkey`]) and whose
+//! Each table is one fjall keyspace whose keys are cell coordinates (the `cellkey` module) and whose
 //! values are cell values. Table descriptors live in a meta keyspace. Every batch is one
 //! atomic fjall write batch, flushed to the operating system before `mutate` returns, so an
 //! acknowledged write survives the process being killed (`sync` also survives power loss).

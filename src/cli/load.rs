@@ -1,0 +1,165 @@
+//! `tallrow load` and `tallrow verify`: argument handling and what they print.
+
+use super::{LoadArgs, VerifyArgs};
+use crate::generate::Generator;
+use crate::load::{self, Options, Shard};
+use crate::report::{TextTable, thousands};
+use crate::store::now_millis;
+use anyhow::bail;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Worker threads: the requested count, or every core for 0.
+pub fn threads(n: usize) -> usize {
+    if n > 0 {
+        n
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
+pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    let (w, store) = args.target.open()?;
+    let batch = args.batch.unwrap_or(w.load.batch);
+    if !(1..=100_000).contains(&batch) {
+        bail!("--batch: must be between 1 and 100000, got {batch}");
+    }
+    let opts = Options {
+        threads: threads(args.threads.unwrap_or(w.load.threads)),
+        batch,
+        shard: args.shard.unwrap_or(Shard::ALL),
+        progress: load::progress_wanted(),
+    };
+    let g = Generator::new(&w);
+    let started = now_millis();
+    let out = load::load(store.clone(), &g, &opts)?;
+    let finished = now_millis();
+    let manifest = load::write_manifest(
+        &args.reports,
+        &w,
+        &args.target.workload,
+        &store.identity(),
+        &opts,
+        started,
+        finished,
+        &out,
+    );
+
+    let secs = out.write_time.as_secs_f64();
+    let rate = |rows: u64| {
+        if secs > 0.0 {
+            thousands((rows as f64 / secs) as u64)
+        } else {
+            "-".into()
+        }
+    };
+    let mut table = TextTable::new(&["table", "rows", "cells", "MiB", "rows/s"]);
+    for (t, s) in &out.tables {
+        table.row(vec![
+            t.name().into(),
+            thousands(s.rows),
+            thousands(s.cells),
+            format!("{:.1}", s.bytes as f64 / (1 << 20) as f64),
+            rate(s.rows),
+        ]);
+    }
+    let cells: u64 = out.tables.iter().map(|(_, s)| s.cells).sum();
+    let bytes: u64 = out.tables.iter().map(|(_, s)| s.bytes).sum();
+    table.row(vec![
+        "total".into(),
+        thousands(out.rows()),
+        thousands(cells),
+        format!("{:.1}", bytes as f64 / (1 << 20) as f64),
+        rate(out.rows()),
+    ]);
+    let mut o = std::io::stdout().lock();
+    writeln!(
+        o,
+        "{} {} (shard {}, {} users) into {}: {:.2} s writing, {:.2} s counting followers; {} threads, batches of {}",
+        if out.error.is_some() { "partly loaded" } else { "loaded" },
+        w.name,
+        opts.shard,
+        thousands(w.data.users),
+        store.identity(),
+        secs,
+        out.plan_time.as_secs_f64(),
+        opts.threads,
+        opts.batch
+    )?;
+    write!(o, "{}", table.render())?;
+    writeln!(
+        o,
+        "celebrities: {}  rows digest: {:032x}",
+        thousands(out.celebrities as u64),
+        out.digest
+    )?;
+    match &manifest {
+        Ok(p) => writeln!(o, "manifest: {}", p.display())?,
+        Err(e) => writeln!(o, "manifest not written: {e}")?,
+    }
+    if let Some(e) = &out.error {
+        bail!(
+            "load failed after {} of {} blocks with {} rows acknowledged: {e}",
+            thousands(out.blocks_done),
+            thousands(out.blocks_total),
+            thousands(out.rows())
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let (w, store) = args.target.open()?;
+    let g = Generator::new(&w);
+    let opts = crate::verify::Options {
+        sample: args.sample,
+        threads: threads(args.threads),
+        show: args.show,
+    };
+    let report = crate::verify::verify(store.clone(), &g, &opts)?;
+    let mut o = std::io::stdout().lock();
+    writeln!(
+        o,
+        "verified {} ({} users) against {}; {} users queried",
+        w.name,
+        thousands(w.data.users),
+        store.identity(),
+        thousands(report.sampled)
+    )?;
+    let mut table = TextTable::new(&["table", "expected", "found", "missing", "unexpected", "mismatched"]);
+    for (t, c) in &report.tables {
+        table.row(vec![
+            t.name().into(),
+            thousands(c.expected),
+            thousands(c.found),
+            thousands(c.missing),
+            thousands(c.unexpected),
+            thousands(c.mismatched),
+        ]);
+    }
+    write!(o, "{}", table.render())?;
+    if !report.checks.is_empty() {
+        let mut checks = TextTable::new(&["query check", "passed", "failed"]);
+        for (name, passed, failed) in &report.checks {
+            checks.row(vec![name.to_string(), thousands(*passed), thousands(*failed)]);
+        }
+        write!(o, "{}", checks.render())?;
+    }
+    for d in &report.differences {
+        writeln!(o, "{d}")?;
+    }
+    if report.ok() {
+        writeln!(o, "OK: the store holds exactly the workload's data")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let shown = report.differences.len() as u64;
+    bail!(
+        "{} differences{}",
+        thousands(report.difference_count),
+        if shown < report.difference_count {
+            format!(" ({} shown; --show N for more)", thousands(shown))
+        } else {
+            String::new()
+        }
+    )
+}

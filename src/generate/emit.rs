@@ -1,0 +1,259 @@
+//! A block of users turned into the row mutations of every table, through the schema layer's
+//! builders: what the loader writes, what the determinism test digests.
+
+use super::{Follow, Generator, Plan};
+use crate::schema::{self, actions, blog, microblog, series};
+use crate::store::{Mutation, RowMutation, TableDescriptor};
+use std::collections::HashSet;
+
+/// The tables a workload writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Table {
+    /// `weibo:user`.
+    User,
+    /// `weibo:relation`.
+    Relation,
+    /// `weibo:celebrity`.
+    Celebrity,
+    /// `weibo:content`.
+    Content,
+    /// `weibo:inbox`.
+    Inbox,
+    /// `useractions`.
+    Actions,
+    /// `blog`.
+    Blog,
+    /// `series`.
+    Series,
+}
+
+impl Table {
+    /// Every table, in report order.
+    pub const ALL: [Table; 8] = [
+        Table::User,
+        Table::Relation,
+        Table::Celebrity,
+        Table::Content,
+        Table::Inbox,
+        Table::Actions,
+        Table::Blog,
+        Table::Series,
+    ];
+
+    /// The table's name in the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::User => microblog::USER,
+            Table::Relation => microblog::RELATION,
+            Table::Celebrity => microblog::CELEBRITY,
+            Table::Content => microblog::CONTENT,
+            Table::Inbox => microblog::INBOX,
+            Table::Actions => actions::TABLE,
+            Table::Blog => blog::TABLE,
+            Table::Series => series::TABLE,
+        }
+    }
+
+    /// Position in [`Table::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Where generated rows go.
+pub trait Sink {
+    /// Takes one row mutation of `table`.
+    fn row(&mut self, table: Table, row: RowMutation) -> schema::Result<()>;
+}
+
+/// Reusable buffers of one worker.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    followees: Vec<Follow>,
+    seen: HashSet<u64>,
+    stamps: Vec<i64>,
+    text: String,
+    actions: Vec<actions::Action>,
+    articles: Vec<blog::Article>,
+    points: Vec<series::Point>,
+}
+
+impl Generator {
+    /// The tables of the designs the workload has data for.
+    pub fn tables(&self) -> Vec<TableDescriptor> {
+        let d = &self.workload().data;
+        let mut out = Vec::new();
+        if d.follows.is_some() || d.posts.is_some() {
+            out.extend(microblog::Microblog::tables(&self.microblog_config()));
+        }
+        if d.actions.is_some() {
+            out.extend(actions::Actions::tables());
+        }
+        if d.articles.is_some() {
+            out.extend(blog::Blog::tables());
+        }
+        if d.series.is_some() {
+            out.extend(series::Series::tables());
+        }
+        out
+    }
+
+    /// Whether the workload writes `table`.
+    pub fn writes(&self, table: Table) -> bool {
+        self.tables().iter().any(|t| t.name == table.name())
+    }
+
+    /// The microblog DAO settings of the workload.
+    pub fn microblog_config(&self) -> microblog::Config {
+        let w = self.workload();
+        microblog::Config {
+            inbox_versions: w.microblog.inbox_versions,
+            keys: w.keys.weibo,
+            celebrity_threshold: w.microblog.celebrity_threshold,
+        }
+    }
+
+    /// Every row mutation of the users of block `b`, user by user.
+    pub fn emit_block(&self, plan: &Plan, b: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
+        for uid in self.block_users(b) {
+            self.emit_user(plan, uid, s, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Every row mutation of user `uid`: its own rows, and the `fans` cells its follows put
+    /// into its followees' relation rows.
+    pub fn emit_user(&self, plan: &Plan, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
+        let w = self.workload();
+        let keys = w.keys;
+        let start = w.data.start_ms;
+        let microblog_on = w.data.follows.is_some() || w.data.posts.is_some();
+        if microblog_on {
+            sink.row(Table::User, microblog::user_mutation(&self.user(uid), start))?;
+        }
+        self.followees(uid, &mut s.followees, &mut s.seen);
+        for f in &s.followees {
+            for m in microblog::Microblog::follow_mutations(uid, f.target, f.at) {
+                sink.row(Table::Relation, m)?;
+            }
+        }
+        if plan.is_celebrity(uid) {
+            sink.row(
+                Table::Celebrity,
+                microblog::celebrity_mutation(uid, plan.followers(uid), start),
+            )?;
+        }
+        let n = u64::from(w.microblog.inbox_versions);
+        let mut inbox: Vec<Mutation> = Vec::new();
+        for f in &s.followees {
+            if plan.is_celebrity(f.target) {
+                continue;
+            }
+            let count = self.post_count(f.target);
+            self.post_stamps(f.target, count, n, &mut s.stamps);
+            for &stamp in &s.stamps {
+                let key = crate::keys::weibo::ContentKey { uid: f.target, stamp }.encode(keys.weibo)?;
+                inbox.push(microblog::inbox_cell(f.target, stamp, key));
+            }
+        }
+        if !inbox.is_empty() {
+            sink.row(Table::Inbox, RowMutation::new(microblog::uid_bytes(uid), inbox))?;
+        }
+        let count = self.post_count(uid);
+        self.post_stamps(uid, count, count, &mut s.stamps);
+        for (i, &stamp) in s.stamps.iter().enumerate() {
+            self.post_content(uid, i as u64, &mut s.text);
+            let post = microblog::Post {
+                uid,
+                stamp,
+                content: std::mem::take(&mut s.text),
+            };
+            sink.row(Table::Content, microblog::content_mutation(keys.weibo, &post)?)?;
+            s.text = post.content;
+        }
+        self.actions(uid, &s.followees, &mut s.stamps, &mut s.actions);
+        for a in &s.actions {
+            sink.row(Table::Actions, actions::mutation(keys.actions, a)?)?;
+        }
+        self.articles(uid, &mut s.articles);
+        for a in &s.articles {
+            for m in blog::mutations(keys.blog, a, a.update_at)? {
+                sink.row(Table::Blog, m)?;
+            }
+        }
+        self.points(uid, &mut s.points);
+        for p in &s.points {
+            sink.row(Table::Series, series::mutation(keys.series, p)?)?;
+        }
+        Ok(())
+    }
+}
+
+impl Generator {
+    /// A row key of `table` as its decoded fields (`userid=5 stamp=... actionid=3`), for
+    /// error messages and verify reports; the raw bytes when it does not decode.
+    pub fn describe_row(&self, table: Table, key: &[u8]) -> String {
+        use crate::keys::Layout;
+        let keys = self.workload().keys;
+        let decoded = match table {
+            Table::User | Table::Relation | Table::Celebrity | Table::Inbox => {
+                crate::keys::weibo::parse_uid(key).map(|uid| vec![("uid", uid.to_string())])
+            }
+            Table::Content => Layout::WeiboContent.decode(keys.weibo, key),
+            Table::Actions => Layout::Actions.decode(keys.actions, key),
+            Table::Series => Layout::Series.decode(keys.series, key),
+            Table::Blog => Layout::Blog
+                .decode(keys.blog, key)
+                .or_else(|_| Layout::BlogIndex.decode(keys.blog, key)),
+        };
+        match decoded {
+            Ok(fields) => fields
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            Err(_) => format!("key {}", crate::keys::to_string_binary(key)),
+        }
+    }
+}
+
+/// Feeds a row mutation into a digest, every field length-prefixed.
+pub fn digest_row(d: &mut super::Digest, table: Table, row: &RowMutation) {
+    d.field(table.name().as_bytes());
+    d.field(&row.row);
+    for m in &row.mutations {
+        match m {
+            Mutation::Put {
+                family,
+                qualifier,
+                timestamp,
+                value,
+            } => {
+                d.field(b"put");
+                d.field(family.as_bytes());
+                d.field(qualifier);
+                d.field(&timestamp.unwrap_or(-1).to_be_bytes());
+                d.field(value);
+            }
+            Mutation::DeleteColumn {
+                family,
+                qualifier,
+                timestamp,
+            } => {
+                d.field(b"delete-column");
+                d.field(family.as_bytes());
+                d.field(qualifier);
+                d.field(&timestamp.unwrap_or(-1).to_be_bytes());
+            }
+            Mutation::DeleteFamily { family, timestamp } => {
+                d.field(b"delete-family");
+                d.field(family.as_bytes());
+                d.field(&timestamp.unwrap_or(-1).to_be_bytes());
+            }
+            Mutation::DeleteRow { timestamp } => {
+                d.field(b"delete-row");
+                d.field(&timestamp.unwrap_or(-1).to_be_bytes());
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The generator's promises: graph consistency, bounds, and order independence.
+
+use super::*;
+use crate::workload::Workload;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+fn small() -> Generator {
+    let src = include_str!("../../tests/fixtures/small.toml");
+    Generator::new(&Workload::from_str(Path::new("small.toml"), src).unwrap())
+}
+
+#[test]
+fn follows_are_distinct_existing_users_within_the_caps() {
+    let g = small();
+    let w = g.workload();
+    let f = w.data.follows.as_ref().unwrap();
+    let (mut list, mut seen) = (Vec::new(), HashSet::new());
+    let mut followers: HashMap<u64, u64> = HashMap::new();
+    let mut edges = 0u64;
+    for uid in 1..=w.data.users {
+        g.followees(uid, &mut list, &mut seen);
+        assert!(list.len() as u64 <= g.out_degree(uid));
+        assert!(list.len() <= f.max_followees as usize);
+        let targets: HashSet<u64> = list.iter().map(|x| x.target).collect();
+        assert_eq!(targets.len(), list.len(), "no duplicate follows of {uid}");
+        for x in &list {
+            assert!(x.target != uid && (1..=w.data.users).contains(&x.target));
+            assert!((w.data.start_ms..g.workload().end_ms()).contains(&x.at));
+            *followers.entry(x.target).or_default() += 1;
+        }
+        edges += list.len() as u64;
+    }
+    let mean = edges as f64 / w.data.users as f64;
+    assert!(
+        (mean - f.mean).abs() < f.mean * 0.2,
+        "mean followees {mean}, configured {}",
+        f.mean
+    );
+    assert!(followers.values().all(|&n| n <= f.max_followers), "follower cap");
+    // The plan counts the same followers.
+    let plan = Plan::build(&g);
+    for uid in 1..=w.data.users {
+        assert_eq!(plan.followers(uid), followers.get(&uid).copied().unwrap_or(0));
+        let star = plan.followers(uid) > w.microblog.celebrity_threshold.unwrap();
+        assert_eq!(plan.is_celebrity(uid), star);
+    }
+    assert!(!plan.celebrities().is_empty(), "the fixture has celebrities");
+}
+
+#[test]
+fn post_stamps_are_distinct_newest_first_and_prefix_stable() {
+    let g = small();
+    let w = g.workload();
+    let (mut all, mut head) = (Vec::new(), Vec::new());
+    let mut total = 0;
+    for uid in 1..=w.data.users {
+        let n = g.post_count(uid);
+        total += n;
+        g.post_stamps(uid, n, n, &mut all);
+        assert_eq!(all.len() as u64, n);
+        assert!(all.windows(2).all(|p| p[0] > p[1]), "strictly newest first");
+        assert!(all.iter().all(|s| (w.data.start_ms - 1000..w.end_ms()).contains(s)));
+        g.post_stamps(uid, n, 2, &mut head);
+        assert_eq!(head[..], all[..head.len()]);
+        let mut text = String::new();
+        for i in 0..n {
+            g.post_content(uid, i, &mut text);
+            let p = w.data.posts.as_ref().unwrap();
+            assert!((p.min_chars as usize..=p.long_max_chars as usize).contains(&text.len()));
+        }
+    }
+    assert!(total > 0);
+}
+
+#[test]
+fn actions_target_posts_that_exist() {
+    let g = small();
+    let w = g.workload();
+    let (mut list, mut seen, mut stamps, mut actions) = (Vec::new(), HashSet::new(), Vec::new(), Vec::new());
+    let mut posts: BTreeMap<u64, Vec<i64>> = BTreeMap::new();
+    let mut n = 0;
+    for uid in 1..=w.data.users {
+        g.followees(uid, &mut list, &mut seen);
+        g.actions(uid, &list, &mut stamps, &mut actions);
+        for a in &actions {
+            let (verb, target) = a.name.split_once(' ').unwrap();
+            assert!(w.data.actions.as_ref().unwrap().verbs.iter().any(|v| v == verb));
+            let (author, stamp) = target.split_once('@').unwrap();
+            let (author, stamp): (u64, i64) = (author.parse().unwrap(), stamp.parse().unwrap());
+            let theirs = posts.entry(author).or_insert_with(|| {
+                let mut s = Vec::new();
+                let c = g.post_count(author);
+                g.post_stamps(author, c, c, &mut s);
+                s
+            });
+            assert!(theirs.contains(&stamp), "{} targets a post that exists", a.name);
+            assert!(a.stamp >= stamp && a.stamp < w.end_ms());
+            n += 1;
+        }
+        let ids: Vec<i32> = actions.iter().map(|a| a.actionid).collect();
+        assert!(ids.windows(2).all(|p| p[0] < p[1]));
+    }
+    assert!(n > 1000);
+}
+
+#[test]
+fn values_do_not_depend_on_visiting_order() {
+    let g = small();
+    let collect = |order: Vec<u64>| {
+        let mut out = BTreeMap::new();
+        let (mut list, mut seen, mut arts, mut pts) = (Vec::new(), HashSet::new(), Vec::new(), Vec::new());
+        for uid in order {
+            g.followees(uid, &mut list, &mut seen);
+            g.articles(uid, &mut arts);
+            g.points(uid, &mut pts);
+            out.insert(uid, (list.clone(), arts.clone(), pts.clone(), g.user(uid)));
+        }
+        out
+    };
+    let users = g.workload().data.users;
+    assert_eq!(collect((1..=users).collect()), collect((1..=users).rev().collect()));
+}

@@ -1,0 +1,390 @@
+//! The parallel bulk loader: creates a workload's tables, then streams its generated rows
+//! through the schema layer into a store, in batches, from a pool of workers that each claim
+//! blocks of users from an atomic counter. Memory stays bounded: a worker holds one batch per
+//! table and one user's data at a time (plus 4 bytes per user for the follower counts).
+//!
+//! Every cell carries an explicit timestamp, so loading the same workload again writes the
+//! same cells: a re-run is idempotent, and a retried batch cannot duplicate anything.
+
+mod manifest;
+mod progress;
+
+pub use progress::wanted as progress_wanted;
+
+pub use manifest::write_manifest;
+
+use crate::generate::{Digest, Generator, Plan, Scratch, Sink, Table, digest_row};
+use crate::schema;
+use crate::store::{self, Mutation, RowMutation, Store};
+use serde::Serialize;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Shard `index` (0-based) of `count`: the blocks `index, index + count, ...`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    /// 0-based.
+    pub index: u64,
+    /// Number of shards.
+    pub count: u64,
+}
+
+impl Shard {
+    /// The whole data set.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// The blocks of this shard out of `total`.
+    pub fn blocks(self, total: u64) -> impl Iterator<Item = u64> {
+        (self.index..total).step_by(self.count as usize)
+    }
+
+    /// How many blocks of `total` this shard has.
+    pub fn len(self, total: u64) -> u64 {
+        total.saturating_sub(self.index).div_ceil(self.count)
+    }
+
+    /// Whether this shard has no blocks of `total`.
+    pub fn is_empty(self, total: u64) -> bool {
+        self.len(total) == 0
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index + 1, self.count)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    /// `i/N` with `1 <= i <= N`.
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let err = || format!("{s:?} is not a shard i/N with 1 <= i <= N");
+        let (i, n) = s.split_once('/').ok_or_else(err)?;
+        let (i, n): (u64, u64) = (i.parse().map_err(|_| err())?, n.parse().map_err(|_| err())?);
+        if i == 0 || n == 0 || i > n || n > 1_000_000 {
+            return Err(err());
+        }
+        Ok(Shard { index: i - 1, count: n })
+    }
+}
+
+/// How to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// Rows per store call.
+    pub batch: usize,
+    /// Which blocks.
+    pub shard: Shard,
+    /// Draw progress bars.
+    pub progress: bool,
+}
+
+/// What was written to one table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TableStats {
+    /// Row mutations acknowledged by the store.
+    pub rows: u64,
+    /// Cells in them.
+    pub cells: u64,
+    /// Bytes of keys, qualifiers, values and timestamps in them.
+    pub bytes: u64,
+}
+
+/// The result of a load, complete or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Per table, in [`Table::ALL`] order, the tables the workload writes.
+    pub tables: Vec<(Table, TableStats)>,
+    /// Blocks generated and handed to the writers.
+    pub blocks_done: u64,
+    /// Blocks of this shard.
+    pub blocks_total: u64,
+    /// Time spent counting followers before writing.
+    pub plan_time: Duration,
+    /// Time spent writing (after the plan).
+    pub write_time: Duration,
+    /// The digest of every row mutation of the shard, independent of thread count; shard
+    /// digests add up (wrapping) to the whole data set's.
+    pub digest: u128,
+    /// Celebrities in the data set.
+    pub celebrities: usize,
+    /// Why the load stopped early.
+    pub error: Option<String>,
+}
+
+impl Outcome {
+    /// Rows over all tables.
+    pub fn rows(&self) -> u64 {
+        self.tables.iter().map(|(_, s)| s.rows).sum()
+    }
+}
+
+/// Transient store errors are retried this many times, with doubling delays from 50 ms.
+const RETRIES: u32 = 6;
+
+/// One store call, retried with backoff while the error is transient.
+pub fn mutate_with_retry(store: &dyn Store, table: &str, rows: &[RowMutation]) -> store::Result<()> {
+    let mut delay = Duration::from_millis(50);
+    let mut attempt = 0;
+    loop {
+        match store.mutate(table, rows) {
+            Err(e) if e.is_transient() && attempt < RETRIES => {
+                std::thread::sleep(delay);
+                delay *= 2;
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+struct Shared {
+    rows: [AtomicU64; 8],
+    cells: [AtomicU64; 8],
+    bytes: [AtomicU64; 8],
+    next: AtomicU64,
+    done: AtomicU64,
+    stop: AtomicBool,
+    digest: Mutex<u128>,
+    error: Mutex<Option<String>>,
+}
+
+struct Writer<'a> {
+    store: &'a dyn Store,
+    g: &'a Generator,
+    batch: usize,
+    bufs: Vec<Vec<RowMutation>>,
+    cells: [u64; 8],
+    bytes: [u64; 8],
+    shared: &'a Shared,
+    progress: &'a progress::Progress,
+    digest: Digest,
+    failure: Option<String>,
+}
+
+fn size(row: &RowMutation) -> (u64, u64) {
+    let mut bytes = row.row.len() as u64;
+    for m in &row.mutations {
+        bytes += 8 + match m {
+            Mutation::Put {
+                family,
+                qualifier,
+                value,
+                ..
+            } => family.len() + qualifier.len() + value.len(),
+            Mutation::DeleteColumn { family, qualifier, .. } => family.len() + qualifier.len(),
+            Mutation::DeleteFamily { family, .. } => family.len(),
+            Mutation::DeleteRow { .. } => 0,
+        } as u64;
+    }
+    (row.mutations.len() as u64, bytes)
+}
+
+impl Writer<'_> {
+    fn flush(&mut self, t: Table) -> schema::Result<()> {
+        let i = t.index();
+        if self.bufs[i].is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = mutate_with_retry(self.store, t.name(), &self.bufs[i]) {
+            let row = self.g.describe_row(t, &self.bufs[i][0].row);
+            self.failure = Some(format!(
+                "table {}, batch of {} rows from {row}: {e}",
+                t.name(),
+                self.bufs[i].len()
+            ));
+            return Err(e.into());
+        }
+        let n = self.bufs[i].len() as u64;
+        self.shared.rows[i].fetch_add(n, Ordering::Relaxed);
+        self.shared.cells[i].fetch_add(std::mem::take(&mut self.cells[i]), Ordering::Relaxed);
+        self.shared.bytes[i].fetch_add(std::mem::take(&mut self.bytes[i]), Ordering::Relaxed);
+        self.progress.add(t, n);
+        self.bufs[i].clear();
+        Ok(())
+    }
+
+    fn flush_all(&mut self) -> schema::Result<()> {
+        for t in Table::ALL {
+            self.flush(t)?;
+        }
+        Ok(())
+    }
+}
+
+impl Sink for Writer<'_> {
+    fn row(&mut self, t: Table, row: RowMutation) -> schema::Result<()> {
+        digest_row(&mut self.digest, t, &row);
+        let i = t.index();
+        let (cells, bytes) = size(&row);
+        self.cells[i] += cells;
+        self.bytes[i] += bytes;
+        self.bufs[i].push(row);
+        if self.bufs[i].len() >= self.batch {
+            self.flush(t)?;
+        }
+        Ok(())
+    }
+}
+
+/// Mixes a block's digest with its index, so that adding block digests in any order gives
+/// one value for the data set.
+fn block_digest(block: u64, d: &Digest) -> u128 {
+    let mut outer = Digest::default();
+    outer.write(&block.to_le_bytes());
+    outer.write(&d.value().to_le_bytes());
+    outer.value()
+}
+
+/// Counts followers when the workload has celebrities (the only thing a user's rows need to
+/// know about other users), on a pool of `threads`.
+pub fn plan(g: &Generator, threads: usize) -> Plan {
+    if g.workload().microblog.celebrity_threshold.is_none() || g.workload().data.follows.is_none() {
+        return Plan::empty();
+    }
+    pool(threads).install(|| Plan::build(g))
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("tallrow-load-{i}"))
+        .build()
+        .expect("a thread pool")
+}
+
+/// Creates the workload's tables (unless they exist) and loads its rows. A failed load
+/// returns an outcome whose `error` says what failed and whose counts say how far it got.
+pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outcome, schema::Error> {
+    for t in g.tables() {
+        store::ensure_table(&*store, &t)?;
+    }
+    let started = Instant::now();
+    let plan = plan(g, opts.threads);
+    let plan_time = started.elapsed();
+    let tables: Vec<Table> = Table::ALL.into_iter().filter(|&t| g.writes(t)).collect();
+    let total = opts.shard.len(g.blocks());
+    let shared = Shared {
+        rows: Default::default(),
+        cells: Default::default(),
+        bytes: Default::default(),
+        next: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        digest: Mutex::new(0),
+        error: Mutex::new(None),
+    };
+    let progress = progress::Progress::new(&tables, opts.progress);
+    let write_started = Instant::now();
+    pool(opts.threads).broadcast(|_| {
+        let mut w = Writer {
+            store: &*store,
+            g,
+            batch: opts.batch.max(1),
+            bufs: vec![Vec::with_capacity(opts.batch.min(4096)); Table::ALL.len()],
+            cells: [0; 8],
+            bytes: [0; 8],
+            shared: &shared,
+            progress: &progress,
+            digest: Digest::default(),
+            failure: None,
+        };
+        let mut scratch = Scratch::default();
+        let result = (|| -> schema::Result<()> {
+            while !shared.stop.load(Ordering::Relaxed) {
+                let k = shared.next.fetch_add(1, Ordering::Relaxed);
+                if k >= total {
+                    break;
+                }
+                let block = opts.shard.index + k * opts.shard.count;
+                w.digest = Digest::default();
+                g.emit_block(&plan, block, &mut scratch, &mut w)?;
+                let d = block_digest(block, &w.digest);
+                {
+                    let mut sum = shared.digest.lock().expect("digest lock");
+                    *sum = sum.wrapping_add(d);
+                }
+                let done = shared.done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress.blocks(done, total);
+            }
+            w.flush_all()
+        })();
+        if let Err(e) = result {
+            shared.stop.store(true, Ordering::Relaxed);
+            let message = w.failure.take().unwrap_or_else(|| e.to_string());
+            shared.error.lock().expect("error lock").get_or_insert(message);
+        }
+    });
+    progress.finish();
+    let stats = |t: Table| TableStats {
+        rows: shared.rows[t.index()].load(Ordering::Relaxed),
+        cells: shared.cells[t.index()].load(Ordering::Relaxed),
+        bytes: shared.bytes[t.index()].load(Ordering::Relaxed),
+    };
+    Ok(Outcome {
+        tables: tables.iter().map(|&t| (t, stats(t))).collect(),
+        blocks_done: shared.done.load(Ordering::Relaxed),
+        blocks_total: total,
+        plan_time,
+        write_time: write_started.elapsed(),
+        digest: *shared.digest.lock().expect("digest lock"),
+        celebrities: plan.celebrities().len(),
+        error: shared.error.into_inner().expect("error lock"),
+    })
+}
+
+/// The digest of every row mutation of `shard`, computed without a store on `threads`
+/// workers: equal to a load's [`Outcome::digest`].
+pub fn digest(g: &Generator, shard: Shard, threads: usize) -> schema::Result<u128> {
+    struct Hash(Digest);
+    impl Sink for Hash {
+        fn row(&mut self, t: Table, row: RowMutation) -> schema::Result<()> {
+            digest_row(&mut self.0, t, &row);
+            Ok(())
+        }
+    }
+    use rayon::prelude::*;
+    let plan = plan(g, threads);
+    let blocks: Vec<u64> = shard.blocks(g.blocks()).collect();
+    pool(threads).install(|| {
+        blocks
+            .par_iter()
+            .map_init(Scratch::default, |scratch, &b| {
+                let mut h = Hash(Digest::default());
+                g.emit_block(&plan, b, scratch, &mut h)?;
+                Ok(block_digest(b, &h.0))
+            })
+            .try_reduce(|| 0u128, |a, b| Ok(a.wrapping_add(b)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_blocks() {
+        for total in [0u64, 1, 2, 7, 100] {
+            for count in 1..=5u64 {
+                let mut all: Vec<u64> = (0..count)
+                    .flat_map(|index| Shard { index, count }.blocks(total))
+                    .collect();
+                let lens: u64 = (0..count).map(|index| Shard { index, count }.len(total)).sum();
+                all.sort_unstable();
+                assert_eq!(all, (0..total).collect::<Vec<_>>());
+                assert_eq!(lens, total);
+            }
+        }
+        assert_eq!("2/3".parse::<Shard>(), Ok(Shard { index: 1, count: 3 }));
+        for bad in ["0/3", "4/3", "1/0", "x", "1/", "/2", "1/2/3"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+}

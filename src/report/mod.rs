@@ -1,0 +1,5 @@
+//! What tallrow prints and writes for people: aligned text tables and number formats.
+
+mod text;
+
+pub use text::{TextTable, thousands};

@@ -1,0 +1,95 @@
+//! Where in a TOML file a field is: dotted paths to line and column, and back.
+
+use std::ops::Range;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// 1-based line and column (in characters) of a byte offset.
+pub(super) fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(src.len());
+    while !src.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &src[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// The byte span of the value at a dotted path (`data.follows.mean`, `run.mix.publish`), or of
+/// the deepest table on the path that exists.
+pub(super) fn span_of(src: &str, path: &str) -> Option<Range<usize>> {
+    let root = DeTable::parse(src).ok()?;
+    let mut span = root.span();
+    let mut table: &DeTable = root.get_ref();
+    for part in path.split('.') {
+        let Some(value) = table.get(part) else { break };
+        span = value.span();
+        match value.get_ref() {
+            DeValue::Table(t) => table = t,
+            _ => break,
+        }
+    }
+    Some(span)
+}
+
+/// The dotted path of the innermost key or value that contains `at`. Every table is searched,
+/// since a table's own span covers its header, not the keys under it.
+pub(super) fn path_at(src: &str, at: usize) -> Option<String> {
+    let root = DeTable::parse(src).ok()?;
+    let mut best = Vec::new();
+    walk(root.get_ref(), at, &mut Vec::new(), &mut best);
+    (!best.is_empty()).then(|| best.join("."))
+}
+
+fn inside(s: Range<usize>, at: usize) -> bool {
+    s.start <= at && at < s.end.max(s.start + 1)
+}
+
+fn walk(table: &DeTable, at: usize, path: &mut Vec<String>, best: &mut Vec<String>) {
+    for (key, value) in table.iter() {
+        path.push(key.get_ref().to_string());
+        if (inside(key.span(), at) || inside(value.span(), at)) && path.len() > best.len() {
+            *best = path.clone();
+        }
+        descend(value, at, path, best);
+        path.pop();
+    }
+}
+
+fn descend(value: &Spanned<DeValue>, at: usize, path: &mut Vec<String>, best: &mut Vec<String>) {
+    match value.get_ref() {
+        DeValue::Table(t) => walk(t, at, path, best),
+        DeValue::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(i.to_string());
+                if inside(item.span(), at) && path.len() > best.len() {
+                    *best = path.clone();
+                }
+                descend(item, at, path, best);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = "name = \"x\"\n[data]\nusers = 5\n[data.follows]\nmean = 3.5\n[run.mix]\npublish = 2\n";
+
+    #[test]
+    fn paths_and_positions_agree() {
+        let span = span_of(SRC, "data.follows.mean").unwrap();
+        assert_eq!(&SRC[span.clone()], "3.5");
+        assert_eq!(line_col(SRC, span.start), (5, 8));
+        assert_eq!(path_at(SRC, span.start).as_deref(), Some("data.follows.mean"));
+        let span = span_of(SRC, "run.mix.publish").unwrap();
+        assert_eq!(line_col(SRC, span.start), (7, 11));
+        // A missing key points at the deepest table that exists.
+        let span = span_of(SRC, "data.posts.per_month").unwrap();
+        assert_eq!(line_col(SRC, span.start).0, 2);
+    }
+}

@@ -1,0 +1,291 @@
+//! Workload files: the TOML model, validated into a typed form with errors that name the
+//! file, line, column and field. `workloads/README.md` documents every field.
+
+mod locate;
+mod op;
+mod raw;
+mod validate;
+
+pub use op::{Needs, Op};
+
+use crate::keys::KeyOptions;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A workload file that cannot be used: where, which field, what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The file could not be read.
+    #[error("cannot read {}: {reason}", file.display())]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// The file is not a valid workload.
+    #[error("{}:{line}:{column}: {}{message}", file.display(), field.as_ref().map(|f| format!("{f}: ")).unwrap_or_default())]
+    Invalid {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// Dotted path of the field, when the problem has one.
+        field: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A validated workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Workload {
+    /// Name: report folders and the default data directory use it.
+    pub name: String,
+    /// The random seed every generated value derives from.
+    pub seed: u64,
+    /// The data shape.
+    pub data: Data,
+    /// Key-design variants.
+    pub keys: Keys,
+    /// Microblog settings.
+    pub microblog: Microblog,
+    /// The load phase.
+    pub load: Load,
+    /// The run phase.
+    pub run: Run,
+}
+
+/// The shape of the synthetic data.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Data {
+    /// Number of users, ids 1 to `users`.
+    pub users: u64,
+    /// Start of the time span (epoch ms).
+    pub start_ms: i64,
+    /// Length of the time span (ms).
+    pub span_ms: i64,
+    /// The follow graph, when the workload has one.
+    pub follows: Option<Follows>,
+    /// Microblog posts.
+    pub posts: Option<Posts>,
+    /// User actions.
+    pub actions: Option<Actions>,
+    /// Blog articles.
+    pub articles: Option<Articles>,
+    /// Series points.
+    pub series: Option<Series>,
+}
+
+/// The follow graph.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Follows {
+    /// Mean followees per user (the effective value when the file leaves it to the rule).
+    pub mean: f64,
+    /// Spread (lognormal sigma) of followees per user.
+    pub degree_sigma: f64,
+    /// Most followees a user has.
+    pub max_followees: u32,
+    /// Most followers a user has (absolute, from the file's fraction of users).
+    pub max_followers: u64,
+    /// Exponent of the Zipf draw over the popularity ranking.
+    pub zipf_exponent: f64,
+    /// Share of follows to users with nearby ids.
+    pub community_share: f64,
+    /// Half-width of the community window, in ids.
+    pub community_window: u64,
+    /// Share of follows to uniformly drawn users.
+    pub uniform_share: f64,
+}
+
+/// Microblog posts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Posts {
+    /// Mean posts per user per month, for a user of mean degree.
+    pub per_month: f64,
+    /// Shortest post, in characters.
+    pub min_chars: u32,
+    /// Longest ordinary post.
+    pub max_chars: u32,
+    /// Share of long posts.
+    pub long_share: f64,
+    /// Longest long post.
+    pub long_max_chars: u32,
+}
+
+/// User actions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Actions {
+    /// Mean actions per user.
+    pub per_user: f64,
+    /// Probability of the newest candidate post at each step of the "latest" draw.
+    pub latest: f64,
+    /// Mean delay from a post to an action on it, in hours.
+    pub delay_hours: f64,
+    /// Action names.
+    pub verbs: Vec<String>,
+}
+
+/// Blog articles.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Articles {
+    /// Mean articles per user.
+    pub per_user: f64,
+    /// Number of categories.
+    pub categories: u32,
+    /// Zipf exponent of category popularity.
+    pub category_zipf: f64,
+    /// Median body size in bytes.
+    pub size_median: u32,
+    /// Lognormal sigma of the body size.
+    pub size_sigma: f64,
+    /// Share of articles updated after posting.
+    pub update_share: f64,
+}
+
+/// Series points.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Series {
+    /// Mean points per user over the span.
+    pub per_user: f64,
+}
+
+/// Key-design variants per design.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Keys {
+    /// `useractions` rows.
+    #[serde(serialize_with = "as_text")]
+    pub actions: KeyOptions,
+    /// `weibo:content` rows.
+    #[serde(serialize_with = "as_text")]
+    pub weibo: KeyOptions,
+    /// `blog` rows.
+    #[serde(serialize_with = "as_text")]
+    pub blog: KeyOptions,
+    /// `series` rows.
+    #[serde(serialize_with = "as_text")]
+    pub series: KeyOptions,
+}
+
+fn as_text<S: serde::Serializer>(v: &KeyOptions, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+/// Microblog settings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Microblog {
+    /// The inbox family's VERSIONS.
+    pub inbox_versions: u32,
+    /// Producers with more followers than this are not fanned out on write; `None`: all are.
+    pub celebrity_threshold: Option<u64>,
+}
+
+/// The load phase.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Load {
+    /// Rows per store call.
+    pub batch: usize,
+    /// Worker threads; 0 uses every core.
+    pub threads: usize,
+}
+
+/// How a run schedules operations under a target rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced.
+    Fixed,
+    /// Exponential gaps.
+    Poisson,
+}
+
+/// How a run picks users.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Skew {
+    /// Zipf over the popularity ranking.
+    Zipf,
+    /// Newest (highest) ids most often.
+    Latest,
+    /// Every user alike.
+    Uniform,
+}
+
+/// The run phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Run {
+    /// Worker threads; 0 uses every core.
+    pub threads: usize,
+    /// How long to measure (after warm-up), unless `ops` is set.
+    pub duration: Duration,
+    /// Stop after this many measured operations.
+    pub ops: Option<u64>,
+    /// Target operations per second (open loop); `None`: closed loop.
+    pub rate: Option<f64>,
+    /// Schedule under a target rate.
+    pub arrival: Arrival,
+    /// Unmeasured time before measuring.
+    pub warmup: Duration,
+    /// How users are picked.
+    pub skew: Skew,
+    /// Exponent of the Zipf user pick.
+    pub skew_exponent: f64,
+    /// Operation weights, positive only.
+    pub mix: Vec<(Op, f64)>,
+}
+
+impl Workload {
+    /// Reads and validates a workload file.
+    pub fn from_file(path: &Path) -> Result<Workload, Error> {
+        let src = std::fs::read_to_string(path).map_err(|e| Error::Read {
+            file: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Workload::from_str(path, &src)
+    }
+
+    /// Validates a workload's text; `path` names it in errors.
+    pub fn from_str(path: &Path, src: &str) -> Result<Workload, Error> {
+        let at = |offset: usize, field: Option<String>, message: String| {
+            let (line, column) = locate::line_col(src, offset);
+            Error::Invalid {
+                file: path.to_path_buf(),
+                line,
+                column,
+                field,
+                message,
+            }
+        };
+        let raw: raw::Workload = toml::from_str(src).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            let field = locate::path_at(src, offset);
+            at(offset, field, e.message().trim().replace('\n', " "))
+        })?;
+        validate::workload(raw).map_err(|(field, message)| {
+            let offset = locate::span_of(src, &field).map_or(0, |s| s.start);
+            at(offset, Some(field), message)
+        })
+    }
+
+    /// The data directory of the embedded backend when `--backend` names none.
+    pub fn default_data_dir(&self) -> PathBuf {
+        PathBuf::from("data").join(&self.name)
+    }
+
+    /// A digest of everything that decides the generated data (seed, shape, keys, microblog
+    /// settings), as 32 hex digits: equal digests, equal data.
+    pub fn data_digest(&self) -> String {
+        let shape = serde_json::to_vec(&(&self.seed, &self.data, &self.keys, &self.microblog)).expect("serializable");
+        let mut d = crate::generate::Digest::default();
+        d.write(&shape);
+        d.hex()
+    }
+
+    /// The end of the time span (epoch ms, exclusive).
+    pub fn end_ms(&self) -> i64 {
+        self.data.start_ms + self.data.span_ms
+    }
+}

@@ -1,0 +1,162 @@
+//! The operations a run's mix can weigh, by the names workload files use.
+
+use serde::Serialize;
+
+/// One kind of operation of the run phase; each is a DAO call on existing data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Home timeline, first page (push, celebrity posts merged at read).
+    Timeline,
+    /// Home timeline, a later page.
+    TimelineLater,
+    /// A user's own posts.
+    OwnPosts,
+    /// An action page by offset, at a geometric page depth.
+    ActionsOffset,
+    /// An action page by cursor, at a geometric page depth.
+    ActionsCursor,
+    /// A user's actions in a time range.
+    ActionsRange,
+    /// A user's series points in a time range.
+    SeriesRange,
+    /// A page of a user's followers.
+    Followers,
+    /// A page of the users a user follows.
+    Followees,
+    /// A user's articles in one category.
+    Category,
+    /// Publish a post, with fan-out.
+    Publish,
+    /// Record an action.
+    ActionWrite,
+    /// Follow a user.
+    Follow,
+    /// Unfollow a user.
+    Unfollow,
+    /// Post an article.
+    ArticlePost,
+    /// Update an article.
+    ArticleUpdate,
+    /// Delete an article.
+    ArticleDelete,
+}
+
+/// The data an operation needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// `[data.follows]`.
+    Follows,
+    /// `[data.posts]`.
+    Posts,
+    /// `[data.actions]`.
+    Actions,
+    /// `[data.articles]`.
+    Articles,
+    /// `[data.series]`.
+    Series,
+}
+
+impl Op {
+    /// Every operation, in report order.
+    pub const ALL: [Op; 17] = [
+        Op::Timeline,
+        Op::TimelineLater,
+        Op::OwnPosts,
+        Op::ActionsOffset,
+        Op::ActionsCursor,
+        Op::ActionsRange,
+        Op::SeriesRange,
+        Op::Followers,
+        Op::Followees,
+        Op::Category,
+        Op::Publish,
+        Op::ActionWrite,
+        Op::Follow,
+        Op::Unfollow,
+        Op::ArticlePost,
+        Op::ArticleUpdate,
+        Op::ArticleDelete,
+    ];
+
+    /// The name in workload files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Timeline => "timeline",
+            Op::TimelineLater => "timeline_later",
+            Op::OwnPosts => "own_posts",
+            Op::ActionsOffset => "actions_offset",
+            Op::ActionsCursor => "actions_cursor",
+            Op::ActionsRange => "actions_range",
+            Op::SeriesRange => "series_range",
+            Op::Followers => "followers",
+            Op::Followees => "followees",
+            Op::Category => "category",
+            Op::Publish => "publish",
+            Op::ActionWrite => "action_write",
+            Op::Follow => "follow",
+            Op::Unfollow => "unfollow",
+            Op::ArticlePost => "article_post",
+            Op::ArticleUpdate => "article_update",
+            Op::ArticleDelete => "article_delete",
+        }
+    }
+
+    /// The operation of a name.
+    pub fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// The data section the operation works on.
+    pub fn needs(self) -> Needs {
+        match self {
+            Op::Timeline | Op::TimelineLater | Op::Followers | Op::Followees | Op::Follow | Op::Unfollow => {
+                Needs::Follows
+            }
+            Op::OwnPosts | Op::Publish => Needs::Posts,
+            Op::ActionsOffset | Op::ActionsCursor | Op::ActionsRange | Op::ActionWrite => Needs::Actions,
+            Op::Category | Op::ArticlePost | Op::ArticleUpdate | Op::ArticleDelete => Needs::Articles,
+            Op::SeriesRange => Needs::Series,
+        }
+    }
+
+    /// Whether the operation writes.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Op::Publish
+                | Op::ActionWrite
+                | Op::Follow
+                | Op::Unfollow
+                | Op::ArticlePost
+                | Op::ArticleUpdate
+                | Op::ArticleDelete
+        )
+    }
+}
+
+impl Needs {
+    /// The section's name in workload files.
+    pub fn section(self) -> &'static str {
+        match self {
+            Needs::Follows => "data.follows",
+            Needs::Posts => "data.posts",
+            Needs::Actions => "data.actions",
+            Needs::Articles => "data.articles",
+            Needs::Series => "data.series",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for op in Op::ALL {
+            assert_eq!(Op::from_name(op.name()), Some(op));
+        }
+        assert_eq!(Op::from_name("timelines"), None);
+    }
+}

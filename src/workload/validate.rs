@@ -1,0 +1,465 @@
+//! Raw workload to typed workload: defaults filled in, every value range-checked. An error is
+//! the dotted path of the field and what is wrong with it.
+
+use super::{
+    Actions, Arrival, Articles, Data, Follows, Keys, Load, Microblog, Op, Posts, Run, Series, Skew, Workload, raw,
+};
+use crate::keys::{KeyOptions, Order, Salt};
+use std::time::Duration;
+
+type Result<T> = std::result::Result<T, (String, String)>;
+
+fn bad<T>(field: &str, message: impl Into<String>) -> Result<T> {
+    Err((field.to_string(), message.into()))
+}
+
+/// The value or its default, checked to lie in `[lo, hi]`.
+fn num<T: PartialOrd + Copy + std::fmt::Display>(field: &str, v: Option<T>, default: T, lo: T, hi: T) -> Result<T> {
+    let v = v.unwrap_or(default);
+    if v.partial_cmp(&lo).is_none_or(|o| o.is_lt()) || v.partial_cmp(&hi).is_none_or(|o| o.is_gt()) {
+        return bad(field, format!("must be between {lo} and {hi}, got {v}"));
+    }
+    Ok(v)
+}
+
+/// The LDBC Facebook-like rule for the mean degree of a network of `n` persons:
+/// `n^(0.512 - 0.028 log10 n)` (about 40 at 10k, about 116 at 1M).
+pub(super) fn ldbc_mean_degree(n: u64) -> f64 {
+    let n = n.max(2) as f64;
+    n.powf(0.512 - 0.028 * n.log10())
+}
+
+const MS_PER_DAY: i64 = 86_400_000;
+
+pub(super) fn workload(w: raw::Workload) -> Result<Workload> {
+    if w.name.is_empty()
+        || w.name.len() > 64
+        || !w.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        || w.name.starts_with('.')
+    {
+        return bad(
+            "name",
+            format!(
+                "{:?} must be 1 to 64 characters of letters, digits, '-', '_' or '.'",
+                w.name
+            ),
+        );
+    }
+    let data = data(w.data)?;
+    let keys = keys(w.keys)?;
+    let mb = w.microblog.unwrap_or(raw::Microblog {
+        inbox_versions: None,
+        celebrity_threshold: None,
+    });
+    let microblog = Microblog {
+        inbox_versions: num("microblog.inbox_versions", mb.inbox_versions, 3, 1, 1000)?,
+        celebrity_threshold: match mb.celebrity_threshold.unwrap_or(10_000) {
+            0 => None,
+            t => Some(t),
+        },
+    };
+    let l = w.load.unwrap_or(raw::Load {
+        batch: None,
+        threads: None,
+    });
+    let load = Load {
+        batch: num("load.batch", l.batch, 1000, 1, 100_000)? as usize,
+        threads: num("load.threads", l.threads, 0, 0, 1024)? as usize,
+    };
+    let run = run(w.run, &data)?;
+    Ok(Workload {
+        name: w.name,
+        seed: w.seed,
+        data,
+        keys,
+        microblog,
+        load,
+        run,
+    })
+}
+
+fn data(d: raw::Data) -> Result<Data> {
+    let users = num("data.users", Some(d.users), 0, 1, 100_000_000)?;
+    let start_ms = match d.start {
+        None => 1_767_225_600_000, // 2026-01-01T00:00:00Z
+        Some(dt) => start(&dt)?,
+    };
+    let span_days = num("data.span_days", d.span_days, 90, 1, 3650)?;
+    let span_ms = i64::from(span_days) * MS_PER_DAY;
+    // Generated times stay in the past: unfollow and deletes act at the store's clock, and
+    // would not cover cells stamped in the future.
+    if start_ms + span_ms > crate::store::now_millis() {
+        return bad(
+            "data.start",
+            format!(
+                "the span ends at {}, in the future; generated data must lie in the past",
+                crate::date::iso(start_ms + span_ms)
+            ),
+        );
+    }
+    let follows = d.follows.map(|f| follows(f, users)).transpose()?;
+    let posts = d.posts.map(posts).transpose()?;
+    let actions = d.actions.map(actions).transpose()?;
+    if actions.is_some() && posts.is_none() {
+        return bad(
+            "data.actions",
+            "actions target posts: the workload needs a [data.posts] section",
+        );
+    }
+    let articles = d.articles.map(articles).transpose()?;
+    let series = d
+        .series
+        .map(|s| -> Result<Series> {
+            Ok(Series {
+                per_user: num("data.series.per_user", s.per_user, 200.0, 0.0, 100_000.0)?,
+            })
+        })
+        .transpose()?;
+    Ok(Data {
+        users,
+        start_ms,
+        span_ms,
+        follows,
+        posts,
+        actions,
+        articles,
+        series,
+    })
+}
+
+fn start(dt: &toml::value::Datetime) -> Result<i64> {
+    let Some(date) = dt.date else {
+        return bad(
+            "data.start",
+            "must be a date or a date and time, e.g. 2026-01-01T00:00:00Z",
+        );
+    };
+    if !(1970..=2200).contains(&date.year) {
+        return bad(
+            "data.start",
+            format!("year must be between 1970 and 2200, got {}", date.year),
+        );
+    }
+    let days = crate::date::days_from_civil(i64::from(date.year), u32::from(date.month), u32::from(date.day));
+    let mut ms = days * MS_PER_DAY;
+    if let Some(t) = dt.time {
+        ms += i64::from(t.hour) * 3_600_000
+            + i64::from(t.minute) * 60_000
+            + i64::from(t.second.unwrap_or(0)) * 1000
+            + i64::from(t.nanosecond.unwrap_or(0) / 1_000_000);
+    }
+    if let Some(toml::value::Offset::Custom { minutes }) = dt.offset {
+        ms -= i64::from(minutes) * 60_000;
+    }
+    Ok(ms)
+}
+
+fn follows(f: raw::Follows, users: u64) -> Result<Follows> {
+    let max_followees = num("data.follows.max_followees", f.max_followees, 1000, 1, 100_000)?;
+    let rule = ldbc_mean_degree(users).min(f64::from(max_followees));
+    let mean = num("data.follows.mean", f.mean, rule, 0.0, f64::from(max_followees))?;
+    let fraction = num("data.follows.max_followers", f.max_followers, 0.2, 0.0, 1.0)?;
+    if fraction == 0.0 {
+        return bad(
+            "data.follows.max_followers",
+            "must be above 0 (a fraction of the users)",
+        );
+    }
+    let community_share = num("data.follows.community_share", f.community_share, 0.3, 0.0, 1.0)?;
+    let uniform_share = num("data.follows.uniform_share", f.uniform_share, 0.1, 0.0, 1.0)?;
+    if community_share + uniform_share > 1.0 {
+        return bad(
+            "data.follows.uniform_share",
+            format!(
+                "community_share + uniform_share must be at most 1, got {}",
+                community_share + uniform_share
+            ),
+        );
+    }
+    Ok(Follows {
+        mean,
+        degree_sigma: num("data.follows.degree_sigma", f.degree_sigma, 1.0, 0.0, 3.0)?,
+        max_followees,
+        max_followers: ((fraction * users as f64).ceil() as u64).max(1),
+        zipf_exponent: num("data.follows.zipf_exponent", f.zipf_exponent, 0.7, 0.01, 3.0)?,
+        community_share,
+        community_window: u64::from(num(
+            "data.follows.community_window",
+            f.community_window,
+            100,
+            1,
+            1_000_000,
+        )?),
+        uniform_share,
+    })
+}
+
+fn posts(p: raw::Posts) -> Result<Posts> {
+    let min_chars = num("data.posts.min_chars", p.min_chars, 85, 1, 100_000)?;
+    let max_chars = num("data.posts.max_chars", p.max_chars, 250, min_chars, 100_000)?;
+    Ok(Posts {
+        per_month: num("data.posts.per_month", p.per_month, 4.0, 0.0, 10_000.0)?,
+        min_chars,
+        max_chars,
+        long_share: num("data.posts.long_share", p.long_share, 0.01, 0.0, 1.0)?,
+        long_max_chars: num(
+            "data.posts.long_max_chars",
+            p.long_max_chars,
+            2000,
+            max_chars,
+            1_000_000,
+        )?,
+    })
+}
+
+fn actions(a: raw::Actions) -> Result<Actions> {
+    let verbs = a
+        .verbs
+        .unwrap_or_else(|| ["view", "like", "comment", "share"].map(String::from).to_vec());
+    if verbs.is_empty() {
+        return bad("data.actions.verbs", "must name at least one action");
+    }
+    if let Some(v) = verbs
+        .iter()
+        .find(|v| v.is_empty() || v.len() > 64 || v.contains(char::is_whitespace))
+    {
+        return bad(
+            "data.actions.verbs",
+            format!("{v:?} must be 1 to 64 characters without spaces"),
+        );
+    }
+    let latest = num("data.actions.latest", a.latest, 0.3, 0.0, 1.0)?;
+    if latest == 0.0 {
+        return bad("data.actions.latest", "must be above 0");
+    }
+    Ok(Actions {
+        per_user: num("data.actions.per_user", a.per_user, 20.0, 0.0, 100_000.0)?,
+        latest,
+        delay_hours: num("data.actions.delay_hours", a.delay_hours, 24.0, 0.0, 10_000.0)?,
+        verbs,
+    })
+}
+
+fn articles(a: raw::Articles) -> Result<Articles> {
+    Ok(Articles {
+        per_user: num("data.articles.per_user", a.per_user, 2.0, 0.0, 10_000.0)?,
+        categories: num("data.articles.categories", a.categories, 16, 1, 1_000_000)?,
+        category_zipf: num("data.articles.category_zipf", a.category_zipf, 1.0, 0.0, 3.0)?,
+        size_median: num("data.articles.size_median", a.size_median, 1500, 1, 1_000_000)?,
+        size_sigma: num("data.articles.size_sigma", a.size_sigma, 0.7, 0.0, 3.0)?,
+        update_share: num("data.articles.update_share", a.update_share, 0.2, 0.0, 1.0)?,
+    })
+}
+
+fn keys(k: Option<raw::Keys>) -> Result<Keys> {
+    let k = k.unwrap_or(raw::Keys {
+        actions: None,
+        weibo: None,
+        blog: None,
+        series: None,
+    });
+    Ok(Keys {
+        actions: variant("keys.actions", k.actions, KeyOptions::SEED)?,
+        weibo: variant("keys.weibo", k.weibo, KeyOptions::SEED)?,
+        blog: variant("keys.blog", k.blog, KeyOptions::BLOG_SEED)?,
+        series: variant("keys.series", k.series, KeyOptions::SEED)?,
+    })
+}
+
+fn variant(field: &str, v: Option<raw::Variant>, seed: KeyOptions) -> Result<KeyOptions> {
+    let Some(v) = v else { return Ok(seed) };
+    let mut opts = seed;
+    if let Some(order) = v.order {
+        opts.order = match order.as_str() {
+            "reverse" => Order::Reverse,
+            "forward" => Order::Forward,
+            other => {
+                return bad(
+                    &format!("{field}.order"),
+                    format!("{other:?} is not \"reverse\" or \"forward\""),
+                );
+            }
+        };
+    }
+    if let Some(salt) = v.salt {
+        let path = format!("{field}.salt");
+        opts.salt = match salt {
+            raw::Salt::Name(s) if s == "none" => Salt::None,
+            raw::Salt::Name(s) if s == "hash" => Salt::Hash,
+            raw::Salt::Name(s) => return bad(&path, format!("{s:?} is not \"none\", \"hash\" or a bucket count")),
+            raw::Salt::Buckets(n) if (1..=256).contains(&n) => Salt::Buckets(n as u16),
+            raw::Salt::Buckets(n) => return bad(&path, format!("bucket count must be between 1 and 256, got {n}")),
+        };
+    }
+    Ok(opts)
+}
+
+/// `500ms`, `30s`, `5m`, `1h`.
+fn duration(field: &str, text: &str) -> Result<Duration> {
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (n, unit) = text.split_at(split);
+    let n: u64 = match n.parse() {
+        Ok(n) => n,
+        Err(_) => return bad(field, format!("{text:?} is not a duration like 500ms, 30s, 5m or 1h")),
+    };
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        _ => return bad(field, format!("{text:?} is not a duration like 500ms, 30s, 5m or 1h")),
+    };
+    if d > Duration::from_secs(7 * 24 * 3600) {
+        return bad(field, format!("{text:?} is longer than a week"));
+    }
+    Ok(d)
+}
+
+fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
+    let r = r.unwrap_or(raw::Run {
+        threads: None,
+        duration: None,
+        ops: None,
+        rate: None,
+        arrival: None,
+        warmup: None,
+        skew: None,
+        skew_exponent: None,
+        mix: None,
+    });
+    let dur = match &r.duration {
+        Some(t) => duration("run.duration", t)?,
+        None => Duration::from_secs(60),
+    };
+    if dur.is_zero() && r.ops.is_none() {
+        return bad("run.duration", "must be above zero unless run.ops is set");
+    }
+    if r.ops == Some(0) {
+        return bad("run.ops", "must be at least 1");
+    }
+    let rate = match r.rate {
+        None => None,
+        Some(x) if x > 0.0 && x <= 10_000_000.0 => Some(x),
+        Some(x) => {
+            return bad(
+                "run.rate",
+                format!("must be above 0 and at most 10000000 operations/s, got {x}"),
+            );
+        }
+    };
+    let arrival = match r.arrival.as_deref().unwrap_or("fixed") {
+        "fixed" => Arrival::Fixed,
+        "poisson" => Arrival::Poisson,
+        other => return bad("run.arrival", format!("{other:?} is not \"fixed\" or \"poisson\"")),
+    };
+    let skew = match r.skew.as_deref().unwrap_or("zipf") {
+        "zipf" => Skew::Zipf,
+        "latest" => Skew::Latest,
+        "uniform" => Skew::Uniform,
+        other => {
+            return bad(
+                "run.skew",
+                format!("{other:?} is not \"zipf\", \"latest\" or \"uniform\""),
+            );
+        }
+    };
+    let mix = match r.mix {
+        Some(m) => {
+            let mut out = Vec::new();
+            for (name, weight) in m {
+                let field = format!("run.mix.{name}");
+                let Some(op) = Op::from_name(&name) else {
+                    let known: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+                    return bad(&field, format!("unknown operation; known: {}", known.join(", ")));
+                };
+                if !(0.0..=1e6).contains(&weight) {
+                    return bad(&field, format!("weight must be between 0 and 1000000, got {weight}"));
+                }
+                if weight > 0.0 {
+                    if !has(data, op.needs()) {
+                        return bad(&field, format!("needs a [{}] section", op.needs().section()));
+                    }
+                    out.push((op, weight));
+                }
+            }
+            if out.is_empty() {
+                return bad("run.mix", "needs at least one operation with a positive weight");
+            }
+            out.sort_by_key(|(op, _)| *op);
+            out
+        }
+        None => default_mix(data),
+    };
+    if mix.is_empty() {
+        return bad("run.mix", "the workload's data supports no operation");
+    }
+    Ok(Run {
+        threads: num("run.threads", r.threads, 0, 0, 4096)? as usize,
+        duration: dur,
+        ops: r.ops,
+        rate,
+        arrival,
+        warmup: match &r.warmup {
+            Some(t) => duration("run.warmup", t)?,
+            None => Duration::from_secs(5),
+        },
+        skew,
+        skew_exponent: num("run.skew_exponent", r.skew_exponent, 0.99, 0.01, 3.0)?,
+        mix,
+    })
+}
+
+fn has(data: &Data, needs: super::Needs) -> bool {
+    use super::Needs;
+    match needs {
+        Needs::Follows => data.follows.is_some() && data.posts.is_some(),
+        Needs::Posts => data.posts.is_some(),
+        Needs::Actions => data.actions.is_some(),
+        Needs::Articles => data.articles.is_some(),
+        Needs::Series => data.series.is_some(),
+    }
+}
+
+/// A read-mostly mix over whatever data the workload has.
+fn default_mix(data: &Data) -> Vec<(Op, f64)> {
+    let weights = [
+        (Op::Timeline, 20.0),
+        (Op::TimelineLater, 5.0),
+        (Op::OwnPosts, 5.0),
+        (Op::ActionsOffset, 8.0),
+        (Op::ActionsCursor, 8.0),
+        (Op::ActionsRange, 5.0),
+        (Op::SeriesRange, 5.0),
+        (Op::Followers, 3.0),
+        (Op::Followees, 3.0),
+        (Op::Category, 5.0),
+        (Op::Publish, 3.0),
+        (Op::ActionWrite, 5.0),
+        (Op::Follow, 1.0),
+        (Op::Unfollow, 0.5),
+        (Op::ArticlePost, 1.0),
+        (Op::ArticleUpdate, 0.5),
+        (Op::ArticleDelete, 0.2),
+    ];
+    weights.into_iter().filter(|(op, _)| has(data, op.needs())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ldbc_rule_matches_its_published_points() {
+        assert!((ldbc_mean_degree(10_000) - 39.8).abs() < 0.5);
+        assert!((ldbc_mean_degree(1_000_000) - 115.9).abs() < 0.5);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("f", "500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(duration("f", "2m").unwrap(), Duration::from_secs(120));
+        assert!(duration("f", "2 m").is_err());
+        assert!(duration("f", "s").is_err());
+        assert!(duration("f", "9999h").is_err());
+    }
+}

@@ -1,0 +1,194 @@
+//! `tallrow load` and `tallrow verify` through the real binary, and workload files with
+//! mistakes in them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tallrow::workload::{Error, Workload};
+
+fn tallrow(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        .current_dir(dir)
+        .env("CI", "1")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small.toml")
+}
+
+#[test]
+fn load_then_verify_on_the_embedded_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let wl = wl.to_str().unwrap();
+    let (ok, out, err) = tallrow(dir.path(), &["load", wl, "--threads", "2"]);
+    assert!(ok, "{out}{err}");
+    assert!(err.is_empty(), "no progress drawn outside a terminal: {err:?}");
+    assert!(
+        out.starts_with("loaded small (shard 1/1, 300 users) into embedded"),
+        "{out}"
+    );
+    for table in ["weibo:inbox", "useractions", "blog", "series", "total"] {
+        assert!(out.lines().any(|l| l.starts_with(table)), "{table} in {out}");
+    }
+    // The default data directory and the manifest.
+    assert!(dir.path().join("data/small").is_dir());
+    let manifests: Vec<_> = std::fs::read_dir(dir.path().join("reports")).unwrap().collect();
+    assert_eq!(manifests.len(), 1);
+    let text = std::fs::read_to_string(manifests[0].as_ref().unwrap().path()).unwrap();
+    let m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(m["status"], "complete");
+    assert_eq!(m["shard"], "1/1");
+    assert_eq!(m["seed"], 7);
+    assert!(m["backend"].as_str().unwrap().starts_with("embedded"));
+    assert_eq!(m["data_digest"].as_str().unwrap().len(), 32);
+    let rows = m["total"]["rows"].as_u64().unwrap();
+    assert!(rows > 10_000, "{rows}");
+
+    let (ok, out, err) = tallrow(dir.path(), &["verify", wl, "--sample", "30"]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.ends_with("OK: the store holds exactly the workload's data\n"),
+        "{out}"
+    );
+
+    // Verify against an empty store fails, one line on stderr, and says how much is missing.
+    let (ok, out, err) = tallrow(dir.path(), &["verify", wl, "--backend", "memory:", "--show", "3"]);
+    assert!(!ok);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("differences (3 shown"),
+        "{err}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("missing table ")).count(),
+        3,
+        "{out}"
+    );
+}
+
+#[test]
+fn shards_load_the_whole_between_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let wl = wl.to_str().unwrap();
+    for shard in ["1/2", "2/2"] {
+        let (ok, out, err) = tallrow(dir.path(), &["load", wl, "--shard", shard, "--batch", "500"]);
+        assert!(ok, "{out}{err}");
+        assert!(out.contains(&format!("(shard {shard}, 300 users)")), "{out}");
+    }
+    let (ok, out, err) = tallrow(dir.path(), &["verify", wl, "--sample", "10"]);
+    assert!(ok, "{out}{err}");
+    let (ok, _, err) = tallrow(dir.path(), &["load", wl, "--shard", "3/2"]);
+    assert!(!ok);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--shard") && err.contains("3/2"), "{err}");
+}
+
+fn invalid(src: &str) -> Error {
+    Workload::from_str(Path::new("w.toml"), src).unwrap_err()
+}
+
+fn at(e: &Error) -> (usize, usize, Option<&str>, &str) {
+    match e {
+        Error::Invalid {
+            line,
+            column,
+            field,
+            message,
+            ..
+        } => (*line, *column, field.as_deref(), message.as_str()),
+        other => panic!("not an invalid-workload error: {other}"),
+    }
+}
+
+const BASE: &str = "name = \"t\"\nseed = 1\n[data]\nusers = 10\n";
+
+#[test]
+fn workload_errors_name_file_line_column_and_field() {
+    let e = invalid(&format!("{BASE}[data.follows]\nmean = 4.0\nfolow_cap = 3\n"));
+    let (line, col, field, msg) = at(&e);
+    assert_eq!((line, col, field), (7, 1, Some("data.follows.folow_cap")));
+    assert!(msg.contains("unknown field `folow_cap`"), "{msg}");
+    assert!(
+        e.to_string()
+            .starts_with("w.toml:7:1: data.follows.folow_cap: unknown field"),
+        "{e}"
+    );
+
+    let e = invalid(&format!("{BASE}[data.follows]\nzipf_exponent = 9.5\n"));
+    assert_eq!(at(&e).0..=at(&e).1, 6..=17);
+    assert_eq!(at(&e).2, Some("data.follows.zipf_exponent"));
+    assert!(at(&e).3.contains("between 0.01 and 3, got 9.5"), "{e}");
+
+    let e = invalid("name = \"t\"\nseed = -4\n[data]\nusers = 10\n");
+    assert_eq!((at(&e).0, at(&e).2), (2, Some("seed")));
+
+    let e = invalid(&format!("{BASE}[run.mix]\ntimeline = 2\n"));
+    assert_eq!(at(&e).2, Some("run.mix.timeline"));
+    assert!(at(&e).3.contains("needs a [data.follows] section"), "{e}");
+
+    let e = invalid(&format!("{BASE}[run.mix]\nteleport = 1\n"));
+    assert!(at(&e).3.starts_with("unknown operation; known: timeline,"), "{e}");
+
+    let e = invalid(&format!("{BASE}[keys]\nblog = {{ salt = 300 }}\n"));
+    assert_eq!(at(&e).2, Some("keys.blog.salt"));
+
+    let e = invalid(&format!("{BASE}[data.actions]\nper_user = 3.0\n"));
+    assert_eq!(at(&e).2, Some("data.actions"));
+
+    let e = invalid("name = \"t\"\nseed = 1\n[data]\nusers = 10\nstart = 2100-01-01T00:00:00Z\n");
+    assert_eq!((at(&e).0, at(&e).2), (5, Some("data.start")));
+    assert!(at(&e).3.contains("in the future"), "{e}");
+
+    let e = invalid("name = \"t\"\nseed = 1\n[data\nusers = 10\n");
+    assert_eq!(at(&e).0, 3, "{e}");
+
+    let e = invalid("name = \"bad name\"\nseed = 1\n[data]\nusers = 10\n");
+    assert_eq!((at(&e).0, at(&e).2), (1, Some("name")));
+
+    let e = invalid("name = \"t\"\nseed = 1\n");
+    assert!(at(&e).3.contains("missing field `data`"), "{e}");
+}
+
+#[test]
+fn a_bad_workload_fails_the_binary_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, format!("{BASE}[data.series]\nper_user = -1.0\n")).unwrap();
+    let (ok, out, err) = tallrow(dir.path(), &["load", "bad.toml"]);
+    assert!(!ok);
+    assert!(out.is_empty());
+    assert_eq!(
+        err,
+        "error: bad.toml:6:12: data.series.per_user: must be between 0 and 100000, got -1\n"
+    );
+    assert!(!dir.path().join("data").exists(), "nothing created for a bad workload");
+    let (ok, _, err) = tallrow(dir.path(), &["verify", "missing.toml"]);
+    assert!(!ok);
+    assert!(err.starts_with("error: cannot read missing.toml: "), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn every_shipped_workload_is_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let w = Workload::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(Some(w.name.as_str()), path.file_stem().and_then(|s| s.to_str()));
+            names.push(w.name);
+        }
+    }
+    names.sort();
+    assert_eq!(names, ["actions", "blog", "capacity", "quickstart", "series", "social"]);
+}
