@@ -38,7 +38,7 @@ pub enum Command {
 pub struct Target {
     /// The workload file, e.g. workloads/quickstart.toml.
     pub workload: PathBuf,
-    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's) or memory:.
+    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's), memory:, or null: (discards writes).
     #[arg(long, value_name = "URL")]
     pub backend: Option<String>,
 }

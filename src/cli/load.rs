@@ -42,6 +42,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         &opts,
         started,
         finished,
+        g.plan_time().as_secs_f64(),
         &out,
     );
 
@@ -82,7 +83,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         thousands(w.data.users),
         store.identity(),
         secs,
-        out.plan_time.as_secs_f64(),
+        g.plan_time().as_secs_f64(),
         opts.threads,
         opts.batch
     )?;

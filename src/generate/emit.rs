@@ -1,7 +1,7 @@
 //! A block of users turned into the row mutations of every table, through the schema layer's
 //! builders: what the loader writes, what the determinism test digests.
 
-use super::{Follow, Generator, Plan};
+use super::{Follow, Generator};
 use crate::schema::{self, actions, blog, microblog, series};
 use crate::store::{Mutation, RowMutation, TableDescriptor};
 use std::collections::HashSet;
@@ -114,17 +114,18 @@ impl Generator {
     }
 
     /// Every row mutation of the users of block `b`, user by user.
-    pub fn emit_block(&self, plan: &Plan, b: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
+    pub fn emit_block(&self, b: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
         for uid in self.block_users(b) {
-            self.emit_user(plan, uid, s, sink)?;
+            self.emit_user(uid, s, sink)?;
         }
         Ok(())
     }
 
     /// Every row mutation of user `uid`: its own rows, and the `fans` cells its follows put
     /// into its followees' relation rows.
-    pub fn emit_user(&self, plan: &Plan, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
+    pub fn emit_user(&self, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
         let w = self.workload();
+        let plan = self.plan();
         let keys = w.keys;
         let start = w.data.start_ms;
         let microblog_on = w.data.follows.is_some() || w.data.posts.is_some();

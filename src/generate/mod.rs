@@ -22,6 +22,7 @@ use crate::workload::Workload;
 use rng::{Kind, Rng, Stream};
 use std::collections::HashSet;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Users per block: the unit of parallel work and of sharding.
 pub const BLOCK: u64 = 256;
@@ -35,7 +36,6 @@ const F_DEGREE: u64 = 1;
 const F_CHOICE: u64 = 2;
 const F_TARGET: u64 = 3;
 const F_TIME: u64 = 4;
-const F_VISIBLE: u64 = 5;
 const F_COUNT: u64 = 1;
 const F_STAMP: u64 = 2;
 const F_LENGTH: u64 = 3;
@@ -60,7 +60,8 @@ pub struct Generator {
     popularity: Scramble,
     follow_zipf: Zipf,
     category_zipf: Zipf,
-    visibility_salt: u64,
+    plan: Arc<Plan>,
+    plan_time: std::time::Duration,
 }
 
 impl Generator {
@@ -74,14 +75,29 @@ impl Generator {
             .articles
             .as_ref()
             .map_or((1, 1.0), |a| (u64::from(a.categories), a.category_zipf));
-        Generator {
+        let mut g = Generator {
             w: w.clone(),
             rng,
             popularity: Scramble::new(users, rng.stream(Kind::User, 0, 0).u64(0)),
             follow_zipf: Zipf::new(users, exponent),
             category_zipf: Zipf::new(categories, cat_s),
-            visibility_salt: rng.stream(Kind::Follow, 0, F_VISIBLE).u64(0),
-        }
+            plan: Arc::new(Plan::empty()),
+            plan_time: std::time::Duration::ZERO,
+        };
+        let started = std::time::Instant::now();
+        g.plan = Arc::new(Plan::build(&g));
+        g.plan_time = started.elapsed();
+        g
+    }
+
+    /// Follower counts, follower caps and celebrities.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// How long counting followers took when the generator was made.
+    pub fn plan_time(&self) -> std::time::Duration {
+        self.plan_time
     }
 
     /// The workload.
@@ -139,19 +155,18 @@ impl Generator {
             .min(self.w.data.users - 1)
     }
 
-    /// Whether `uid` may follow `v`: each user can be followed only by the `max_followers`
-    /// users of a window at a per-user offset, which caps followers exactly.
-    fn visible(&self, uid: u64, v: u64, cap: u64) -> bool {
-        let n = self.w.data.users;
-        if cap >= n {
-            return true;
+    /// The users `uid` follows, in follow order, with follow times. `seen` is scratch space.
+    /// A user takes followers in id order up to the cap: a follow of a user whose cap was
+    /// reached by lower ids is dropped.
+    pub fn followees(&self, uid: u64, out: &mut Vec<Follow>, seen: &mut HashSet<u64>) {
+        self.followees_drawn(uid, out, seen);
+        if self.plan.has_cutoffs() {
+            out.retain(|f| self.plan.cutoff(f.target).is_none_or(|last| uid <= last));
         }
-        let offset = rng::mix(self.visibility_salt ^ v) % n;
-        (uid - 1 + offset) % n < cap
     }
 
-    /// The users `uid` follows, in follow order, with follow times. `seen` is scratch space.
-    pub fn followees(&self, uid: u64, out: &mut Vec<Follow>, seen: &mut HashSet<u64>) {
+    /// The follows `uid` draws, before follower caps.
+    pub(crate) fn followees_drawn(&self, uid: u64, out: &mut Vec<Follow>, seen: &mut HashSet<u64>) {
         out.clear();
         seen.clear();
         let Some(f) = &self.w.data.follows else { return };
@@ -182,7 +197,7 @@ impl Generator {
             } else {
                 self.popularity.apply(self.follow_zipf.sample(&target, k))
             };
-            if v == uid || !self.visible(uid, v, f.max_followers) || !seen.insert(v) {
+            if v == uid || !seen.insert(v) {
                 continue;
             }
             let at = start + time.below(out.len() as u64, span as u64) as i64;

@@ -39,7 +39,7 @@ fn follows_are_distinct_existing_users_within_the_caps() {
     );
     assert!(followers.values().all(|&n| n <= f.max_followers), "follower cap");
     // The plan counts the same followers.
-    let plan = Plan::build(&g);
+    let plan = g.plan();
     for uid in 1..=w.data.users {
         assert_eq!(plan.followers(uid), followers.get(&uid).copied().unwrap_or(0));
         let star = plan.followers(uid) > w.microblog.celebrity_threshold.unwrap();
@@ -120,4 +120,21 @@ fn values_do_not_depend_on_visiting_order() {
     };
     let users = g.workload().data.users;
     assert_eq!(collect((1..=users).collect()), collect((1..=users).rev().collect()));
+}
+
+#[test]
+fn a_tight_follower_cap_holds_without_starving_the_graph() {
+    let src = "name = \"t\"\nseed = 3\n[data]\nusers = 2000\n[data.follows]\nmean = 20.0\nmax_followers = 0.02\n";
+    let g = Generator::new(&Workload::from_str(Path::new("t.toml"), src).unwrap());
+    let plan = g.plan();
+    let cap = g.workload().data.follows.as_ref().unwrap().max_followers;
+    assert_eq!(cap, 40);
+    let counts: Vec<u64> = (1..=2000).map(|u| plan.followers(u)).collect();
+    let max = counts.iter().copied().max().unwrap();
+    assert!(
+        max <= cap && max > cap / 2,
+        "the head presses against the cap, none passes it: {max}"
+    );
+    let mean = counts.iter().sum::<u64>() as f64 / 2000.0;
+    assert!(mean > 17.0, "mean followees {mean}");
 }

@@ -16,6 +16,7 @@ pub fn write_manifest(
     opts: &Options,
     started_ms: i64,
     finished_ms: i64,
+    plan_seconds: f64,
     out: &Outcome,
 ) -> std::io::Result<PathBuf> {
     let secs = out.write_time.as_secs_f64();
@@ -48,7 +49,7 @@ pub fn write_manifest(
         "backend": backend,
         "started": crate::date::iso(started_ms),
         "finished": crate::date::iso(finished_ms),
-        "plan_seconds": out.plan_time.as_secs_f64(),
+        "plan_seconds": plan_seconds,
         "write_seconds": secs,
         "blocks_done": out.blocks_done,
         "blocks_total": out.blocks_total,

@@ -1,7 +1,8 @@
 //! The parallel bulk loader: creates a workload's tables, then streams its generated rows
 //! through the schema layer into a store, in batches, from a pool of workers that each claim
 //! blocks of users from an atomic counter. Memory stays bounded: a worker holds one batch per
-//! table and one user's data at a time (plus 4 bytes per user for the follower counts).
+//! table and one user's data at a time (plus the generator's 4 bytes per user of follower
+//! counts).
 //!
 //! Every cell carries an explicit timestamp, so loading the same workload again writes the
 //! same cells: a re-run is idempotent, and a retried batch cannot duplicate anything.
@@ -13,7 +14,7 @@ pub use progress::wanted as progress_wanted;
 
 pub use manifest::write_manifest;
 
-use crate::generate::{Digest, Generator, Plan, Scratch, Sink, Table, digest_row};
+use crate::generate::{Digest, Generator, Scratch, Sink, Table, digest_row};
 use crate::schema;
 use crate::store::{self, Mutation, RowMutation, Store};
 use serde::Serialize;
@@ -106,8 +107,6 @@ pub struct Outcome {
     pub blocks_done: u64,
     /// Blocks of this shard.
     pub blocks_total: u64,
-    /// Time spent counting followers before writing.
-    pub plan_time: Duration,
     /// Time spent writing (after the plan).
     pub write_time: Duration,
     /// The digest of every row mutation of the shard, independent of thread count; shard
@@ -243,15 +242,6 @@ fn block_digest(block: u64, d: &Digest) -> u128 {
     outer.value()
 }
 
-/// Counts followers when the workload has celebrities (the only thing a user's rows need to
-/// know about other users), on a pool of `threads`.
-pub fn plan(g: &Generator, threads: usize) -> Plan {
-    if g.workload().microblog.celebrity_threshold.is_none() || g.workload().data.follows.is_none() {
-        return Plan::empty();
-    }
-    pool(threads).install(|| Plan::build(g))
-}
-
 fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
@@ -266,9 +256,6 @@ pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outc
     for t in g.tables() {
         store::ensure_table(&*store, &t)?;
     }
-    let started = Instant::now();
-    let plan = plan(g, opts.threads);
-    let plan_time = started.elapsed();
     let tables: Vec<Table> = Table::ALL.into_iter().filter(|&t| g.writes(t)).collect();
     let total = opts.shard.len(g.blocks());
     let shared = Shared {
@@ -305,7 +292,7 @@ pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outc
                 }
                 let block = opts.shard.index + k * opts.shard.count;
                 w.digest = Digest::default();
-                g.emit_block(&plan, block, &mut scratch, &mut w)?;
+                g.emit_block(block, &mut scratch, &mut w)?;
                 let d = block_digest(block, &w.digest);
                 {
                     let mut sum = shared.digest.lock().expect("digest lock");
@@ -332,10 +319,9 @@ pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outc
         tables: tables.iter().map(|&t| (t, stats(t))).collect(),
         blocks_done: shared.done.load(Ordering::Relaxed),
         blocks_total: total,
-        plan_time,
         write_time: write_started.elapsed(),
         digest: *shared.digest.lock().expect("digest lock"),
-        celebrities: plan.celebrities().len(),
+        celebrities: g.plan().celebrities().len(),
         error: shared.error.into_inner().expect("error lock"),
     })
 }
@@ -351,14 +337,13 @@ pub fn digest(g: &Generator, shard: Shard, threads: usize) -> schema::Result<u12
         }
     }
     use rayon::prelude::*;
-    let plan = plan(g, threads);
     let blocks: Vec<u64> = shard.blocks(g.blocks()).collect();
     pool(threads).install(|| {
         blocks
             .par_iter()
             .map_init(Scratch::default, |scratch, &b| {
                 let mut h = Hash(Digest::default());
-                g.emit_block(&plan, b, scratch, &mut h)?;
+                g.emit_block(b, scratch, &mut h)?;
                 Ok(block_digest(b, &h.0))
             })
             .try_reduce(|| 0u128, |a, b| Ok(a.wrapping_add(b)))

@@ -8,6 +8,7 @@
 pub mod embedded;
 pub mod memory;
 mod model;
+pub mod null;
 
 pub use model::*;
 
@@ -144,6 +145,8 @@ pub enum Backend {
     Embedded(PathBuf),
     /// `memory:`: in-process, gone when the process ends (tests, dry runs).
     Memory,
+    /// `null:`: validates and discards writes, reads nothing (benchmarks).
+    Null,
 }
 
 impl Backend {
@@ -163,8 +166,11 @@ impl Backend {
         if url == "memory" || url == "memory:" {
             return Ok(Backend::Memory);
         }
+        if url == "null" || url == "null:" {
+            return Ok(Backend::Null);
+        }
         Err(Error::BadArgument(format!(
-            "unknown backend {url:?}: expected embedded:PATH or memory:"
+            "unknown backend {url:?}: expected embedded:PATH, memory: or null:"
         )))
     }
 
@@ -173,6 +179,7 @@ impl Backend {
         Ok(match self {
             Backend::Embedded(path) => Arc::new(embedded::Embedded::open(path)?),
             Backend::Memory => Arc::new(memory::Memory::new()),
+            Backend::Null => Arc::new(null::Null::new()),
         })
     }
 }

@@ -240,7 +240,7 @@ impl Verifier<'_> {
         tally: &mut Tally,
     ) -> schema::Result<()> {
         collect.0.clear();
-        self.g.emit_user(self.plan, uid, scratch, collect)?;
+        self.g.emit_user(uid, scratch, collect)?;
         let me = microblog::uid_bytes(uid);
         let mut owned: BTreeMap<(Table, Vec<u8>), Vec<Cell>> = BTreeMap::new();
         let mut fans: Vec<(Vec<u8>, Cell)> = Vec::new();
@@ -448,7 +448,7 @@ pub fn verify(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> schema::R
         .build()
         .expect("a thread pool");
     pool.install(|| {
-        let plan = Plan::build(g);
+        let plan = g.plan();
         let tables: Vec<Table> = Table::ALL.into_iter().filter(|&t| g.writes(t)).collect();
         let mut absent = HashSet::new();
         for &t in &tables {
@@ -463,7 +463,7 @@ pub fn verify(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> schema::R
         let v = Verifier {
             store: &*store,
             g,
-            plan: &plan,
+            plan,
             absent,
         };
         let blocks: Vec<Tally> = (0..g.blocks())
@@ -496,7 +496,7 @@ pub fn verify(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> schema::R
         let sample = if v.absent.is_empty() { opts.sample } else { 0 };
         let sampled = queries::sample_users(g, sample);
         report.sampled = sampled.len() as u64;
-        let checks = queries::run(&store, g, &plan, &sampled, &mut |d: String| total.note(|| d))?;
+        let checks = queries::run(&store, g, plan, &sampled, &mut |d: String| total.note(|| d))?;
         report.checks = checks;
         report.tables = tables.iter().map(|&t| (t, total.counts[t.index()])).collect();
         report.differences = total.differences;

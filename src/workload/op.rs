@@ -45,6 +45,8 @@ pub enum Op {
 /// The data an operation needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Needs {
+    /// `[data.follows]` and `[data.posts]`.
+    Timeline,
     /// `[data.follows]`.
     Follows,
     /// `[data.posts]`.
@@ -110,9 +112,8 @@ impl Op {
     /// The data section the operation works on.
     pub fn needs(self) -> Needs {
         match self {
-            Op::Timeline | Op::TimelineLater | Op::Followers | Op::Followees | Op::Follow | Op::Unfollow => {
-                Needs::Follows
-            }
+            Op::Timeline | Op::TimelineLater => Needs::Timeline,
+            Op::Followers | Op::Followees | Op::Follow | Op::Unfollow => Needs::Follows,
             Op::OwnPosts | Op::Publish => Needs::Posts,
             Op::ActionsOffset | Op::ActionsCursor | Op::ActionsRange | Op::ActionWrite => Needs::Actions,
             Op::Category | Op::ArticlePost | Op::ArticleUpdate | Op::ArticleDelete => Needs::Articles,
@@ -139,6 +140,7 @@ impl Needs {
     /// The section's name in workload files.
     pub fn section(self) -> &'static str {
         match self {
+            Needs::Timeline => "data.follows] and [data.posts",
             Needs::Follows => "data.follows",
             Needs::Posts => "data.posts",
             Needs::Actions => "data.actions",

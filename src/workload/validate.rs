@@ -412,7 +412,8 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
 fn has(data: &Data, needs: super::Needs) -> bool {
     use super::Needs;
     match needs {
-        Needs::Follows => data.follows.is_some() && data.posts.is_some(),
+        Needs::Timeline => data.follows.is_some() && data.posts.is_some(),
+        Needs::Follows => data.follows.is_some(),
         Needs::Posts => data.posts.is_some(),
         Needs::Actions => data.actions.is_some(),
         Needs::Articles => data.articles.is_some(),

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tallrow::generate::{Digest, Generator, Plan, Table};
+use tallrow::generate::{Digest, Generator, Table};
 use tallrow::load::{self, Options, Shard};
 use tallrow::schema::microblog::{self, Microblog, Post};
 use tallrow::store::{
@@ -109,7 +109,7 @@ fn the_microblog_equals_a_replay_of_follows_and_posts_in_time_order() {
     load_into(loaded.clone(), &g, options(2, Shard::ALL));
 
     // Replay every follow and every post through the DAO, in time order.
-    let plan = Plan::build(&g);
+    let plan = g.plan();
     let replayed: Arc<dyn Store> = Arc::new(Memory::new());
     let dao = Microblog::new(replayed.clone(), g.microblog_config()).with_celebrities(plan.celebrities().clone());
     dao.create_tables().unwrap();

@@ -133,7 +133,10 @@ fn workload_errors_name_file_line_column_and_field() {
 
     let e = invalid(&format!("{BASE}[run.mix]\ntimeline = 2\n"));
     assert_eq!(at(&e).2, Some("run.mix.timeline"));
-    assert!(at(&e).3.contains("needs a [data.follows] section"), "{e}");
+    assert!(
+        at(&e).3.contains("needs a [data.follows] and [data.posts] section"),
+        "{e}"
+    );
 
     let e = invalid(&format!("{BASE}[run.mix]\nteleport = 1\n"));
     assert!(at(&e).3.starts_with("unknown operation; known: timeline,"), "{e}");
