@@ -237,8 +237,8 @@ impl Sink for Writer<'_> {
 /// one value for the data set.
 fn block_digest(block: u64, d: &Digest) -> u128 {
     let mut outer = Digest::default();
-    outer.write(&block.to_le_bytes());
-    outer.write(&d.value().to_le_bytes());
+    outer.field(&block.to_le_bytes());
+    outer.field(&d.value().to_le_bytes());
     outer.value()
 }
 

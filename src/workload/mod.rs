@@ -280,7 +280,7 @@ impl Workload {
     pub fn data_digest(&self) -> String {
         let shape = serde_json::to_vec(&(&self.seed, &self.data, &self.keys, &self.microblog)).expect("serializable");
         let mut d = crate::generate::Digest::default();
-        d.write(&shape);
+        d.field(&shape);
         d.hex()
     }
 

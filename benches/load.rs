@@ -1,0 +1,139 @@
+//! The loader against the limit of the store under it: one workload generated without a store
+//! (null), written raw from pre-built batches, and loaded through the loader, each into a fresh
+//! embedded store with the same threads and batch size. Best of `--repeat` runs each.
+//!
+//! `cargo bench --bench load -- WORKLOAD [--users N] [--threads N] [--repeat N]`
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tallrow::generate::{Generator, Scratch, Sink, Table};
+use tallrow::load::{self, Options, Shard};
+use tallrow::report::thousands;
+use tallrow::schema;
+use tallrow::store::{self, RowMutation, Store, embedded::Embedded, null::Null};
+use tallrow::workload::Workload;
+
+struct Batches {
+    batch: usize,
+    open: Vec<Vec<RowMutation>>,
+    done: Vec<(Table, Vec<RowMutation>)>,
+}
+
+impl Sink for Batches {
+    fn row(&mut self, t: Table, row: RowMutation) -> schema::Result<()> {
+        let buf = &mut self.open[t.index()];
+        buf.push(row);
+        if buf.len() >= self.batch {
+            self.done.push((t, std::mem::take(buf)));
+        }
+        Ok(())
+    }
+}
+
+fn rate(rows: u64, d: Duration) -> f64 {
+    rows as f64 / d.as_secs_f64()
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+    let mut path = None;
+    let (mut users, mut threads, mut repeat) = (None, None, 2usize);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().and_then(|v| v.parse::<u64>().ok()).expect("a number after the flag");
+        match a.as_str() {
+            "--users" => users = Some(value()),
+            "--threads" => threads = Some(value() as usize),
+            "--repeat" => repeat = value() as usize,
+            other => path = Some(PathBuf::from(other)),
+        }
+    }
+    let path = path.unwrap_or_else(|| PathBuf::from("workloads/quickstart.toml"));
+    let mut w = Workload::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    if let Some(n) = users {
+        w.data.users = n;
+    }
+    let threads = threads.unwrap_or(if w.load.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        w.load.threads
+    });
+    let opts = Options {
+        threads,
+        batch: w.load.batch,
+        shard: Shard::ALL,
+        progress: false,
+    };
+    let g = Generator::new(&w);
+
+    // Generation and batching without a store.
+    let mut gen_best = 0f64;
+    let mut rows = 0;
+    for _ in 0..repeat {
+        let out = load::load(Arc::new(Null::new()), &g, &opts).unwrap();
+        rows = out.rows();
+        gen_best = gen_best.max(rate(rows, out.write_time));
+    }
+
+    // The same rows, pre-built into batches.
+    let mut b = Batches {
+        batch: opts.batch,
+        open: vec![Vec::new(); Table::ALL.len()],
+        done: Vec::new(),
+    };
+    let mut scratch = Scratch::default();
+    for block in 0..g.blocks() {
+        g.emit_block(block, &mut scratch, &mut b).unwrap();
+    }
+    for (i, buf) in b.open.iter_mut().enumerate() {
+        if !buf.is_empty() {
+            b.done.push((Table::ALL[i], std::mem::take(buf)));
+        }
+    }
+    let batches = b.done;
+    assert_eq!(batches.iter().map(|(_, r)| r.len() as u64).sum::<u64>(), rows);
+
+    let (mut raw_best, mut load_best) = (0f64, 0f64);
+    for _ in 0..repeat {
+        let dir = tempfile::tempdir().unwrap();
+        let raw = Embedded::open(dir.path()).unwrap();
+        for t in g.tables() {
+            store::ensure_table(&raw, &t).unwrap();
+        }
+        let next = AtomicUsize::new(0);
+        let started = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((t, rows)) = batches.get(i) else { break };
+                        raw.mutate(t.name(), rows).unwrap();
+                    }
+                });
+            }
+        });
+        raw_best = raw_best.max(rate(rows, started.elapsed()));
+        drop(raw);
+
+        let dir = tempfile::tempdir().unwrap();
+        let embedded: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
+        let out = load::load(embedded, &g, &opts).unwrap();
+        assert_eq!(out.rows(), rows);
+        load_best = load_best.max(rate(rows, out.write_time));
+    }
+
+    println!(
+        "workload {} ({} users): {} rows, {} threads, batches of {}, best of {repeat}",
+        w.name,
+        thousands(w.data.users),
+        thousands(rows),
+        threads,
+        opts.batch
+    );
+    println!("generation only (null store)    {:>12} rows/s", thousands(gen_best as u64));
+    println!("raw store writes (pre-built)    {:>12} rows/s", thousands(raw_best as u64));
+    println!("load (embedded)                 {:>12} rows/s", thousands(load_best as u64));
+    println!("load / raw                      {:>12.2}", load_best / raw_best);
+}
