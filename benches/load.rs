@@ -41,7 +41,11 @@ fn main() {
     let mut path = None;
     let (mut users, mut threads, mut repeat) = (None, None, 2usize);
     while let Some(a) = args.next() {
-        let mut value = || args.next().and_then(|v| v.parse::<u64>().ok()).expect("a number after the flag");
+        let mut value = || {
+            args.next()
+                .and_then(|v| v.parse::<u64>().ok())
+                .expect("a number after the flag")
+        };
         match a.as_str() {
             "--users" => users = Some(value()),
             "--threads" => threads = Some(value() as usize),
@@ -132,8 +136,17 @@ fn main() {
         threads,
         opts.batch
     );
-    println!("generation only (null store)    {:>12} rows/s", thousands(gen_best as u64));
-    println!("raw store writes (pre-built)    {:>12} rows/s", thousands(raw_best as u64));
-    println!("load (embedded)                 {:>12} rows/s", thousands(load_best as u64));
+    println!(
+        "generation only (null store)    {:>12} rows/s",
+        thousands(gen_best as u64)
+    );
+    println!(
+        "raw store writes (pre-built)    {:>12} rows/s",
+        thousands(raw_best as u64)
+    );
+    println!(
+        "load (embedded)                 {:>12} rows/s",
+        thousands(load_best as u64)
+    );
     println!("load / raw                      {:>12.2}", load_best / raw_best);
 }

@@ -30,6 +30,12 @@ impl Digest {
             .rotate_left(31);
     }
 
+    /// Feeds one integer.
+    #[inline]
+    pub fn int(&mut self, v: u64) {
+        self.word(v);
+    }
+
     /// Feeds one byte string; its length counts, so `["ab", "c"]` and `["a", "bc"]` differ.
     #[inline]
     pub fn field(&mut self, bytes: &[u8]) {

@@ -218,10 +218,12 @@ impl Generator {
     }
 }
 
-/// Feeds a row mutation into a digest, every field length-prefixed.
+/// Feeds a row mutation into a digest: every key, qualifier and value with its length, every
+/// timestamp, and a tag per mutation kind.
 pub fn digest_row(d: &mut super::Digest, table: Table, row: &RowMutation) {
-    d.field(table.name().as_bytes());
+    d.int(table as u64);
     d.field(&row.row);
+    let ts = |t: &Option<i64>| t.map_or(u64::MAX, |t| t as u64);
     for m in &row.mutations {
         match m {
             Mutation::Put {
@@ -230,10 +232,10 @@ pub fn digest_row(d: &mut super::Digest, table: Table, row: &RowMutation) {
                 timestamp,
                 value,
             } => {
-                d.field(b"put");
+                d.int(1);
                 d.field(family.as_bytes());
                 d.field(qualifier);
-                d.field(&timestamp.unwrap_or(-1).to_be_bytes());
+                d.int(ts(timestamp));
                 d.field(value);
             }
             Mutation::DeleteColumn {
@@ -241,19 +243,19 @@ pub fn digest_row(d: &mut super::Digest, table: Table, row: &RowMutation) {
                 qualifier,
                 timestamp,
             } => {
-                d.field(b"delete-column");
+                d.int(2);
                 d.field(family.as_bytes());
                 d.field(qualifier);
-                d.field(&timestamp.unwrap_or(-1).to_be_bytes());
+                d.int(ts(timestamp));
             }
             Mutation::DeleteFamily { family, timestamp } => {
-                d.field(b"delete-family");
+                d.int(3);
                 d.field(family.as_bytes());
-                d.field(&timestamp.unwrap_or(-1).to_be_bytes());
+                d.int(ts(timestamp));
             }
             Mutation::DeleteRow { timestamp } => {
-                d.field(b"delete-row");
-                d.field(&timestamp.unwrap_or(-1).to_be_bytes());
+                d.int(4);
+                d.int(ts(timestamp));
             }
         }
     }

@@ -125,6 +125,10 @@ impl Outcome {
     }
 }
 
+/// A batch is sent when it has `batch` rows or this many bytes, whichever comes first, so
+/// that wide rows (inboxes, articles) keep requests and memory small.
+pub const MAX_BATCH_BYTES: u64 = 8 << 20;
+
 /// Transient store errors are retried this many times, with doubling delays from 50 ms.
 const RETRIES: u32 = 6;
 
@@ -226,7 +230,7 @@ impl Sink for Writer<'_> {
         self.cells[i] += cells;
         self.bytes[i] += bytes;
         self.bufs[i].push(row);
-        if self.bufs[i].len() >= self.batch {
+        if self.bufs[i].len() >= self.batch || self.bytes[i] >= MAX_BATCH_BYTES {
             self.flush(t)?;
         }
         Ok(())

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Loader benchmarks: prints figures for reports/BENCHMARKS.md. Not a test, and nothing here
+# has a time limit; rates are compared with a reference measured in the same run.
+#
+#   scripts/bench.sh            everything (a few minutes, ~3 GB of scratch disk)
+#   scripts/bench.sh quick      the load-vs-raw comparison only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --locked --quiet
+bin=target/release/tallrow
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "== load vs raw store writes (workloads/quickstart.toml)"
+cargo bench --locked --quiet --bench load -- workloads/quickstart.toml --repeat 3
+
+if [[ "${1:-}" == "quick" ]]; then
+    exit 0
+fi
+
+# capacity.toml scaled by its user count: about 240 rows per user.
+scaled() { # users name
+    sed -e "s/^users = .*/users = $1/" -e "s/^name = .*/name = \"$2\"/" workloads/capacity.toml >"$tmp/$2.toml"
+    echo "$tmp/$2.toml"
+}
+
+# rows/s and peak RSS (KiB) of one load, from the summary line and /usr/bin/time.
+load() { # workload backend
+    /usr/bin/time -o "$tmp/time" -f "%M" "$bin" load "$1" --backend "$2" --reports "$tmp/reports" >"$tmp/out"
+    local rows rate
+    rows=$(awk '$1 == "total" {print $2}' "$tmp/out")
+    rate=$(awk '$1 == "total" {print $5}' "$tmp/out")
+    echo "$rows rows, $rate rows/s, peak RSS $(( $(cat "$tmp/time") / 1024 )) MiB"
+}
+
+echo "== peak RSS of a 10M-row load (capacity.toml at 42,000 users)"
+w10=$(scaled 42000 bench-10m)
+echo "null store (the loader alone):  $(load "$w10" null:)"
+echo "embedded store:                 $(load "$w10" "embedded:$tmp/d10")"
+rm -rf "$tmp/d10"
+
+echo "== load rate at 1M vs 20M rows (capacity.toml at 4,200 and 84,000 users, embedded)"
+w1=$(scaled 4200 bench-1m)
+w20=$(scaled 84000 bench-20m)
+echo "1M:   $(load "$w1" "embedded:$tmp/d1")"
+rm -rf "$tmp/d1"
+echo "20M:  $(load "$w20" "embedded:$tmp/d20")"
