@@ -21,5 +21,7 @@ cargo clippy --all-targets --locked -- -D warnings
 echo "== cargo test --doc"
 cargo test --doc --locked
 
+# Library, binary and integration tests; the benches are built by clippy above and run by
+# scripts/bench.sh, not here.
 echo "== cargo test"
-cargo test --all-targets --locked
+cargo test --lib --bins --tests --locked
