@@ -83,6 +83,24 @@ fn first_difference<T: PartialEq + std::fmt::Debug>(expected: &[T], got: &[T]) -
     ))
 }
 
+/// Follows cursors from the first page to the last (or past the expected count) and compares
+/// everything read with `expected`.
+fn walk_pages<T: PartialEq + std::fmt::Debug>(
+    expected: &[T],
+    mut fetch: impl FnMut(Option<&[u8]>) -> schema::Result<schema::Page<T>>,
+) -> schema::Result<Option<String>> {
+    let mut walked = Vec::new();
+    let mut cursor: Option<Vec<u8>> = None;
+    loop {
+        let page = fetch(cursor.as_deref())?;
+        walked.extend(page.items);
+        match page.next {
+            Some(next) if walked.len() <= expected.len() => cursor = Some(next),
+            _ => return Ok(first_difference(expected, &walked)),
+        }
+    }
+}
+
 impl Checker<'_> {
     fn record(&mut self, name: &'static str, what: String, outcome: schema::Result<Option<String>>) {
         let idx = match self.checks.iter().position(|c| c.name == name) {
@@ -137,20 +155,8 @@ impl Checker<'_> {
                 outcome,
             );
         }
-        let mut walked = Vec::new();
-        let mut cursor: Option<Vec<u8>> = None;
-        let outcome = loop {
-            match self.actions.page_after(userid, cursor.as_deref(), 7) {
-                Err(e) => break Err(e),
-                Ok(page) => {
-                    walked.extend(page.items);
-                    match page.next {
-                        Some(next) if walked.len() <= expected.len() => cursor = Some(next),
-                        _ => break Ok(first_difference(&expected, &walked)),
-                    }
-                }
-            }
-        };
+        let actions = &self.actions;
+        let outcome = walk_pages(&expected, |cursor| actions.page_after(userid, cursor, 7));
         self.record("action pages by cursor", format!("userid={uid}"), outcome);
         let (from, to) = self.window();
         let want: Vec<Action> = expected
@@ -204,20 +210,8 @@ impl Checker<'_> {
         self.newest_posts(uid, u64::MAX, &mut all)?;
         let keyed = all.into_iter().map(|(_, k, p)| (k, p)).collect();
         let expected = dao_order(keyed, self.g.workload().keys.weibo.order);
-        let mut walked = Vec::new();
-        let mut cursor: Option<Vec<u8>> = None;
-        let outcome = loop {
-            match self.microblog.posts(uid, cursor.as_deref(), 5) {
-                Err(e) => break Err(e),
-                Ok(page) => {
-                    walked.extend(page.items);
-                    match page.next {
-                        Some(next) if walked.len() <= expected.len() => cursor = Some(next),
-                        _ => break Ok(first_difference(&expected, &walked)),
-                    }
-                }
-            }
-        };
+        let microblog = &self.microblog;
+        let outcome = walk_pages(&expected, |cursor| microblog.posts(uid, cursor, 5));
         self.record("own posts", format!("uid={uid}"), outcome);
         Ok(())
     }
