@@ -19,7 +19,7 @@ pub use plan::Plan;
 
 use crate::schema::{actions::Action, blog::Article, microblog, series::Point};
 use crate::workload::Workload;
-use rng::{Kind, Rng, Stream};
+use rng::{Kind, Rng};
 use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
@@ -349,11 +349,6 @@ impl Generator {
                 value: value.to_be_bytes().to_vec(),
             });
         }
-    }
-
-    /// The run phase's random stream `field` of worker `worker`.
-    pub fn run_stream(&self, worker: u64, field: u64) -> Stream {
-        self.rng.stream(Kind::Run, worker, field)
     }
 }
 
