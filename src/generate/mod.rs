@@ -13,9 +13,10 @@ pub mod rng;
 mod text;
 
 pub use digest::Digest;
-pub use dist::{Scramble, Zipf};
+pub use dist::{Scramble, Zipf, geometric};
 pub use emit::{Scratch, Sink, Table, digest_row};
 pub use plan::Plan;
+pub use text::words;
 
 use crate::schema::{actions::Action, blog::Article, microblog, series::Point};
 use crate::workload::Workload;
@@ -294,6 +295,22 @@ impl Generator {
 
     /// `uid`'s blog articles, in article-id order.
     pub fn articles(&self, uid: u64, out: &mut Vec<Article>) {
+        self.article_heads(uid, out);
+        let Some(a) = &self.w.data.articles else { return };
+        let base = self.rng.stream(Kind::Article, uid, F_ITEM);
+        for (j, article) in out.iter_mut().enumerate() {
+            let s = base.child(j as u64);
+            text::words(&s.child(100), 20 + s.below(4, 60) as usize, &mut article.title);
+            let size = s
+                .lognormal(5, f64::from(a.size_median).ln(), a.size_sigma)
+                .clamp(1.0, 1_000_000.0) as usize;
+            text::words(&s.child(101), size, &mut article.content);
+        }
+    }
+
+    /// `uid`'s articles without their title and content text: ids, categories and times,
+    /// for picking existing articles cheaply.
+    pub fn article_heads(&self, uid: u64, out: &mut Vec<Article>) {
         out.clear();
         let Some(a) = &self.w.data.articles else { return };
         let (start, span) = self.span();
@@ -309,19 +326,12 @@ impl Generator {
             } else {
                 post_at
             };
-            let mut title = String::new();
-            text::words(&s.child(100), 20 + s.below(4, 60) as usize, &mut title);
-            let size = s
-                .lognormal(5, f64::from(a.size_median).ln(), a.size_sigma)
-                .clamp(1.0, 1_000_000.0) as usize;
-            let mut content = String::new();
-            text::words(&s.child(101), size, &mut content);
             out.push(Article {
                 article_id: uid as i64 * 1_000_000 + j as i64,
                 uid: uid as i64,
                 user_name: format!("user{uid}"),
-                title,
-                content,
+                title: String::new(),
+                content: String::new(),
                 category,
                 category_name: format!("category-{category}"),
                 post_at,
@@ -330,13 +340,21 @@ impl Generator {
         }
     }
 
+    /// How many series points `uid` has.
+    pub fn point_count(&self, uid: u64) -> u64 {
+        let Some(p) = &self.w.data.series else { return 0 };
+        dist::poisson(&self.rng.stream(Kind::Point, uid, F_COUNT), 0, p.per_user).min(PER_USER_CAP)
+    }
+
     /// `uid`'s series points, in index order. A point's insert nanos are its time in ns plus
     /// its index, so points at one millisecond stay apart.
     pub fn points(&self, uid: u64, out: &mut Vec<Point>) {
         out.clear();
-        let Some(p) = &self.w.data.series else { return };
+        if self.w.data.series.is_none() {
+            return;
+        }
         let (start, span) = self.span();
-        let count = dist::poisson(&self.rng.stream(Kind::Point, uid, F_COUNT), 0, p.per_user).min(PER_USER_CAP);
+        let count = self.point_count(uid);
         let times = self.rng.stream(Kind::Point, uid, F_STAMP);
         let values = self.rng.stream(Kind::Point, uid, F_VALUE);
         for j in 0..count {

@@ -5,6 +5,7 @@
 //! as the design sets them out; the contract tests hold each one to them, with the embedded
 //! backend as the reference.
 
+pub mod delay;
 pub mod embedded;
 pub mod memory;
 mod model;
@@ -58,6 +59,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub trait Store: Send + Sync {
     /// What this backend is and where its data lives, for reports.
     fn identity(&self) -> String;
+
+    /// The software and version answering, for reports.
+    fn version(&self) -> String {
+        concat!("tallrow ", env!("CARGO_PKG_VERSION")).to_string()
+    }
 
     /// Creates a table; [`Error::TableExists`] if it exists.
     fn create_table(&self, table: &TableDescriptor) -> Result<()>;
@@ -147,6 +153,8 @@ pub enum Backend {
     Memory,
     /// `null:`: validates and discards writes, reads nothing (benchmarks).
     Null,
+    /// `delay:DELAY[,stall=LENGTH@AT]:INNER`: another backend with added latency.
+    Delay(delay::Spec, Box<Backend>),
 }
 
 impl Backend {
@@ -169,8 +177,13 @@ impl Backend {
         if url == "null" || url == "null:" {
             return Ok(Backend::Null);
         }
+        if let Some(rest) = url.strip_prefix("delay:") {
+            let spec = delay::Spec::parse(rest).map_err(Error::BadArgument)?;
+            let inner = Backend::parse(&spec.inner, default_path)?;
+            return Ok(Backend::Delay(spec, Box::new(inner)));
+        }
         Err(Error::BadArgument(format!(
-            "unknown backend {url:?}: expected embedded:PATH, memory: or null:"
+            "unknown backend {url:?}: expected embedded:PATH, memory:, null: or delay:DELAY:INNER"
         )))
     }
 
@@ -180,6 +193,7 @@ impl Backend {
             Backend::Embedded(path) => Arc::new(embedded::Embedded::open(path)?),
             Backend::Memory => Arc::new(memory::Memory::new()),
             Backend::Null => Arc::new(null::Null::new()),
+            Backend::Delay(spec, inner) => Arc::new(delay::Delay::new(inner.open()?, spec)),
         })
     }
 }

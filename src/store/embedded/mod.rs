@@ -186,6 +186,10 @@ impl Store for Embedded {
         format!("embedded (fjall 3) at {}", self.path.display())
     }
 
+    fn version(&self) -> String {
+        concat!("tallrow ", env!("CARGO_PKG_VERSION"), " embedded store on fjall 3").to_string()
+    }
+
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let desc = table.validated()?;
         let _ddl = self.ddl.lock().expect("lock");

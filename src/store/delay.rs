@@ -1,0 +1,203 @@
+//! A wrapper that adds known latency to another store: a fixed delay on every data call,
+//! and optionally one stall window during which every call waits until the window ends.
+//! It proves what the runner records (a 2 ms store must report about 2 ms) and shows how a
+//! stall reaches response and service times.
+//!
+//! URL: `delay:DELAY[,stall=LENGTH@AT]:INNER`, e.g. `delay:2ms:memory:` or
+//! `delay:0ms,stall=1s@3s:embedded:data/x` (AT is counted from when the store is opened).
+
+use super::{Get, Result, Row, RowMutation, Scan, Store, TableDescriptor};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The delaying wrapper.
+pub struct Delay {
+    inner: Arc<dyn Store>,
+    delay: Duration,
+    stall: Option<(Instant, Instant)>,
+    spec: String,
+}
+
+/// The settings of a delay URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    /// Added to every data call.
+    pub delay: Duration,
+    /// A stall of `.0` starting `.1` after opening.
+    pub stall: Option<(Duration, Duration)>,
+    /// The wrapped store's URL.
+    pub inner: String,
+}
+
+impl Spec {
+    /// Parses what follows `delay:`.
+    pub fn parse(rest: &str) -> std::result::Result<Spec, String> {
+        let (settings, inner) = rest
+            .split_once(':')
+            .ok_or_else(|| format!("delay:{rest}: expected delay:DELAY[,stall=LENGTH@AT]:INNER"))?;
+        let mut parts = settings.split(',');
+        let delay = parse_duration(parts.next().unwrap_or(""))?;
+        let mut stall = None;
+        for p in parts {
+            let Some(v) = p.strip_prefix("stall=") else {
+                return Err(format!("delay: unknown setting {p:?}; expected stall=LENGTH@AT"));
+            };
+            let (len, at) = v
+                .split_once('@')
+                .ok_or_else(|| format!("delay: {p:?} is not stall=LENGTH@AT"))?;
+            stall = Some((parse_duration(len)?, parse_duration(at)?));
+        }
+        if inner.is_empty() {
+            return Err("delay: the wrapped store's URL is missing".into());
+        }
+        Ok(Spec {
+            delay,
+            stall,
+            inner: inner.to_string(),
+        })
+    }
+}
+
+/// `250us`, `2ms`, `1s`.
+fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (n, unit) = text.split_at(split);
+    let bad = || format!("delay: {text:?} is not a duration like 250us, 2ms or 1s");
+    let n: u64 = n.parse().map_err(|_| bad())?;
+    match unit {
+        "us" => Ok(Duration::from_micros(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        _ => Err(bad()),
+    }
+}
+
+impl Delay {
+    /// Wraps `inner` with the settings of `spec` (its `inner` URL is not used here).
+    pub fn new(inner: Arc<dyn Store>, spec: &Spec) -> Self {
+        let now = Instant::now();
+        Delay {
+            inner,
+            delay: spec.delay,
+            stall: spec.stall.map(|(len, at)| (now + at, now + at + len)),
+            spec: format!(
+                "{:?}{}",
+                spec.delay,
+                spec.stall
+                    .map(|(len, at)| format!(", stall {len:?} at {at:?}"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+
+    fn wait(&self) {
+        let mut until = Instant::now() + self.delay;
+        if let Some((from, to)) = self.stall {
+            let now = Instant::now();
+            if now >= from && now < to {
+                until = until.max(to);
+            }
+        }
+        wait_until(until);
+    }
+}
+
+/// Sleeps until shortly before `until`, then spins: sleeps alone overshoot by tens of
+/// microseconds, which would blur the figures this store exists to pin down.
+fn wait_until(until: Instant) {
+    const SPIN: Duration = Duration::from_micros(200);
+    loop {
+        let now = Instant::now();
+        if now >= until {
+            return;
+        }
+        let left = until - now;
+        if left > SPIN {
+            std::thread::sleep(left - SPIN);
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl Store for Delay {
+    fn identity(&self) -> String {
+        format!("delay ({}) over {}", self.spec, self.inner.identity())
+    }
+
+    fn version(&self) -> String {
+        self.inner.version()
+    }
+
+    fn create_table(&self, table: &TableDescriptor) -> Result<()> {
+        self.inner.create_table(table)
+    }
+
+    fn delete_table(&self, table: &str) -> Result<()> {
+        self.inner.delete_table(table)
+    }
+
+    fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
+        self.inner.list_tables()
+    }
+
+    fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
+        self.inner.describe_table(table)
+    }
+
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        self.wait();
+        self.inner.mutate(table, rows)
+    }
+
+    fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
+        self.wait();
+        self.inner.get(table, gets)
+    }
+
+    fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>> {
+        self.wait();
+        self.inner.scan(table, scan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::memory::Memory;
+
+    #[test]
+    fn parses_urls() {
+        let s = Spec::parse("2ms:memory:").unwrap();
+        assert_eq!(s.delay, Duration::from_millis(2));
+        assert_eq!(s.stall, None);
+        assert_eq!(s.inner, "memory:");
+        let s = Spec::parse("0ms,stall=1s@250ms:embedded:data/x").unwrap();
+        assert_eq!(s.stall, Some((Duration::from_secs(1), Duration::from_millis(250))));
+        assert_eq!(s.inner, "embedded:data/x");
+        assert!(Spec::parse("2ms").unwrap_err().contains("expected delay:"));
+        assert!(Spec::parse("2 ms:memory:").unwrap_err().contains("not a duration"));
+        assert!(
+            Spec::parse("2ms,stal=1s@1s:memory:")
+                .unwrap_err()
+                .contains("unknown setting")
+        );
+        assert!(Spec::parse("2ms:").unwrap_err().contains("missing"));
+    }
+
+    #[test]
+    fn delays_data_calls_and_stalls_in_the_window() {
+        let spec = Spec::parse("3ms,stall=300ms@50ms:memory:").unwrap();
+        let d = Delay::new(Arc::new(Memory::new()), &spec);
+        d.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+        let t = Instant::now();
+        d.scan("t", &Scan::default()).unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(3));
+        std::thread::sleep(Duration::from_millis(60));
+        let t = Instant::now();
+        d.get("t", &[Get::new(b"r".to_vec())]).unwrap();
+        // Called inside the window: waits for its end, about 290 ms from here.
+        assert!(t.elapsed() >= Duration::from_millis(200), "{:?}", t.elapsed());
+        assert!(d.identity().starts_with("delay (3ms, stall 300ms at 50ms) over memory"));
+    }
+}
