@@ -1,6 +1,7 @@
 //! The command line: clap definitions and the dispatch from subcommand to library call.
 
 mod load;
+mod run;
 
 use crate::keys::{self, KeyOptions, Layout, Order, Salt};
 use crate::store::Backend;
@@ -11,6 +12,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Bulk-load and load-test HBase-style schemas of time-ordered, per-user data.
 #[derive(Debug, Parser)]
@@ -28,6 +30,14 @@ pub enum Command {
     Load(LoadArgs),
     /// Check a store against a workload's regenerated data.
     Verify(VerifyArgs),
+    /// Run a workload's operation mix (loading it first into an empty target) and report
+    /// latencies under reports/.
+    Run(RunArgs),
+    /// Compare two run reports; exits 1 when a threshold is crossed.
+    Compare(CompareArgs),
+    /// Work on run reports.
+    #[command(subcommand)]
+    Report(ReportCommand),
     /// Encode or decode the row keys of the seed designs, for debugging keys.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -89,6 +99,76 @@ pub struct VerifyArgs {
     /// Differences printed; all are counted.
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub show: usize,
+}
+
+/// `tallrow run`
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Workload and backend.
+    #[command(flatten)]
+    pub target: Target,
+    /// Worker threads (default: the workload's run.threads; 0 = every core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// How long to measure after warm-up, e.g. 60s (default: the workload's run.duration).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "ops")]
+    pub duration: Option<Duration>,
+    /// Stop after this many measured operations instead.
+    #[arg(long, value_name = "N")]
+    pub ops: Option<u64>,
+    /// Target operations per second (open loop, latency from the scheduled start).
+    #[arg(long, value_name = "R")]
+    pub rate: Option<f64>,
+    /// Schedule under --rate: fixed or poisson.
+    #[arg(long, value_name = "fixed|poisson")]
+    pub arrival: Option<String>,
+    /// Unmeasured time before measuring, e.g. 10s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// Length of a reporting interval.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1s")]
+    pub interval: Duration,
+    /// Run as shard i of N: draw from that shard's random streams (merge the shards' reports
+    /// with `tallrow report merge`).
+    #[arg(long, value_name = "i/N")]
+    pub shard: Option<crate::load::Shard>,
+    /// Folder the report folder goes under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
+}
+
+/// `tallrow compare`
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline report folder.
+    pub baseline: PathBuf,
+    /// The candidate report folder.
+    pub candidate: PathBuf,
+    /// Largest regression allowed, e.g. p99=10% or throughput=5% (repeatable).
+    #[arg(long, value_name = "METRIC=PERCENT")]
+    pub threshold: Vec<crate::report::compare::Threshold>,
+}
+
+/// `tallrow report ...`
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Merge the reports of the shards of one run into one report folder.
+    Merge(MergeArgs),
+}
+
+/// `tallrow report merge`
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' report folders.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write the merged report (default: reports/NAME-merged-UTC).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    crate::workload::parse_duration(text)
 }
 
 /// `tallrow keys ...`
@@ -160,6 +240,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Load(args) => load::load(args),
         Command::Verify(args) => load::verify(args),
+        Command::Run(args) => run::run(args),
+        Command::Compare(args) => run::compare_command(args),
+        Command::Report(ReportCommand::Merge(args)) => run::merge_command(args),
         Command::Keys(cmd) => keys_command(cmd),
     }
 }

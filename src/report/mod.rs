@@ -1,5 +1,43 @@
-//! What tallrow prints and writes for people: aligned text tables and number formats.
+//! What tallrow prints and writes for people and tools: aligned text tables and number
+//! formats, run report folders (JSON, CSV, HdrHistogram files, plot), reading them back,
+//! merging the reports of shards, and comparing two runs.
 
+pub mod compare;
+mod hgrm;
+mod plot;
+mod read;
+pub mod run;
 mod text;
 
-pub use text::{TextTable, thousands};
+pub use read::{merge, read};
+pub use run::{RunData, RunSummary};
+pub use text::{TextTable, fmt_ns, thousands};
+
+use std::path::{Path, PathBuf};
+
+/// A report that cannot be written or read: which file, what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", file.display())]
+pub struct Error {
+    /// The file or folder.
+    pub file: PathBuf,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Error {
+    /// An error about `file`.
+    pub fn new(file: &str, message: impl Into<String>) -> Error {
+        Error {
+            file: PathBuf::from(file),
+            message: message.into(),
+        }
+    }
+
+    fn at(file: &Path, e: impl std::fmt::Display) -> Error {
+        Error {
+            file: file.to_path_buf(),
+            message: e.to_string(),
+        }
+    }
+}

@@ -13,6 +13,21 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A duration in nanoseconds, in the unit that suits it: `850 ns`, `12.5 µs`, `3.25 ms`,
+/// `1.500 s`.
+pub fn fmt_ns(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", v / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", v / 1e6)
+    } else {
+        format!("{:.3} s", v / 1e9)
+    }
+}
+
 /// A table of text cells, rendered with columns padded to their widest cell.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TextTable {

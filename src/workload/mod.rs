@@ -7,6 +7,7 @@ mod raw;
 mod validate;
 
 pub use op::{Needs, Op};
+pub use validate::parse_duration;
 
 use crate::keys::KeyOptions;
 use serde::Serialize;

@@ -294,6 +294,11 @@ fn variant(field: &str, v: Option<raw::Variant>, seed: KeyOptions) -> Result<Key
     Ok(opts)
 }
 
+/// `500ms`, `30s`, `5m`, `1h`, up to a week.
+pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    duration("", text).map_err(|(_, message)| message)
+}
+
 /// `500ms`, `30s`, `5m`, `1h`.
 fn duration(field: &str, text: &str) -> Result<Duration> {
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());

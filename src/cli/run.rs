@@ -1,0 +1,405 @@
+//! `tallrow run`, `tallrow compare` and `tallrow report merge`: argument handling and what
+//! they print.
+
+use super::load::threads;
+use super::{CompareArgs, MergeArgs, RunArgs};
+use crate::generate::Generator;
+use crate::load::{self, Shard};
+use crate::report::compare::compare;
+use crate::report::run::{Context, RunConfig, RunSummary};
+use crate::report::{RunData, TextTable, fmt_ns, thousands};
+use crate::run::{self, Interval, Options};
+use crate::store::{Store, now_millis};
+use crate::workload::{Arrival, Op, Skew, Workload};
+use anyhow::{Context as _, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let (mut w, store) = args.target.open()?;
+    apply_overrides(&mut w, &args)?;
+    let g = Arc::new(Generator::new(&w));
+    let url = args
+        .target
+        .backend
+        .clone()
+        .unwrap_or_else(|| format!("embedded:{}", w.default_data_dir().display()));
+    prepare_store(&w, &g, &store, &args)?;
+
+    let r = &w.run;
+    let shard = args.shard.unwrap_or(Shard::ALL);
+    let opts = Options {
+        threads: threads(r.threads),
+        duration: r.duration,
+        ops: r.ops,
+        rate: r.rate,
+        arrival: r.arrival,
+        warmup: r.warmup,
+        interval: args.interval,
+        stream: shard.index,
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "running {} against {}: {} threads, {}, {} warm-up, {}",
+        w.name,
+        store.identity(),
+        opts.threads,
+        match opts.ops {
+            Some(n) => format!("{} operations", thousands(n)),
+            None => format!("{:?}", opts.duration),
+        },
+        format_args!("{:?}", opts.warmup),
+        match opts.rate {
+            Some(rate) => format!("open loop at {rate} ops/s ({})", arrival_name(opts.arrival)),
+            None => "closed loop".into(),
+        }
+    )?;
+    out.flush()?;
+    let live = Live::new(&opts, load::progress_wanted());
+    let mut on_interval = |iv: &Interval, _: &[Op]| live.interval(iv);
+    let outcome = run::run(store.clone(), g.clone(), &r.mix, &opts, &mut on_interval)?;
+    live.finish();
+
+    let config = RunConfig {
+        threads: opts.threads,
+        duration_s: opts.ops.is_none().then_some(opts.duration.as_secs_f64()),
+        ops: opts.ops,
+        rate: opts.rate,
+        arrival: arrival_name(opts.arrival).into(),
+        warmup_s: opts.warmup.as_secs_f64(),
+        interval_s: opts.interval.as_secs_f64(),
+        skew: match r.skew {
+            Skew::Zipf => "zipf",
+            Skew::Latest => "latest",
+            Skew::Uniform => "uniform",
+        }
+        .into(),
+        skew_exponent: r.skew_exponent,
+        mix: r.mix.iter().map(|(op, wt)| (op.name().to_string(), *wt)).collect(),
+        shard: shard.to_string(),
+    };
+    let cx = Context {
+        workload: &w,
+        file: &args.target.workload,
+        url: &url,
+        store: &*store,
+        config,
+    };
+    let mut data = RunData::from_run(&outcome, &cx);
+    let dir = crate::report::run::folder(&args.reports, &w.name, outcome.started_ms);
+    data.write(&dir)?;
+    print_summary(&mut out, &data.summary)?;
+    writeln!(out, "report: {}", dir.display())?;
+    if let Some(why) = &data.summary.invalid_reason {
+        bail!("the run is invalid: {why}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Command-line settings over the workload's `[run]`.
+fn apply_overrides(w: &mut Workload, args: &RunArgs) -> anyhow::Result<()> {
+    let r = &mut w.run;
+    if let Some(t) = args.threads {
+        r.threads = t;
+    }
+    if let Some(d) = args.duration {
+        r.duration = d;
+        r.ops = None;
+    }
+    if let Some(n) = args.ops {
+        if n == 0 {
+            bail!("--ops: must be at least 1");
+        }
+        r.ops = Some(n);
+    }
+    if let Some(rate) = args.rate {
+        if !(rate > 0.0 && rate <= 10_000_000.0) {
+            bail!("--rate: must be above 0 and at most 10000000 operations/s, got {rate}");
+        }
+        r.rate = Some(rate);
+    }
+    if let Some(a) = &args.arrival {
+        r.arrival = match a.as_str() {
+            "fixed" => Arrival::Fixed,
+            "poisson" => Arrival::Poisson,
+            other => bail!("--arrival: {other:?} is not fixed or poisson"),
+        };
+    }
+    if let Some(d) = args.warmup {
+        r.warmup = d;
+    }
+    if r.ops.is_none() && r.duration.is_zero() {
+        bail!("--duration: must be above zero");
+    }
+    if args.interval < Duration::from_millis(10) {
+        bail!("--interval: must be at least 10ms");
+    }
+    Ok(())
+}
+
+/// Loads the workload when the target holds no table; refuses a target that holds other
+/// tables than the workload's.
+fn prepare_store(w: &Workload, g: &Generator, store: &Arc<dyn Store>, args: &RunArgs) -> anyhow::Result<()> {
+    let have = store.list_tables().context("listing the target's tables")?;
+    if have.is_empty() {
+        let opts = load::Options {
+            threads: threads(w.load.threads),
+            batch: w.load.batch,
+            shard: Shard::ALL,
+            progress: load::progress_wanted(),
+        };
+        let started = now_millis();
+        let out = load::load(store.clone(), g, &opts)?;
+        let finished = now_millis();
+        let manifest = load::write_manifest(
+            &args.reports,
+            w,
+            &args.target.workload,
+            &store.identity(),
+            &opts,
+            started,
+            finished,
+            g.plan_time().as_secs_f64(),
+            &out,
+        );
+        if let Some(e) = &out.error {
+            bail!("loading {} failed after {} rows: {e}", w.name, thousands(out.rows()));
+        }
+        let secs = out.write_time.as_secs_f64();
+        println!(
+            "the target was empty: loaded {} rows of {} in {:.1} s ({} rows/s){}",
+            thousands(out.rows()),
+            w.name,
+            secs,
+            thousands((out.rows() as f64 / secs.max(1e-9)) as u64),
+            manifest
+                .map(|p| format!("; manifest {}", p.display()))
+                .unwrap_or_default()
+        );
+        return Ok(());
+    }
+    let names: Vec<&str> = have.iter().map(|t| t.name.as_str()).collect();
+    for t in g.tables() {
+        if !names.contains(&t.name.as_str()) {
+            bail!(
+                "table {} is missing from {}: the target holds other data; load the workload into an empty target",
+                t.name,
+                store.identity()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn arrival_name(a: Arrival) -> &'static str {
+    match a {
+        Arrival::Fixed => "fixed",
+        Arrival::Poisson => "poisson",
+    }
+}
+
+/// The terminal's live view: a bar over the run and a line per interval; nothing in pipes.
+struct Live {
+    bar: Option<ProgressBar>,
+    count_ops: bool,
+}
+
+impl Live {
+    fn new(opts: &Options, show: bool) -> Live {
+        if !show {
+            return Live {
+                bar: None,
+                count_ops: false,
+            };
+        }
+        let (len, template) = match opts.ops {
+            Some(n) => (n, "{elapsed:>4} {bar:30.cyan/blue} {human_pos}/{human_len} ops  {msg}"),
+            None => (
+                (opts.warmup + opts.duration).as_secs().max(1),
+                "{elapsed:>4} {bar:30.cyan/blue} {pos}/{len} s  {msg}",
+            ),
+        };
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(4)).with_style(
+            ProgressStyle::with_template(template)
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        if opts.ops.is_none() {
+            bar.set_position(0);
+            bar.set_message(format!("warming up for {:?}", opts.warmup));
+            let (b, warmup, duration) = (bar.clone(), opts.warmup, opts.duration);
+            // Time runs on whether or not an interval completes: a ticker moves the bar.
+            std::thread::spawn(move || {
+                let t0 = std::time::Instant::now();
+                while !b.is_finished() {
+                    b.set_position(t0.elapsed().as_secs().min((warmup + duration).as_secs()));
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+            });
+        }
+        Live {
+            bar: Some(bar),
+            count_ops: opts.ops.is_some(),
+        }
+    }
+
+    fn interval(&self, iv: &Interval) {
+        let Some(bar) = &self.bar else { return };
+        let len = iv.length.as_secs_f64().max(1e-9);
+        let s = &iv.all.summary;
+        let line = format!(
+            "[{:>6.1}s] {:>10} ops/s  p50 {:>9}  p99 {:>9}  max {:>9}  errors {}",
+            (iv.start + iv.length).as_secs_f64(),
+            thousands((iv.all.ok as f64 / len) as u64),
+            fmt_ns(s.p50),
+            fmt_ns(s.p99),
+            fmt_ns(s.max),
+            thousands(iv.all.errors)
+        );
+        bar.println(&line);
+        if self.count_ops {
+            bar.inc(iv.all.ok + iv.all.errors);
+        }
+        bar.set_message(String::new());
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// The end-of-run table.
+pub(super) fn print_summary(out: &mut impl Write, s: &RunSummary) -> anyhow::Result<()> {
+    let mut header = vec![
+        "operation",
+        "count",
+        "ops/s",
+        "mean",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "max",
+        "errors",
+    ];
+    if s.open_loop {
+        header.extend(["service p50", "service p99"]);
+    }
+    let mut table = TextTable::new(&header);
+    for o in s.ops.iter().chain([&s.all]) {
+        let r = &o.response;
+        let mut row = vec![
+            o.op.clone(),
+            thousands(o.count),
+            format!("{:.1}", o.ops_per_s),
+            fmt_ns(r.mean as u64),
+            fmt_ns(r.p50),
+            fmt_ns(r.p90),
+            fmt_ns(r.p99),
+            fmt_ns(r.p999),
+            fmt_ns(r.max),
+            thousands(o.errors),
+        ];
+        if let Some(sv) = &o.service {
+            row.extend([fmt_ns(sv.p50), fmt_ns(sv.p99)]);
+        }
+        table.row(row);
+    }
+    writeln!(
+        out,
+        "{}: {} operations in {:.1} s against {}",
+        s.workload.name,
+        thousands(s.all.count + s.all.errors),
+        s.measured_s,
+        s.backend.identity
+    )?;
+    write!(out, "{}", table.render())?;
+    for o in &s.ops {
+        for (kind, e) in &o.errors_by_kind {
+            writeln!(
+                out,
+                "{} failed {} times with {kind}, first: {}",
+                o.op,
+                thousands(e.count),
+                e.first
+            )?;
+        }
+    }
+    match (&s.invalid_reason, s.on_time_share) {
+        (Some(why), _) => writeln!(out, "INVALID: {why}")?,
+        (None, Some(share)) => writeln!(
+            out,
+            "valid: {:.2}% of operations started within 1 s of schedule",
+            share * 100.0
+        )?,
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+pub(super) fn compare_command(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let base = crate::report::read(&args.baseline)?;
+    let cand = crate::report::read(&args.candidate)?;
+    let c = compare(&base, &cand, &args.threshold);
+    let mut out = std::io::stdout().lock();
+    for (which, dir, s) in [
+        ("baseline", &args.baseline, &base.summary),
+        ("candidate", &args.candidate, &cand.summary),
+    ] {
+        writeln!(
+            out,
+            "{which:>9}: {} ({} {}, {} threads, {}, against {})",
+            dir.display(),
+            s.workload.name,
+            s.started,
+            s.config.threads,
+            match s.config.rate {
+                Some(r) => format!("{r} ops/s"),
+                None => "closed loop".into(),
+            },
+            s.backend.identity
+        )?;
+    }
+    for w in &c.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    write!(out, "{}", c.table)?;
+    if c.crossed.is_empty() {
+        if !args.threshold.is_empty() {
+            writeln!(out, "no threshold crossed")?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    for line in &c.crossed {
+        writeln!(out, "REGRESSION: {line}")?;
+    }
+    Ok(ExitCode::FAILURE)
+}
+
+pub(super) fn merge_command(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let mut data = crate::report::merge(&args.dirs)?;
+    let dir = match &args.out {
+        Some(d) => {
+            if d.exists() {
+                bail!("--out: {} exists already", d.display());
+            }
+            d.clone()
+        }
+        None => crate::report::run::folder(
+            std::path::Path::new("reports"),
+            &format!("{}-merged", data.summary.workload.name),
+            data.summary.started_ms,
+        ),
+    };
+    data.write(&dir)?;
+    let mut out = std::io::stdout().lock();
+    print_summary(&mut out, &data.summary)?;
+    writeln!(out, "merged {} reports into {}", args.dirs.len(), dir.display())?;
+    Ok(ExitCode::SUCCESS)
+}

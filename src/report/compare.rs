@@ -1,0 +1,271 @@
+//! `tallrow compare`: two runs side by side, per operation the change in throughput and in
+//! each percentile, whether it is significant, and whether it crosses a threshold.
+//!
+//! Latency differences are tested with Mann–Whitney U over the two response-time histograms,
+//! throughput differences with Welch's t-test over the per-interval rates; "significant"
+//! means p < 0.01. A threshold is crossed when the candidate is worse than the baseline by
+//! more than the given share, significant or not: CI gates on the numbers it prints.
+
+use super::run::{ALL, OpReport, RunData};
+use super::{TextTable, fmt_ns, thousands};
+use crate::stats::{self, mann_whitney, welch};
+use std::str::FromStr;
+
+/// p-value below which a difference is called significant.
+pub const ALPHA: f64 = 0.01;
+
+/// What a threshold limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Successful operations per second (a drop is a regression).
+    Throughput,
+    /// A latency figure: `mean`, `p50`, `p90`, `p99`, `p999`, `max` (a rise is a regression).
+    Latency(&'static str),
+}
+
+impl Metric {
+    fn name(self) -> &'static str {
+        match self {
+            Metric::Throughput => "ops/s",
+            Metric::Latency("p999") => "p99.9",
+            Metric::Latency(n) => n,
+        }
+    }
+}
+
+/// `--threshold METRIC=PERCENT`, e.g. `p99=10%` or `throughput=5%`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Threshold {
+    /// The figure.
+    pub metric: Metric,
+    /// The largest change allowed, as a fraction (0.1 for 10%).
+    pub limit: f64,
+}
+
+impl FromStr for Threshold {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (name, value) = s
+            .split_once('=')
+            .ok_or_else(|| format!("{s:?} is not METRIC=PERCENT, e.g. p99=10%"))?;
+        let metric = match name.trim() {
+            "throughput" | "ops" | "ops/s" => Metric::Throughput,
+            "mean" => Metric::Latency("mean"),
+            "p50" => Metric::Latency("p50"),
+            "p90" => Metric::Latency("p90"),
+            "p99" => Metric::Latency("p99"),
+            "p999" | "p99.9" => Metric::Latency("p999"),
+            "max" => Metric::Latency("max"),
+            other => {
+                return Err(format!(
+                    "unknown metric {other:?}: expected throughput, mean, p50, p90, p99, p99.9 or max"
+                ));
+            }
+        };
+        let pct: f64 = value
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| format!("{value:?} is not a percentage, e.g. 10%"))?;
+        if !(0.0..=10_000.0).contains(&pct) {
+            return Err(format!("{value:?} must be between 0% and 10000%"));
+        }
+        Ok(Threshold {
+            metric,
+            limit: pct / 100.0,
+        })
+    }
+}
+
+/// The result of a comparison.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// The side-by-side table.
+    pub table: String,
+    /// Warnings about the runs themselves (invalid runs, different workloads).
+    pub warnings: Vec<String>,
+    /// The thresholds crossed, one line each.
+    pub crossed: Vec<String>,
+}
+
+/// Compares `candidate` against `baseline`.
+pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]) -> Comparison {
+    let (b, c) = (&baseline.summary, &candidate.summary);
+    let mut warnings = Vec::new();
+    for (which, s) in [("baseline", b), ("candidate", c)] {
+        if let Some(why) = &s.invalid_reason {
+            warnings.push(format!("the {which} run is invalid: {why}"));
+        }
+    }
+    if b.workload.data_digest != c.workload.data_digest {
+        warnings.push(format!(
+            "the runs are of different workload data ({} {} vs {} {})",
+            b.workload.name, b.workload.data_digest, c.workload.name, c.workload.data_digest
+        ));
+    }
+    let mut names: Vec<&str> = b.ops.iter().map(|o| o.op.as_str()).collect();
+    for o in &c.ops {
+        if !names.contains(&o.op.as_str()) {
+            names.push(&o.op);
+        }
+    }
+    names.push(ALL);
+    let find = |d: &'_ RunData, name: &str| -> Option<(OpReport, stats::Histogram)> {
+        if name == ALL {
+            let mut h = stats::histogram();
+            for t in &d.totals {
+                h.add(&t.response).expect("same bounds");
+            }
+            return Some((d.summary.all.clone(), h));
+        }
+        let i = d.summary.ops.iter().position(|o| o.op == name)?;
+        Some((d.summary.ops[i].clone(), d.totals[i].response.clone()))
+    };
+    let mut table = TextTable::new(&[
+        "operation",
+        "figure",
+        "baseline",
+        "candidate",
+        "change",
+        "significant",
+        "threshold",
+    ]);
+    let mut crossed = Vec::new();
+    for name in names {
+        let (Some((bo, bh)), Some((co, ch))) = (find(baseline, name), find(candidate, name)) else {
+            let side = if find(baseline, name).is_some() {
+                "baseline"
+            } else {
+                "candidate"
+            };
+            table.row(vec![name.into(), format!("only in the {side}"), String::new()]);
+            continue;
+        };
+        let latency_sig = match mann_whitney(&bh, &ch) {
+            Some((p, effect)) if p < ALPHA => {
+                format!("yes, {} (p={p:.1e})", if effect > 0.5 { "slower" } else { "faster" })
+            }
+            Some((p, _)) => format!("no (p={p:.2})"),
+            None => "-".into(),
+        };
+        let rate_sig = match welch(&bo.interval_ops_per_s, &co.interval_ops_per_s) {
+            Some(p) if p < ALPHA => format!("yes (p={p:.1e})"),
+            Some(p) => format!("no (p={p:.2})"),
+            None => "-".into(),
+        };
+        let metrics = [
+            Metric::Throughput,
+            Metric::Latency("mean"),
+            Metric::Latency("p50"),
+            Metric::Latency("p90"),
+            Metric::Latency("p99"),
+            Metric::Latency("p999"),
+            Metric::Latency("max"),
+        ];
+        for (k, m) in metrics.into_iter().enumerate() {
+            let (bv, cv, shown) = match m {
+                Metric::Throughput => (
+                    bo.ops_per_s,
+                    co.ops_per_s,
+                    (format!("{:.1}", bo.ops_per_s), format!("{:.1}", co.ops_per_s)),
+                ),
+                Metric::Latency(n) => {
+                    let (x, y) = (bo.response.get(n).unwrap_or(0.0), co.response.get(n).unwrap_or(0.0));
+                    (x, y, (fmt_ns(x as u64), fmt_ns(y as u64)))
+                }
+            };
+            let change = (bv > 0.0).then(|| cv / bv - 1.0);
+            let mut verdict = String::new();
+            for t in thresholds.iter().filter(|t| t.metric == m) {
+                let worse = match (m, change) {
+                    (Metric::Throughput, Some(ch)) => -ch > t.limit,
+                    (Metric::Latency(_), Some(ch)) => ch > t.limit,
+                    // From nothing to something: only a rise in latency counts.
+                    (Metric::Latency(_), None) => cv > 0.0,
+                    (Metric::Throughput, None) => false,
+                };
+                let limit = format!(
+                    "{}{:.0}%",
+                    if m == Metric::Throughput { "-" } else { "+" },
+                    t.limit * 100.0
+                );
+                if worse {
+                    verdict = format!("CROSSED ({limit})");
+                    crossed.push(format!(
+                        "{name} {}: {} -> {} ({}) crosses {limit}",
+                        m.name(),
+                        shown.0,
+                        shown.1,
+                        pct(change)
+                    ));
+                } else {
+                    verdict = format!("ok ({limit})");
+                }
+            }
+            let sig = match (m, k) {
+                (Metric::Throughput, _) => rate_sig.clone(),
+                (_, 1) => latency_sig.clone(),
+                _ => String::new(),
+            };
+            table.row(vec![
+                if k == 0 { name.to_string() } else { String::new() },
+                m.name().into(),
+                shown.0,
+                shown.1,
+                pct(change),
+                sig,
+                verdict,
+            ]);
+        }
+        let errors_change = if bo.errors == co.errors {
+            "=".into()
+        } else {
+            format!("{:+}", co.errors as i64 - bo.errors as i64)
+        };
+        table.row(vec![
+            String::new(),
+            "errors".into(),
+            thousands(bo.errors),
+            thousands(co.errors),
+            errors_change,
+            String::new(),
+            String::new(),
+        ]);
+    }
+    Comparison {
+        table: table.render(),
+        warnings,
+        crossed,
+    }
+}
+
+fn pct(change: Option<f64>) -> String {
+    match change {
+        Some(c) if c.abs() < 0.0005 => "=".into(),
+        Some(c) => format!("{:+.1}%", c * 100.0),
+        None => "n/a".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_parse() {
+        assert_eq!(
+            "p99=10%".parse::<Threshold>().unwrap(),
+            Threshold {
+                metric: Metric::Latency("p99"),
+                limit: 0.1
+            }
+        );
+        assert_eq!("p99.9=5".parse::<Threshold>().unwrap().metric, Metric::Latency("p999"));
+        assert_eq!("throughput=5%".parse::<Threshold>().unwrap().metric, Metric::Throughput);
+        assert!("p98=1%".parse::<Threshold>().unwrap_err().contains("unknown metric"));
+        assert!("p99".parse::<Threshold>().unwrap_err().contains("METRIC=PERCENT"));
+        assert!("p99=ten".parse::<Threshold>().unwrap_err().contains("percentage"));
+        assert!("p99=-1%".parse::<Threshold>().unwrap_err().contains("between"));
+    }
+}

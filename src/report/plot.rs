@@ -1,0 +1,232 @@
+//! The latency plot (`latency.svg`: one percentile curve per operation, both axes on log
+//! scales, as HdrHistogram's plotter draws them) and `index.html`, which shows it beside the
+//! table of figures.
+
+use super::run::{ALL, RunSummary};
+use super::{fmt_ns, thousands};
+use crate::stats::Histogram;
+use std::fmt::Write as _;
+
+const W: f64 = 900.0;
+const H: f64 = 520.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 190.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 50.0;
+const COLORS: [&str; 18] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#393b79", "#ad494a", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
+];
+
+/// The plot of `curves` (name, response-time histogram in ns).
+pub fn svg(curves: &[(String, Histogram)], title: &str) -> String {
+    let curves: Vec<&(String, Histogram)> = curves.iter().filter(|(_, h)| !h.is_empty()).collect();
+    let count = curves.iter().map(|(_, h)| h.len()).max().unwrap_or(1);
+    // x: log10(1 / (1 - q)), out to the decade the largest count resolves (99.9% needs 1,000).
+    let x_max = ((count as f64).log10().floor()).clamp(1.0, 6.0);
+    let lo = curves.iter().map(|(_, h)| h.min()).min().unwrap_or(1).max(1) as f64;
+    let hi = curves.iter().map(|(_, h)| h.max()).max().unwrap_or(10).max(10) as f64;
+    let (y_lo, y_hi) = (lo.log10().floor(), hi.log10().ceil().max(lo.log10().floor() + 1.0));
+    let pw = W - LEFT - RIGHT;
+    let ph = H - TOP - BOTTOM;
+    let px = |x: f64| LEFT + x / x_max * pw;
+    let py = |ns: f64| TOP + ph - (ns.max(1.0).log10() - y_lo) / (y_hi - y_lo) * ph;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{} — response time by percentile</text>"#,
+        LEFT + pw / 2.0,
+        escape(title)
+    );
+    // Grid and axes.
+    for d in 0..=(x_max as u32) {
+        let x = px(f64::from(d));
+        let label = match d {
+            0 => "0%".to_string(),
+            d => format!("{}%", 100.0 - 100.0 / 10f64.powi(d as i32)),
+        };
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"##,
+            TOP + ph,
+            TOP + ph + 18.0
+        );
+    }
+    for e in (y_lo as i32)..=(y_hi as i32) {
+        let ns = 10f64.powi(e);
+        let y = py(ns);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + pw,
+            LEFT - 6.0,
+            y + 4.0,
+            decade(e)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="black"/>"#
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">percentile</text>"#,
+        LEFT + pw / 2.0,
+        H - 8.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">response time</text>"#,
+        TOP + ph / 2.0
+    );
+    // Curves.
+    let steps = (x_max * 40.0) as u32;
+    for (i, (name, h)) in curves.iter().enumerate() {
+        let color = if name == ALL { "black" } else { COLORS[i % COLORS.len()] };
+        let width = if name == ALL { 2.5 } else { 1.5 };
+        let mut points = String::new();
+        for k in 0..=steps {
+            let x = f64::from(k) / f64::from(steps) * x_max;
+            let q = 1.0 - 10f64.powf(-x);
+            let v = h.value_at_quantile(q) as f64;
+            let _ = write!(points, "{:.1},{:.1} ", px(x), py(v));
+        }
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}" points="{}"><title>{}</title></polyline>"#,
+            points.trim_end(),
+            escape(name)
+        );
+        let ly = TOP + 10.0 + 16.0 * i as f64;
+        let lx = W - RIGHT + 12.0;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="{width}"/><text x="{}" y="{}">{}</text>"#,
+            lx + 20.0,
+            lx + 26.0,
+            ly + 4.0,
+            escape(name)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// `index.html`: what ran, whether it is valid, the plot and the table.
+pub fn html(s: &RunSummary) -> String {
+    let mut h = String::new();
+    let _ = writeln!(
+        h,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tallrow: {} {}</title>",
+        escape(&s.workload.name),
+        escape(&s.started)
+    );
+    h.push_str(
+        "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}\
+         td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #ddd}td:first-child,th:first-child{text-align:left}\
+         .row{display:flex;flex-wrap:wrap;gap:2em;align-items:flex-start}.bad{color:#b00;font-weight:bold}</style></head><body>\n",
+    );
+    let _ = writeln!(h, "<h1>{} — {}</h1>", escape(&s.workload.name), escape(&s.started));
+    let _ = writeln!(
+        h,
+        "<p>backend {} ({}); {} threads; {}; measured {:.1} s; data digest {}</p>",
+        escape(&s.backend.identity),
+        escape(&s.backend.version),
+        s.config.threads,
+        match s.config.rate {
+            Some(r) => format!("open loop at {r} ops/s ({})", s.config.arrival),
+            None => "closed loop".into(),
+        },
+        s.measured_s,
+        escape(&s.workload.data_digest)
+    );
+    match &s.invalid_reason {
+        Some(why) => {
+            let _ = writeln!(h, "<p class=\"bad\">INVALID: {}</p>", escape(why));
+        }
+        None => {
+            if let Some(share) = s.on_time_share {
+                let _ = writeln!(
+                    h,
+                    "<p>{:.2}% of operations started within 1 s of schedule.</p>",
+                    share * 100.0
+                );
+            }
+        }
+    }
+    h.push_str("<div class=\"row\"><img src=\"latency.svg\" alt=\"response time by percentile\">\n<table>\n");
+    h.push_str("<tr><th>operation</th><th>count</th><th>ops/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>errors</th></tr>\n");
+    for o in s.ops.iter().chain([&s.all]) {
+        let r = &o.response;
+        let _ = writeln!(
+            h,
+            "<tr><td><a href=\"{0}.hgrm\">{0}</a></td><td>{1}</td><td>{2:.1}</td><td>{3}</td><td>{4}</td><td>{5}</td><td>{6}</td><td>{7}</td><td>{8}</td><td>{9}</td></tr>",
+            escape(&o.op),
+            thousands(o.count),
+            o.ops_per_s,
+            fmt_ns(r.mean as u64),
+            fmt_ns(r.p50),
+            fmt_ns(r.p90),
+            fmt_ns(r.p99),
+            fmt_ns(r.p999),
+            fmt_ns(r.max),
+            thousands(o.errors)
+        );
+    }
+    h.push_str("</table></div>\n<p>Files: <a href=\"summary.json\">summary.json</a>, <a href=\"ops.csv\">ops.csv</a>, \
+                <a href=\"timeseries.csv\">timeseries.csv</a>; per operation a <code>.hgrm</code> percentile distribution and a <code>.hlog</code> interval log.</p>\n</body></html>\n");
+    h
+}
+
+/// `10^e` ns as an axis label: `1 µs`, `100 ms`, `10 s`.
+fn decade(e: i32) -> String {
+    let (unit, base) = match e {
+        ..=2 => ("ns", 0),
+        3..=5 => ("µs", 3),
+        6..=8 => ("ms", 6),
+        _ => ("s", 9),
+    };
+    format!("{} {unit}", 10u64.pow((e - base).max(0) as u32))
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{histogram, record};
+
+    #[test]
+    fn draws_one_curve_per_operation_with_log_axes() {
+        let mut a = histogram();
+        let mut b = histogram();
+        for v in 1..=5000u64 {
+            record(&mut a, v * 1000);
+            record(&mut b, v * 100_000);
+        }
+        let svg = svg(
+            &[
+                ("timeline".into(), a),
+                ("publish".into(), b),
+                ("empty".into(), histogram()),
+            ],
+            "q<1>",
+        );
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert!(svg.contains("<title>timeline</title>") && svg.contains("<title>publish</title>"));
+        assert!(svg.contains(">99.9%<") && !svg.contains(">99.99%<"));
+        assert!(svg.contains(">1 µs<") && svg.contains(">1 s<"), "{svg}");
+        assert!(svg.contains("q&lt;1&gt;"));
+        assert!(svg.ends_with("</svg>\n"));
+    }
+}

@@ -1,0 +1,509 @@
+//! A run's report folder, `reports/<workload>-<UTC>/`:
+//!
+//! - `summary.json`: the effective configuration, workload digest, backend, machine, times,
+//!   validity, and per operation its figures and compressed histograms (so `compare` and
+//!   `report merge` can recompute any percentile);
+//! - `ops.csv`: one row per operation (and `all`), latencies in microseconds;
+//! - `timeseries.csv`: per interval and operation, throughput and p50/p99;
+//! - `<op>.hgrm`: HdrHistogram's percentile distribution of the response times;
+//! - `<op>.hlog`: HdrHistogram's interval log of the response times, one per operation;
+//! - `latency.svg` and `index.html`: the percentile curves beside the table.
+
+use super::Error;
+use crate::run::{Interval, IntervalOp, Outcome};
+use crate::stats::{self, Histogram, OpStats, Summary};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Version of the folder's layout.
+pub const FORMAT: u32 = 1;
+/// Name of the row of all operations together.
+pub const ALL: &str = "all";
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Layout version ([`FORMAT`]).
+    pub format: u32,
+    /// The tallrow that wrote it.
+    pub tallrow: String,
+    /// What ran.
+    pub workload: WorkloadInfo,
+    /// Against what.
+    pub backend: BackendInfo,
+    /// Where.
+    pub machine: Machine,
+    /// How.
+    pub config: RunConfig,
+    /// Start of measurement (ISO 8601, UTC).
+    pub started: String,
+    /// End of measurement.
+    pub finished: String,
+    /// Start of measurement (epoch ms).
+    pub started_ms: i64,
+    /// End of measurement (epoch ms).
+    pub finished_ms: i64,
+    /// Measured seconds.
+    pub measured_s: f64,
+    /// Whether operations were scheduled at a target rate.
+    pub open_loop: bool,
+    /// Whether the figures can be trusted.
+    pub valid: bool,
+    /// Why not, when not.
+    pub invalid_reason: Option<String>,
+    /// Share of operations started within a second of schedule (open loop).
+    pub on_time_share: Option<f64>,
+    /// Per operation.
+    pub ops: Vec<OpReport>,
+    /// All operations together.
+    pub all: OpReport,
+    /// The report folders this one merges (empty for a single run).
+    #[serde(default)]
+    pub merged_from: Vec<String>,
+}
+
+/// The workload of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadInfo {
+    /// Name.
+    pub name: String,
+    /// The file it was read from.
+    pub file: String,
+    /// Digest of everything that decides the data ([`crate::workload::Workload::data_digest`]).
+    pub data_digest: String,
+    /// The validated workload.
+    pub effective: serde_json::Value,
+}
+
+/// The backend of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackendInfo {
+    /// The URL given.
+    pub url: String,
+    /// What it is and where its data lives.
+    pub identity: String,
+    /// Software and version.
+    pub version: String,
+}
+
+/// The machine a run ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// Host name.
+    pub hostname: String,
+    /// Operating system.
+    pub os: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// CPU architecture.
+    pub arch: String,
+    /// CPU model.
+    pub cpu: String,
+    /// Cores available to the process.
+    pub cores: usize,
+    /// Memory, bytes.
+    pub memory_bytes: u64,
+}
+
+/// The effective run settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Worker threads.
+    pub threads: usize,
+    /// Measured seconds asked for (`None` with `ops`).
+    pub duration_s: Option<f64>,
+    /// Operations asked for.
+    pub ops: Option<u64>,
+    /// Target rate.
+    pub rate: Option<f64>,
+    /// Arrival schedule under a rate.
+    pub arrival: String,
+    /// Warm-up seconds.
+    pub warmup_s: f64,
+    /// Reporting interval, seconds.
+    pub interval_s: f64,
+    /// User skew.
+    pub skew: String,
+    /// Zipf exponent of the user pick.
+    pub skew_exponent: f64,
+    /// Operation weights.
+    pub mix: Vec<(String, f64)>,
+    /// Shard `i/N` of a sharded run, or `1/1`.
+    pub shard: String,
+}
+
+/// One operation's figures; latencies in nanoseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpReport {
+    /// Operation name.
+    pub op: String,
+    /// Successful operations (those in the histograms).
+    pub count: u64,
+    /// Failed operations.
+    pub errors: u64,
+    /// Failures by kind.
+    pub errors_by_kind: BTreeMap<String, ErrorCount>,
+    /// Operations that started over a second behind schedule.
+    pub late: u64,
+    /// Successful operations per second.
+    pub ops_per_s: f64,
+    /// Response time (from the scheduled start under a rate).
+    pub response: Summary,
+    /// Service time (from the actual start; open loop only).
+    pub service: Option<Summary>,
+    /// The response-time histogram ([`stats::encode`]).
+    pub response_histogram: String,
+    /// The service-time histogram (open loop only).
+    pub service_histogram: Option<String>,
+    /// Successful operations per second in each interval.
+    pub interval_ops_per_s: Vec<f64>,
+}
+
+/// Failures of one kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorCount {
+    /// How many.
+    pub count: u64,
+    /// The first message.
+    pub first: String,
+}
+
+/// Everything a report folder holds, in memory.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    /// `summary.json` (its `ops` and `all` are recomputed on writing).
+    pub summary: RunSummary,
+    /// Per operation (in `summary.ops` order), what was recorded.
+    pub totals: Vec<OpStats>,
+    /// Per operation, throughput to report (`None`: count / measured time).
+    pub ops_per_s: Vec<Option<f64>>,
+    /// The intervals.
+    pub intervals: Vec<Interval>,
+}
+
+/// The parts of a summary that come from outside the run.
+pub struct Context<'a> {
+    /// The workload.
+    pub workload: &'a crate::workload::Workload,
+    /// Its file.
+    pub file: &'a Path,
+    /// `--backend` as given.
+    pub url: &'a str,
+    /// The store.
+    pub store: &'a dyn crate::store::Store,
+    /// Effective settings.
+    pub config: RunConfig,
+}
+
+impl RunData {
+    /// The data of a finished run.
+    pub fn from_run(out: &Outcome, cx: &Context) -> RunData {
+        let w = cx.workload;
+        let reason = out.invalid_reason();
+        let mut summary = RunSummary {
+            format: FORMAT,
+            tallrow: env!("CARGO_PKG_VERSION").into(),
+            workload: WorkloadInfo {
+                name: w.name.clone(),
+                file: cx.file.display().to_string(),
+                data_digest: w.data_digest(),
+                effective: serde_json::to_value(w).expect("a workload serializes"),
+            },
+            backend: BackendInfo {
+                url: cx.url.to_string(),
+                identity: cx.store.identity(),
+                version: cx.store.version(),
+            },
+            machine: Machine::this(),
+            config: cx.config.clone(),
+            started: crate::date::iso(out.started_ms),
+            finished: crate::date::iso(out.finished_ms),
+            started_ms: out.started_ms,
+            finished_ms: out.finished_ms,
+            measured_s: out.measured.as_secs_f64(),
+            open_loop: out.open_loop,
+            valid: reason.is_none(),
+            invalid_reason: reason,
+            on_time_share: out.on_time_share(),
+            ops: Vec::new(),
+            all: empty_op(ALL),
+            merged_from: Vec::new(),
+        };
+        summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
+        RunData {
+            summary,
+            totals: out.totals.clone(),
+            ops_per_s: vec![None; out.ops.len()],
+            intervals: out.intervals.clone(),
+        }
+    }
+
+    /// Recomputes `summary.ops` and `summary.all` from the totals and intervals.
+    pub fn finish(&mut self) {
+        let secs = self.summary.measured_s.max(1e-9);
+        let open = self.summary.open_loop;
+        let interval_rates = |pick: &dyn Fn(&Interval) -> u64| -> Vec<f64> {
+            self.intervals
+                .iter()
+                .map(|iv| pick(iv) as f64 / iv.length.as_secs_f64().max(1e-9))
+                .collect()
+        };
+        let mut all = OpStats::default();
+        let mut all_rate = 0.0;
+        let mut ops = Vec::with_capacity(self.totals.len());
+        for (i, t) in self.totals.iter().enumerate() {
+            all.add(t);
+            let rate = self.ops_per_s[i].unwrap_or(t.ok() as f64 / secs);
+            all_rate += rate;
+            let name = self.summary.ops[i].op.clone();
+            ops.push(op_report(&name, t, rate, open, interval_rates(&|iv| iv.ops[i].ok)));
+        }
+        self.summary.all = op_report(ALL, &all, all_rate, open, interval_rates(&|iv| iv.all.ok));
+        self.summary.ops = ops;
+    }
+
+    /// Writes the folder `dir` (created; must not exist yet).
+    pub fn write(&mut self, dir: &Path) -> Result<(), Error> {
+        self.finish();
+        std::fs::create_dir_all(dir).map_err(|e| Error::at(dir, e))?;
+        let s = &self.summary;
+        let json = serde_json::to_string_pretty(s).expect("a summary serializes");
+        write_file(&dir.join("summary.json"), (json + "\n").as_bytes())?;
+        write_file(&dir.join("ops.csv"), &self.ops_csv())?;
+        write_file(&dir.join("timeseries.csv"), &self.timeseries_csv())?;
+        for (i, op) in s.ops.iter().enumerate() {
+            write_file(
+                &dir.join(format!("{}.hgrm", op.op)),
+                super::hgrm::percentiles(&self.totals[i].response, 1_000_000.0).as_bytes(),
+            )?;
+            write_file(&dir.join(format!("{}.hlog", op.op)), &self.interval_log(i)?)?;
+        }
+        let mut all = stats::histogram();
+        let mut curves: Vec<(String, Histogram)> = Vec::with_capacity(s.ops.len() + 1);
+        for (o, t) in s.ops.iter().zip(&self.totals) {
+            all.add(&t.response).expect("same bounds");
+            curves.push((o.op.clone(), t.response.clone()));
+        }
+        curves.push((ALL.to_string(), all));
+        let svg = super::plot::svg(&curves, &s.workload.name);
+        write_file(&dir.join("latency.svg"), svg.as_bytes())?;
+        write_file(&dir.join("index.html"), super::plot::html(s).as_bytes())?;
+        Ok(())
+    }
+
+    fn ops_csv(&self) -> Vec<u8> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let us = |ns: u64| format!("{:.3}", ns as f64 / 1000.0);
+        w.write_record([
+            "op",
+            "count",
+            "errors",
+            "ops_per_s",
+            "mean_us",
+            "p50_us",
+            "p90_us",
+            "p99_us",
+            "p999_us",
+            "max_us",
+            "service_p50_us",
+            "service_p99_us",
+            "late",
+        ])
+        .expect("writing to memory");
+        for o in self.summary.ops.iter().chain([&self.summary.all]) {
+            let r = &o.response;
+            let (sp50, sp99) = o
+                .service
+                .map_or((String::new(), String::new()), |s| (us(s.p50), us(s.p99)));
+            w.write_record([
+                o.op.clone(),
+                o.count.to_string(),
+                o.errors.to_string(),
+                format!("{:.2}", o.ops_per_s),
+                format!("{:.3}", r.mean / 1000.0),
+                us(r.p50),
+                us(r.p90),
+                us(r.p99),
+                us(r.p999),
+                us(r.max),
+                sp50,
+                sp99,
+                o.late.to_string(),
+            ])
+            .expect("writing to memory");
+        }
+        w.into_inner().expect("writing to memory")
+    }
+
+    fn timeseries_csv(&self) -> Vec<u8> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record([
+            "start_s",
+            "length_s",
+            "op",
+            "count",
+            "errors",
+            "ops_per_s",
+            "p50_us",
+            "p99_us",
+            "max_us",
+        ])
+        .expect("writing to memory");
+        let us = |ns: u64| format!("{:.3}", ns as f64 / 1000.0);
+        for iv in &self.intervals {
+            let len = iv.length.as_secs_f64().max(1e-9);
+            let rows = self
+                .summary
+                .ops
+                .iter()
+                .map(|o| o.op.as_str())
+                .zip(&iv.ops)
+                .chain([(ALL, &iv.all)]);
+            for (name, o) in rows {
+                w.write_record([
+                    format!("{:.3}", iv.start.as_secs_f64()),
+                    format!("{:.3}", iv.length.as_secs_f64()),
+                    name.to_string(),
+                    o.ok.to_string(),
+                    o.errors.to_string(),
+                    format!("{:.2}", o.ok as f64 / len),
+                    us(o.summary.p50),
+                    us(o.summary.p99),
+                    us(o.summary.max),
+                ])
+                .expect("writing to memory");
+            }
+        }
+        w.into_inner().expect("writing to memory")
+    }
+
+    /// The interval log of operation `i`, in HdrHistogram's format: a start time, a base time
+    /// (both the start of measurement), then one line per interval with its start (seconds
+    /// since the base time), length, max (ms) and the V2 compressed histogram.
+    fn interval_log(&self, i: usize) -> Result<Vec<u8>, Error> {
+        let s = &self.summary;
+        let mut out = Vec::new();
+        let secs = s.started_ms as f64 / 1000.0;
+        // The header as HdrHistogram's Java writer lays it out; its reader, and the Rust and
+        // Python ones, take the interval timestamps as seconds since BaseTime.
+        out.extend_from_slice(
+            format!(
+                "#tallrow {} response times of {} in ns; workload {}; backend {}\n\
+                 #[StartTime: {secs:.3} (seconds since epoch), {}]\n\
+                 #[BaseTime: {secs:.3} (seconds since epoch)]\n\
+                 \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+                s.tallrow,
+                s.ops[i].op,
+                s.workload.name,
+                s.backend.identity.replace('\n', " "),
+                s.started,
+            )
+            .as_bytes(),
+        );
+        let fail = |e: String| Error::new(&format!("{}.hlog", s.ops[i].op), e);
+        let mut ser = hdrhistogram::serialization::V2DeflateSerializer::new();
+        let mut log = hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder::new()
+            .with_max_value_divisor(1_000_000.0)
+            .begin_log_with(&mut out, &mut ser)
+            .map_err(|e| fail(e.to_string()))?;
+        for iv in &self.intervals {
+            let h = stats::decode(&iv.ops[i].histogram).map_err(fail)?;
+            log.write_histogram(&h, iv.start, iv.length, None)
+                .map_err(|e| fail(format!("{e:?}")))?;
+        }
+        Ok(out)
+    }
+}
+
+pub(crate) fn empty_op(name: &str) -> OpReport {
+    op_report(name, &OpStats::default(), 0.0, false, Vec::new())
+}
+
+fn op_report(name: &str, t: &OpStats, rate: f64, open: bool, interval_ops_per_s: Vec<f64>) -> OpReport {
+    OpReport {
+        op: name.to_string(),
+        count: t.ok(),
+        errors: t.failed(),
+        errors_by_kind: t
+            .errors
+            .iter()
+            .map(|(k, (n, first))| {
+                (
+                    k.clone(),
+                    ErrorCount {
+                        count: *n,
+                        first: first.clone(),
+                    },
+                )
+            })
+            .collect(),
+        late: t.late,
+        ops_per_s: rate,
+        response: Summary::of(&t.response),
+        service: open.then(|| Summary::of(&t.service)),
+        response_histogram: stats::encode(&t.response),
+        service_histogram: open.then(|| stats::encode(&t.service)),
+        interval_ops_per_s,
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let mut f = std::fs::File::create(path).map_err(|e| Error::at(path, e))?;
+    f.write_all(bytes).map_err(|e| Error::at(path, e))
+}
+
+/// A new folder `reports/<workload>-<UTC>` (with `-2`, `-3`, ... when taken).
+pub fn folder(reports: &Path, name: &str, started_ms: i64) -> PathBuf {
+    let stem = format!("{name}-{}", crate::date::compact(started_ms));
+    let mut dir = reports.join(&stem);
+    let mut n = 2;
+    while dir.exists() {
+        dir = reports.join(format!("{stem}-{n}"));
+        n += 1;
+    }
+    dir
+}
+
+impl Machine {
+    /// The machine this process runs on.
+    pub fn this() -> Machine {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
+        let cpu = read("/proc/cpuinfo")
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|r| r.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+            .unwrap_or_default();
+        let memory_bytes = read("/proc/meminfo")
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|r| r.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024);
+        Machine {
+            hostname: read("/proc/sys/kernel/hostname"),
+            os: std::env::consts::OS.into(),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            arch: std::env::consts::ARCH.into(),
+            cpu,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_bytes,
+        }
+    }
+}
+
+/// An interval's figures from its histogram and failure count (used when merging).
+pub fn interval_op(errors: u64, h: &Histogram) -> IntervalOp {
+    IntervalOp {
+        ok: h.len(),
+        errors,
+        summary: Summary::of(h),
+        histogram: stats::encode(h),
+    }
+}

@@ -1,0 +1,294 @@
+//! The query phase: workers put the workload's operation mix on a loaded store and record
+//! every operation's latency.
+//!
+//! Closed loop by default: each worker issues its next operation when the last returns. Under
+//! a target rate (open loop) operations are scheduled ahead, fixed or Poisson; latency is
+//! measured from the scheduled start, so a stall shows in every operation it delayed
+//! (coordinated omission), and service time (from the actual start) is kept apart. A run in
+//! which fewer than 95% of operations started within a second of schedule is invalid.
+//!
+//! Each worker owns its histograms and hands them over once per interval; the collector (the
+//! calling thread) merges them per interval and into the totals.
+
+pub mod ops;
+mod pick;
+mod schedule;
+mod worker;
+
+pub use ops::{Call, Ctx};
+pub use pick::{Mix, Users};
+pub use schedule::Schedule;
+pub use worker::LATE;
+
+use crate::generate::Generator;
+use crate::schema;
+use crate::stats::{self, OpStats, Summary};
+use crate::store::{Store, now_millis};
+use crate::workload::{Arrival, Op};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Share of operations that must start within [`LATE`] of schedule for a valid run.
+pub const ON_TIME_MIN: f64 = 0.95;
+
+/// How to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// How long to measure, unless `ops` is set.
+    pub duration: Duration,
+    /// Stop after this many measured operations.
+    pub ops: Option<u64>,
+    /// Target operations per second; `None`: closed loop.
+    pub rate: Option<f64>,
+    /// Schedule under a rate.
+    pub arrival: Arrival,
+    /// Unmeasured time first.
+    pub warmup: Duration,
+    /// Length of a reporting interval.
+    pub interval: Duration,
+    /// Which random streams the workers draw from (runs with different streams, e.g. the
+    /// shards of one run, pick different users and operations).
+    pub stream: u64,
+}
+
+/// What the workers share: the timeline of the run.
+pub(crate) struct Plan {
+    threads: usize,
+    start: Instant,
+    measure_start: Instant,
+    end: Option<Instant>,
+    last_interval: Option<u64>,
+    interval: Duration,
+    ops: Option<u64>,
+    rate: Option<f64>,
+    arrival: Arrival,
+    stream: u64,
+}
+
+pub(crate) enum Msg {
+    Flush {
+        worker: usize,
+        index: u64,
+        stats: Vec<OpStats>,
+    },
+    Done {
+        worker: usize,
+    },
+}
+
+/// One operation's figures in one interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntervalOp {
+    /// Successful operations.
+    pub ok: u64,
+    /// Failed operations.
+    pub errors: u64,
+    /// Response-time figures.
+    pub summary: Summary,
+    /// The response-time histogram, encoded ([`stats::encode`]).
+    pub histogram: String,
+}
+
+impl IntervalOp {
+    /// The figures of `s`.
+    pub fn of(s: &OpStats) -> IntervalOp {
+        IntervalOp {
+            ok: s.ok(),
+            errors: s.failed(),
+            summary: Summary::of(&s.response),
+            histogram: stats::encode(&s.response),
+        }
+    }
+}
+
+/// One reporting interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interval {
+    /// Start, from the start of measurement.
+    pub start: Duration,
+    /// Length.
+    pub length: Duration,
+    /// Per operation, in the mix's order.
+    pub ops: Vec<IntervalOp>,
+    /// All operations together.
+    pub all: IntervalOp,
+}
+
+/// What a run measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The operations, in the mix's order.
+    pub ops: Vec<Op>,
+    /// Per operation, everything measured.
+    pub totals: Vec<OpStats>,
+    /// The reporting intervals, in order.
+    pub intervals: Vec<Interval>,
+    /// Length of the measurement.
+    pub measured: Duration,
+    /// Whether operations were scheduled at a target rate.
+    pub open_loop: bool,
+    /// Start of measurement (epoch ms).
+    pub started_ms: i64,
+    /// End of measurement (epoch ms).
+    pub finished_ms: i64,
+}
+
+impl Outcome {
+    /// All operations' totals merged.
+    pub fn all(&self) -> OpStats {
+        let mut all = OpStats::default();
+        for s in &self.totals {
+            all.add(s);
+        }
+        all
+    }
+
+    /// Share of operations that started within [`LATE`] of schedule (open loop only).
+    pub fn on_time_share(&self) -> Option<f64> {
+        if !self.open_loop {
+            return None;
+        }
+        let all = self.all();
+        Some(if all.total() == 0 {
+            0.0
+        } else {
+            1.0 - all.late as f64 / all.total() as f64
+        })
+    }
+
+    /// Why the figures must not be trusted, if they must not.
+    pub fn invalid_reason(&self) -> Option<String> {
+        let all = self.all();
+        if all.total() == 0 {
+            return Some("no operation was measured".into());
+        }
+        match self.on_time_share() {
+            Some(share) if share < ON_TIME_MIN => Some(format!(
+                "only {:.1}% of operations started within {} s of schedule (at least {:.0}% needed): \
+                 the store or the harness could not keep up with the target rate",
+                share * 100.0,
+                LATE.as_secs(),
+                ON_TIME_MIN * 100.0
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Runs `mix` against `store` with the data of `g`; `on_interval` sees each interval as soon
+/// as every worker is past it (for live output).
+pub fn run(
+    store: Arc<dyn Store>,
+    g: Arc<Generator>,
+    mix: &[(Op, f64)],
+    opts: &Options,
+    on_interval: &mut dyn FnMut(&Interval, &[Op]),
+) -> schema::Result<Outcome> {
+    let ctx = Ctx::new(store, g)?;
+    let mix = Mix::new(mix);
+    let threads = opts.threads.max(1);
+    let interval = opts.interval.max(Duration::from_millis(10));
+    let start = Instant::now();
+    let started_ms = now_millis() + opts.warmup.as_millis() as i64;
+    let measure_start = start + opts.warmup;
+    let (end, last_interval) = match opts.ops {
+        Some(_) => (None, None),
+        None => {
+            let n = opts.duration.as_nanos().div_ceil(interval.as_nanos()).max(1) as u64;
+            (Some(measure_start + opts.duration), Some(n - 1))
+        }
+    };
+    let plan = Plan {
+        threads,
+        start,
+        measure_start,
+        end,
+        last_interval,
+        interval,
+        ops: opts.ops,
+        rate: opts.rate,
+        arrival: opts.arrival,
+        stream: opts.stream,
+    };
+    let claimed = AtomicU64::new(0);
+    let n_ops = mix.ops().len();
+    let mut totals: Vec<OpStats> = (0..n_ops).map(|_| OpStats::default()).collect();
+    let mut intervals = Vec::new();
+    let (tx, rx) = mpsc::channel::<Msg>();
+    std::thread::scope(|scope| {
+        for id in 0..threads {
+            let tx = tx.clone();
+            let (plan, ctx, mix, claimed) = (&plan, &ctx, &mix, &claimed);
+            std::thread::Builder::new()
+                .name(format!("run-{id}"))
+                .spawn_scoped(scope, move || worker::work(id, plan, ctx, mix, claimed, tx))
+                .expect("spawning a worker thread");
+        }
+        drop(tx);
+        let mut pending: BTreeMap<u64, Vec<OpStats>> = BTreeMap::new();
+        let mut passed = vec![0u64; threads];
+        let mut next = 0u64;
+        let mut finish = |k: u64, stats: Option<Vec<OpStats>>, intervals: &mut Vec<Interval>| {
+            let stats = stats.unwrap_or_else(|| (0..n_ops).map(|_| OpStats::default()).collect());
+            let mut all = OpStats::default();
+            for (t, s) in totals.iter_mut().zip(&stats) {
+                t.add(s);
+                all.add(s);
+            }
+            let iv = Interval {
+                start: interval * k as u32,
+                length: interval,
+                ops: stats.iter().map(IntervalOp::of).collect(),
+                all: IntervalOp::of(&all),
+            };
+            on_interval(&iv, mix.ops());
+            intervals.push(iv);
+        };
+        for msg in rx {
+            match msg {
+                Msg::Flush { worker, index, stats } => {
+                    match pending.get_mut(&index) {
+                        Some(acc) => acc.iter_mut().zip(&stats).for_each(|(a, s)| a.add(s)),
+                        None => {
+                            pending.insert(index, stats);
+                        }
+                    }
+                    passed[worker] = passed[worker].max(index + 1);
+                }
+                Msg::Done { worker } => passed[worker] = u64::MAX,
+            }
+            let upto = passed.iter().copied().min().unwrap_or(u64::MAX);
+            while next < upto && upto != u64::MAX {
+                finish(next, pending.remove(&next), &mut intervals);
+                next += 1;
+            }
+        }
+        // Every worker is done: the rest, with the intervals nobody recorded in left empty.
+        let last = pending.keys().next_back().copied().max(last_interval);
+        while last.is_some_and(|l| next <= l) {
+            finish(next, pending.remove(&next), &mut intervals);
+            next += 1;
+        }
+    });
+    let measured = match opts.ops {
+        None => opts.duration,
+        Some(_) => measure_start.elapsed().max(Duration::from_millis(1)),
+    };
+    if let (Some(_), Some(last)) = (opts.ops, intervals.last_mut()) {
+        last.length = measured.saturating_sub(last.start).max(Duration::from_millis(1));
+    }
+    Ok(Outcome {
+        ops: mix.ops().to_vec(),
+        totals,
+        intervals,
+        measured,
+        open_loop: opts.rate.is_some(),
+        started_ms,
+        finished_ms: started_ms + measured.as_millis() as i64,
+    })
+}

@@ -1,0 +1,122 @@
+//! One worker: prepares, schedules, times and records its own operations, and hands its
+//! histograms to the collector once per interval. No lock and no message per operation.
+
+use super::ops::{Ctx, Scratch, error_kind};
+use super::pick::Mix;
+use super::schedule::Schedule;
+use super::{Msg, Plan};
+use crate::generate::rng::{Kind, Rng};
+use crate::stats::{OpStats, record};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// Operations a worker claims at a time when the run stops after a count.
+const CLAIM: u64 = 16;
+/// Starting later than this after the scheduled time makes an operation late.
+pub const LATE: Duration = Duration::from_secs(1);
+
+/// Runs worker `id` to the end of the plan.
+pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &AtomicU64, tx: Sender<Msg>) {
+    let rng = Rng::new(ctx.generator().workload().seed);
+    let draws = rng.stream(Kind::Run, plan.stream, id as u64);
+    let mut schedule = plan.rate.map(|rate| {
+        Schedule::new(
+            plan.start,
+            rate,
+            plan.arrival,
+            id,
+            plan.threads,
+            rng.stream(Kind::Run, plan.stream, 1 << 32 | id as u64),
+        )
+    });
+    let mut scratch = Scratch::new(id);
+    let mut stats: Vec<OpStats> = mix.ops().iter().map(|_| OpStats::default()).collect();
+    let interval_ns = plan.interval.as_nanos().max(1);
+    let mut current = 0u64; // interval the recorded stats belong to
+    let mut allowance = 0u64; // claimed operations not yet run
+    let mut i = 0u64;
+    let flush = |stats: &mut Vec<OpStats>, index: u64| {
+        let taken = stats.iter_mut().map(OpStats::take).collect();
+        // The collector outlives the workers; a closed channel only means it gave up.
+        let _ = tx.send(Msg::Flush {
+            worker: id,
+            index,
+            stats: taken,
+        });
+    };
+    loop {
+        let s = draws.child(i);
+        i += 1;
+        let op_index = mix.pick(s.unit(u64::MAX));
+        let call = ctx.prepare(mix.ops()[op_index], &s, &mut scratch);
+        let intended = match &mut schedule {
+            Some(sch) => sch.next_start(),
+            None => Instant::now(),
+        };
+        if plan.end.is_some_and(|end| intended >= end) {
+            break;
+        }
+        let measured = intended >= plan.measure_start;
+        if measured && let Some(limit) = plan.ops {
+            if allowance == 0 {
+                let first = claimed.fetch_add(CLAIM, Ordering::Relaxed);
+                if first >= limit {
+                    break;
+                }
+                allowance = CLAIM.min(limit - first);
+            }
+            allowance -= 1;
+        }
+        if schedule.is_some() {
+            let now = Instant::now();
+            if intended > now {
+                // Idle until due: hand over finished intervals first so live output flows.
+                if measured {
+                    let idx = interval_of(plan, now, interval_ns);
+                    if idx > current {
+                        flush(&mut stats, current);
+                        current = idx;
+                    }
+                }
+                std::thread::sleep(intended - now);
+            }
+        }
+        let started = Instant::now();
+        let result = ctx.execute(&call);
+        let done = Instant::now();
+        if !measured {
+            continue;
+        }
+        let idx = interval_of(plan, done, interval_ns);
+        if idx > current {
+            flush(&mut stats, current);
+            current = idx;
+        }
+        let st = &mut stats[op_index];
+        if started.duration_since(intended) > LATE {
+            st.late += 1;
+        }
+        match result {
+            Ok(()) => {
+                record(&mut st.response, nanos(done - intended));
+                if schedule.is_some() {
+                    record(&mut st.service, nanos(done - started));
+                }
+            }
+            Err(e) => st.error(error_kind(&e), || e.to_string()),
+        }
+    }
+    flush(&mut stats, current);
+    let _ = tx.send(Msg::Done { worker: id });
+}
+
+/// The interval a completion at `t` counts in (the last one for completions past the end).
+fn interval_of(plan: &Plan, t: Instant, interval_ns: u128) -> u64 {
+    let idx = (t.saturating_duration_since(plan.measure_start).as_nanos() / interval_ns) as u64;
+    plan.last_interval.map_or(idx, |last| idx.min(last))
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
