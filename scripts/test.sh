@@ -12,6 +12,14 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
   rustup component add rustfmt clippy
 fi
 
+# Python packages some tests read our output with (third-party readers), in .venv.
+echo "== Python test environment (.venv)"
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+export TALLROW_PYTHON="$PWD/.venv/bin/python"
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 

@@ -8,3 +8,5 @@ mod kill;
 mod load;
 mod load_cli;
 mod model;
+mod run;
+mod run_cli;

@@ -1,0 +1,181 @@
+//! The runner records what really happened: known delays come out as the percentiles, a stall
+//! under a target rate shows in response times and not in service times, and a run that falls
+//! behind schedule is invalid.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tallrow::generate::Generator;
+use tallrow::load;
+use tallrow::run::{self, Options};
+use tallrow::stats::Summary;
+use tallrow::store::delay::{Delay, Spec};
+use tallrow::store::{Store, memory::Memory, null::Null};
+use tallrow::workload::{Arrival, Op, Workload};
+
+fn loaded() -> (Arc<Generator>, Arc<dyn Store>) {
+    loaded_into(Arc::new(Memory::new()))
+}
+
+fn loaded_into(store: Arc<dyn Store>) -> (Arc<Generator>, Arc<dyn Store>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small.toml");
+    let w = Workload::from_file(&path).unwrap();
+    let g = Arc::new(Generator::new(&w));
+    let opts = load::Options {
+        threads: 2,
+        batch: 500,
+        shard: load::Shard::ALL,
+        progress: false,
+    };
+    let out = load::load(store.clone(), &g, &opts).unwrap();
+    assert!(out.error.is_none());
+    (g, store)
+}
+
+fn options(threads: usize) -> Options {
+    Options {
+        threads,
+        duration: Duration::from_secs(1),
+        ops: None,
+        rate: None,
+        arrival: Arrival::Fixed,
+        warmup: Duration::ZERO,
+        interval: Duration::from_millis(250),
+        stream: 0,
+    }
+}
+
+fn summary_of(out: &run::Outcome, op: Op) -> (Summary, Summary) {
+    let i = out.ops.iter().position(|&o| o == op).unwrap();
+    (
+        Summary::of(&out.totals[i].response),
+        Summary::of(&out.totals[i].service),
+    )
+}
+
+#[test]
+fn a_store_that_takes_2_ms_reports_2_ms() {
+    // Over the null store, whose calls cost next to nothing: the delay is all there is.
+    let (g, inner) = loaded_into(Arc::new(Null::new()));
+    let store: Arc<dyn Store> = Arc::new(Delay::new(inner, &Spec::parse("2ms:null:").unwrap()));
+    // Each of these operations is exactly one store call.
+    let mix = [(Op::OwnPosts, 1.0), (Op::ActionsCursor, 1.0), (Op::Followers, 1.0)];
+    let mut opts = options(2);
+    opts.ops = Some(300);
+    let mut seen = 0;
+    let out = run::run(store, g, &mix, &opts, &mut |iv, _| seen += iv.all.ok).unwrap();
+    let all = out.all();
+    assert_eq!(all.total(), 300, "exactly the operations asked for");
+    assert_eq!(all.failed(), 0, "{:?}", all.errors);
+    assert_eq!(seen, 300, "every operation is in an interval");
+    for op in [Op::OwnPosts, Op::ActionsCursor, Op::Followers] {
+        let (r, _) = summary_of(&out, op);
+        assert!(r.count > 50, "{op:?}: {}", r.count);
+        // Never below the injected delay (HdrHistogram rounds within 0.1%), and the median a
+        // sleep's overshoot above it at most.
+        assert!(r.min as f64 >= 2_000_000.0 * 0.999, "{op:?} min {}", r.min);
+        // Seen here: p50 2.011 to 2.016 ms in a debug build; the slack is for a busy machine.
+        assert!((2_000_000..=2_200_000).contains(&r.p50), "{op:?} p50 {}", r.p50);
+        assert!(r.mean >= 1_998_000.0 && r.mean < 2_400_000.0, "{op:?} mean {}", r.mean);
+    }
+    assert!(out.on_time_share().is_none(), "closed loop has no schedule");
+    assert!(out.invalid_reason().is_none());
+}
+
+#[test]
+fn a_stall_under_a_rate_shows_in_response_not_service_time() {
+    let (g, inner) = loaded();
+    // Measurement starts at 0.5 s; the store stalls from 1.5 s to 2.5 s.
+    let spec = Spec::parse("0ms,stall=1s@1500ms:memory:").unwrap();
+    let store: Arc<dyn Store> = Arc::new(Delay::new(inner, &spec));
+    let mut opts = options(1);
+    opts.rate = Some(200.0);
+    opts.warmup = Duration::from_millis(500);
+    opts.duration = Duration::from_secs(3);
+    let out = run::run(store, g, &[(Op::OwnPosts, 1.0)], &opts, &mut |_, _| {}).unwrap();
+    let (response, service) = summary_of(&out, Op::OwnPosts);
+    // 600 operations are due; the ~200 due during the stall wait for its end, 0 to 1 s.
+    assert!((550..=610).contains(&response.count), "{}", response.count);
+    let h = &out.totals[0].response;
+    let delayed = h.count_between(100_000_000, u64::MAX);
+    assert!(
+        (120..=200).contains(&delayed),
+        "operations delayed over 100 ms: {delayed}"
+    );
+    assert!(response.max >= 900_000_000, "response max {}", response.max);
+    assert!(response.p90 >= 300_000_000, "response p90 {}", response.p90);
+    // Only the one call caught in the stall took long to serve.
+    assert!(service.max >= 900_000_000, "service max {}", service.max);
+    assert!(service.p99 < 50_000_000, "service p99 {}", service.p99);
+    assert_eq!(out.totals[0].service.count_between(100_000_000, u64::MAX), 1);
+    let share = out.on_time_share().unwrap();
+    assert!(share > 0.95, "nothing started a second late: {share}");
+    assert!(out.invalid_reason().is_none());
+}
+
+#[test]
+fn a_run_that_falls_behind_schedule_is_invalid() {
+    let (g, inner) = loaded();
+    let spec = Spec::parse("0ms,stall=2500ms@1s:memory:").unwrap();
+    let store: Arc<dyn Store> = Arc::new(Delay::new(inner, &spec));
+    let mut opts = options(1);
+    opts.rate = Some(100.0);
+    opts.duration = Duration::from_secs(4);
+    let out = run::run(store, g, &[(Op::SeriesRange, 1.0)], &opts, &mut |_, _| {}).unwrap();
+    // Operations due in the stall's first 1.5 s start over a second late: ~150 of 400.
+    let share = out.on_time_share().unwrap();
+    assert!(share < 0.9, "{share}");
+    let why = out.invalid_reason().expect("invalid");
+    assert!(why.contains("started within 1 s of schedule"), "{why}");
+}
+
+#[test]
+fn intervals_cover_the_run_and_add_up_to_the_totals() {
+    let (g, store) = loaded();
+    let w = g.workload().clone();
+    let mut opts = options(2);
+    opts.duration = Duration::from_millis(1200);
+    opts.interval = Duration::from_millis(200);
+    let mut live = Vec::new();
+    let out = run::run(store, g, &w.run.mix, &opts, &mut |iv, _| live.push(iv.start)).unwrap();
+    assert_eq!(out.intervals.len(), 6);
+    assert_eq!(live, out.intervals.iter().map(|iv| iv.start).collect::<Vec<_>>());
+    for (k, iv) in out.intervals.iter().enumerate() {
+        assert_eq!(iv.start, Duration::from_millis(200 * k as u64));
+        assert_eq!(iv.all.ok, iv.ops.iter().map(|o| o.ok).sum::<u64>());
+    }
+    for (i, t) in out.totals.iter().enumerate() {
+        let sum: u64 = out.intervals.iter().map(|iv| iv.ops[i].ok).sum();
+        assert_eq!(sum, t.ok(), "{:?}", out.ops[i]);
+    }
+    let all = out.all();
+    assert!(all.ok() > 100, "{}", all.ok());
+    assert_eq!(
+        all.failed(),
+        0,
+        "every operation of the mix works on loaded data: {:?}",
+        all.errors
+    );
+    assert_eq!(out.ops.len(), w.run.mix.len(), "every operation of the default mix ran");
+    for (i, t) in out.totals.iter().enumerate() {
+        assert!(t.ok() > 0 || w.run.mix[i].1 < 1.0, "{:?} never ran", out.ops[i]);
+    }
+}
+
+#[test]
+fn errors_are_counted_by_operation_and_kind() {
+    let (g, store) = loaded();
+    store.delete_table("series").unwrap();
+    let mut opts = options(1);
+    opts.ops = Some(100);
+    let mix = [(Op::SeriesRange, 1.0), (Op::OwnPosts, 1.0)];
+    let out = run::run(store, g, &mix, &opts, &mut |_, _| {}).unwrap();
+    let series = &out.totals[0];
+    assert_eq!(series.ok(), 0);
+    assert!(series.failed() > 20);
+    let (n, first) = &series.errors["table_not_found"];
+    assert_eq!(*n, series.failed());
+    assert!(first.contains("series"), "{first}");
+    assert_eq!(out.totals[1].failed(), 0);
+    assert_eq!(out.all().total(), 100, "failures count toward --ops");
+}

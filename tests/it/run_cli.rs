@@ -1,0 +1,329 @@
+//! `tallrow run`, `compare` and `report merge` through the real binary: the report folder and
+//! every file in it, a third-party reader of its HdrHistogram logs, compare's exit codes, and
+//! merging shards.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn tallrow(dir: &Path, args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        .current_dir(dir)
+        .env("CI", "1")
+        .args(args)
+        .output()
+        .unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+fn fixture() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/small.toml")
+        .display()
+        .to_string()
+}
+
+/// The report folder a run printed.
+fn report_dir(dir: &Path, stdout: &str) -> PathBuf {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("report: "))
+        .expect("a report line");
+    dir.join(line)
+}
+
+fn run(dir: &Path, backend: &str, extra: &[&str]) -> (Out, PathBuf) {
+    let wl = fixture();
+    let mut args = vec![
+        "run",
+        wl.as_str(),
+        "--backend",
+        backend,
+        "--threads",
+        "2",
+        "--warmup",
+        "0s",
+        "--interval",
+        "200ms",
+    ];
+    args.extend_from_slice(extra);
+    let out = tallrow(dir, &args);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let report = report_dir(dir, &out.stdout);
+    (out, report)
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn run_loads_an_empty_target_then_reports_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, report) = run(dir.path(), "delay:1ms:embedded:store", &["--ops", "400"]);
+    assert!(out.stderr.is_empty(), "quiet outside a terminal: {}", out.stderr);
+    assert!(
+        out.stdout.starts_with("the target was empty: loaded "),
+        "{}",
+        out.stdout
+    );
+    let header = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("operation"))
+        .expect("a table");
+    for col in ["count", "ops/s", "mean", "p50", "p90", "p99", "p99.9", "max", "errors"] {
+        assert!(header.split_whitespace().any(|c| c == col), "{col} in {header}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["valid"], true);
+    assert_eq!(summary["workload"]["name"], "small");
+    assert_eq!(summary["workload"]["data_digest"].as_str().unwrap().len(), 32);
+    assert!(
+        summary["backend"]["identity"]
+            .as_str()
+            .unwrap()
+            .starts_with("delay (1ms) over embedded")
+    );
+    assert!(summary["machine"]["cores"].as_u64().unwrap() >= 1);
+    assert_eq!(summary["config"]["ops"], 400);
+    assert_eq!(
+        summary["all"]["count"].as_u64().unwrap() + summary["all"]["errors"].as_u64().unwrap(),
+        400
+    );
+    let ops: Vec<String> = summary["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["op"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ops.len(), 17, "the default mix over every design: {ops:?}");
+    for op in &ops {
+        for ext in ["hgrm", "hlog"] {
+            let f = report.join(format!("{op}.{ext}"));
+            assert!(f.is_file(), "{}", f.display());
+        }
+    }
+    let rows = csv_rows(&report.join("ops.csv"));
+    assert_eq!(rows[0][..4], ["op", "count", "errors", "ops_per_s"]);
+    assert_eq!(rows.len(), 1 + ops.len() + 1, "a row per operation and one for all");
+    assert_eq!(rows.last().unwrap()[0], "all");
+    let series = csv_rows(&report.join("timeseries.csv"));
+    assert_eq!(series[0][..3], ["start_s", "length_s", "op"]);
+    assert!(series.len() > ops.len() + 1);
+    let svg = std::fs::read_to_string(report.join("latency.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("<polyline"));
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains("<img src=\"latency.svg\"") && html.contains("<td><a href=\"timeline.hgrm\">"));
+    let hgrm = std::fs::read_to_string(report.join("timeline.hgrm")).unwrap();
+    assert!(hgrm.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)"));
+    let load_manifests = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("-load-"))
+        .count();
+    assert_eq!(load_manifests, 1, "the load wrote its manifest");
+
+    // A second run finds the data and does not load again.
+    let (again, _) = run(dir.path(), "embedded:store", &["--ops", "50"]);
+    assert!(
+        again.stdout.starts_with("running small against embedded"),
+        "{}",
+        again.stdout
+    );
+}
+
+#[test]
+fn the_hdrhistogram_python_package_reads_the_interval_logs_as_ops_csv_says() {
+    let python = match std::env::var("TALLROW_PYTHON") {
+        Ok(p) => PathBuf::from(p),
+        Err(_) => {
+            let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+            if !venv.exists() {
+                eprintln!("skipped: no Python environment; scripts/test.sh installs it");
+                return;
+            }
+            venv
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (_, report) = run(dir.path(), "memory:", &["--duration", "2s"]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/read_report.py");
+    let out = Command::new(&python).arg(&script).arg(&report).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.lines().filter(|l| l.ends_with(": agree")).count() >= 10,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("values in 10 intervals"),
+        "2 s in 200 ms intervals: {stdout}"
+    );
+}
+
+#[test]
+fn compare_passes_identical_runs_and_fails_a_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let mix_args = ["--ops", "200"];
+    let (_, fast) = run(dir.path(), "delay:1ms:embedded:store", &mix_args);
+    let (_, slow) = run(dir.path(), "delay:5ms:embedded:store", &mix_args);
+    let (f, s) = (fast.to_str().unwrap(), slow.to_str().unwrap());
+
+    let same = tallrow(
+        dir.path(),
+        &[
+            "compare",
+            f,
+            f,
+            "--threshold",
+            "p99=10%",
+            "--threshold",
+            "throughput=5%",
+        ],
+    );
+    assert_eq!(same.code, 0, "{}{}", same.stdout, same.stderr);
+    assert!(same.stdout.contains("no threshold crossed"), "{}", same.stdout);
+    assert!(
+        same.stdout.lines().any(|l| l.starts_with("timeline ")),
+        "{}",
+        same.stdout
+    );
+
+    let worse = tallrow(dir.path(), &["compare", f, s, "--threshold", "p50=50%"]);
+    assert_eq!(worse.code, 1, "{}{}", worse.stdout, worse.stderr);
+    assert!(worse.stdout.contains("REGRESSION: all p50:"), "{}", worse.stdout);
+    assert!(worse.stdout.contains("yes, slower"), "{}", worse.stdout);
+
+    // The other way round the candidate is faster: nothing crossed.
+    let better = tallrow(dir.path(), &["compare", s, f, "--threshold", "p50=50%"]);
+    assert_eq!(better.code, 0, "{}", better.stdout);
+
+    let bad = tallrow(dir.path(), &["compare", f, s, "--threshold", "p98=1%"]);
+    assert_eq!(bad.code, 2);
+    assert_eq!(bad.stderr.lines().count(), 1, "{}", bad.stderr);
+    assert!(bad.stderr.contains("unknown metric \"p98\""), "{}", bad.stderr);
+
+    let missing = tallrow(dir.path(), &["compare", f, "nowhere"]);
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing.stderr.starts_with("error: nowhere/summary.json: "),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn report_merge_adds_up_the_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, a) = run(dir.path(), "memory:", &["--ops", "300", "--shard", "1/2"]);
+    let (_, b) = run(dir.path(), "memory:", &["--ops", "200", "--shard", "2/2"]);
+    let out = tallrow(
+        dir.path(),
+        &[
+            "report",
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            "merged",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let merged = dir.path().join("merged");
+    let read = |d: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap()
+    };
+    let (sa, sb, sm) = (read(&a), read(&b), read(&merged));
+    let total = |s: &serde_json::Value| s["all"]["count"].as_u64().unwrap() + s["all"]["errors"].as_u64().unwrap();
+    assert_eq!(total(&sa), 300);
+    assert_eq!(total(&sb), 200);
+    assert_eq!(total(&sm), 500);
+    assert_eq!(sm["merged_from"].as_array().unwrap().len(), 2);
+    assert_eq!(sm["config"]["threads"], 4);
+    let rate = |s: &serde_json::Value| s["all"]["ops_per_s"].as_f64().unwrap();
+    assert!((rate(&sm) - rate(&sa) - rate(&sb)).abs() < 1.0, "throughputs add up");
+    let max = |s: &serde_json::Value| s["all"]["response"]["max"].as_u64().unwrap();
+    assert_eq!(max(&sm), max(&sa).max(max(&sb)));
+    for f in [
+        "ops.csv",
+        "timeseries.csv",
+        "timeline.hgrm",
+        "timeline.hlog",
+        "latency.svg",
+        "index.html",
+    ] {
+        assert!(merged.join(f).is_file(), "{f}");
+    }
+    // A report of other data is refused.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(
+        other.path().join("w.toml"),
+        "name = \"other\"\nseed = 1\n[data]\nusers = 50\nstart = 2025-01-01T00:00:00Z\n[data.series]\n",
+    )
+    .unwrap();
+    let o = tallrow(
+        other.path(),
+        &["run", "w.toml", "--backend", "memory:", "--ops", "20", "--warmup", "0s"],
+    );
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let c = report_dir(other.path(), &o.stdout);
+    let refused = tallrow(
+        dir.path(),
+        &["report", "merge", a.to_str().unwrap(), c.to_str().unwrap()],
+    );
+    assert_eq!(refused.code, 1);
+    assert!(refused.stderr.contains("not shards of one run"), "{}", refused.stderr);
+}
+
+#[test]
+fn broken_reports_and_arguments_get_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, report) = run(dir.path(), "memory:", &["--ops", "50"]);
+    let summary = report.join("summary.json");
+    let text = std::fs::read_to_string(&summary).unwrap();
+    std::fs::write(&summary, text.replacen("\"count\"", "\"cuont\"", 1)).unwrap();
+    let r = report.to_str().unwrap();
+    let out = tallrow(dir.path(), &["compare", r, r]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("summary.json") && out.stderr.contains("line"),
+        "{}",
+        out.stderr
+    );
+
+    let wl = fixture();
+    for (args, want) in [
+        (
+            vec!["run", wl.as_str(), "--backend", "memory:", "--rate", "0"],
+            "--rate",
+        ),
+        (
+            vec!["run", wl.as_str(), "--backend", "memory:", "--duration", "5 minutes"],
+            "--duration",
+        ),
+        (
+            vec!["run", wl.as_str(), "--backend", "memory:", "--arrival", "bursty"],
+            "--arrival",
+        ),
+        (vec!["run", wl.as_str(), "--backend", "delay:2ms"], "delay"),
+    ] {
+        let out = tallrow(dir.path(), &args);
+        assert_ne!(out.code, 0, "{args:?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(want), "{args:?}: {}", out.stderr);
+    }
+}
