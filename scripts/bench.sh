@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Loader benchmarks: prints figures for reports/BENCHMARKS.md. Not a test, and nothing here
+# Loader and runner benchmarks: prints figures for reports/BENCHMARKS.md. Not a test, and nothing here
 # has a time limit; rates are compared with a reference measured in the same run.
 #
 #   scripts/bench.sh            everything (a few minutes, ~3 GB of scratch disk)
-#   scripts/bench.sh quick      the load-vs-raw comparison only
+#   scripts/bench.sh quick      load vs raw, runner overhead, cursor vs offset paging
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +14,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 echo "== load vs raw store writes (workloads/quickstart.toml)"
 cargo bench --locked --quiet --bench load -- workloads/quickstart.toml --repeat 3
+
+# Runner overhead per operation (null store) and action-page p50/p99 at pages 1, 10 and 100.
+cargo bench --locked --quiet --bench run -- --ops 2000000 --samples 3000
 
 if [[ "${1:-}" == "quick" ]]; then
     exit 0

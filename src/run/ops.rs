@@ -318,8 +318,9 @@ impl Ctx {
         }
     }
 
-    /// `uid`'s generated action row keys in the order its pages read them.
-    fn action_keys(&self, uid: u64, x: &mut Scratch) -> Rc<[Vec<u8>]> {
+    /// `uid`'s generated action row keys in the order its pages read them (key `k * PAGE - 1`
+    /// is the cursor of page `k + 1`).
+    pub fn action_keys(&self, uid: u64, x: &mut Scratch) -> Rc<[Vec<u8>]> {
         if let Some(k) = x.action_keys.get(&uid) {
             return k.clone();
         }

@@ -1,0 +1,191 @@
+//! The runner's own cost, and what paging by cursor buys over paging by offset.
+//!
+//! 1. Runner overhead: the same sequence of operations on the `null:` store, once through
+//!    `run::run` (one worker, closed loop) and once as a bare loop of the same prepare and
+//!    execute calls; the difference per operation is what scheduling, timing, recording and
+//!    interval hand-over cost.
+//! 2. Cursor vs offset: action pages 1, 10 and 100 of users with over 1,000 actions on the
+//!    embedded store, each page read by offset (the seed's scan-and-skip) and by cursor.
+//!
+//! `cargo bench --bench run -- [--ops N] [--samples N]`
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tallrow::generate::Generator;
+use tallrow::generate::rng::{Kind, Rng};
+use tallrow::load::{self, Shard};
+use tallrow::report::{fmt_ns, thousands};
+use tallrow::run::{self, Ctx, Mix, Options, ops::Scratch};
+use tallrow::schema::actions::Actions;
+use tallrow::stats::{self, Summary};
+use tallrow::store::{Store, embedded::Embedded, null::Null};
+use tallrow::workload::{Arrival, Workload};
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+    let (mut ops, mut samples) = (2_000_000u64, 3_000usize);
+    while let Some(a) = args.next() {
+        let v: u64 = args
+            .next()
+            .and_then(|v| v.parse().ok())
+            .expect("a number after the flag");
+        match a.as_str() {
+            "--ops" => ops = v,
+            "--samples" => samples = v as usize,
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    overhead(ops);
+    paging(samples);
+}
+
+fn load_into(w: &Workload, store: Arc<dyn Store>) -> Arc<Generator> {
+    let g = Arc::new(Generator::new(w));
+    let opts = load::Options {
+        threads: 2,
+        batch: 1000,
+        shard: Shard::ALL,
+        progress: false,
+    };
+    let out = load::load(store, &g, &opts).unwrap();
+    assert!(out.error.is_none());
+    g
+}
+
+fn overhead(ops: u64) {
+    let w = Workload::from_file(Path::new("workloads/quickstart.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let store: Arc<dyn Store> = Arc::new(Null::new());
+    let g = load_into(&w, store.clone());
+    let opts = Options {
+        threads: 1,
+        duration: Duration::ZERO,
+        ops: Some(ops),
+        rate: None,
+        arrival: Arrival::Fixed,
+        warmup: Duration::ZERO,
+        interval: Duration::from_secs(1),
+        stream: 0,
+    };
+    let mut best_bare = f64::MAX;
+    let mut best_runner = f64::MAX;
+    for _ in 0..3 {
+        // The bare loop: the worker's draws, prepare and execute, nothing else.
+        let ctx = Ctx::new(store.clone(), g.clone()).unwrap();
+        let mix = Mix::new(&w.run.mix);
+        let draws = Rng::new(w.seed).stream(Kind::Run, 0, 0);
+        let mut scratch = Scratch::new(0);
+        let started = Instant::now();
+        let mut failed = 0u64;
+        for i in 0..ops {
+            let s = draws.child(i);
+            let call = ctx.prepare(mix.ops()[mix.pick(s.unit(u64::MAX))], &s, &mut scratch);
+            failed += u64::from(ctx.execute(&call).is_err());
+        }
+        best_bare = best_bare.min(started.elapsed().as_secs_f64() / ops as f64);
+        assert_eq!(failed, 0);
+
+        let started = Instant::now();
+        let out = run::run(store.clone(), g.clone(), &w.run.mix, &opts, &mut |_, _| {}).unwrap();
+        best_runner = best_runner.min(started.elapsed().as_secs_f64() / ops as f64);
+        assert_eq!(out.all().total(), ops);
+    }
+    println!(
+        "== runner overhead on the null store (quickstart mix, {} operations, 1 worker, best of 3)",
+        thousands(ops)
+    );
+    println!("bare prepare + execute loop      {:>9.0} ns/op", best_bare * 1e9);
+    println!("through the runner               {:>9.0} ns/op", best_runner * 1e9);
+    println!(
+        "runner overhead                  {:>9.0} ns/op (target <= 200)",
+        (best_runner - best_bare) * 1e9
+    );
+}
+
+fn paging(samples: usize) {
+    let src = r#"
+name = "paging"
+seed = 11
+[data]
+users = 400
+start = 2026-01-01T00:00:00Z
+span_days = 60
+[data.follows]
+mean = 10.0
+[data.posts]
+per_month = 6.0
+[data.actions]
+per_user = 1200.0
+"#;
+    let w = Workload::from_str(Path::new("paging.toml"), src).unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
+    let g = load_into(&w, store.clone());
+    let ctx = Ctx::new(store.clone(), g.clone()).unwrap();
+    let dao = Actions::new(store, w.keys.actions);
+    let mut scratch = Scratch::new(0);
+    let page = run::ops::PAGE;
+    let users: Vec<(u64, Arc<[Vec<u8>]>)> = (1..=w.data.users)
+        .map(|u| (u, ctx.action_keys(u, &mut scratch).to_vec().into()))
+        .filter(|(_, k): &(u64, Arc<[Vec<u8>]>)| k.len() >= 100 * page)
+        .collect();
+    assert!(users.len() > 100, "{} users with 100 pages", users.len());
+    let rows: usize = users.iter().map(|(_, k)| k.len()).sum();
+    println!(
+        "== action pages of {page} on the embedded store ({} users with 100+ pages, {} rows; {samples} reads each)",
+        users.len(),
+        thousands(rows as u64)
+    );
+    // Depths interleaved, so background work of the store (flushes, compactions after the
+    // load) falls on all of them alike; a first pass warms the cache. Cursor and offset reads
+    // run in separate loops: right after a 1,000-row offset read frees its rows, the
+    // allocator hands memory back to the OS, and the next read pays the page faults.
+    let depths = [1usize, 10, 100];
+    let mut hist: Vec<(stats::Histogram, stats::Histogram)> = depths
+        .iter()
+        .map(|_| (stats::histogram(), stats::histogram()))
+        .collect();
+    for pass in 0..2 {
+        for by_cursor in [false, true] {
+            for i in 0..samples {
+                let (uid, keys) = &users[i % users.len()];
+                for (d, &depth) in depths.iter().enumerate() {
+                    let offset = (depth - 1) * page;
+                    let t = Instant::now();
+                    let n = if by_cursor {
+                        let cursor = (depth > 1).then(|| keys[offset - 1].as_slice());
+                        dao.page_after(*uid as i32, cursor, page).unwrap().items.len()
+                    } else {
+                        dao.page_by_offset(*uid as i32, offset, page).unwrap().len()
+                    };
+                    let ns = t.elapsed().as_nanos() as u64;
+                    assert_eq!(n, page);
+                    if pass == 1 {
+                        let h = if by_cursor { &mut hist[d].1 } else { &mut hist[d].0 };
+                        stats::record(h, ns);
+                    }
+                }
+            }
+        }
+    }
+    let mut p99 = Vec::new();
+    for (d, depth) in depths.iter().enumerate() {
+        let (o, c) = (Summary::of(&hist[d].0), Summary::of(&hist[d].1));
+        println!(
+            "page {depth:>3}: offset p50 {:>9} p99 {:>9} | cursor p50 {:>9} p99 {:>9}",
+            fmt_ns(o.p50),
+            fmt_ns(o.p99),
+            fmt_ns(c.p50),
+            fmt_ns(c.p99)
+        );
+        p99.push((o.p99, c.p99));
+    }
+    println!(
+        "cursor page 100 / page 1 p99: {:.2} (target <= 2); offset page 100 / page 1 p99: {:.2}",
+        p99[2].1 as f64 / p99[0].1 as f64,
+        p99[2].0 as f64 / p99[0].0 as f64
+    );
+}
