@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 mod significance;
 
-pub use significance::{mann_whitney, welch};
+pub use significance::{quantile_shift, welch, welch_histograms};
 
 /// A latency histogram, values in nanoseconds.
 pub type Histogram = hdrhistogram::Histogram<u64>;

@@ -1,53 +1,42 @@
-//! Whether two runs differ by more than noise: the Mann–Whitney U test over two latency
-//! histograms (rank-based, so it suits skewed latency distributions), and Welch's t-test over
-//! per-interval throughput samples.
+//! Whether two runs differ by more than noise: for a percentile, a binomial test of how many
+//! candidate values fall beyond the baseline's percentile (Mood's median test generalized);
+//! for means, Welch's t-test, from raw samples (per-interval throughput) or from a
+//! histogram's mean and standard deviation.
 
 use super::Histogram;
 
-/// The Mann–Whitney U test of `a` against `b`: the two-sided p-value (normal approximation
-/// with tie correction; values equal within the histogram's precision are ties) and the
-/// probability that a value of `b` exceeds one of `a` (0.5: no shift). `None` when either is
-/// empty.
-pub fn mann_whitney(a: &Histogram, b: &Histogram) -> Option<(f64, f64)> {
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    if na == 0.0 || nb == 0.0 {
+/// One-sided p-value that the candidate's quantile `q` moved in the direction it moved from
+/// the baseline's (1.0 when it did not move): under "no change", a share `1 - q` of candidate
+/// values lies above the baseline's quantile (`q` below it), give or take both samples'
+/// noise. `None` when either histogram is empty.
+pub fn quantile_shift(base: &Histogram, cand: &Histogram, q: f64) -> Option<f64> {
+    let (nb, nc) = (base.len() as f64, cand.len() as f64);
+    if nb == 0.0 || nc == 0.0 {
         return None;
     }
-    // Both histograms have the same layout, so bucket values line up.
-    let mut buckets: Vec<(u64, f64, f64)> = Vec::new();
-    for v in a.iter_recorded() {
-        buckets.push((v.value_iterated_to(), v.count_at_value() as f64, 0.0));
+    let (vb, vc) = (base.value_at_quantile(q), cand.value_at_quantile(q));
+    let sd = (nc * q * (1.0 - q) * (1.0 + nc / nb)).sqrt();
+    if vb == vc || sd == 0.0 {
+        return Some(1.0);
     }
-    for v in b.iter_recorded() {
-        buckets.push((v.value_iterated_to(), 0.0, v.count_at_value() as f64));
-    }
-    buckets.sort_by_key(|&(v, _, _)| v);
-    let mut u_b = 0.0; // pairs where b's value is above a's, ties half
-    let mut a_below = 0.0;
-    let mut ties = 0.0;
-    let mut i = 0;
-    while i < buckets.len() {
-        let v = buckets[i].0;
-        let (mut ca, mut cb) = (0.0, 0.0);
-        while i < buckets.len() && buckets[i].0 == v {
-            ca += buckets[i].1;
-            cb += buckets[i].2;
-            i += 1;
-        }
-        u_b += cb * (a_below + 0.5 * ca);
-        a_below += ca;
-        let t = ca + cb;
-        ties += t * t * t - t;
-    }
-    let n = na + nb;
-    let mean = na * nb / 2.0;
-    let var = na * nb / 12.0 * ((n + 1.0) - ties / (n * (n - 1.0)).max(1.0));
-    let effect = u_b / (na * nb);
-    if var <= 0.0 {
-        return Some((1.0, effect));
-    }
-    let z = (u_b - mean) / var.sqrt();
-    Some((erfc(z.abs() / std::f64::consts::SQRT_2).min(1.0), effect))
+    let z = if vc > vb {
+        let above = cand.len() - cand.count_between(0, base.highest_equivalent(vb));
+        (above as f64 - nc * (1.0 - q)) / sd
+    } else {
+        let low = base.lowest_equivalent(vb);
+        let below = if low == 0 { 0 } else { cand.count_between(0, low - 1) };
+        (below as f64 - nc * q) / sd
+    };
+    Some((0.5 * erfc(z / std::f64::consts::SQRT_2)).min(1.0))
+}
+
+/// Welch's t-test of two histograms' means: the two-sided p-value, `None` with fewer than two
+/// values on a side.
+pub fn welch_histograms(a: &Histogram, b: &Histogram) -> Option<f64> {
+    welch_summary(
+        (a.len() as f64, a.mean(), a.stdev()),
+        (b.len() as f64, b.mean(), b.stdev()),
+    )
 }
 
 /// Welch's t-test of two samples' means: the two-sided p-value, `None` with fewer than two
@@ -60,10 +49,17 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<f64> {
         let n = x.len() as f64;
         let mean = x.iter().sum::<f64>() / n;
         let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
-        (n, mean, var)
+        (n, mean, var.sqrt())
     };
-    let (na, ma, va) = stats(a);
-    let (nb, mb, vb) = stats(b);
+    welch_summary(stats(a), stats(b))
+}
+
+/// Welch's t-test from `(count, mean, standard deviation)` of each side.
+fn welch_summary((na, ma, sa): (f64, f64, f64), (nb, mb, sb): (f64, f64, f64)) -> Option<f64> {
+    if na < 2.0 || nb < 2.0 {
+        return None;
+    }
+    let (va, vb) = (sa * sa, sb * sb);
     let se2 = va / na + vb / nb;
     if se2 <= 0.0 {
         return Some(if ma == mb { 1.0 } else { 0.0 });
@@ -172,24 +168,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mann_whitney_sees_a_shift_and_not_noise() {
-        let (mut a, mut b, mut c) = (histogram(), histogram(), histogram());
-        for i in 0..2000u64 {
+    fn quantile_shifts_are_told_from_noise() {
+        let (mut a, mut b, mut tail, mut c) = (histogram(), histogram(), histogram(), histogram());
+        for i in 0..5000u64 {
             let jitter = (i * 7919) % 1000;
             record(&mut a, 1_000_000 + jitter * 100);
             record(&mut b, 1_000_000 + ((i * 104_729) % 1000) * 100);
+            // The same body with a slower tail: 3% of values ten times slower.
+            record(
+                &mut tail,
+                if i % 33 == 0 {
+                    10_000_000
+                } else {
+                    1_000_000 + jitter * 100
+                },
+            );
             record(&mut c, 1_200_000 + jitter * 100);
         }
-        let (p_same, e_same) = mann_whitney(&a, &b).unwrap();
-        assert!(p_same > 0.05, "{p_same}");
-        assert!((e_same - 0.5).abs() < 0.05, "{e_same}");
-        let (p_slow, e_slow) = mann_whitney(&a, &c).unwrap();
-        assert!(p_slow < 1e-6, "{p_slow}");
-        assert!(e_slow > 0.9, "{e_slow}");
-        let (p_fast, e_fast) = mann_whitney(&c, &a).unwrap();
-        assert!(p_fast < 1e-6 && e_fast < 0.1);
-        assert!(mann_whitney(&a, &histogram()).is_none());
-        assert_eq!(mann_whitney(&a, &a).unwrap(), (1.0, 0.5));
+        for q in [0.5, 0.9, 0.99] {
+            assert!(quantile_shift(&a, &b, q).unwrap() > 0.01, "noise at {q}");
+            assert!(quantile_shift(&a, &c, q).unwrap() < 1e-6, "shift at {q}");
+            assert!(quantile_shift(&c, &a, q).unwrap() < 1e-6, "shift back at {q}");
+        }
+        assert!(
+            quantile_shift(&a, &tail, 0.5).unwrap() > 0.01,
+            "the median did not move"
+        );
+        assert!(quantile_shift(&a, &tail, 0.99).unwrap() < 1e-6, "the tail did");
+        assert_eq!(quantile_shift(&a, &a, 0.99), Some(1.0));
+        assert!(quantile_shift(&a, &histogram(), 0.5).is_none());
+        assert!(welch_histograms(&a, &b).unwrap() > 0.01);
+        assert!(welch_histograms(&a, &c).unwrap() < 1e-6);
     }
 
     #[test]

@@ -205,7 +205,7 @@ fn compare_passes_identical_runs_and_fails_a_regression() {
     let worse = tallrow(dir.path(), &["compare", f, s, "--threshold", "p50=50%"]);
     assert_eq!(worse.code, 1, "{}{}", worse.stdout, worse.stderr);
     assert!(worse.stdout.contains("REGRESSION: all p50:"), "{}", worse.stdout);
-    assert!(worse.stdout.contains("yes, slower"), "{}", worse.stdout);
+    assert!(worse.stdout.contains("yes, worse"), "{}", worse.stdout);
 
     // The other way round the candidate is faster: nothing crossed.
     let better = tallrow(dir.path(), &["compare", s, f, "--threshold", "p50=50%"]);
