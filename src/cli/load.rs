@@ -4,10 +4,13 @@ use super::{LoadArgs, VerifyArgs};
 use crate::generate::Generator;
 use crate::load::{self, Options, Shard};
 use crate::report::{TextTable, thousands};
+use crate::store::Store;
 use crate::store::now_millis;
 use anyhow::bail;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Worker threads: the requested count, or every core for 0.
 pub fn threads(n: usize) -> usize {
@@ -16,6 +19,31 @@ pub fn threads(n: usize) -> usize {
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     }
+}
+
+/// Loads `g`'s data into `store` and writes the load manifest under `reports`.
+pub(super) fn load_recorded(
+    store: &Arc<dyn Store>,
+    g: &Generator,
+    opts: &Options,
+    file: &Path,
+    reports: &Path,
+) -> anyhow::Result<(load::Outcome, std::io::Result<PathBuf>)> {
+    let started = now_millis();
+    let out = load::load(store.clone(), g, opts)?;
+    let finished = now_millis();
+    let manifest = load::write_manifest(
+        reports,
+        g.workload(),
+        file,
+        &store.identity(),
+        opts,
+        started,
+        finished,
+        g.plan_time().as_secs_f64(),
+        &out,
+    );
+    Ok((out, manifest))
 }
 
 pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
@@ -31,20 +59,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         progress: load::progress_wanted(),
     };
     let g = Generator::new(&w);
-    let started = now_millis();
-    let out = load::load(store.clone(), &g, &opts)?;
-    let finished = now_millis();
-    let manifest = load::write_manifest(
-        &args.reports,
-        &w,
-        &args.target.workload,
-        &store.identity(),
-        &opts,
-        started,
-        finished,
-        g.plan_time().as_secs_f64(),
-        &out,
-    );
+    let (out, manifest) = load_recorded(&store, &g, &opts, &args.target.workload, &args.reports)?;
 
     let secs = out.write_time.as_secs_f64();
     let rate = |rows: u64| {

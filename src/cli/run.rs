@@ -6,10 +6,10 @@ use super::{CompareArgs, MergeArgs, RunArgs};
 use crate::generate::Generator;
 use crate::load::{self, Shard};
 use crate::report::compare::compare;
-use crate::report::run::{Context, RunConfig, RunSummary};
+use crate::report::run::{Context, OpReport, RunConfig, RunSummary};
 use crate::report::{RunData, TextTable, fmt_ns, thousands};
 use crate::run::{self, Interval, Options};
-use crate::store::{Store, now_millis};
+use crate::store::Store;
 use crate::workload::{Arrival, Op, Skew, Workload};
 use anyhow::{Context as _, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -152,20 +152,7 @@ fn prepare_store(w: &Workload, g: &Generator, store: &Arc<dyn Store>, args: &Run
             shard: Shard::ALL,
             progress: load::progress_wanted(),
         };
-        let started = now_millis();
-        let out = load::load(store.clone(), g, &opts)?;
-        let finished = now_millis();
-        let manifest = load::write_manifest(
-            &args.reports,
-            w,
-            &args.target.workload,
-            &store.identity(),
-            &opts,
-            started,
-            finished,
-            g.plan_time().as_secs_f64(),
-            &out,
-        );
+        let (out, manifest) = super::load::load_recorded(store, g, &opts, &args.target.workload, &args.reports)?;
         if let Some(e) = &out.error {
             bail!("loading {} failed after {} rows: {e}", w.name, thousands(out.rows()));
         }
@@ -276,40 +263,10 @@ impl Live {
 
 /// The end-of-run table.
 pub(super) fn print_summary(out: &mut impl Write, s: &RunSummary) -> anyhow::Result<()> {
-    let mut header = vec![
-        "operation",
-        "count",
-        "ops/s",
-        "mean",
-        "p50",
-        "p90",
-        "p99",
-        "p99.9",
-        "max",
-        "errors",
-    ];
-    if s.open_loop {
-        header.extend(["service p50", "service p99"]);
-    }
-    let mut table = TextTable::new(&header);
+    let columns = if s.open_loop { 12 } else { 10 };
+    let mut table = TextTable::new(&OpReport::COLUMNS[..columns]);
     for o in s.ops.iter().chain([&s.all]) {
-        let r = &o.response;
-        let mut row = vec![
-            o.op.clone(),
-            thousands(o.count),
-            format!("{:.1}", o.ops_per_s),
-            fmt_ns(r.mean as u64),
-            fmt_ns(r.p50),
-            fmt_ns(r.p90),
-            fmt_ns(r.p99),
-            fmt_ns(r.p999),
-            fmt_ns(r.max),
-            thousands(o.errors),
-        ];
-        if let Some(sv) = &o.service {
-            row.extend([fmt_ns(sv.p50), fmt_ns(sv.p99)]);
-        }
-        table.row(row);
+        table.row(o.cells());
     }
     writeln!(
         out,

@@ -2,8 +2,7 @@
 //! scales, as HdrHistogram's plotter draws them) and `index.html`, which shows it beside the
 //! table of figures.
 
-use super::run::{ALL, RunSummary};
-use super::{fmt_ns, thousands};
+use super::run::{ALL, OpReport, RunSummary};
 use crate::stats::Histogram;
 use std::fmt::Write as _;
 
@@ -160,23 +159,19 @@ pub fn html(s: &RunSummary) -> String {
         }
     }
     h.push_str("<div class=\"row\"><img src=\"latency.svg\" alt=\"response time by percentile\">\n<table>\n");
-    h.push_str("<tr><th>operation</th><th>count</th><th>ops/s</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>errors</th></tr>\n");
+    let columns = if s.open_loop { 12 } else { 10 };
+    h.push_str("<tr>");
+    for c in &OpReport::COLUMNS[..columns] {
+        let _ = write!(h, "<th>{c}</th>");
+    }
+    h.push_str("</tr>\n");
     for o in s.ops.iter().chain([&s.all]) {
-        let r = &o.response;
-        let _ = writeln!(
-            h,
-            "<tr><td><a href=\"{0}.hgrm\">{0}</a></td><td>{1}</td><td>{2:.1}</td><td>{3}</td><td>{4}</td><td>{5}</td><td>{6}</td><td>{7}</td><td>{8}</td><td>{9}</td></tr>",
-            escape(&o.op),
-            thousands(o.count),
-            o.ops_per_s,
-            fmt_ns(r.mean as u64),
-            fmt_ns(r.p50),
-            fmt_ns(r.p90),
-            fmt_ns(r.p99),
-            fmt_ns(r.p999),
-            fmt_ns(r.max),
-            thousands(o.errors)
-        );
+        let cells = o.cells();
+        let _ = write!(h, "<tr><td><a href=\"{0}.hgrm\">{0}</a></td>", escape(&cells[0]));
+        for c in &cells[1..] {
+            let _ = write!(h, "<td>{}</td>", escape(c));
+        }
+        h.push_str("</tr>\n");
     }
     h.push_str("</table></div>\n<p>Files: <a href=\"summary.json\">summary.json</a>, <a href=\"ops.csv\">ops.csv</a>, \
                 <a href=\"timeseries.csv\">timeseries.csv</a>; per operation a <code>.hgrm</code> percentile distribution and a <code>.hlog</code> interval log.</p>\n</body></html>\n");

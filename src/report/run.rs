@@ -9,7 +9,7 @@
 //! - `<op>.hlog`: HdrHistogram's interval log of the response times, one per operation;
 //! - `latency.svg` and `index.html`: the percentile curves beside the table.
 
-use super::Error;
+use super::{Error, fmt_ns, thousands};
 use crate::run::{Interval, IntervalOp, Outcome};
 use crate::stats::{self, Histogram, OpStats, Summary};
 use serde::{Deserialize, Serialize};
@@ -159,6 +159,45 @@ pub struct OpReport {
     pub service_histogram: Option<String>,
     /// Successful operations per second in each interval.
     pub interval_ops_per_s: Vec<f64>,
+}
+
+impl OpReport {
+    /// The columns of [`OpReport::cells`] (the service columns only under a rate).
+    pub const COLUMNS: [&'static str; 12] = [
+        "operation",
+        "count",
+        "ops/s",
+        "mean",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "max",
+        "errors",
+        "service p50",
+        "service p99",
+    ];
+
+    /// The figures as the terminal table and `index.html` show them.
+    pub fn cells(&self) -> Vec<String> {
+        let r = &self.response;
+        let mut row = vec![
+            self.op.clone(),
+            thousands(self.count),
+            format!("{:.1}", self.ops_per_s),
+            fmt_ns(r.mean as u64),
+            fmt_ns(r.p50),
+            fmt_ns(r.p90),
+            fmt_ns(r.p99),
+            fmt_ns(r.p999),
+            fmt_ns(r.max),
+            thousands(self.errors),
+        ];
+        if let Some(sv) = &self.service {
+            row.extend([fmt_ns(sv.p50), fmt_ns(sv.p99)]);
+        }
+        row
+    }
 }
 
 /// Failures of one kind.
