@@ -14,6 +14,7 @@ pub mod load;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod serve;
 pub mod stats;
 pub mod store;
 pub mod verify;
