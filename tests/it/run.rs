@@ -76,7 +76,8 @@ fn a_store_that_takes_2_ms_reports_2_ms() {
         assert!(r.min as f64 >= 2_000_000.0 * 0.999, "{op:?} min {}", r.min);
         // Seen here: p50 2.011 to 2.016 ms in a debug build; the slack is for a busy machine.
         assert!((2_000_000..=2_200_000).contains(&r.p50), "{op:?} p50 {}", r.p50);
-        assert!(r.mean >= 1_998_000.0 && r.mean < 2_400_000.0, "{op:?} mean {}", r.mean);
+        // The mean has no upper bound here: one operation preempted on a busy machine moves it.
+        assert!(r.mean >= 1_998_000.0, "{op:?} mean {}", r.mean);
     }
     assert!(out.on_time_share().is_none(), "closed loop has no schedule");
     assert!(out.invalid_reason().is_none());
