@@ -1,5 +1,8 @@
-//! Shared helpers: backends under test behind one harness trait.
+//! Shared helpers: backends under test behind one harness trait, the built binary, and the
+//! fixtures.
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 use tallrow::store::{Store, embedded::Embedded, memory::Memory};
 
@@ -68,4 +71,31 @@ impl Harness for MemoryHarness {
     fn restart(&mut self) -> bool {
         false
     }
+}
+
+/// What a run of the binary printed and how it exited.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the built `tallrow` in `dir`, as in CI (no progress bars).
+pub fn tallrow(dir: &Path, args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        .current_dir(dir)
+        .env("CI", "1")
+        .args(args)
+        .output()
+        .unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// `tests/fixtures/small.toml`: a few hundred users with every design.
+pub fn small_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small.toml")
 }

@@ -2,25 +2,15 @@
 //! mistakes in them.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tallrow::workload::{Error, Workload};
 
 fn tallrow(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tallrow"))
-        .current_dir(dir)
-        .env("CI", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let out = super::common::tallrow(dir, args);
+    (out.code == 0, out.stdout, out.stderr)
 }
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small.toml")
+    super::common::small_fixture()
 }
 
 #[test]

@@ -2,7 +2,6 @@
 //! under a target rate shows in response times and not in service times, and a run that falls
 //! behind schedule is invalid.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use tallrow::generate::Generator;
@@ -18,8 +17,7 @@ fn loaded() -> (Arc<Generator>, Arc<dyn Store>) {
 }
 
 fn loaded_into(store: Arc<dyn Store>) -> (Arc<Generator>, Arc<dyn Store>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small.toml");
-    let w = Workload::from_file(&path).unwrap();
+    let w = Workload::from_file(&super::common::small_fixture()).unwrap();
     let g = Arc::new(Generator::new(&w));
     let opts = load::Options {
         threads: 2,

@@ -2,34 +2,12 @@
 //! every file in it, a third-party reader of its HdrHistogram logs, compare's exit codes, and
 //! merging shards.
 
+use super::common::{Out, small_fixture, tallrow};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn tallrow(dir: &Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_tallrow"))
-        .current_dir(dir)
-        .env("CI", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
-}
-
 fn fixture() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/small.toml")
-        .display()
-        .to_string()
+    small_fixture().display().to_string()
 }
 
 /// The report folder a run printed.
