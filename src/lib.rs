@@ -18,4 +18,5 @@ pub mod serve;
 pub mod stats;
 pub mod store;
 pub mod verify;
+pub mod wire;
 pub mod workload;
