@@ -595,7 +595,6 @@ pub fn input<R: Read + Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use thrift::protocol::TSerializable;
 
     fn encode(protocol: Protocol, write: impl FnOnce(&mut dyn TOutputProtocol)) -> Vec<u8> {
         let mut buf = Vec::new();

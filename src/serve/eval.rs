@@ -301,7 +301,7 @@ impl Node {
 
 fn leaf_cell(f: &Filter, st: &mut State, c: &Cell) -> Code {
     // Counts distinct columns for the column-counting filters.
-    let mut next_column = |st: &mut State| {
+    let next_column = |st: &mut State| {
         let same = st
             .column
             .as_ref()
