@@ -41,6 +41,39 @@ pub enum Command {
     /// Encode or decode the row keys of the seed designs, for debugging keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Serve a data directory over HBase's Thrift1 API (the `Hbase` service), for HBase
+    /// clients such as happybase.
+    Serve(ServeArgs),
+}
+
+/// `tallrow serve`
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The embedded store's directory; `tallrow load` fills the same kind.
+    #[arg(long, value_name = "DIR", default_value = "data/serve")]
+    pub data: PathBuf,
+    /// Address to listen on; port 0 picks a free port (printed on start).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9090")]
+    pub bind: String,
+    /// Allow a non-loopback --bind address. The server has no authentication.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Message delimiting: buffered (HBase's default) or framed.
+    #[arg(long, default_value = "buffered")]
+    pub transport: crate::wire::Transport,
+    /// Encoding: binary (HBase's default) or compact.
+    #[arg(long, default_value = "binary")]
+    pub protocol: crate::wire::Protocol,
+    /// Largest request accepted, in MiB; larger frames and strings are refused unread.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub max_request_mib: usize,
+    /// Idle time after which an open scanner is closed.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_lease)]
+    pub scanner_lease: std::time::Duration,
+}
+
+fn parse_lease(s: &str) -> Result<std::time::Duration, String> {
+    crate::workload::parse_duration(s)
 }
 
 /// Where a command's data lives.
@@ -244,6 +277,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => run::compare_command(args),
         Command::Report(ReportCommand::Merge(args)) => run::merge_command(args),
         Command::Keys(cmd) => keys_command(cmd),
+        Command::Serve(args) => serve_command(args),
     }
 }
 
@@ -277,5 +311,48 @@ fn keys_command(cmd: KeysCommand) -> anyhow::Result<ExitCode> {
     for (name, value) in fields {
         writeln!(out, "{name}: {value}")?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    use std::net::ToSocketAddrs;
+    let bind = args
+        .bind
+        .to_socket_addrs()
+        .with_context(|| format!("--bind {}: not a HOST:PORT address", args.bind))?
+        .next()
+        .with_context(|| format!("--bind {}: resolves to no address", args.bind))?;
+    if !bind.ip().is_loopback() && !args.allow_remote {
+        anyhow::bail!(
+            "--bind {}: not a loopback address; the server has no authentication, so pass --allow-remote to serve other hosts",
+            args.bind
+        );
+    }
+    if args.max_request_mib == 0 {
+        anyhow::bail!("--max-request-mib must be at least 1");
+    }
+    let store = Backend::Embedded(args.data.clone())
+        .open()
+        .with_context(|| format!("cannot open --data {}", args.data.display()))?;
+    let opts = crate::serve::Options {
+        bind,
+        transport: args.transport,
+        protocol: args.protocol,
+        max_message: args.max_request_mib << 20,
+        scanner_lease: args.scanner_lease,
+        ..crate::serve::Options::default()
+    };
+    let server = crate::serve::Server::start(store, &opts)?;
+    // Tests and scripts read this line for the port.
+    println!(
+        "serving {} on {} ({}/{})",
+        args.data.display(),
+        server.addr(),
+        opts.transport,
+        opts.protocol
+    );
+    use std::io::Write;
+    std::io::stdout().flush()?;
+    server.wait();
     Ok(ExitCode::SUCCESS)
 }

@@ -128,9 +128,24 @@ impl<R: Read> Read for FramedReader<R> {
     }
 }
 
+/// The arguments of a call, by field id and type, that a reader fills with empty values
+/// when the caller left them out.
+pub type ArgDefaults = fn(&str) -> &'static [(i16, TType)];
+
 /// An input protocol (binary or compact) that holds each message to a byte budget.
+///
+/// With [`Input::with_defaults`], a call's top-level arguments that the caller omitted (as
+/// Python and Java clients do for null arguments) are read as empty values instead of
+/// failing the generated code's presence checks.
 pub struct Input<R> {
     r: R,
+    defaults: Option<ArgDefaults>,
+    args: &'static [(i16, TType)],
+    depth: usize,
+    seen: u64,
+    stopped: bool,
+    synthetic: Option<TType>,
+    synthetic_struct: Option<usize>,
     protocol: Protocol,
     limit: usize,
     left: usize,
@@ -146,6 +161,13 @@ impl<R: Read> Input<R> {
     pub fn new(r: R, protocol: Protocol, limit: usize) -> Self {
         Input {
             r,
+            defaults: None,
+            args: &[],
+            depth: 0,
+            seen: 0,
+            stopped: false,
+            synthetic: None,
+            synthetic_struct: None,
             protocol,
             limit,
             left: limit,
@@ -155,9 +177,50 @@ impl<R: Read> Input<R> {
         }
     }
 
-    /// The underlying reader.
-    pub fn get_mut(&mut self) -> &mut R {
-        &mut self.r
+    /// Fills omitted call arguments as `defaults` lists them.
+    pub fn with_defaults(mut self, defaults: ArgDefaults) -> Self {
+        self.defaults = Some(defaults);
+        self
+    }
+
+    /// Takes a pending synthetic value of type `t`.
+    fn synthetic(&mut self, t: TType) -> bool {
+        if self.synthetic == Some(t) {
+            self.synthetic = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The next field of a call's argument struct: a real one, or one the caller omitted.
+    fn args_field(
+        &mut self,
+        real: impl FnOnce(&mut Self) -> thrift::Result<TFieldIdentifier>,
+    ) -> thrift::Result<TFieldIdentifier> {
+        if !self.stopped {
+            let f = real(self)?;
+            if f.field_type != TType::Stop {
+                if let Some(id) = f.id.filter(|id| (0..64).contains(id)) {
+                    self.seen |= 1 << id;
+                }
+                return Ok(f);
+            }
+            self.stopped = true;
+        }
+        let missing = self.args.iter().find(|(id, _)| self.seen & (1 << id) == 0).copied();
+        match missing {
+            Some((id, t)) => {
+                self.seen |= 1 << id;
+                self.synthetic = Some(t);
+                Ok(TFieldIdentifier::new::<Option<String>, String, i16>(None, t, id))
+            }
+            None => Ok(TFieldIdentifier::new::<Option<String>, String, Option<i16>>(
+                None,
+                TType::Stop,
+                None,
+            )),
+        }
     }
 
     fn take(&mut self, n: usize) -> thrift::Result<()> {
@@ -285,25 +348,7 @@ impl<R: Read> Input<R> {
         })
     }
 
-    fn compact_collection(&mut self) -> thrift::Result<(TType, i32)> {
-        let [header] = self.array::<1>()?;
-        let element = Self::compact_type(header & 0x0f)?;
-        let short = header >> 4;
-        let n = if short == 15 {
-            self.varint()? as i64
-        } else {
-            i64::from(short)
-        };
-        Ok((element, self.count(n)?))
-    }
-}
-
-impl<R: Read> TInputProtocol for Input<R> {
-    fn read_message_begin(&mut self) -> thrift::Result<TMessageIdentifier> {
-        self.left = self.limit;
-        self.last_field = 0;
-        self.field_stack.clear();
-        self.pending_bool = None;
+    fn read_message_head(&mut self) -> thrift::Result<TMessageIdentifier> {
         match self.protocol {
             Protocol::Binary => {
                 let head: [u8; 4] = self.array()?;
@@ -349,32 +394,7 @@ impl<R: Read> TInputProtocol for Input<R> {
         }
     }
 
-    fn read_message_end(&mut self) -> thrift::Result<()> {
-        Ok(())
-    }
-
-    fn read_struct_begin(&mut self) -> thrift::Result<Option<TStructIdentifier>> {
-        if self.protocol == Protocol::Compact {
-            if self.field_stack.len() >= 64 {
-                return Err(protocol_error(
-                    ProtocolErrorKind::DepthLimit,
-                    "structs nested too deeply".into(),
-                ));
-            }
-            self.field_stack.push(self.last_field);
-            self.last_field = 0;
-        }
-        Ok(None)
-    }
-
-    fn read_struct_end(&mut self) -> thrift::Result<()> {
-        if self.protocol == Protocol::Compact {
-            self.last_field = self.field_stack.pop().unwrap_or(0);
-        }
-        Ok(())
-    }
-
-    fn read_field_begin(&mut self) -> thrift::Result<TFieldIdentifier> {
+    fn read_field(&mut self) -> thrift::Result<TFieldIdentifier> {
         match self.protocol {
             Protocol::Binary => {
                 let [b] = self.array::<1>()?;
@@ -410,6 +430,86 @@ impl<R: Read> TInputProtocol for Input<R> {
         }
     }
 
+    fn compact_collection(&mut self) -> thrift::Result<(TType, i32)> {
+        let [header] = self.array::<1>()?;
+        let element = Self::compact_type(header & 0x0f)?;
+        let short = header >> 4;
+        let n = if short == 15 {
+            self.varint()? as i64
+        } else {
+            i64::from(short)
+        };
+        Ok((element, self.count(n)?))
+    }
+}
+
+impl<R: Read> TInputProtocol for Input<R> {
+    fn read_message_begin(&mut self) -> thrift::Result<TMessageIdentifier> {
+        self.left = self.limit;
+        self.last_field = 0;
+        self.field_stack.clear();
+        self.pending_bool = None;
+        self.depth = 0;
+        self.seen = 0;
+        self.stopped = false;
+        self.synthetic = None;
+        self.synthetic_struct = None;
+        let m = self.read_message_head()?;
+        self.args = match (self.defaults, m.message_type) {
+            (Some(defaults), TMessageType::Call | TMessageType::OneWay) => defaults(&m.name),
+            _ => &[],
+        };
+        Ok(m)
+    }
+
+    fn read_message_end(&mut self) -> thrift::Result<()> {
+        Ok(())
+    }
+
+    fn read_struct_begin(&mut self) -> thrift::Result<Option<TStructIdentifier>> {
+        self.depth += 1;
+        if self.synthetic(TType::Struct) {
+            self.synthetic_struct = Some(self.depth);
+            return Ok(None);
+        }
+        if self.protocol == Protocol::Compact {
+            if self.field_stack.len() >= 64 {
+                return Err(protocol_error(
+                    ProtocolErrorKind::DepthLimit,
+                    "structs nested too deeply".into(),
+                ));
+            }
+            self.field_stack.push(self.last_field);
+            self.last_field = 0;
+        }
+        Ok(None)
+    }
+
+    fn read_struct_end(&mut self) -> thrift::Result<()> {
+        let synthetic = self.synthetic_struct == Some(self.depth);
+        self.depth = self.depth.saturating_sub(1);
+        if synthetic {
+            self.synthetic_struct = None;
+        } else if self.protocol == Protocol::Compact {
+            self.last_field = self.field_stack.pop().unwrap_or(0);
+        }
+        Ok(())
+    }
+
+    fn read_field_begin(&mut self) -> thrift::Result<TFieldIdentifier> {
+        if self.synthetic_struct == Some(self.depth) {
+            return Ok(TFieldIdentifier::new::<Option<String>, String, Option<i16>>(
+                None,
+                TType::Stop,
+                None,
+            ));
+        }
+        if self.depth == 1 && !self.args.is_empty() {
+            return self.args_field(Self::read_field);
+        }
+        self.read_field()
+    }
+
     fn read_field_end(&mut self) -> thrift::Result<()> {
         Ok(())
     }
@@ -430,6 +530,9 @@ impl<R: Read> TInputProtocol for Input<R> {
     }
 
     fn read_bytes(&mut self) -> thrift::Result<Vec<u8>> {
+        if self.synthetic(TType::String) {
+            return Ok(Vec::new());
+        }
         self.blob()
     }
 
@@ -445,6 +548,9 @@ impl<R: Read> TInputProtocol for Input<R> {
     }
 
     fn read_i32(&mut self) -> thrift::Result<i32> {
+        if self.synthetic(TType::I32) {
+            return Ok(0);
+        }
         match self.protocol {
             Protocol::Binary => Ok(i32::from_be_bytes(self.array()?)),
             Protocol::Compact => Ok(self.zigzag()? as i32),
@@ -452,6 +558,9 @@ impl<R: Read> TInputProtocol for Input<R> {
     }
 
     fn read_i64(&mut self) -> thrift::Result<i64> {
+        if self.synthetic(TType::I64) {
+            return Ok(0);
+        }
         match self.protocol {
             Protocol::Binary => Ok(i64::from_be_bytes(self.array()?)),
             Protocol::Compact => self.zigzag(),
@@ -466,10 +575,16 @@ impl<R: Read> TInputProtocol for Input<R> {
     }
 
     fn read_string(&mut self) -> thrift::Result<String> {
+        if self.synthetic(TType::String) {
+            return Ok(String::new());
+        }
         Ok(String::from_utf8(self.blob()?)?)
     }
 
     fn read_list_begin(&mut self) -> thrift::Result<TListIdentifier> {
+        if self.synthetic(TType::List) {
+            return Ok(TListIdentifier::new(TType::String, 0));
+        }
         let (kind, n) = match self.protocol {
             Protocol::Binary => {
                 let [b] = self.array::<1>()?;
@@ -496,6 +611,9 @@ impl<R: Read> TInputProtocol for Input<R> {
     }
 
     fn read_map_begin(&mut self) -> thrift::Result<TMapIdentifier> {
+        if self.synthetic(TType::Map) {
+            return Ok(TMapIdentifier::new(TType::String, TType::String, 0));
+        }
         match self.protocol {
             Protocol::Binary => {
                 let [k, v] = self.array::<2>()?;

@@ -1,5 +1,214 @@
-//! The HBase Thrift1-compatible server over the embedded store (`tallrow serve`). So far it
-//! holds the filter language that scans carry; the server follows.
+//! `tallrow serve`: an HBase Thrift1-compatible server (the `Hbase` service) over a store.
+//!
+//! One thread per connection, so a slow client never holds up another; TCP_NODELAY on
+//! every accepted socket, so small paged replies are not held back by Nagle's algorithm.
+//! Requests are read through the bounded protocols of [`crate::wire`]: a frame, string or
+//! list larger than the message limit is refused before anything is allocated for it, and
+//! the connection is closed. Scanners idle longer than their lease are closed by a reaper.
 
+pub mod args;
 pub mod eval;
 pub mod filter;
+pub mod handler;
+
+use crate::store::Store;
+use crate::wire::{self, Outbox, Protocol, Transport};
+use handler::Handler;
+use hbase_thrift::hbase::HbaseSyncProcessor;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+use thrift::server::TProcessor;
+
+/// How the server listens and talks.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Address to listen on.
+    pub bind: SocketAddr,
+    /// Message delimiting.
+    pub transport: Transport,
+    /// Encoding.
+    pub protocol: Protocol,
+    /// Largest request accepted, in bytes.
+    pub max_message: usize,
+    /// Most connections served at once; more are closed on accept.
+    pub max_connections: usize,
+    /// Idle time after which a scanner is closed.
+    pub scanner_lease: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            bind: SocketAddr::from(([127, 0, 0, 1], 9090)),
+            transport: Transport::Buffered,
+            protocol: Protocol::Binary,
+            max_message: wire::DEFAULT_MAX_MESSAGE,
+            max_connections: 1024,
+            scanner_lease: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A running server.
+pub struct Server {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    handler: Handler,
+    accept: Option<std::thread::JoinHandle<()>>,
+}
+
+type Processor = HbaseSyncProcessor<Handler>;
+
+impl Server {
+    /// Binds and starts serving `store` in background threads.
+    pub fn start(store: Arc<dyn Store>, opts: &Options) -> anyhow::Result<Server> {
+        let listener =
+            TcpListener::bind(opts.bind).map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.bind))?;
+        let addr = listener.local_addr()?;
+        let handler = Handler::new(store, &addr.ip().to_string(), addr.port(), opts.scanner_lease)
+            .map_err(|e| anyhow::anyhow!("cannot prepare the store for serving: {e}"))?;
+        let processor = Arc::new(HbaseSyncProcessor::new(handler.clone()));
+        let stop = Arc::new(AtomicBool::new(false));
+
+        let reaper = {
+            let (handler, stop) = (handler.clone(), stop.clone());
+            let every = (opts.scanner_lease / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
+            move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(every);
+                    handler.expire_scanners();
+                }
+            }
+        };
+        std::thread::Builder::new()
+            .name("scanner-reaper".into())
+            .spawn(reaper)?;
+
+        let accept = {
+            let (stop, opts) = (stop.clone(), opts.clone());
+            std::thread::Builder::new()
+                .name("accept".into())
+                .spawn(move || accept_loop(listener, processor, &opts, &stop))?
+        };
+        Ok(Server {
+            addr,
+            stop,
+            handler,
+            accept: Some(accept),
+        })
+    }
+
+    /// The address it listens on (with the port chosen when 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Scanners open right now.
+    pub fn open_scanners(&self) -> usize {
+        self.handler.open_scanners()
+    }
+
+    /// Stops accepting connections. Connections already open are served until they close.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Wake the accept loop.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+
+    /// Serves until the process is killed.
+    pub fn wait(mut self) {
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.accept.is_some() {
+            self.stop();
+        }
+    }
+}
+
+fn accept_loop(listener: TcpListener, processor: Arc<Processor>, opts: &Options, stop: &AtomicBool) {
+    let open = Arc::new(AtomicUsize::new(0));
+    for stream in listener.incoming() {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(stream) = stream else {
+            // Out of descriptors or a connection reset before accept: keep serving the rest.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        if open.load(Ordering::Relaxed) >= opts.max_connections {
+            drop(stream);
+            continue;
+        }
+        let _ = stream.set_nodelay(true);
+        open.fetch_add(1, Ordering::Relaxed);
+        let (processor, open, opts) = (processor.clone(), open.clone(), opts.clone());
+        let spawned = std::thread::Builder::new()
+            .name("connection".into())
+            .stack_size(512 << 10)
+            .spawn(move || {
+                serve_connection(stream, &processor, &opts);
+                open.fetch_sub(1, Ordering::Relaxed);
+            });
+        if spawned.is_err() {
+            eprintln!("tallrow serve: cannot start a thread for a new connection");
+        }
+    }
+}
+
+fn serve_connection(stream: TcpStream, processor: &Processor, opts: &Options) {
+    let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let Ok(reader) = stream.try_clone() else {
+        return;
+    };
+    let mut input = wire::input(reader, opts.transport, opts.protocol, opts.max_message).with_defaults(args::of);
+    let mut output = wire::output(Outbox::new(stream, opts.transport), opts.protocol);
+    loop {
+        match processor.process(&mut input, output.as_mut()) {
+            Ok(()) => {}
+            Err(thrift::Error::Transport(e)) if is_disconnect(&e) => return,
+            Err(e) => {
+                if !is_disconnect_error(&e) {
+                    eprintln!("tallrow serve: closing connection from {peer}: {}", describe(&e));
+                }
+                return;
+            }
+        }
+    }
+}
+
+fn is_disconnect(e: &thrift::TransportError) -> bool {
+    matches!(
+        e.kind,
+        thrift::TransportErrorKind::EndOfFile | thrift::TransportErrorKind::NotOpen
+    ) || e.message.contains("reset")
+        || e.message.contains("Broken pipe")
+}
+
+fn is_disconnect_error(e: &thrift::Error) -> bool {
+    match e {
+        thrift::Error::Transport(t) => is_disconnect(t),
+        _ => false,
+    }
+}
+
+/// One line for a connection-level error.
+pub fn describe(e: &thrift::Error) -> String {
+    match e {
+        thrift::Error::Transport(t) => t.message.clone(),
+        thrift::Error::Protocol(p) => p.message.clone(),
+        thrift::Error::Application(a) => a.message.clone(),
+        thrift::Error::User(u) => u.to_string(),
+    }
+}
