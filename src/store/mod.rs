@@ -7,6 +7,7 @@
 
 pub mod delay;
 pub mod embedded;
+pub mod hbase;
 pub mod memory;
 mod model;
 pub mod null;
@@ -155,6 +156,8 @@ pub enum Backend {
     Null,
     /// `delay:DELAY[,stall=LENGTH@AT]:INNER`: another backend with added latency.
     Delay(delay::Spec, Box<Backend>),
+    /// `hbase://HOST:PORT[?transport=..&protocol=..]`: an HBase Thrift1 server.
+    Hbase(hbase::Spec),
 }
 
 impl Backend {
@@ -177,13 +180,16 @@ impl Backend {
         if url == "null" || url == "null:" {
             return Ok(Backend::Null);
         }
+        if let Some(rest) = url.strip_prefix("hbase://") {
+            return hbase::Spec::parse(rest).map(Backend::Hbase).map_err(Error::BadArgument);
+        }
         if let Some(rest) = url.strip_prefix("delay:") {
             let spec = delay::Spec::parse(rest).map_err(Error::BadArgument)?;
             let inner = Backend::parse(&spec.inner, default_path)?;
             return Ok(Backend::Delay(spec, Box::new(inner)));
         }
         Err(Error::BadArgument(format!(
-            "unknown backend {url:?}: expected embedded:PATH, memory:, null: or delay:DELAY:INNER"
+            "unknown backend {url:?}: expected embedded:PATH, memory:, null:, hbase://HOST:PORT or delay:DELAY:INNER"
         )))
     }
 
@@ -194,6 +200,7 @@ impl Backend {
             Backend::Memory => Arc::new(memory::Memory::new()),
             Backend::Null => Arc::new(null::Null::new()),
             Backend::Delay(spec, inner) => Arc::new(delay::Delay::new(inner.open()?, spec)),
+            Backend::Hbase(spec) => Arc::new(hbase::Hbase::open(spec)?),
         })
     }
 }

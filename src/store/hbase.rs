@@ -1,0 +1,1033 @@
+//! The `hbase` backend: a Store over HBase's Thrift1 server (`hbase thrift start`, or
+//! `tallrow serve`), through the `Hbase` service of the `hbase-thrift` crate.
+//!
+//! Thrift1 carries one timestamp per mutation call, one version per column in row reads and
+//! scans, and no cell paging in gets, so the store's model is mapped onto it:
+//! - a batch becomes one `mutateRows(Ts)` call per distinct timestamp (per round, where a
+//!   round keeps each row's puts-then-deletes order), sent back to back on one connection
+//!   and answered together (pipelining), after the batch is validated against the table's
+//!   families so that a bad batch changes nothing;
+//! - multi-version reads learn a row's columns with one time-bounded read, then read each
+//!   column's versions with `getVerTs`, pipelined;
+//! - qualifier cursors and cell limits become a one-row scan with `ColumnRangeFilter` and
+//!   `ColumnPaginationFilter`;
+//! - scans page with `scannerGetList` and always end with `scannerClose`.
+//!
+//! Connections are pooled, one per concurrent caller. A call that fails with a reset or a
+//! timeout is retried on a fresh connection when repeating it cannot duplicate work (reads,
+//! and writes whose every cell carries its own timestamp).
+
+use super::{
+    Cell, Column, Error, Get, Mutation as StoreMutation, Result, Row, RowMutation, Scan, Store, TableDescriptor,
+    canonical_table_name, validate_mutations, validate_row_key,
+};
+use crate::wire::{self, Outbox, Protocol, Transport};
+use hbase_thrift::hbase::{
+    AlreadyExists, BatchMutation, ColumnDescriptor, HbaseSyncClient, IOError, IllegalArgument, Mutation, TCell,
+    THbaseSyncClient, TRowResult, TScan,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::{Mutex, RwLock};
+use std::time::Duration;
+use thrift::protocol::{
+    TFieldIdentifier, TInputProtocol, TListIdentifier, TMapIdentifier, TMessageIdentifier, TMessageType,
+    TOutputProtocol, TStructIdentifier, TType,
+};
+use thrift::{ApplicationError, TThriftClient};
+
+const LATEST: i64 = i64::MAX;
+/// Calls sent before their replies are read.
+const WINDOW: usize = 256;
+/// Rows per `scannerGetList`.
+const SCAN_PAGE: usize = 1000;
+/// Largest reply accepted.
+const MAX_REPLY: usize = 1 << 30;
+
+/// Where the server is and how to talk to it: `hbase://HOST:PORT?transport=..&protocol=..`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    /// Host name or address.
+    pub host: String,
+    /// Port (9090 by default, as `hbase thrift start`).
+    pub port: u16,
+    /// Message delimiting (buffered by default).
+    pub transport: Transport,
+    /// Encoding (binary by default).
+    pub protocol: Protocol,
+}
+
+impl Spec {
+    /// Parses the part after `hbase://`.
+    pub fn parse(rest: &str) -> std::result::Result<Spec, String> {
+        let (authority, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let authority = authority.trim_end_matches('/');
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) => (
+                h,
+                p.parse::<u16>()
+                    .map_err(|_| format!("hbase://{rest}: port {p:?} is not a number from 0 to 65535"))?,
+            ),
+            None => (authority, 9090),
+        };
+        if host.is_empty() {
+            return Err(format!("hbase://{rest}: no host; expected hbase://HOST:PORT"));
+        }
+        let mut spec = Spec {
+            host: host.trim_start_matches('[').trim_end_matches(']').to_string(),
+            port,
+            transport: Transport::Buffered,
+            protocol: Protocol::Binary,
+        };
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("transport", v)) => spec.transport = v.parse().map_err(|e| format!("hbase://{rest}: {e}"))?,
+                Some(("protocol", v)) => spec.protocol = v.parse().map_err(|e| format!("hbase://{rest}: {e}"))?,
+                _ => {
+                    return Err(format!(
+                        "hbase://{rest}: unknown option {pair:?}; expected transport=buffered|framed or protocol=binary|compact"
+                    ));
+                }
+            }
+        }
+        Ok(spec)
+    }
+
+    fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+}
+
+type Client = HbaseSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
+
+/// The backend.
+pub struct Hbase {
+    spec: Spec,
+    addr: SocketAddr,
+    pool: Mutex<Vec<Client>>,
+    families: RwLock<HashMap<String, TableDescriptor>>,
+    /// Time allowed to establish a connection.
+    pub connect_timeout: Duration,
+    /// Time allowed for a reply.
+    pub read_timeout: Duration,
+    /// Attempts of a retryable call.
+    pub attempts: u32,
+}
+
+/// What a failure means for a retry.
+#[derive(Debug)]
+enum Failure {
+    /// Nothing was sent: always safe to retry, with the same error if it persists.
+    NotSent(Error),
+    /// The connection broke or timed out during the call.
+    Broken(Error),
+    /// The server answered with an error.
+    Answered(Error),
+}
+
+impl Failure {
+    fn error(self) -> Error {
+        match self {
+            Failure::NotSent(e) | Failure::Broken(e) | Failure::Answered(e) => e,
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("").trim()
+}
+
+impl Hbase {
+    /// A backend for `spec`; connects on first use.
+    pub fn open(spec: &Spec) -> Result<Hbase> {
+        let addr = (spec.host.as_str(), spec.port)
+            .to_socket_addrs()
+            .map_err(|e| Error::Io(format!("cannot resolve {}: {e}", spec.authority())))?
+            .next()
+            .ok_or_else(|| Error::Io(format!("cannot resolve {}: no address", spec.authority())))?;
+        let store = Hbase {
+            spec: spec.clone(),
+            addr,
+            pool: Mutex::new(Vec::new()),
+            families: RwLock::new(HashMap::new()),
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(60),
+            attempts: 4,
+        };
+        // Fail fast with one line when nothing listens there.
+        let client = store.connect().map_err(Failure::error)?;
+        store.pool.lock().expect("lock").push(client);
+        Ok(store)
+    }
+
+    fn connect(&self) -> std::result::Result<Client, Failure> {
+        let who = self.spec.authority();
+        let stream = TcpStream::connect_timeout(&self.addr, self.connect_timeout).map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => "timed out".to_string(),
+                _ => e.to_string(),
+            };
+            Failure::NotSent(Error::Io(format!("cannot connect to {who}: {why}")))
+        })?;
+        let setup = |s: &TcpStream| -> std::io::Result<TcpStream> {
+            s.set_nodelay(true)?;
+            s.set_read_timeout(Some(self.read_timeout))?;
+            s.set_write_timeout(Some(self.read_timeout))?;
+            s.try_clone()
+        };
+        let reader =
+            setup(&stream).map_err(|e| Failure::NotSent(Error::Io(format!("cannot connect to {who}: {e}"))))?;
+        let input = wire::input(reader, self.spec.transport, self.spec.protocol, MAX_REPLY);
+        let output = wire::output(Outbox::new(stream, self.spec.transport), self.spec.protocol);
+        Ok(HbaseSyncClient::new(input, output))
+    }
+
+    /// Runs `f` on a pooled connection, retrying on a fresh one when `f` fails in transit
+    /// and `repeatable` says repeating it is safe.
+    fn call<T>(
+        &self,
+        repeatable: bool,
+        mut f: impl FnMut(&mut Client) -> std::result::Result<T, Failure>,
+    ) -> Result<T> {
+        let mut delay = Duration::from_millis(20);
+        for attempt in 1..=self.attempts {
+            let pooled = self.pool.lock().expect("lock").pop();
+            let mut client = match pooled {
+                Some(c) => c,
+                None => match self.connect() {
+                    Ok(c) => c,
+                    Err(Failure::NotSent(e)) if attempt == 1 => return Err(e),
+                    Err(f) => {
+                        if attempt == self.attempts {
+                            return Err(f.error());
+                        }
+                        std::thread::sleep(delay);
+                        delay *= 4;
+                        continue;
+                    }
+                },
+            };
+            match f(&mut client) {
+                Ok(v) => {
+                    self.pool.lock().expect("lock").push(client);
+                    return Ok(v);
+                }
+                Err(Failure::Answered(e)) => {
+                    self.pool.lock().expect("lock").push(client);
+                    return Err(e);
+                }
+                Err(Failure::NotSent(e)) | Err(Failure::Broken(e)) if !repeatable || attempt == self.attempts => {
+                    return Err(e);
+                }
+                Err(_) => {
+                    // The connection is dropped: its stream may hold half a message.
+                    std::thread::sleep(delay);
+                    delay *= 4;
+                }
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
+        let name = canonical_table_name(table)?;
+        if let Some(d) = self.families.read().expect("lock").get(&name) {
+            return Ok(d.clone());
+        }
+        let d = self.describe_table(&name)?;
+        self.families.write().expect("lock").insert(name, d.clone());
+        Ok(d)
+    }
+
+    fn forget(&self, table: &str) {
+        if let Ok(name) = canonical_table_name(table) {
+            self.families.write().expect("lock").remove(&name);
+        }
+    }
+}
+
+/// A thrift error, classified and worded for the table it concerns.
+fn failure(e: thrift::Error, table: &str) -> Failure {
+    match e {
+        thrift::Error::User(u) => {
+            if let Some(io) = u.downcast_ref::<IOError>() {
+                let message = io.message.clone().unwrap_or_default();
+                let line = first_line(&message);
+                let error = if line.contains("TableNotFoundException") {
+                    Error::TableNotFound(table.to_string())
+                } else if line.contains("NoSuchColumnFamilyException") {
+                    let family = line
+                        .split("Column family ")
+                        .nth(1)
+                        .and_then(|r| r.split_whitespace().next())
+                        .unwrap_or("?")
+                        .to_string();
+                    Error::FamilyNotFound {
+                        table: table.to_string(),
+                        family,
+                    }
+                } else if line.contains("IllegalArgumentException") {
+                    Error::BadArgument(line.to_string())
+                } else if io.can_retry == Some(true) {
+                    Error::Unavailable(line.to_string())
+                } else {
+                    Error::Io(format!("table {table}: {line}"))
+                };
+                Failure::Answered(error)
+            } else if let Some(ia) = u.downcast_ref::<IllegalArgument>() {
+                Failure::Answered(Error::BadArgument(
+                    first_line(ia.message.as_deref().unwrap_or("")).to_string(),
+                ))
+            } else if u.downcast_ref::<AlreadyExists>().is_some() {
+                Failure::Answered(Error::TableExists(table.to_string()))
+            } else {
+                Failure::Answered(Error::Io(u.to_string()))
+            }
+        }
+        thrift::Error::Application(a) => Failure::Answered(Error::Io(format!(
+            "table {table}: server error: {}",
+            first_line(&a.message)
+        ))),
+        thrift::Error::Transport(t) => Failure::Broken(Error::Unavailable(format!("connection lost: {}", t.message))),
+        thrift::Error::Protocol(p) => Failure::Broken(Error::Io(format!("bad reply: {}", p.message))),
+    }
+}
+
+fn column_name(c: &Column) -> Vec<u8> {
+    let mut name = c.family.as_bytes().to_vec();
+    name.push(b':');
+    if let Some(q) = &c.qualifier {
+        name.extend_from_slice(q);
+    }
+    name
+}
+
+/// Splits `family:qualifier`.
+fn split_column(name: &[u8]) -> Result<(String, Vec<u8>)> {
+    let i = name
+        .iter()
+        .position(|&b| b == b':')
+        .ok_or_else(|| Error::Io(format!("bad column name in reply: {:?}", String::from_utf8_lossy(name))))?;
+    let family =
+        String::from_utf8(name[..i].to_vec()).map_err(|_| Error::Io("family name in reply is not UTF-8".into()))?;
+    Ok((family, name[i + 1..].to_vec()))
+}
+
+fn to_row(r: TRowResult) -> Result<Row> {
+    let mut cells = Vec::new();
+    for (name, cell) in r.columns.unwrap_or_default() {
+        let (family, qualifier) = split_column(&name)?;
+        cells.push(Cell {
+            family,
+            qualifier,
+            timestamp: cell.timestamp.unwrap_or(0),
+            value: cell.value.unwrap_or_default(),
+        });
+    }
+    for c in r.sorted_columns.unwrap_or_default() {
+        let (family, qualifier) = split_column(&c.column_name.unwrap_or_default())?;
+        let cell = c.cell.unwrap_or_default();
+        cells.push(Cell {
+            family,
+            qualifier,
+            timestamp: cell.timestamp.unwrap_or(0),
+            value: cell.value.unwrap_or_default(),
+        });
+    }
+    // "a1:" sorts before "a:" as bytes but after it as a family name.
+    cells.sort_by(|a, b| (&a.family, &a.qualifier, b.timestamp).cmp(&(&b.family, &b.qualifier, a.timestamp)));
+    Ok(Row {
+        key: r.row.unwrap_or_default(),
+        cells,
+    })
+}
+
+/// Quotes bytes as an argument of the filter language.
+fn quote(bytes: &[u8]) -> Vec<u8> {
+    let mut out = vec![b'\''];
+    for &b in bytes {
+        if b == b'\'' {
+            out.push(b'\'');
+        }
+        out.push(b);
+    }
+    out.push(b'\'');
+    out
+}
+
+/// The smallest key greater than every key starting with `prefix`; empty when none is.
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    Vec::new()
+}
+
+/// One pipelined call: its name and a writer of its arguments.
+struct Call<'a> {
+    name: &'static str,
+    args: Box<dyn Fn(&mut dyn TOutputProtocol) -> thrift::Result<()> + 'a>,
+}
+
+fn write_field(o: &mut dyn TOutputProtocol, name: &str, t: TType, id: i16) -> thrift::Result<()> {
+    o.write_field_begin(&TFieldIdentifier::new(name, t, id))
+}
+
+fn write_bytes_field(o: &mut dyn TOutputProtocol, name: &str, id: i16, v: &[u8]) -> thrift::Result<()> {
+    write_field(o, name, TType::String, id)?;
+    o.write_bytes(v)?;
+    o.write_field_end()
+}
+
+fn write_no_attributes(o: &mut dyn TOutputProtocol, id: i16) -> thrift::Result<()> {
+    write_field(o, "attributes", TType::Map, id)?;
+    o.write_map_begin(&TMapIdentifier::new(TType::String, TType::String, 0))?;
+    o.write_map_end()?;
+    o.write_field_end()
+}
+
+/// Sends `calls` back to back, then reads their replies in order; `success` reads the
+/// result struct's field 0. Sent in windows so that unread replies never fill the socket.
+fn pipeline<T>(
+    client: &mut Client,
+    table: &str,
+    calls: &[Call],
+    success: impl Fn(&mut dyn TInputProtocol) -> thrift::Result<T>,
+) -> std::result::Result<Vec<Option<T>>, Failure> {
+    let mut out = Vec::with_capacity(calls.len());
+    let mut first_error: Option<Failure> = None;
+    for window in calls.chunks(WINDOW) {
+        let mut seqs = Vec::with_capacity(window.len());
+        let send = |client: &mut Client, seqs: &mut Vec<i32>| -> thrift::Result<()> {
+            for c in window {
+                let seq = client.increment_sequence_number();
+                seqs.push(seq);
+                let o = client.o_prot_mut();
+                o.write_message_begin(&TMessageIdentifier::new(c.name, TMessageType::Call, seq))?;
+                o.write_struct_begin(&TStructIdentifier::new(format!("{}_args", c.name)))?;
+                (c.args)(o)?;
+                o.write_field_stop()?;
+                o.write_struct_end()?;
+                o.write_message_end()?;
+                // The outbox sends each message as one write; the kernel coalesces them.
+                o.flush()?;
+            }
+            Ok(())
+        };
+        send(client, &mut seqs).map_err(|e| match failure(e, table) {
+            Failure::Broken(e) if out.is_empty() => Failure::NotSent(e),
+            f => f,
+        })?;
+        for seq in seqs {
+            let reply = read_reply(client.i_prot_mut(), seq, &success).map_err(|e| failure(e, table))?;
+            match reply {
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    out.push(None);
+                    first_error.get_or_insert(failure(e, table));
+                }
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// Reads one reply: the outer error is the connection's, the inner the call's.
+#[allow(clippy::type_complexity)]
+fn read_reply<T>(
+    i: &mut dyn TInputProtocol,
+    seq: i32,
+    success: &impl Fn(&mut dyn TInputProtocol) -> thrift::Result<T>,
+) -> thrift::Result<std::result::Result<Option<T>, thrift::Error>> {
+    let m = i.read_message_begin()?;
+    if m.sequence_number != seq {
+        return Err(thrift::Error::Application(ApplicationError::new(
+            thrift::ApplicationErrorKind::BadSequenceId,
+            format!("reply {} to call {seq}", m.sequence_number),
+        )));
+    }
+    if m.message_type == TMessageType::Exception {
+        let e = thrift::Error::read_application_error_from_in_protocol(i)?;
+        i.read_message_end()?;
+        return Ok(Err(thrift::Error::Application(e)));
+    }
+    i.read_struct_begin()?;
+    let mut result: std::result::Result<Option<T>, thrift::Error> = Ok(None);
+    loop {
+        let f = i.read_field_begin()?;
+        if f.field_type == TType::Stop {
+            break;
+        }
+        match f.id {
+            Some(0) => result = Ok(Some(success(i)?)),
+            Some(1) if f.field_type == TType::Struct => {
+                result = Err(thrift::Error::User(Box::new(IOError::read_from_in_protocol(i)?)))
+            }
+            Some(2) if f.field_type == TType::Struct => {
+                result = Err(thrift::Error::User(Box::new(IllegalArgument::read_from_in_protocol(
+                    i,
+                )?)))
+            }
+            _ => i.skip(f.field_type)?,
+        }
+        i.read_field_end()?;
+    }
+    i.read_struct_end()?;
+    i.read_message_end()?;
+    Ok(result)
+}
+
+fn read_cells(i: &mut dyn TInputProtocol) -> thrift::Result<Vec<TCell>> {
+    let list = i.read_list_begin()?;
+    let mut out = Vec::with_capacity(list.size as usize);
+    for _ in 0..list.size {
+        out.push(TCell::read_from_in_protocol(i)?);
+    }
+    i.read_list_end()?;
+    Ok(out)
+}
+
+/// One step of a row's mutations: a timestamp and Thrift mutations (puts, then deletes),
+/// or a whole-row delete.
+enum Step {
+    Batch(Option<i64>, Vec<Mutation>),
+    DeleteRow(Option<i64>),
+}
+
+/// Splits a row's mutations into steps that Thrift1 applies as the store would: one
+/// timestamp per step, and no put after a delete within one (HBase applies a call's puts
+/// first).
+fn steps(rm: &RowMutation) -> Vec<Step> {
+    let mut out: Vec<Step> = Vec::new();
+    let mut has_delete = false;
+    for m in &rm.mutations {
+        let ts = m.timestamp();
+        let (thrift, is_delete) = match m {
+            StoreMutation::Put {
+                family,
+                qualifier,
+                value,
+                ..
+            } => (
+                Mutation::new(
+                    false,
+                    column_name(&Column::qualifier(family, qualifier.clone())),
+                    value.clone(),
+                    None,
+                ),
+                false,
+            ),
+            StoreMutation::DeleteColumn { family, qualifier, .. } => (
+                Mutation::new(
+                    true,
+                    column_name(&Column::qualifier(family, qualifier.clone())),
+                    None,
+                    None,
+                ),
+                true,
+            ),
+            StoreMutation::DeleteFamily { family, .. } => (
+                Mutation::new(true, column_name(&Column::family(family)), None, None),
+                true,
+            ),
+            StoreMutation::DeleteRow { timestamp } => {
+                out.push(Step::DeleteRow(*timestamp));
+                has_delete = false;
+                continue;
+            }
+        };
+        let fits = match out.last() {
+            Some(Step::Batch(t, _)) => *t == ts && (is_delete || !has_delete),
+            _ => false,
+        };
+        if !fits {
+            out.push(Step::Batch(ts, Vec::new()));
+            has_delete = false;
+        }
+        if let Some(Step::Batch(_, list)) = out.last_mut() {
+            list.push(thrift);
+        }
+        has_delete |= is_delete;
+    }
+    out
+}
+
+impl Store for Hbase {
+    fn identity(&self) -> String {
+        format!(
+            "hbase://{} (HBase Thrift1, {}/{})",
+            self.spec.authority(),
+            self.spec.transport,
+            self.spec.protocol
+        )
+    }
+
+    fn version(&self) -> String {
+        let id = self.call(true, |c| c.get_cluster_id().map_err(|e| failure(e, "")));
+        match id {
+            Ok(id) => format!("HBase Thrift1 server at {} (cluster {id})", self.spec.authority()),
+            Err(_) => format!("HBase Thrift1 server at {}", self.spec.authority()),
+        }
+    }
+
+    fn create_table(&self, table: &TableDescriptor) -> Result<()> {
+        let desc = table.validated()?;
+        let families: Vec<ColumnDescriptor> = desc
+            .families
+            .iter()
+            .map(|f| {
+                // HBase's own defaults for a new family, with the store's VERSIONS.
+                ColumnDescriptor::new(
+                    format!("{}:", f.name).into_bytes(),
+                    f.max_versions.min(i32::MAX as u32) as i32,
+                    "NONE".to_string(),
+                    false,
+                    "ROW".to_string(),
+                    0,
+                    0,
+                    true,
+                    i32::MAX,
+                )
+            })
+            .collect();
+        self.forget(&desc.name);
+        self.call(false, |c| {
+            c.create_table(desc.name.clone().into_bytes(), families.clone())
+                .map_err(|e| failure(e, &desc.name))
+        })
+    }
+
+    fn delete_table(&self, table: &str) -> Result<()> {
+        let name = canonical_table_name(table)?;
+        self.forget(&name);
+        self.call(true, |c| match c.disable_table(name.clone().into_bytes()) {
+            Ok(()) => Ok(()),
+            Err(e) => match failure(e, &name) {
+                // Already disabled.
+                Failure::Answered(Error::Io(m)) if m.contains("TableNotEnabledException") => Ok(()),
+                f => Err(f),
+            },
+        })?;
+        self.call(true, |c| {
+            c.delete_table(name.clone().into_bytes()).map_err(|e| failure(e, &name))
+        })
+    }
+
+    fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
+        let names = self.call(true, |c| c.get_table_names().map_err(|e| failure(e, "")))?;
+        let mut out = Vec::new();
+        for name in names {
+            let name = String::from_utf8(name).map_err(|_| Error::Io("table name in reply is not UTF-8".into()))?;
+            match self.describe_table(&name) {
+                Ok(d) => out.push(d),
+                Err(Error::TableNotFound(_)) => {} // dropped meanwhile
+                Err(e) => return Err(e),
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
+        let name = canonical_table_name(table)?;
+        let columns = self.call(true, |c| {
+            c.get_column_descriptors(name.clone().into_bytes())
+                .map_err(|e| failure(e, &name))
+        })?;
+        let mut families = Vec::new();
+        for (key, cd) in columns {
+            let raw = cd.name.unwrap_or(key);
+            let family = String::from_utf8(raw.strip_suffix(b":").unwrap_or(&raw).to_vec())
+                .map_err(|_| Error::Io("family name in reply is not UTF-8".into()))?;
+            families.push(super::FamilyDescriptor {
+                name: family,
+                max_versions: cd.max_versions.unwrap_or(1).max(1) as u32,
+            });
+        }
+        families.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(TableDescriptor { name, families })
+    }
+
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let desc = self.descriptor(table)?;
+        validate_mutations(&desc, rows)?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let name = desc.name.as_bytes().to_vec();
+        // Per row, its steps; round k applies every row's k-th step.
+        let per_row: Vec<(&[u8], Vec<Step>)> = rows.iter().map(|r| (r.row.as_slice(), steps(r))).collect();
+        let rounds = per_row.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+        let mut calls: Vec<Vec<Call>> = Vec::with_capacity(rounds);
+        for k in 0..rounds {
+            let mut by_ts: BTreeMap<Option<i64>, Vec<BatchMutation>> = BTreeMap::new();
+            let mut round = Vec::new();
+            for (row, steps) in &per_row {
+                match steps.get(k) {
+                    Some(Step::Batch(ts, list)) => by_ts
+                        .entry(*ts)
+                        .or_default()
+                        .push(BatchMutation::new(row.to_vec(), list.clone())),
+                    Some(Step::DeleteRow(ts)) => {
+                        let (name, row, ts) = (name.clone(), row.to_vec(), ts.unwrap_or(LATEST));
+                        round.push(Call {
+                            name: "deleteAllRowTs",
+                            args: Box::new(move |o| {
+                                write_bytes_field(o, "tableName", 1, &name)?;
+                                write_bytes_field(o, "row", 2, &row)?;
+                                write_field(o, "timestamp", TType::I64, 3)?;
+                                o.write_i64(ts)?;
+                                o.write_field_end()?;
+                                write_no_attributes(o, 4)
+                            }),
+                        });
+                    }
+                    None => {}
+                }
+            }
+            for (ts, batches) in by_ts {
+                let name = name.clone();
+                let write_batches = move |o: &mut dyn TOutputProtocol| -> thrift::Result<()> {
+                    write_bytes_field(o, "tableName", 1, &name)?;
+                    write_field(o, "rowBatches", TType::List, 2)?;
+                    o.write_list_begin(&TListIdentifier::new(TType::Struct, batches.len() as i32))?;
+                    for b in &batches {
+                        b.write_to_out_protocol(o)?;
+                    }
+                    o.write_list_end()?;
+                    o.write_field_end()
+                };
+                round.push(match ts {
+                    Some(ts) => Call {
+                        name: "mutateRowsTs",
+                        args: Box::new(move |o| {
+                            write_batches(o)?;
+                            write_field(o, "timestamp", TType::I64, 3)?;
+                            o.write_i64(ts)?;
+                            o.write_field_end()?;
+                            write_no_attributes(o, 4)
+                        }),
+                    },
+                    None => Call {
+                        name: "mutateRows",
+                        args: Box::new(move |o| {
+                            write_batches(o)?;
+                            write_no_attributes(o, 3)
+                        }),
+                    },
+                });
+            }
+            calls.push(round);
+        }
+        // Repeating a write is harmless only when every cell names its own timestamp.
+        let repeatable = rows.iter().all(|r| r.mutations.iter().all(|m| m.timestamp().is_some()));
+        for round in &calls {
+            self.call(repeatable, |c| pipeline(c, &desc.name, round, |_| Ok(())).map(|_| ()))?;
+        }
+        Ok(())
+    }
+
+    fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
+        let desc = self.descriptor(table)?;
+        let name = desc.name.clone();
+        let mut out: Vec<Option<Row>> = vec![None; gets.len()];
+        // Gets with the same simple selection share one getRowsWithColumnsTs call.
+        let mut simple: Vec<(usize, &Get)> = Vec::new();
+        for (i, g) in gets.iter().enumerate() {
+            validate_row_key(&g.row)?;
+            g.select.validate(&desc)?;
+            let s = &g.select;
+            if s.max_versions == 1 && s.qualifier_after.is_none() && s.cell_limit.is_none() {
+                simple.push((i, g));
+            } else if s.qualifier_after.is_some() || s.cell_limit.is_some() {
+                out[i] = self.paged_row(&desc, g)?;
+            } else {
+                out[i] = self.versioned_row(&desc, g)?;
+            }
+        }
+        let mut groups: Vec<(&super::Selection, Vec<(usize, &Get)>)> = Vec::new();
+        for (i, g) in simple {
+            match groups.iter_mut().find(|(s, _)| **s == g.select) {
+                Some((_, list)) => list.push((i, g)),
+                None => groups.push((&g.select, vec![(i, g)])),
+            }
+        }
+        for (select, list) in groups {
+            let rows: Vec<Vec<u8>> = list.iter().map(|(_, g)| g.row.clone()).collect();
+            let columns: Vec<Vec<u8>> = select.columns.iter().map(column_name).collect();
+            let ts = select.time_range.map_or(LATEST, |(_, max)| max);
+            let results = self.call(true, |c| {
+                c.get_rows_with_columns_ts(
+                    name.clone().into_bytes(),
+                    rows.clone(),
+                    columns.clone(),
+                    ts,
+                    BTreeMap::new(),
+                )
+                .map_err(|e| failure(e, &name))
+            })?;
+            let mut by_key: HashMap<Vec<u8>, Row> = HashMap::new();
+            for r in results {
+                let mut row = to_row(r)?;
+                if let Some((min, _)) = select.time_range {
+                    row.cells.retain(|c| c.timestamp >= min);
+                }
+                if !row.cells.is_empty() {
+                    by_key.insert(row.key.clone(), row);
+                }
+            }
+            for (i, g) in list {
+                out[i] = by_key.get(&g.row).cloned();
+            }
+        }
+        Ok(out)
+    }
+
+    fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>> {
+        let desc = self.descriptor(table)?;
+        scan.select.validate(&desc)?;
+        if scan.select.max_versions > 1 {
+            return Err(Error::BadArgument(
+                "the hbase backend scans one version per column: Thrift1's TScan has no version count".into(),
+            ));
+        }
+        let limit = scan.limit.unwrap_or(usize::MAX);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let (mut start, mut stop) = (scan.start.clone(), scan.stop.clone());
+        let mut filters: Vec<Vec<u8>> = Vec::new();
+        if !scan.prefix.is_empty() {
+            // Bounds narrow the range; the filter keeps exactly the prefix's rows (and, in a
+            // reversed scan, ends it once rows fall below the prefix).
+            let end = prefix_end(&scan.prefix);
+            let high = if scan.reversed { &mut start } else { &mut stop };
+            if !end.is_empty() && (high.is_empty() || *high > end) {
+                *high = end;
+            }
+            if !scan.reversed && start.as_slice() < scan.prefix.as_slice() {
+                start = scan.prefix.clone();
+            }
+            filters.push([b"PrefixFilter(".as_slice(), &quote(&scan.prefix), b")"].concat());
+        }
+        filters.extend(cell_filters(&scan.select));
+        let skip_start = scan.start_exclusive && !scan.start.is_empty() && start == scan.start;
+        let filter = (!filters.is_empty()).then(|| filters.join(&b" AND "[..]));
+        let page = limit.saturating_add(usize::from(skip_start)).min(SCAN_PAGE);
+        let tscan = TScan {
+            start_row: (!start.is_empty()).then_some(start.clone()),
+            stop_row: (!stop.is_empty()).then_some(stop),
+            timestamp: scan.select.time_range.map(|(_, max)| max),
+            columns: Some(scan.select.columns.iter().map(column_name).collect()),
+            caching: Some(page as i32),
+            filter_string: filter,
+            batch_size: None,
+            sort_columns: Some(false),
+            reversed: Some(scan.reversed),
+            cache_blocks: Some(true),
+        };
+        let name = desc.name.clone();
+        let min_ts = scan.select.time_range.map(|(min, _)| min);
+        self.call(true, |c| {
+            let id = c
+                .scanner_open_with_scan(name.clone().into_bytes(), tscan.clone(), BTreeMap::new())
+                .map_err(|e| failure(e, &name))?;
+            let read = (|| {
+                let mut rows = Vec::new();
+                loop {
+                    let want = (limit - rows.len()).saturating_add(usize::from(skip_start)).min(page);
+                    let batch = c.scanner_get_list(id, want as i32).map_err(|e| failure(e, &name))?;
+                    let got = batch.len();
+                    for r in batch {
+                        let mut row = to_row(r).map_err(Failure::Answered)?;
+                        if skip_start && row.key == scan.start {
+                            continue;
+                        }
+                        if let Some(min) = min_ts {
+                            row.cells.retain(|c| c.timestamp >= min);
+                        }
+                        if !row.cells.is_empty() && rows.len() < limit {
+                            rows.push(row);
+                        }
+                    }
+                    if got < want || rows.len() >= limit {
+                        return Ok(rows);
+                    }
+                }
+            })();
+            // Always closed, on error too; a broken connection leaves it to the server's lease.
+            let closed = c.scanner_close(id);
+            match (read, closed) {
+                (Ok(rows), Ok(())) => Ok(rows),
+                (Ok(_), Err(e)) => Err(failure(e, &name)),
+                (Err(e), _) => Err(e),
+            }
+        })
+    }
+}
+
+/// Filter-language terms for a selection's qualifier cursor and cell limit.
+fn cell_filters(s: &super::Selection) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    if let Some(after) = &s.qualifier_after {
+        out.push([b"ColumnRangeFilter(".as_slice(), &quote(after), b", false, '', false)"].concat());
+    }
+    if let Some(limit) = s.cell_limit {
+        out.push(format!("ColumnPaginationFilter({}, 0)", limit.min(i32::MAX as usize)).into_bytes());
+    }
+    out
+}
+
+impl Hbase {
+    /// A get with a qualifier cursor or cell limit: a one-row scan with filters.
+    fn paged_row(&self, desc: &TableDescriptor, g: &Get) -> Result<Option<Row>> {
+        if g.select.max_versions > 1 {
+            return Err(Error::BadArgument(
+                "the hbase backend pages a row's cells one version per column".into(),
+            ));
+        }
+        let mut stop = g.row.clone();
+        stop.push(0);
+        let scan = Scan {
+            start: g.row.clone(),
+            stop,
+            select: g.select.clone(),
+            limit: Some(1),
+            ..Scan::default()
+        };
+        Ok(self.scan(&desc.name, &scan)?.pop())
+    }
+
+    /// A multi-version get: the row's columns from a time-bounded read, then each column's
+    /// versions with `getVerTs`, pipelined.
+    fn versioned_row(&self, desc: &TableDescriptor, g: &Get) -> Result<Option<Row>> {
+        let mut latest = g.clone();
+        latest.select.max_versions = 1;
+        latest.select.time_range = g.select.time_range.map(|(_, max)| (0, max));
+        let Some(newest) = self.get(&desc.name, &[latest])?.pop().flatten() else {
+            return Ok(None);
+        };
+        let ts = g.select.time_range.map_or(LATEST, |(_, max)| max);
+        let versions = g.select.max_versions.min(i32::MAX as u32) as i32;
+        let name = desc.name.as_bytes().to_vec();
+        let calls: Vec<Call> = newest
+            .cells
+            .iter()
+            .map(|c| {
+                let (name, row, column) = (
+                    name.clone(),
+                    g.row.clone(),
+                    column_name(&Column::qualifier(&c.family, c.qualifier.clone())),
+                );
+                Call {
+                    name: "getVerTs",
+                    args: Box::new(move |o| {
+                        write_bytes_field(o, "tableName", 1, &name)?;
+                        write_bytes_field(o, "row", 2, &row)?;
+                        write_bytes_field(o, "column", 3, &column)?;
+                        write_field(o, "timestamp", TType::I64, 4)?;
+                        o.write_i64(ts)?;
+                        o.write_field_end()?;
+                        write_field(o, "numVersions", TType::I32, 5)?;
+                        o.write_i32(versions)?;
+                        o.write_field_end()?;
+                        write_no_attributes(o, 6)
+                    }),
+                }
+            })
+            .collect();
+        let replies = self.call(true, |c| pipeline(c, &desc.name, &calls, read_cells))?;
+        let min = g.select.time_range.map_or(i64::MIN, |(min, _)| min);
+        let mut cells = Vec::new();
+        for (column, reply) in newest.cells.iter().zip(replies) {
+            for tc in reply.unwrap_or_default() {
+                let timestamp = tc.timestamp.unwrap_or(0);
+                if timestamp >= min {
+                    cells.push(Cell {
+                        family: column.family.clone(),
+                        qualifier: column.qualifier.clone(),
+                        timestamp,
+                        value: tc.value.unwrap_or_default(),
+                    });
+                }
+            }
+        }
+        Ok((!cells.is_empty()).then_some(Row {
+            key: g.row.clone(),
+            cells,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let s = Spec::parse("127.0.0.1:9191?transport=framed&protocol=compact").unwrap();
+        assert_eq!((s.host.as_str(), s.port), ("127.0.0.1", 9191));
+        assert_eq!((s.transport, s.protocol), (Transport::Framed, Protocol::Compact));
+        let d = Spec::parse("hbase-master").unwrap();
+        assert_eq!(
+            (d.port, d.transport, d.protocol),
+            (9090, Transport::Buffered, Protocol::Binary)
+        );
+        assert!(Spec::parse("h:99999").unwrap_err().contains("port"));
+        assert!(
+            Spec::parse("h:1?transport=http")
+                .unwrap_err()
+                .contains("buffered or framed")
+        );
+        assert!(Spec::parse("h:1?speed=fast").unwrap_err().contains("unknown option"));
+        assert!(Spec::parse(":1").unwrap_err().contains("no host"));
+    }
+
+    #[test]
+    fn steps_keep_each_rows_order() {
+        let rm = RowMutation::new(
+            "r",
+            vec![
+                StoreMutation::put("f", "a", 5, "1"),
+                StoreMutation::put("f", "b", 5, "2"),
+                StoreMutation::delete_column("f", "c"),
+                StoreMutation::DeleteColumn {
+                    family: "f".into(),
+                    qualifier: b"a".to_vec(),
+                    timestamp: Some(5),
+                },
+                StoreMutation::put("f", "a", 5, "3"),
+                StoreMutation::DeleteRow { timestamp: Some(9) },
+            ],
+        );
+        let shape: Vec<String> = steps(&rm)
+            .iter()
+            .map(|s| match s {
+                Step::Batch(ts, list) => format!(
+                    "{ts:?}:{}",
+                    list.iter()
+                        .map(|m| if m.is_delete == Some(true) { 'd' } else { 'p' })
+                        .collect::<String>()
+                ),
+                Step::DeleteRow(ts) => format!("row{ts:?}"),
+            })
+            .collect();
+        assert_eq!(shape, ["Some(5):pp", "None:d", "Some(5):d", "Some(5):p", "rowSome(9)"]);
+        assert_eq!(prefix_end(b"ab\xff"), b"ac");
+        assert_eq!(prefix_end(b"\xff\xff"), b"");
+        assert_eq!(quote(b"it's"), b"'it''s'");
+    }
+}
