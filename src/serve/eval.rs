@@ -174,10 +174,16 @@ impl Node {
                 code
             }
             Node::All(list) => {
+                // The first filter that excludes a cell ends its evaluation, as HBase's
+                // seek hints skip such cells before later filters see them: a
+                // ColumnPaginationFilter after a ColumnRangeFilter counts only columns in range.
                 let mut code = Code::Include;
                 for n in list {
                     let this = if n.all_remaining() { Code::NextRow } else { n.cell(c) };
                     code = code.max(this);
+                    if code > Code::IncludeAndNextColumn {
+                        break;
+                    }
                 }
                 code
             }
@@ -632,11 +638,25 @@ mod tests {
             ["a1 g:x=1@1", "a2 f:name=Bob@1"]
         );
         assert_eq!(run("TimestampsFilter(2)", 1, false), ["a1 f:name=Ann@2"]);
+        // Pagination after a range counts only the columns in range.
+        assert_eq!(
+            run(
+                "ColumnRangeFilter('b', false, '', false) AND ColumnPaginationFilter(1, 0)",
+                1,
+                false
+            ),
+            [
+                "a1 f:name=Ann@2",
+                "a2 f:name=Bob@1",
+                "b1 f:name=carol@1",
+                "b2 g:z=zed@1"
+            ]
+        );
         assert_eq!(
             run("ColumnRangeFilter('b', true, 'x', false)", 1, false),
             ["a1 f:name=Ann@2", "a2 f:name=Bob@1", "b1 f:name=carol@1"]
         );
-        // Every filter of an AND sees each cell; a KeyOnly transform comes after the value test.
+        // A KeyOnly transform comes after the value test.
         assert_eq!(
             run("KeyOnlyFilter() AND ValueFilter(=, 'binary:Bob')", 1, false),
             ["a2 f:name=@1"]

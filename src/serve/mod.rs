@@ -76,9 +76,14 @@ impl Server {
             let (handler, stop) = (handler.clone(), stop.clone());
             let every = (opts.scanner_lease / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
             move || {
+                let mut last = std::time::Instant::now();
+                // Short naps, so that a stopped server lets go of its store promptly.
                 while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(every);
-                    handler.expire_scanners();
+                    std::thread::sleep(every.min(Duration::from_millis(100)));
+                    if last.elapsed() >= every {
+                        handler.expire_scanners();
+                        last = std::time::Instant::now();
+                    }
                 }
             }
         };

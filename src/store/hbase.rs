@@ -800,9 +800,12 @@ impl Store for Hbase {
         let desc = self.descriptor(table)?;
         scan.select.validate(&desc)?;
         if scan.select.max_versions > 1 {
-            return Err(Error::BadArgument(
-                "the hbase backend scans one version per column: Thrift1's TScan has no version count".into(),
-            ));
+            // TScan has no version count: find the rows and columns, then read versions.
+            let mut newest = scan.clone();
+            newest.select.max_versions = 1;
+            newest.select.cell_limit = None;
+            let rows = self.scan(&desc.name, &newest)?;
+            return self.expand_versions(&desc, rows, &scan.select);
         }
         let limit = scan.limit.unwrap_or(usize::MAX);
         if limit == 0 {
@@ -894,11 +897,6 @@ fn cell_filters(s: &super::Selection) -> Vec<Vec<u8>> {
 impl Hbase {
     /// A get with a qualifier cursor or cell limit: a one-row scan with filters.
     fn paged_row(&self, desc: &TableDescriptor, g: &Get) -> Result<Option<Row>> {
-        if g.select.max_versions > 1 {
-            return Err(Error::BadArgument(
-                "the hbase backend pages a row's cells one version per column".into(),
-            ));
-        }
         let mut stop = g.row.clone();
         stop.push(0);
         let scan = Scan {
@@ -911,28 +909,34 @@ impl Hbase {
         Ok(self.scan(&desc.name, &scan)?.pop())
     }
 
-    /// A multi-version get: the row's columns from a time-bounded read, then each column's
-    /// versions with `getVerTs`, pipelined.
+    /// A multi-version get: the row's columns from a time-bounded read, then their versions.
     fn versioned_row(&self, desc: &TableDescriptor, g: &Get) -> Result<Option<Row>> {
         let mut latest = g.clone();
         latest.select.max_versions = 1;
-        latest.select.time_range = g.select.time_range.map(|(_, max)| (0, max));
+        latest.select.cell_limit = None;
         let Some(newest) = self.get(&desc.name, &[latest])?.pop().flatten() else {
             return Ok(None);
         };
-        let ts = g.select.time_range.map_or(LATEST, |(_, max)| max);
-        let versions = g.select.max_versions.min(i32::MAX as u32) as i32;
+        Ok(self.expand_versions(desc, vec![newest], &g.select)?.pop())
+    }
+
+    /// Replaces each cell of `rows` (the newest version of its column below the time
+    /// range's end) by the column's versions the selection asks for, read with `getVerTs`,
+    /// pipelined.
+    fn expand_versions(&self, desc: &TableDescriptor, rows: Vec<Row>, select: &super::Selection) -> Result<Vec<Row>> {
+        let ts = select.time_range.map_or(LATEST, |(_, max)| max);
+        let min = select.time_range.map_or(i64::MIN, |(min, _)| min);
+        let versions = select.max_versions.min(i32::MAX as u32) as i32;
         let name = desc.name.as_bytes().to_vec();
-        let calls: Vec<Call> = newest
-            .cells
-            .iter()
-            .map(|c| {
+        let mut calls: Vec<Call> = Vec::new();
+        for r in &rows {
+            for c in &r.cells {
                 let (name, row, column) = (
                     name.clone(),
-                    g.row.clone(),
+                    r.key.clone(),
                     column_name(&Column::qualifier(&c.family, c.qualifier.clone())),
                 );
-                Call {
+                calls.push(Call {
                     name: "getVerTs",
                     args: Box::new(move |o| {
                         write_bytes_field(o, "tableName", 1, &name)?;
@@ -946,29 +950,36 @@ impl Hbase {
                         o.write_field_end()?;
                         write_no_attributes(o, 6)
                     }),
-                }
-            })
-            .collect();
-        let replies = self.call(true, |c| pipeline(c, &desc.name, &calls, read_cells))?;
-        let min = g.select.time_range.map_or(i64::MIN, |(min, _)| min);
-        let mut cells = Vec::new();
-        for (column, reply) in newest.cells.iter().zip(replies) {
-            for tc in reply.unwrap_or_default() {
-                let timestamp = tc.timestamp.unwrap_or(0);
-                if timestamp >= min {
-                    cells.push(Cell {
-                        family: column.family.clone(),
-                        qualifier: column.qualifier.clone(),
-                        timestamp,
-                        value: tc.value.unwrap_or_default(),
-                    });
-                }
+                });
             }
         }
-        Ok((!cells.is_empty()).then_some(Row {
-            key: g.row.clone(),
-            cells,
-        }))
+        let mut replies = self
+            .call(true, |c| pipeline(c, &desc.name, &calls, read_cells))?
+            .into_iter();
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let mut cells = Vec::new();
+            for column in &r.cells {
+                for tc in replies.next().flatten().unwrap_or_default() {
+                    let timestamp = tc.timestamp.unwrap_or(0);
+                    if timestamp >= min {
+                        cells.push(Cell {
+                            family: column.family.clone(),
+                            qualifier: column.qualifier.clone(),
+                            timestamp,
+                            value: tc.value.unwrap_or_default(),
+                        });
+                    }
+                }
+            }
+            if let Some(limit) = select.cell_limit {
+                cells.truncate(limit);
+            }
+            if !cells.is_empty() {
+                out.push(Row { key: r.key, cells });
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -99,3 +99,85 @@ pub fn tallrow(dir: &Path, args: &[&str]) -> Out {
 pub fn small_fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small.toml")
 }
+
+/// The hbase backend against an in-process `tallrow serve` over the embedded store.
+pub struct ThriftHarness {
+    pub dir: tempfile::TempDir,
+    transport: tallrow::wire::Transport,
+    protocol: tallrow::wire::Protocol,
+    server: Option<tallrow::serve::Server>,
+    store: Option<Arc<dyn Store>>,
+    served: std::sync::Weak<dyn Store>,
+}
+
+impl ThriftHarness {
+    /// HBase's defaults: buffered transport, binary protocol.
+    pub fn buffered_binary() -> Self {
+        Self::new(tallrow::wire::Transport::Buffered, tallrow::wire::Protocol::Binary)
+    }
+
+    /// The other combination clients use.
+    pub fn framed_compact() -> Self {
+        Self::new(tallrow::wire::Transport::Framed, tallrow::wire::Protocol::Compact)
+    }
+
+    fn new(transport: tallrow::wire::Transport, protocol: tallrow::wire::Protocol) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = ThriftHarness {
+            dir,
+            transport,
+            protocol,
+            server: None,
+            store: None,
+            served: std::sync::Weak::<Memory>::new(),
+        };
+        h.start();
+        h
+    }
+
+    fn start(&mut self) {
+        let embedded: Arc<dyn Store> = Arc::new(Embedded::open(self.dir.path()).expect("open"));
+        self.served = Arc::downgrade(&embedded);
+        let opts = tallrow::serve::Options {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            transport: self.transport,
+            protocol: self.protocol,
+            ..tallrow::serve::Options::default()
+        };
+        let server = tallrow::serve::Server::start(embedded, &opts).expect("serve");
+        let url = format!(
+            "hbase://{}?transport={}&protocol={}",
+            server.addr(),
+            self.transport,
+            self.protocol
+        );
+        let backend = tallrow::store::Backend::parse(&url, Path::new(".")).expect("url");
+        self.store = Some(backend.open().expect("connect"));
+        self.server = Some(server);
+    }
+}
+
+impl Harness for ThriftHarness {
+    fn store(&self) -> Arc<dyn Store> {
+        self.store.clone().expect("open")
+    }
+
+    fn restart(&mut self) -> bool {
+        let store = self.store.take().expect("open");
+        assert_eq!(
+            Arc::strong_count(&store),
+            1,
+            "a test kept a store handle across restart"
+        );
+        drop(store);
+        drop(self.server.take());
+        // Connection threads let go of the served store once they see their sockets close.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.served.upgrade().is_some() {
+            assert!(std::time::Instant::now() < deadline, "the server kept the store open");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        self.start();
+        true
+    }
+}

@@ -39,6 +39,9 @@ contract_suite!(embedded, crate::common::EmbeddedHarness::new, reads_as_the_mode
 // The model is the reference the property test compares against, so it runs only the
 // hand-written contract.
 contract_suite!(memory, crate::common::MemoryHarness::new);
+// The hbase backend through `tallrow serve`, in HBase's default wire format and the other.
+contract_suite!(thrift_buffered_binary, crate::common::ThriftHarness::buffered_binary);
+contract_suite!(thrift_framed_compact, crate::common::ThriftHarness::framed_compact);
 
 fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
     s.create_table(&TableDescriptor {

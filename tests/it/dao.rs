@@ -44,6 +44,8 @@ macro_rules! dao_suite {
 
 dao_suite!(embedded, crate::common::EmbeddedHarness::new);
 dao_suite!(memory, crate::common::MemoryHarness::new);
+dao_suite!(thrift_buffered_binary, crate::common::ThriftHarness::buffered_binary);
+dao_suite!(thrift_framed_compact, crate::common::ThriftHarness::framed_compact);
 
 const T0: i64 = 1_700_000_000_000;
 
