@@ -373,10 +373,13 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     Vec::new()
 }
 
+/// Writes a call's argument fields.
+type ArgsWriter<'a> = Box<dyn Fn(&mut dyn TOutputProtocol) -> thrift::Result<()> + 'a>;
+
 /// One pipelined call: its name and a writer of its arguments.
 struct Call<'a> {
     name: &'static str,
-    args: Box<dyn Fn(&mut dyn TOutputProtocol) -> thrift::Result<()> + 'a>,
+    args: ArgsWriter<'a>,
 }
 
 fn write_field(o: &mut dyn TOutputProtocol, name: &str, t: TType, id: i16) -> thrift::Result<()> {
