@@ -644,6 +644,62 @@ impl<R: Read> TInputProtocol for Input<R> {
     }
 }
 
+/// An input protocol that remembers whether any read failed. The generated processor
+/// answers a request it could not read with an exception and carries on, but the stream
+/// is then mid-message: the server closes such a connection.
+pub struct Watched<P> {
+    inner: P,
+    failed: bool,
+}
+
+impl<P: TInputProtocol> Watched<P> {
+    /// Watches `inner`.
+    pub fn new(inner: P) -> Self {
+        Watched { inner, failed: false }
+    }
+
+    /// Whether a read has failed since the connection opened.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+}
+
+macro_rules! watched {
+    ($($name:ident -> $t:ty;)*) => {
+        impl<P: TInputProtocol> TInputProtocol for Watched<P> {
+            $(fn $name(&mut self) -> thrift::Result<$t> {
+                let r = self.inner.$name();
+                self.failed |= r.is_err();
+                r
+            })*
+        }
+    };
+}
+
+watched! {
+    read_message_begin -> TMessageIdentifier;
+    read_message_end -> ();
+    read_struct_begin -> Option<TStructIdentifier>;
+    read_struct_end -> ();
+    read_field_begin -> TFieldIdentifier;
+    read_field_end -> ();
+    read_bool -> bool;
+    read_bytes -> Vec<u8>;
+    read_i8 -> i8;
+    read_i16 -> i16;
+    read_i32 -> i32;
+    read_i64 -> i64;
+    read_double -> f64;
+    read_string -> String;
+    read_list_begin -> TListIdentifier;
+    read_list_end -> ();
+    read_set_begin -> TSetIdentifier;
+    read_set_end -> ();
+    read_map_begin -> TMapIdentifier;
+    read_map_end -> ();
+    read_byte -> u8;
+}
+
 /// An output protocol of either kind over `w`.
 pub fn output<W: Write + Send + 'static>(w: W, protocol: Protocol) -> Box<dyn TOutputProtocol + Send> {
     match protocol {

@@ -177,10 +177,16 @@ fn serve_connection(stream: TcpStream, processor: &Processor, opts: &Options) {
     let Ok(reader) = stream.try_clone() else {
         return;
     };
-    let mut input = wire::input(reader, opts.transport, opts.protocol, opts.max_message).with_defaults(args::of);
+    let mut input = wire::Watched::new(
+        wire::input(reader, opts.transport, opts.protocol, opts.max_message).with_defaults(args::of),
+    );
     let mut output = wire::output(Outbox::new(stream, opts.transport), opts.protocol);
     loop {
         match processor.process(&mut input, output.as_mut()) {
+            Ok(()) if input.failed() => {
+                eprintln!("tallrow serve: closing connection from {peer}: a request could not be read");
+                return;
+            }
             Ok(()) => {}
             Err(thrift::Error::Transport(e)) if is_disconnect(&e) => return,
             Err(e) => {

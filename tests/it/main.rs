@@ -10,3 +10,4 @@ mod load_cli;
 mod model;
 mod run;
 mod run_cli;
+mod serve;

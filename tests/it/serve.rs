@@ -1,0 +1,444 @@
+//! `tallrow serve` from the outside: the real binary with happybase (a client we did not
+//! write) in both wire formats, `load`/`verify` through the hbase backend, kill -9, hostile
+//! requests, scanner leases and its command-line guards.
+
+use crate::common::{small_fixture, tallrow};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tallrow::store::{Backend, Get, Mutation, RowMutation, Scan, Store, TableDescriptor, embedded::Embedded};
+use tallrow::wire::{Protocol, Transport};
+
+/// A `tallrow serve` child process, killed when dropped.
+struct Served {
+    child: Child,
+    port: u16,
+}
+
+impl Served {
+    fn start(data: &Path, extra: &[&str]) -> Served {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tallrow"))
+            .args(["serve", "--data"])
+            .arg(data)
+            .args(["--bind", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .split("127.0.0.1:")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Served { child, port }
+    }
+
+    fn url(&self, transport: Transport, protocol: Protocol) -> String {
+        format!(
+            "hbase://127.0.0.1:{}?transport={transport}&protocol={protocol}",
+            self.port
+        )
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn python() -> Option<PathBuf> {
+    match std::env::var("TALLROW_PYTHON") {
+        Ok(p) => Some(PathBuf::from(p)),
+        Err(_) => {
+            let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+            venv.exists().then_some(venv)
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Loads the small fixture into `dir` with the embedded backend and describes one table's
+/// rows for the Python side to compare.
+fn load_and_describe(dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    let fixture = small_fixture();
+    let url = format!("embedded:{}", data.display());
+    let out = tallrow(dir, &["load", fixture.to_str().unwrap(), "--backend", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let store = Embedded::open(&data).unwrap();
+    let table = store
+        .list_tables()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .find(|n| n.contains("series"))
+        .expect("a series table");
+    let rows = store.scan(&table, &Scan::default()).unwrap();
+    let sample: Vec<serde_json::Value> = rows
+        .iter()
+        .step_by(rows.len() / 20 + 1)
+        .map(|r| {
+            let cells: serde_json::Map<String, serde_json::Value> = r
+                .cells
+                .iter()
+                .map(|c| {
+                    let name = [c.family.as_bytes(), b":", &c.qualifier].concat();
+                    (hex(&name), serde_json::json!([hex(&c.value), c.timestamp]))
+                })
+                .collect();
+            serde_json::json!({"key": hex(&r.key), "cells": cells})
+        })
+        .collect();
+    let expected = dir.join("expected.json");
+    let doc = serde_json::json!({"table": table, "rows": sample, "count": rows.len()});
+    std::fs::write(&expected, doc.to_string()).unwrap();
+    expected
+}
+
+fn happybase_interop(transport: Transport, protocol: Protocol) {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python environment; scripts/test.sh installs it");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let expected = load_and_describe(dir.path());
+    let data = dir.path().join("data");
+    let t = transport.to_string();
+    let p = protocol.to_string();
+    let served = Served::start(&data, &["--transport", &t, "--protocol", &p]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/happybase_interop.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .args([&served.port.to_string(), &t, &p])
+        .arg(&expected)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("ok ")).count(), 11, "{stdout}");
+
+    // tallrow reads what happybase wrote.
+    let store = Backend::parse(&served.url(transport, protocol), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let rows = store.scan("hb_written", &Scan::default().versions(2)).unwrap();
+    assert_eq!(rows.len(), 300);
+    let first: Vec<(i64, &[u8])> = rows[0]
+        .cells
+        .iter()
+        .map(|c| (c.timestamp, c.value.as_slice()))
+        .collect();
+    assert_eq!(first, [(1235, &b"second"[..]), (1234, &b"value 0"[..])]);
+    assert_eq!(rows[299].value("d", b"v"), Some(&b"value 299"[..]));
+    // And the loaded data verifies through the server.
+    let fixture = small_fixture();
+    let url = served.url(transport, protocol);
+    let out = tallrow(dir.path(), &["verify", fixture.to_str().unwrap(), "--backend", &url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("OK: the store holds exactly"), "{}", out.stdout);
+}
+
+#[test]
+fn happybase_interop_buffered_binary() {
+    happybase_interop(Transport::Buffered, Protocol::Binary);
+}
+
+#[test]
+fn happybase_interop_framed_compact() {
+    happybase_interop(Transport::Framed, Protocol::Compact);
+}
+
+#[test]
+fn load_and_verify_through_the_hbase_backend_then_serve_the_directory_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let fixture = small_fixture();
+    let fixture = fixture.to_str().unwrap();
+    {
+        let served = Served::start(&data, &[]);
+        let url = served.url(Transport::Buffered, Protocol::Binary);
+        let out = tallrow(dir.path(), &["load", fixture, "--backend", &url]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let out = tallrow(dir.path(), &["verify", fixture, "--backend", &url]);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    }
+    // The directory is an ordinary embedded store: it verifies directly, and serves again.
+    let out = tallrow(
+        dir.path(),
+        &["verify", fixture, "--backend", &format!("embedded:{}", data.display())],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let served = Served::start(&data, &["--transport", "framed", "--protocol", "compact"]);
+    let url = served.url(Transport::Framed, Protocol::Compact);
+    let out = tallrow(dir.path(), &["verify", fixture, "--backend", &url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn one_line_errors_for_refused_connections_missing_tables_and_remote_binds() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = small_fixture();
+    // Port 1 on loopback: nothing listens there.
+    let out = tallrow(
+        dir.path(),
+        &["verify", fixture.to_str().unwrap(), "--backend", "hbase://127.0.0.1:1"],
+    );
+    assert_ne!(out.code, 0);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("cannot connect to 127.0.0.1:1: connection refused"),
+        "{}",
+        out.stderr
+    );
+
+    let served = Served::start(&dir.path().join("data"), &[]);
+    let store = Backend::parse(&served.url(Transport::Buffered, Protocol::Binary), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let err = store.get("weibo:inbox", &[Get::new("r")]).unwrap_err();
+    assert_eq!(err.to_string(), "table weibo:inbox does not exist");
+
+    let out = tallrow(dir.path(), &["serve", "--data", "x", "--bind", "0.0.0.0:0"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("--allow-remote"), "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn kill_9_of_the_server_loses_nothing_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut served = Served::start(&data, &[]);
+    let store = Backend::parse(&served.url(Transport::Buffered, Protocol::Binary), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    store.create_table(&TableDescriptor::new("acks", &["f"], 1)).unwrap();
+    let acked = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let (store, acked) = (store.clone(), acked.clone());
+        std::thread::spawn(move || {
+            for n in 0..1_000_000usize {
+                let batch: Vec<RowMutation> = (0..20)
+                    .map(|i| {
+                        RowMutation::new(
+                            format!("{n:07}-{i:02}"),
+                            vec![Mutation::put("f", "q", 1, format!("v{n}-{i}"))],
+                        )
+                    })
+                    .collect();
+                if store.mutate("acks", &batch).is_err() {
+                    return;
+                }
+                acked.store(n + 1, Ordering::SeqCst);
+            }
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while acked.load(Ordering::SeqCst) < 200 {
+        assert!(Instant::now() < deadline, "the writer made no progress");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    served.child.kill().unwrap(); // SIGKILL
+    served.child.wait().unwrap();
+    let acknowledged = acked.load(Ordering::SeqCst);
+    writer.join().unwrap();
+    drop(store);
+
+    let served = Served::start(&data, &[]);
+    let store = Backend::parse(&served.url(Transport::Buffered, Protocol::Binary), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let gets: Vec<Get> = (0..acknowledged)
+        .flat_map(|n| (0..20).map(move |i| Get::new(format!("{n:07}-{i:02}"))))
+        .collect();
+    for chunk in gets.chunks(1000) {
+        for (g, row) in chunk.iter().zip(store.get("acks", chunk).unwrap()) {
+            assert!(
+                row.is_some(),
+                "acknowledged row {} is gone",
+                String::from_utf8_lossy(&g.row)
+            );
+        }
+    }
+}
+
+/// A raw connection for malformed requests.
+fn raw(addr: std::net::SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s
+}
+
+/// Whether the server closed the connection (after at most an exception reply).
+fn closed(mut s: TcpStream) -> bool {
+    let mut reply = Vec::new();
+    s.read_to_end(&mut reply).is_ok() && reply.len() < 1024
+}
+
+fn in_process(transport: Transport, lease: Duration, max_message: usize) -> tallrow::serve::Server {
+    let opts = tallrow::serve::Options {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        transport,
+        protocol: Protocol::Binary,
+        max_message,
+        scanner_lease: lease,
+        ..tallrow::serve::Options::default()
+    };
+    tallrow::serve::Server::start(Arc::new(tallrow::store::memory::Memory::new()), &opts).unwrap()
+}
+
+fn backend(server: &tallrow::serve::Server, transport: Transport) -> Arc<dyn Store> {
+    let url = format!("hbase://{}?transport={transport}", server.addr());
+    Backend::parse(&url, Path::new(".")).unwrap().open().unwrap()
+}
+
+#[test]
+fn hostile_requests_are_refused_and_the_server_lives_on() {
+    let server = in_process(Transport::Buffered, Duration::from_secs(60), 1 << 20);
+    // A call whose table name claims 2 GiB.
+    let mut s = raw(server.addr());
+    let mut msg = vec![0x80, 0x01, 0x00, 0x01, 0, 0, 0, 13];
+    msg.extend_from_slice(b"getTableNames");
+    msg.extend_from_slice(&[0, 0, 0, 1]);
+    let mut get = vec![0x80, 0x01, 0x00, 0x01, 0, 0, 0, 6];
+    get.extend_from_slice(b"getRow");
+    get.extend_from_slice(&[0, 0, 0, 2, 11, 0, 1, 0x7f, 0xff, 0xff, 0xff]);
+    s.write_all(&get).unwrap();
+    assert!(closed(s), "a 2 GiB string claim must close the connection");
+    // A list claiming 2^31-1 mutations.
+    let mut s = raw(server.addr());
+    let mut rows = vec![0x80, 0x01, 0x00, 0x01, 0, 0, 0, 10];
+    rows.extend_from_slice(b"mutateRows");
+    rows.extend_from_slice(&[
+        0, 0, 0, 3, 11, 0, 1, 0, 0, 0, 1, b't', 15, 0, 2, 12, 0x7f, 0xff, 0xff, 0xff,
+    ]);
+    s.write_all(&rows).unwrap();
+    assert!(closed(s));
+    // Garbage, and a client that leaves mid-call.
+    let mut s = raw(server.addr());
+    s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    assert!(closed(s));
+    let mut s = raw(server.addr());
+    s.write_all(&msg[..10]).unwrap();
+    drop(s);
+    // Still serving, and several-megabyte requests below the limit's multiple are fine
+    // once the limit allows them.
+    let store = backend(&server, Transport::Buffered);
+    store.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+    let big = vec![7u8; 900_000];
+    store
+        .mutate(
+            "t",
+            &[RowMutation::new("r", vec![Mutation::put("f", "q", 1, big.clone())])],
+        )
+        .unwrap();
+    assert_eq!(
+        store.get("t", &[Get::new("r")]).unwrap()[0].as_ref().unwrap().cells[0].value,
+        big
+    );
+    let too_big = vec![7u8; 2 << 20];
+    let err = store
+        .mutate(
+            "t",
+            &[RowMutation::new("r2", vec![Mutation::put("f", "q", 1, too_big)])],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            tallrow::store::Error::Unavailable(_) | tallrow::store::Error::Io(_)
+        ),
+        "{err}"
+    );
+    assert!(store.get("t", &[Get::new("r2")]).unwrap()[0].is_none());
+
+    // Framed: a frame header above the limit closes the connection unread.
+    let framed = in_process(Transport::Framed, Duration::from_secs(60), 1 << 20);
+    let mut s = raw(framed.addr());
+    s.write_all(&[0x7f, 0xff, 0xff, 0xff, 0x80, 0x01]).unwrap();
+    assert!(closed(s));
+    let store = backend(&framed, Transport::Framed);
+    store.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+    let big = vec![1u8; 6 << 20];
+    let server64 = in_process(Transport::Framed, Duration::from_secs(60), 64 << 20);
+    let store64 = backend(&server64, Transport::Framed);
+    store64.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+    store64
+        .mutate(
+            "t",
+            &[RowMutation::new("r", vec![Mutation::put("f", "q", 1, big.clone())])],
+        )
+        .unwrap();
+    assert_eq!(
+        store64.get("t", &[Get::new("r")]).unwrap()[0].as_ref().unwrap().cells[0]
+            .value
+            .len(),
+        6 << 20
+    );
+}
+
+#[test]
+fn abandoned_scanners_are_freed_when_their_lease_ends() {
+    let server = in_process(Transport::Buffered, Duration::from_millis(300), 1 << 20);
+    let store = backend(&server, Transport::Buffered);
+    store.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+    let rows: Vec<RowMutation> = (0..10)
+        .map(|i| RowMutation::new(format!("r{i}"), vec![Mutation::put("f", "q", 1, "v")]))
+        .collect();
+    store.mutate("t", &rows).unwrap();
+    // A client that opens scanners and walks away.
+    let stream = TcpStream::connect(server.addr()).unwrap();
+    let input = tallrow::wire::input(
+        stream.try_clone().unwrap(),
+        Transport::Buffered,
+        Protocol::Binary,
+        1 << 20,
+    );
+    let output = tallrow::wire::output(
+        tallrow::wire::Outbox::new(stream, Transport::Buffered),
+        Protocol::Binary,
+    );
+    let mut client = hbase_thrift::hbase::HbaseSyncClient::new(input, output);
+    use hbase_thrift::hbase::THbaseSyncClient;
+    let id = client
+        .scanner_open(b"t".to_vec(), Vec::new(), Vec::new(), Default::default())
+        .unwrap();
+    assert_eq!(client.scanner_get_list(id, 3).unwrap().len(), 3);
+    for _ in 0..5 {
+        client
+            .scanner_open(b"t".to_vec(), Vec::new(), Vec::new(), Default::default())
+            .unwrap();
+    }
+    assert_eq!(server.open_scanners(), 6);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.open_scanners() > 0 {
+        assert!(Instant::now() < deadline, "scanners outlived their lease");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    match client.scanner_get_list(id, 3) {
+        Err(thrift::Error::User(e)) => assert!(e.downcast_ref::<hbase_thrift::hbase::IllegalArgument>().is_some()),
+        other => panic!("expected IllegalArgument, got {other:?}"),
+    }
+    // The backend's own scans close their scanners.
+    assert_eq!(store.scan("t", &Scan::default()).unwrap().len(), 10);
+    assert_eq!(server.open_scanners(), 0);
+}
