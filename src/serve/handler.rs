@@ -87,6 +87,20 @@ fn parse_column(column: &[u8]) -> R<(String, Option<Vec<u8>>)> {
     Ok((family, qualifier))
 }
 
+/// A delete of a column (every version at or below `ts`) or, for `family` and `family:`,
+/// of the whole family.
+fn delete_of(column: &[u8], timestamp: Option<i64>) -> R<StoreMutation> {
+    let (family, qualifier) = parse_column(column)?;
+    Ok(match qualifier {
+        Some(qualifier) => StoreMutation::DeleteColumn {
+            family,
+            qualifier,
+            timestamp,
+        },
+        None => StoreMutation::DeleteFamily { family, timestamp },
+    })
+}
+
 /// A put's column: `family:qualifier`, where `family:` is the empty qualifier.
 fn parse_put_column(column: &[u8]) -> R<(String, Vec<u8>)> {
     if !column.contains(&b':') {
@@ -407,15 +421,7 @@ impl Inner {
         for m in mutations {
             let column = m.column.unwrap_or_default();
             if m.is_delete.unwrap_or(false) {
-                let (family, qualifier) = parse_column(&column)?;
-                deletes.push(match qualifier {
-                    Some(qualifier) => StoreMutation::DeleteColumn {
-                        family,
-                        qualifier,
-                        timestamp: ts,
-                    },
-                    None => StoreMutation::DeleteFamily { family, timestamp: ts },
-                });
+                deletes.push(delete_of(&column, ts)?);
             } else {
                 let (family, qualifier) = parse_put_column(&column)?;
                 puts.push(StoreMutation::Put {
@@ -972,16 +978,7 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
-        let ts = (timestamp != LATEST).then_some(timestamp);
-        let (family, qualifier) = parse_column(&column)?;
-        let m = match qualifier {
-            Some(qualifier) => StoreMutation::DeleteColumn {
-                family,
-                qualifier,
-                timestamp: ts,
-            },
-            None => StoreMutation::DeleteFamily { family, timestamp: ts },
-        };
+        let m = delete_of(&column, (timestamp != LATEST).then_some(timestamp))?;
         self.delete(&table_name, row, m)
     }
 
