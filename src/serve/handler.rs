@@ -603,9 +603,7 @@ impl Inner {
                 s.scan = resume;
             }
             for mut row in rows {
-                let ttls = std::mem::take(&mut s.ttls);
-                Self::expire(&ttls, &mut row.cells);
-                s.ttls = ttls;
+                Self::expire(&s.ttls, &mut row.cells);
                 if row.cells.is_empty() {
                     continue;
                 }
@@ -1165,7 +1163,7 @@ impl HbaseSyncHandler for Handler {
             let (family, qualifier) = parse_column(c)?;
             columns.push((family, qualifier.unwrap_or_default()));
         }
-        self.read_modify_write(&table, &row, &columns.clone(), |found| {
+        self.read_modify_write(&table, &row, &columns, |found| {
             let now = now_millis();
             let mut puts = Vec::new();
             let mut cells = Vec::new();

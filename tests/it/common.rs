@@ -19,6 +19,16 @@ pub trait Harness {
     }
 }
 
+/// Drops a harness's store before a restart, checking that no test kept a handle to it.
+fn release(store: Option<Arc<dyn Store>>) {
+    let store = store.expect("open");
+    assert_eq!(
+        Arc::strong_count(&store),
+        1,
+        "a test kept a store handle across restart"
+    );
+}
+
 /// The embedded backend in a temporary directory.
 pub struct EmbeddedHarness {
     pub dir: tempfile::TempDir,
@@ -42,13 +52,7 @@ impl Harness for EmbeddedHarness {
     }
 
     fn restart(&mut self) -> bool {
-        let store = self.store.take().expect("open");
-        assert_eq!(
-            Arc::strong_count(&store),
-            1,
-            "a test kept a store handle across restart"
-        );
-        drop(store);
+        release(self.store.take());
         self.store = Some(Arc::new(Embedded::open(self.dir.path()).expect("reopen")));
         true
     }
@@ -163,13 +167,7 @@ impl Harness for ThriftHarness {
     }
 
     fn restart(&mut self) -> bool {
-        let store = self.store.take().expect("open");
-        assert_eq!(
-            Arc::strong_count(&store),
-            1,
-            "a test kept a store handle across restart"
-        );
-        drop(store);
+        release(self.store.take());
         drop(self.server.take());
         // Connection threads let go of the served store once they see their sockets close.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
