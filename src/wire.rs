@@ -650,12 +650,26 @@ impl<R: Read> TInputProtocol for Input<R> {
 pub struct Watched<P> {
     inner: P,
     failed: bool,
+    on_call: Option<OnCall>,
 }
+
+type OnCall = Box<dyn FnMut(&str) -> thrift::Result<()> + Send>;
 
 impl<P: TInputProtocol> Watched<P> {
     /// Watches `inner`.
     pub fn new(inner: P) -> Self {
-        Watched { inner, failed: false }
+        Watched {
+            inner,
+            failed: false,
+            on_call: None,
+        }
+    }
+
+    /// Runs `hook` with each call's method name once its message header is read, before
+    /// the call is served; an error from it fails the read.
+    pub fn on_call(mut self, hook: impl FnMut(&str) -> thrift::Result<()> + Send + 'static) -> Self {
+        self.on_call = Some(Box::new(hook));
+        self
     }
 
     /// Whether a read has failed since the connection opened.
@@ -667,6 +681,15 @@ impl<P: TInputProtocol> Watched<P> {
 macro_rules! watched {
     ($($name:ident -> $t:ty;)*) => {
         impl<P: TInputProtocol> TInputProtocol for Watched<P> {
+            fn read_message_begin(&mut self) -> thrift::Result<TMessageIdentifier> {
+                let m = self.inner.read_message_begin();
+                self.failed |= m.is_err();
+                let m = m?;
+                if let Some(hook) = self.on_call.as_mut() {
+                    hook(&m.name)?;
+                }
+                Ok(m)
+            }
             $(fn $name(&mut self) -> thrift::Result<$t> {
                 let r = self.inner.$name();
                 self.failed |= r.is_err();
@@ -677,7 +700,6 @@ macro_rules! watched {
 }
 
 watched! {
-    read_message_begin -> TMessageIdentifier;
     read_message_end -> ();
     read_struct_begin -> Option<TStructIdentifier>;
     read_struct_end -> ();
@@ -752,6 +774,124 @@ impl<W: Write> Write for Outbox<W> {
     }
 }
 
+/// Held bytes beyond which a flush sends them anyway.
+const HOLD_LIMIT: usize = 1 << 20;
+
+type BeforeSend = Box<dyn FnMut() -> io::Result<()> + Send>;
+
+/// A socket's outgoing messages, held and sent in one write: a client's pipelined calls
+/// until the window is written, a server's replies until it would wait for the next
+/// request. One syscall then carries many messages instead of one each.
+///
+/// Cloned handles share the buffer. A flush sends only when not holding or past
+/// [`HOLD_LIMIT`]; [`Held::send`] always sends, after the `before_send` hook has run (a
+/// server commits the writes its held replies acknowledge there).
+#[derive(Clone)]
+pub struct Held(std::sync::Arc<std::sync::Mutex<HeldState>>);
+
+struct HeldState {
+    stream: std::net::TcpStream,
+    buf: Vec<u8>,
+    holding: bool,
+    before_send: Option<BeforeSend>,
+}
+
+impl HeldState {
+    fn send(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        if let Some(hook) = self.before_send.as_mut() {
+            hook()?;
+        }
+        let result = self.stream.write_all(&self.buf);
+        self.buf.clear();
+        if self.buf.capacity() > HOLD_LIMIT {
+            self.buf.shrink_to(64 << 10);
+        }
+        result
+    }
+}
+
+impl Held {
+    /// Holds nothing until [`Held::hold`] says so.
+    pub fn new(stream: std::net::TcpStream) -> Self {
+        Held(std::sync::Arc::new(std::sync::Mutex::new(HeldState {
+            stream,
+            buf: Vec::new(),
+            holding: false,
+            before_send: None,
+        })))
+    }
+
+    /// Runs `hook` before every send of held bytes; an error from it fails the send and
+    /// discards what was held.
+    pub fn before_send(self, hook: impl FnMut() -> io::Result<()> + Send + 'static) -> Self {
+        self.state().before_send = Some(Box::new(hook));
+        self
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, HeldState> {
+        // A panic while holding the lock leaves only bytes behind; keep using them.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts or stops holding flushed messages.
+    pub fn hold(&self, on: bool) {
+        self.state().holding = on;
+    }
+
+    /// Sends whatever is held.
+    pub fn send(&self) -> io::Result<()> {
+        let mut s = self.state();
+        let result = s.send();
+        if result.is_err() {
+            s.buf.clear();
+        }
+        result
+    }
+}
+
+impl Write for Held {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.state().buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut s = self.state();
+        if !s.holding || s.buf.len() > HOLD_LIMIT {
+            let result = s.send();
+            if result.is_err() {
+                s.buf.clear();
+            }
+            return result;
+        }
+        Ok(())
+    }
+}
+
+/// A connection's reading half that first sends what `held` holds, since the peer may be
+/// waiting for those replies before it sends more.
+pub struct SendBeforeRead {
+    stream: std::net::TcpStream,
+    held: Held,
+}
+
+impl SendBeforeRead {
+    /// Reads `stream`, releasing `held` before each read.
+    pub fn new(stream: std::net::TcpStream, held: Held) -> Self {
+        SendBeforeRead { stream, held }
+    }
+}
+
+impl Read for SendBeforeRead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.held.send()?;
+        self.stream.read(buf)
+    }
+}
+
 /// The reading side of a connection: framing undone, then the bounded protocol.
 pub fn input<R: Read + Send + 'static>(
     r: R,
@@ -760,8 +900,8 @@ pub fn input<R: Read + Send + 'static>(
     limit: usize,
 ) -> Input<Box<dyn Read + Send>> {
     let r: Box<dyn Read + Send> = match transport {
-        Transport::Buffered => Box::new(io::BufReader::with_capacity(64 << 10, r)),
-        Transport::Framed => Box::new(FramedReader::new(io::BufReader::with_capacity(64 << 10, r), limit)),
+        Transport::Buffered => Box::new(io::BufReader::with_capacity(256 << 10, r)),
+        Transport::Framed => Box::new(FramedReader::new(io::BufReader::with_capacity(256 << 10, r), limit)),
     };
     Input::new(r, protocol, limit)
 }

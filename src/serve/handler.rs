@@ -196,13 +196,49 @@ struct Scanner {
 
 /// The service, shared by every connection: cloning it is cheap.
 #[derive(Clone)]
-pub struct Handler(Arc<Inner>);
+pub struct Handler {
+    inner: Arc<Inner>,
+    /// A connection's mutations awaiting [`Handler::commit`]; `None` applies them at once.
+    deferred: Option<Arc<Mutex<Deferred>>>,
+}
 
 impl std::ops::Deref for Handler {
     type Target = Inner;
     fn deref(&self) -> &Inner {
-        &self.0
+        &self.inner
     }
+}
+
+/// Validated mutation calls of one connection whose success replies are written but not
+/// yet sent. Applied together, one store batch per run of calls on the same table, just
+/// before the replies go out: a loader's pipelined calls, one per row when every row has
+/// its own timestamp, then cost one store commit per read of the socket, not one each.
+#[derive(Default)]
+struct Deferred {
+    runs: Vec<(String, Vec<RowMutation>)>,
+    bytes: usize,
+}
+
+/// Deferred bytes beyond which they are applied at once.
+const DEFER_LIMIT: usize = 8 << 20;
+
+fn approximate_size(row: &RowMutation) -> usize {
+    row.row.len()
+        + row
+            .mutations
+            .iter()
+            .map(|m| match m {
+                StoreMutation::Put {
+                    family,
+                    qualifier,
+                    value,
+                    ..
+                } => 16 + family.len() + qualifier.len() + value.len(),
+                StoreMutation::DeleteColumn { family, qualifier, .. } => 16 + family.len() + qualifier.len(),
+                StoreMutation::DeleteFamily { family, .. } => 16 + family.len(),
+                StoreMutation::DeleteRow { .. } => 16,
+            })
+            .sum::<usize>()
 }
 
 /// The service state.
@@ -219,6 +255,9 @@ pub struct Inner {
     pub lease: Duration,
     /// Most scanners open at once.
     pub max_scanners: usize,
+    /// Enabled tables by the name a call gave, for mutation calls; emptied by every change
+    /// of table state.
+    writable: RwLock<HashMap<Vec<u8>, Arc<TableDescriptor>>>,
 }
 
 fn stripe_of(row: &[u8]) -> usize {
@@ -247,18 +286,67 @@ impl Handler {
                 states.insert(name, state);
             }
         }
-        Ok(Handler(Arc::new(Inner {
-            store,
-            host: host.to_string(),
-            port: i32::from(port),
-            states: RwLock::new(states),
-            ddl: Mutex::new(()),
-            stripes: (0..STRIPES).map(|_| RwLock::new(())).collect(),
-            scanners: Mutex::new(HashMap::new()),
-            next_scanner: AtomicI32::new(0),
-            lease,
-            max_scanners: 100_000,
-        })))
+        Ok(Handler {
+            inner: Arc::new(Inner {
+                store,
+                host: host.to_string(),
+                port: i32::from(port),
+                states: RwLock::new(states),
+                ddl: Mutex::new(()),
+                stripes: (0..STRIPES).map(|_| RwLock::new(())).collect(),
+                scanners: Mutex::new(HashMap::new()),
+                next_scanner: AtomicI32::new(0),
+                lease,
+                max_scanners: 100_000,
+                writable: RwLock::new(HashMap::new()),
+            }),
+            deferred: None,
+        })
+    }
+
+    /// A handler for one connection, whose mutation calls wait for [`Handler::commit`].
+    /// The connection must commit before it sends their replies and before it serves any
+    /// other call, so that nothing is acknowledged unwritten and its reads see its writes.
+    pub fn for_connection(&self) -> Handler {
+        Handler {
+            inner: self.inner.clone(),
+            deferred: Some(Arc::new(Mutex::new(Deferred::default()))),
+        }
+    }
+
+    /// Applies the deferred mutations, in the order their calls came.
+    pub fn commit(&self) -> R<()> {
+        let Some(deferred) = &self.deferred else {
+            return Ok(());
+        };
+        let runs = {
+            let mut d = deferred.lock().expect("lock");
+            d.bytes = 0;
+            std::mem::take(&mut d.runs)
+        };
+        for (table, rows) in runs {
+            self.apply(&table, &rows)?;
+        }
+        Ok(())
+    }
+
+    /// Applies a mutation call now, or defers it for a connection after validating it.
+    fn mutate_rows(&self, table: &[u8], batches: Vec<BatchMutation>, timestamp: i64) -> R<()> {
+        let (desc, rows) = self.mutation_call(table, batches, timestamp)?;
+        let Some(deferred) = &self.deferred else {
+            return self.apply(&desc.name, &rows);
+        };
+        store::validate_mutations(&desc, &rows).map_err(store_error)?;
+        let full = {
+            let mut d = deferred.lock().expect("lock");
+            d.bytes += rows.iter().map(approximate_size).sum::<usize>();
+            match d.runs.last_mut() {
+                Some((t, run)) if *t == desc.name => run.extend(rows),
+                _ => d.runs.push((desc.name.clone(), rows)),
+            }
+            d.bytes > DEFER_LIMIT
+        };
+        if full { self.commit() } else { Ok(()) }
     }
 }
 
@@ -318,6 +406,8 @@ impl Inner {
             Some(s) => states.insert(name.to_string(), s.clone()),
             None => states.remove(name),
         };
+        drop(states);
+        self.writable.write().expect("lock").clear();
         Ok(())
     }
 
@@ -436,13 +526,31 @@ impl Inner {
         Ok(RowMutation::new(row, puts))
     }
 
-    fn mutate_rows(&self, table: &[u8], batches: Vec<BatchMutation>, timestamp: i64) -> R<()> {
-        let (desc, _) = self.data_table(table)?;
+    /// An enabled table for a mutation call. A miss is looked up under the cache's lock,
+    /// so a state change that clears the cache cannot interleave with it.
+    fn writable_table(&self, name: &[u8]) -> R<Arc<TableDescriptor>> {
+        if let Some(desc) = self.writable.read().expect("lock").get(name) {
+            return Ok(desc.clone());
+        }
+        let mut cache = self.writable.write().expect("lock");
+        let desc = Arc::new(self.data_table(name)?.0);
+        cache.insert(name.to_vec(), desc.clone());
+        Ok(desc)
+    }
+
+    /// A mutation call's table and rows, checked against the table's state.
+    fn mutation_call(
+        &self,
+        table: &[u8],
+        batches: Vec<BatchMutation>,
+        timestamp: i64,
+    ) -> R<(Arc<TableDescriptor>, Vec<RowMutation>)> {
+        let desc = self.writable_table(table)?;
         let rows = batches
             .into_iter()
             .map(|b| Self::batch(b.row.unwrap_or_default(), b.mutations.unwrap_or_default(), timestamp))
             .collect::<R<Vec<_>>>()?;
-        self.apply(&desc.name, &rows)
+        Ok((desc, rows))
     }
 
     fn delete(&self, table: &[u8], row: Vec<u8>, mutation: StoreMutation) -> R<()> {

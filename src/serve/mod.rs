@@ -5,6 +5,10 @@
 //! Requests are read through the bounded protocols of [`crate::wire`]: a frame, string or
 //! list larger than the message limit is refused before anything is allocated for it, and
 //! the connection is closed. Scanners idle longer than their lease are closed by a reaper.
+//!
+//! Replies are held while more requests are already buffered and sent in one write before
+//! the connection would wait for input; the mutations they acknowledge are applied in one
+//! store batch just before (see [`handler::Handler::for_connection`]).
 
 pub mod args;
 pub mod eval;
@@ -59,8 +63,6 @@ pub struct Server {
     accept: Option<std::thread::JoinHandle<()>>,
 }
 
-type Processor = HbaseSyncProcessor<Handler>;
-
 impl Server {
     /// Binds and starts serving `store` in background threads.
     pub fn start(store: Arc<dyn Store>, opts: &Options) -> anyhow::Result<Server> {
@@ -69,7 +71,6 @@ impl Server {
         let addr = listener.local_addr()?;
         let handler = Handler::new(store, &addr.ip().to_string(), addr.port(), opts.scanner_lease)
             .map_err(|e| anyhow::anyhow!("cannot prepare the store for serving: {e}"))?;
-        let processor = Arc::new(HbaseSyncProcessor::new(handler.clone()));
         let stop = Arc::new(AtomicBool::new(false));
 
         let reaper = {
@@ -93,9 +94,10 @@ impl Server {
 
         let accept = {
             let (stop, opts) = (stop.clone(), opts.clone());
-            std::thread::Builder::new()
-                .name("accept".into())
-                .spawn(move || accept_loop(listener, processor, &opts, &stop))?
+            std::thread::Builder::new().name("accept".into()).spawn({
+                let handler = handler.clone();
+                move || accept_loop(listener, &handler, &opts, &stop)
+            })?
         };
         Ok(Server {
             addr,
@@ -141,7 +143,7 @@ impl Drop for Server {
     }
 }
 
-fn accept_loop(listener: TcpListener, processor: Arc<Processor>, opts: &Options, stop: &AtomicBool) {
+fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &AtomicBool) {
     let open = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {
         if stop.load(Ordering::Relaxed) {
@@ -158,12 +160,12 @@ fn accept_loop(listener: TcpListener, processor: Arc<Processor>, opts: &Options,
         }
         let _ = stream.set_nodelay(true);
         open.fetch_add(1, Ordering::Relaxed);
-        let (processor, open, opts) = (processor.clone(), open.clone(), opts.clone());
+        let (handler, open, opts) = (handler.for_connection(), open.clone(), opts.clone());
         let spawned = std::thread::Builder::new()
             .name("connection".into())
             .stack_size(512 << 10)
             .spawn(move || {
-                serve_connection(stream, &processor, &opts);
+                serve_connection(stream, handler, &opts);
                 open.fetch_sub(1, Ordering::Relaxed);
             });
         if spawned.is_err() {
@@ -172,30 +174,56 @@ fn accept_loop(listener: TcpListener, processor: Arc<Processor>, opts: &Options,
     }
 }
 
-fn serve_connection(stream: TcpStream, processor: &Processor, opts: &Options) {
+/// Calls whose replies may wait for a commit; any other call commits first.
+fn defers(method: &str) -> bool {
+    matches!(method, "mutateRow" | "mutateRowTs" | "mutateRows" | "mutateRowsTs")
+}
+
+fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
     let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     let Ok(reader) = stream.try_clone() else {
         return;
     };
-    let mut input = wire::Watched::new(
-        wire::input(reader, opts.transport, opts.protocol, opts.max_message).with_defaults(args::of),
-    );
-    let mut output = wire::output(Outbox::new(stream, opts.transport), opts.protocol);
-    loop {
-        match processor.process(&mut input, output.as_mut()) {
-            Ok(()) if input.failed() => {
-                eprintln!("tallrow serve: closing connection from {peer}: a request could not be read");
-                return;
-            }
-            Ok(()) => {}
-            Err(thrift::Error::Transport(e)) if is_disconnect(&e) => return,
-            Err(e) => {
-                if !is_disconnect_error(&e) {
-                    eprintln!("tallrow serve: closing connection from {peer}: {}", describe(&e));
-                }
-                return;
-            }
+    let held = wire::Held::new(stream).before_send({
+        let handler = handler.clone();
+        move || {
+            handler
+                .commit()
+                .map_err(|e| std::io::Error::other(format!("cannot apply writes: {}", describe(&e))))
         }
+    });
+    held.hold(true);
+    let mut input = wire::Watched::new(
+        wire::input(
+            wire::SendBeforeRead::new(reader, held.clone()),
+            opts.transport,
+            opts.protocol,
+            opts.max_message,
+        )
+        .with_defaults(args::of),
+    )
+    .on_call({
+        let handler = handler.clone();
+        move |method| if defers(method) { Ok(()) } else { handler.commit() }
+    });
+    let mut output = wire::output(Outbox::new(held.clone(), opts.transport), opts.protocol);
+    let processor = HbaseSyncProcessor::new(handler);
+    let outcome = loop {
+        match processor.process(&mut input, output.as_mut()) {
+            Ok(()) if input.failed() => break Err("a request could not be read".to_string()),
+            Ok(()) => {}
+            Err(e) if is_disconnect_error(&e) => break Ok(()),
+            Err(e) => break Err(describe(&e)),
+        }
+    };
+    // Calls served before the one that failed are answered.
+    let sent = held.send();
+    match (outcome, sent) {
+        (Err(why), _) => eprintln!("tallrow serve: closing connection from {peer}: {why}"),
+        (Ok(()), Err(e)) if !is_disconnect_io(&e) => {
+            eprintln!("tallrow serve: closing connection from {peer}: {e}")
+        }
+        _ => {}
     }
 }
 
@@ -205,6 +233,14 @@ fn is_disconnect(e: &thrift::TransportError) -> bool {
         thrift::TransportErrorKind::EndOfFile | thrift::TransportErrorKind::NotOpen
     ) || e.message.contains("reset")
         || e.message.contains("Broken pipe")
+}
+
+fn is_disconnect_io(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        BrokenPipe | ConnectionReset | ConnectionAborted | UnexpectedEof
+    )
 }
 
 fn is_disconnect_error(e: &thrift::Error) -> bool {

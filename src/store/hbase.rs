@@ -23,8 +23,8 @@ use super::{
 };
 use crate::wire::{self, Outbox, Protocol, Transport};
 use hbase_thrift::hbase::{
-    AlreadyExists, BatchMutation, ColumnDescriptor, HbaseSyncClient, IOError, IllegalArgument, Mutation, TCell,
-    THbaseSyncClient, TRowResult, TScan,
+    AlreadyExists, ColumnDescriptor, HbaseSyncClient, IOError, IllegalArgument, TCell, THbaseSyncClient, TRowResult,
+    TScan,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -39,7 +39,7 @@ use thrift::{ApplicationError, TThriftClient};
 
 const LATEST: i64 = i64::MAX;
 /// Calls sent before their replies are read.
-const WINDOW: usize = 256;
+const WINDOW: usize = 1024;
 /// Rows per `scannerGetList`.
 const SCAN_PAGE: usize = 1000;
 /// Largest reply accepted.
@@ -103,7 +103,27 @@ impl Spec {
     }
 }
 
-type Client = HbaseSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
+type ThriftClient = HbaseSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
+
+/// A connection: the generated client, and the hold on its outgoing bytes that lets a
+/// pipeline send a whole window in one write.
+struct Client {
+    thrift: ThriftClient,
+    held: wire::Held,
+}
+
+impl std::ops::Deref for Client {
+    type Target = ThriftClient;
+    fn deref(&self) -> &ThriftClient {
+        &self.thrift
+    }
+}
+
+impl std::ops::DerefMut for Client {
+    fn deref_mut(&mut self) -> &mut ThriftClient {
+        &mut self.thrift
+    }
+}
 
 /// The backend.
 pub struct Hbase {
@@ -184,8 +204,12 @@ impl Hbase {
         let reader =
             setup(&stream).map_err(|e| Failure::NotSent(Error::Io(format!("cannot connect to {who}: {e}"))))?;
         let input = wire::input(reader, self.spec.transport, self.spec.protocol, MAX_REPLY);
-        let output = wire::output(Outbox::new(stream, self.spec.transport), self.spec.protocol);
-        Ok(HbaseSyncClient::new(input, output))
+        let held = wire::Held::new(stream);
+        let output = wire::output(Outbox::new(held.clone(), self.spec.transport), self.spec.protocol);
+        Ok(Client {
+            thrift: HbaseSyncClient::new(input, output),
+            held,
+        })
     }
 
     /// Runs `f` on a pooled connection, retrying on a fresh one when `f` fails in transit
@@ -412,6 +436,7 @@ fn pipeline<T>(
     for window in calls.chunks(WINDOW) {
         let mut seqs = Vec::with_capacity(window.len());
         let send = |client: &mut Client, seqs: &mut Vec<i32>| -> thrift::Result<()> {
+            client.held.hold(true);
             for c in window {
                 let seq = client.increment_sequence_number();
                 seqs.push(seq);
@@ -422,9 +447,10 @@ fn pipeline<T>(
                 o.write_field_stop()?;
                 o.write_struct_end()?;
                 o.write_message_end()?;
-                // The outbox sends each message as one write; the kernel coalesces them.
                 o.flush()?;
             }
+            client.held.hold(false);
+            client.held.send()?;
             Ok(())
         };
         send(client, &mut seqs).map_err(|e| match failure(e, table) {
@@ -506,7 +532,8 @@ fn read_cells(i: &mut dyn TInputProtocol) -> thrift::Result<Vec<TCell>> {
 /// One step of a row's mutations: a timestamp and Thrift mutations (puts, then deletes),
 /// or a whole-row delete.
 enum Step {
-    Batch(Option<i64>, Vec<Mutation>),
+    /// Consecutive mutations of the row, sent in one `BatchMutation`.
+    Batch(Option<i64>, std::ops::Range<usize>),
     DeleteRow(Option<i64>),
 }
 
@@ -516,56 +543,75 @@ enum Step {
 fn steps(rm: &RowMutation) -> Vec<Step> {
     let mut out: Vec<Step> = Vec::new();
     let mut has_delete = false;
-    for m in &rm.mutations {
+    for (i, m) in rm.mutations.iter().enumerate() {
         let ts = m.timestamp();
-        let (thrift, is_delete) = match m {
-            StoreMutation::Put {
-                family,
-                qualifier,
-                value,
-                ..
-            } => (
-                Mutation::new(
-                    false,
-                    column_name(&Column::qualifier(family, qualifier.clone())),
-                    value.clone(),
-                    None,
-                ),
-                false,
-            ),
-            StoreMutation::DeleteColumn { family, qualifier, .. } => (
-                Mutation::new(
-                    true,
-                    column_name(&Column::qualifier(family, qualifier.clone())),
-                    None,
-                    None,
-                ),
-                true,
-            ),
-            StoreMutation::DeleteFamily { family, .. } => (
-                Mutation::new(true, column_name(&Column::family(family)), None, None),
-                true,
-            ),
+        let is_delete = match m {
+            StoreMutation::Put { .. } => false,
+            StoreMutation::DeleteColumn { .. } | StoreMutation::DeleteFamily { .. } => true,
             StoreMutation::DeleteRow { timestamp } => {
                 out.push(Step::DeleteRow(*timestamp));
                 has_delete = false;
                 continue;
             }
         };
-        let fits = match out.last() {
-            Some(Step::Batch(t, _)) => *t == ts && (is_delete || !has_delete),
-            _ => false,
-        };
-        if !fits {
-            out.push(Step::Batch(ts, Vec::new()));
-            has_delete = false;
-        }
-        if let Some(Step::Batch(_, list)) = out.last_mut() {
-            list.push(thrift);
+        match out.last_mut() {
+            Some(Step::Batch(t, range)) if *t == ts && (is_delete || !has_delete) => range.end = i + 1,
+            _ => {
+                out.push(Step::Batch(ts, i..i + 1));
+                has_delete = false;
+            }
         }
         has_delete |= is_delete;
     }
     out
+}
+
+/// A row and the mutations of one of its steps.
+type RowStep<'a> = (&'a [u8], &'a [StoreMutation]);
+
+/// Writes a row's mutations as a Thrift1 `BatchMutation`, straight from the borrowed
+/// cells (`writeToWAL` is left to its default). `column` is scratch space.
+fn write_batch(
+    o: &mut dyn TOutputProtocol,
+    row: &[u8],
+    mutations: &[StoreMutation],
+    column: &mut Vec<u8>,
+) -> thrift::Result<()> {
+    o.write_struct_begin(&TStructIdentifier::new("BatchMutation"))?;
+    write_bytes_field(o, "row", 1, row)?;
+    write_field(o, "mutations", TType::List, 2)?;
+    o.write_list_begin(&TListIdentifier::new(TType::Struct, mutations.len() as i32))?;
+    for m in mutations {
+        let (family, qualifier, value) = match m {
+            StoreMutation::Put {
+                family,
+                qualifier,
+                value,
+                ..
+            } => (family, qualifier.as_slice(), Some(value)),
+            StoreMutation::DeleteColumn { family, qualifier, .. } => (family, qualifier.as_slice(), None),
+            StoreMutation::DeleteFamily { family, .. } => (family, &[][..], None),
+            StoreMutation::DeleteRow { .. } => unreachable!("row deletes are steps of their own"),
+        };
+        column.clear();
+        column.extend_from_slice(family.as_bytes());
+        column.push(b':');
+        column.extend_from_slice(qualifier);
+        o.write_struct_begin(&TStructIdentifier::new("Mutation"))?;
+        write_field(o, "isDelete", TType::Bool, 1)?;
+        o.write_bool(value.is_none())?;
+        o.write_field_end()?;
+        write_bytes_field(o, "column", 2, column)?;
+        if let Some(v) = value {
+            write_bytes_field(o, "value", 3, v)?;
+        }
+        o.write_field_stop()?;
+        o.write_struct_end()?;
+    }
+    o.write_list_end()?;
+    o.write_field_end()?;
+    o.write_field_stop()?;
+    o.write_struct_end()
 }
 
 impl Store for Hbase {
@@ -670,27 +716,27 @@ impl Store for Hbase {
         if rows.is_empty() {
             return Ok(());
         }
-        let name = desc.name.as_bytes().to_vec();
+        let name = desc.name.as_bytes();
         // Per row, its steps; round k applies every row's k-th step.
-        let per_row: Vec<(&[u8], Vec<Step>)> = rows.iter().map(|r| (r.row.as_slice(), steps(r))).collect();
+        let per_row: Vec<(&RowMutation, Vec<Step>)> = rows.iter().map(|r| (r, steps(r))).collect();
         let rounds = per_row.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
         let mut calls: Vec<Vec<Call>> = Vec::with_capacity(rounds);
         for k in 0..rounds {
-            let mut by_ts: BTreeMap<Option<i64>, Vec<BatchMutation>> = BTreeMap::new();
+            let mut by_ts: BTreeMap<Option<i64>, Vec<RowStep>> = BTreeMap::new();
             let mut round = Vec::new();
-            for (row, steps) in &per_row {
+            for (rm, steps) in &per_row {
                 match steps.get(k) {
-                    Some(Step::Batch(ts, list)) => by_ts
+                    Some(Step::Batch(ts, range)) => by_ts
                         .entry(*ts)
                         .or_default()
-                        .push(BatchMutation::new(row.to_vec(), list.clone())),
+                        .push((&rm.row, &rm.mutations[range.clone()])),
                     Some(Step::DeleteRow(ts)) => {
-                        let (name, row, ts) = (name.clone(), row.to_vec(), ts.unwrap_or(LATEST));
+                        let (row, ts) = (rm.row.as_slice(), ts.unwrap_or(LATEST));
                         round.push(Call {
                             name: "deleteAllRowTs",
                             args: Box::new(move |o| {
-                                write_bytes_field(o, "tableName", 1, &name)?;
-                                write_bytes_field(o, "row", 2, &row)?;
+                                write_bytes_field(o, "tableName", 1, name)?;
+                                write_bytes_field(o, "row", 2, row)?;
                                 write_field(o, "timestamp", TType::I64, 3)?;
                                 o.write_i64(ts)?;
                                 o.write_field_end()?;
@@ -702,13 +748,13 @@ impl Store for Hbase {
                 }
             }
             for (ts, batches) in by_ts {
-                let name = name.clone();
                 let write_batches = move |o: &mut dyn TOutputProtocol| -> thrift::Result<()> {
-                    write_bytes_field(o, "tableName", 1, &name)?;
+                    write_bytes_field(o, "tableName", 1, name)?;
                     write_field(o, "rowBatches", TType::List, 2)?;
                     o.write_list_begin(&TListIdentifier::new(TType::Struct, batches.len() as i32))?;
-                    for b in &batches {
-                        b.write_to_out_protocol(o)?;
+                    let mut column = Vec::with_capacity(64);
+                    for (row, mutations) in &batches {
+                        write_batch(o, row, mutations, &mut column)?;
                     }
                     o.write_list_end()?;
                     o.write_field_end()
@@ -1030,10 +1076,15 @@ mod tests {
         let shape: Vec<String> = steps(&rm)
             .iter()
             .map(|s| match s {
-                Step::Batch(ts, list) => format!(
+                Step::Batch(ts, range) => format!(
                     "{ts:?}:{}",
-                    list.iter()
-                        .map(|m| if m.is_delete == Some(true) { 'd' } else { 'p' })
+                    rm.mutations[range.clone()]
+                        .iter()
+                        .map(|m| if matches!(m, StoreMutation::Put { .. }) {
+                            'p'
+                        } else {
+                            'd'
+                        })
                         .collect::<String>()
                 ),
                 Step::DeleteRow(ts) => format!("row{ts:?}"),

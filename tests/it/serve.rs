@@ -442,3 +442,156 @@ fn abandoned_scanners_are_freed_when_their_lease_ends() {
     assert_eq!(store.scan("t", &Scan::default()).unwrap().len(), 10);
     assert_eq!(server.open_scanners(), 0);
 }
+
+/// A store that counts the write batches reaching it and can be told to fail them.
+struct Counting {
+    inner: tallrow::store::memory::Memory,
+    batches: AtomicUsize,
+    fail: std::sync::atomic::AtomicBool,
+}
+
+impl Store for Counting {
+    fn identity(&self) -> String {
+        "counting".into()
+    }
+    fn create_table(&self, t: &TableDescriptor) -> tallrow::store::Result<()> {
+        self.inner.create_table(t)
+    }
+    fn delete_table(&self, t: &str) -> tallrow::store::Result<()> {
+        self.inner.delete_table(t)
+    }
+    fn list_tables(&self) -> tallrow::store::Result<Vec<TableDescriptor>> {
+        self.inner.list_tables()
+    }
+    fn describe_table(&self, t: &str) -> tallrow::store::Result<TableDescriptor> {
+        self.inner.describe_table(t)
+    }
+    fn mutate(&self, t: &str, rows: &[RowMutation]) -> tallrow::store::Result<()> {
+        if t == "t" {
+            if self.fail.load(Ordering::Relaxed) {
+                return Err(tallrow::store::Error::Io("disk on fire".into()));
+            }
+            self.batches.fetch_add(1, Ordering::Relaxed);
+        }
+        self.inner.mutate(t, rows)
+    }
+    fn get(&self, t: &str, gets: &[Get]) -> tallrow::store::Result<Vec<Option<tallrow::store::Row>>> {
+        self.inner.get(t, gets)
+    }
+    fn scan(&self, t: &str, scan: &Scan) -> tallrow::store::Result<Vec<tallrow::store::Row>> {
+        self.inner.scan(t, scan)
+    }
+}
+
+fn counting_server() -> (Arc<Counting>, tallrow::serve::Server) {
+    let store = Arc::new(Counting {
+        inner: tallrow::store::memory::Memory::new(),
+        batches: AtomicUsize::new(0),
+        fail: false.into(),
+    });
+    let opts = tallrow::serve::Options {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        ..tallrow::serve::Options::default()
+    };
+    let server = tallrow::serve::Server::start(store.clone(), &opts).unwrap();
+    (store, server)
+}
+
+/// Rows that each carry their own timestamp: Thrift1 needs one mutateRowsTs call per row.
+fn own_timestamps(n: usize) -> Vec<RowMutation> {
+    (0..n)
+        .map(|i| RowMutation::new(format!("r{i:04}"), vec![Mutation::put("f", "q", 1000 + i as i64, "v")]))
+        .collect()
+}
+
+#[test]
+fn pipelined_mutation_calls_reach_the_store_in_few_batches() {
+    let (store, server) = counting_server();
+    let client = backend(&server, Transport::Buffered);
+    client.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+    client.mutate("t", &own_timestamps(1000)).unwrap();
+    // Acknowledged means applied: every row is there for any connection.
+    assert_eq!(store.inner.scan("t", &Scan::default()).unwrap().len(), 1000);
+    assert_eq!(client.scan("t", &Scan::default()).unwrap().len(), 1000);
+    let batches = store.batches.load(Ordering::Relaxed);
+    assert!(batches < 250, "1000 pipelined calls took {batches} store batches");
+}
+
+#[test]
+fn a_failed_group_commit_acknowledges_nothing_and_the_server_lives_on() {
+    let (store, server) = counting_server();
+    let client = backend(&server, Transport::Buffered);
+    client.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+    store.fail.store(true, Ordering::Relaxed);
+    assert!(client.mutate("t", &own_timestamps(50)).is_err());
+    assert!(store.inner.scan("t", &Scan::default()).unwrap().is_empty());
+    store.fail.store(false, Ordering::Relaxed);
+    client.mutate("t", &own_timestamps(50)).unwrap();
+    assert_eq!(client.scan("t", &Scan::default()).unwrap().len(), 50);
+}
+
+#[test]
+fn a_read_pipelined_after_writes_on_one_connection_sees_them() {
+    use thrift::protocol::{
+        TBinaryOutputProtocol, TFieldIdentifier, TInputProtocol, TListIdentifier, TMessageIdentifier, TMessageType,
+        TOutputProtocol, TStructIdentifier, TType,
+    };
+    let (_store, server) = counting_server();
+    backend(&server, Transport::Buffered)
+        .create_table(&TableDescriptor::new("t", &["f"], 1))
+        .unwrap();
+    // mutateRowTs(t, r, [f:q=v<i>], ts=i) for i in 1..=3, then getRow(t, r), in one write.
+    let mut bytes = Vec::new();
+    {
+        let mut o = TBinaryOutputProtocol::new(&mut bytes, true);
+        let field = |o: &mut TBinaryOutputProtocol<_>, t, id| o.write_field_begin(&TFieldIdentifier::new("f", t, id));
+        for i in 1..=3i64 {
+            o.write_message_begin(&TMessageIdentifier::new("mutateRowTs", TMessageType::Call, i as i32))
+                .unwrap();
+            o.write_struct_begin(&TStructIdentifier::new("args")).unwrap();
+            field(&mut o, TType::String, 1).unwrap();
+            o.write_bytes(b"t").unwrap();
+            field(&mut o, TType::String, 2).unwrap();
+            o.write_bytes(b"r").unwrap();
+            field(&mut o, TType::List, 3).unwrap();
+            o.write_list_begin(&TListIdentifier::new(TType::Struct, 1)).unwrap();
+            hbase_thrift::hbase::Mutation::new(false, b"f:q".to_vec(), format!("v{i}").into_bytes(), None)
+                .write_to_out_protocol(&mut o)
+                .unwrap();
+            field(&mut o, TType::I64, 4).unwrap();
+            o.write_i64(i).unwrap();
+            o.write_field_stop().unwrap();
+            o.write_struct_end().unwrap();
+        }
+        o.write_message_begin(&TMessageIdentifier::new("getRow", TMessageType::Call, 4))
+            .unwrap();
+        field(&mut o, TType::String, 1).unwrap();
+        o.write_bytes(b"t").unwrap();
+        field(&mut o, TType::String, 2).unwrap();
+        o.write_bytes(b"r").unwrap();
+        o.write_field_stop().unwrap();
+    }
+    let mut s = raw(server.addr());
+    s.write_all(&bytes).unwrap();
+    let mut i = tallrow::wire::input(s, Transport::Buffered, Protocol::Binary, 1 << 20);
+    for seq in 1..=3 {
+        let m = i.read_message_begin().unwrap();
+        assert_eq!((m.name.as_str(), m.sequence_number), ("mutateRowTs", seq));
+        i.read_struct_begin().unwrap();
+        assert_eq!(
+            i.read_field_begin().unwrap().field_type,
+            TType::Stop,
+            "mutateRowTs failed"
+        );
+    }
+    let m = i.read_message_begin().unwrap();
+    assert_eq!((m.name.as_str(), m.sequence_number), ("getRow", 4));
+    i.read_struct_begin().unwrap();
+    let f = i.read_field_begin().unwrap();
+    assert_eq!((f.id, f.field_type), (Some(0), TType::List));
+    let list = i.read_list_begin().unwrap();
+    assert_eq!(list.size, 1);
+    let row = hbase_thrift::hbase::TRowResult::read_from_in_protocol(&mut i).unwrap();
+    let cell = &row.columns.unwrap()[&b"f:q".to_vec()];
+    assert_eq!((cell.value.as_deref(), cell.timestamp), (Some(&b"v3"[..]), Some(3)));
+}
