@@ -192,6 +192,9 @@ struct Scanner {
     pending: VecDeque<TRowResult>,
     done: bool,
     used: Instant,
+    /// Store rows read per step under a filter: the rows asked for at first, growing
+    /// while the filter drops rows.
+    filtered_step: usize,
 }
 
 /// The service, shared by every connection: cloning it is cheap.
@@ -650,6 +653,7 @@ impl Inner {
                 sorted,
                 ttls: Self::ttls(&state),
                 pending: VecDeque::new(),
+                filtered_step: 0,
                 done: false,
                 used: Instant::now(),
             })),
@@ -697,10 +701,13 @@ impl Inner {
                 break;
             }
             let mut step = s.scan.clone();
+            let asked = (want - out.len()).min(SCAN_STEP * 4);
             step.limit = Some(if s.filter.is_some() {
-                SCAN_STEP
+                // A page of 10 reads 10 rows, not a whole step, when the filter keeps them.
+                s.filtered_step = (s.filtered_step * 4).clamp(asked, SCAN_STEP * 4);
+                s.filtered_step
             } else {
-                (want - out.len()).min(SCAN_STEP * 4)
+                asked
             });
             let rows = self.store.scan(&s.table, &step).map_err(store_error)?;
             if rows.len() < step.limit.unwrap_or(0) {
