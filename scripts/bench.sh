@@ -4,6 +4,7 @@
 #
 #   scripts/bench.sh            everything (a few minutes, ~3 GB of scratch disk)
 #   scripts/bench.sh quick      load vs raw, runner overhead, cursor vs offset paging
+#   scripts/bench.sh thrift     tallrow serve: loads through Thrift vs happybase and direct
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,19 @@ cargo build --release --locked --quiet
 bin=target/release/tallrow
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+# tallrow serve: tallrow's hbase backend vs a happybase batch loader vs the embedded store,
+# the same rows into the same serve process; pages of 10 and 100 rows through Thrift.
+thrift() {
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+    echo "== tallrow serve (workloads/quickstart.toml)"
+    cargo bench --locked --quiet --bench thrift -- workloads/quickstart.toml --python .venv/bin/python
+}
+if [[ "${1:-}" == "thrift" ]]; then
+    thrift
+    exit 0
+fi
 
 echo "== load vs raw store writes (workloads/quickstart.toml)"
 cargo bench --locked --quiet --bench load -- workloads/quickstart.toml --repeat 3
@@ -21,6 +35,8 @@ cargo bench --locked --quiet --bench run -- --ops 2000000 --samples 3000
 if [[ "${1:-}" == "quick" ]]; then
     exit 0
 fi
+
+thrift
 
 # capacity.toml scaled by its user count: about 240 rows per user.
 scaled() { # users name

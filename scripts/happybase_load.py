@@ -1,0 +1,103 @@
+"""A plain happybase batch loader, the reference for `cargo bench --bench thrift`.
+
+Reads the rows that benches/thrift.rs dumped from tallrow's generator, creates the tables
+(under a table prefix), then writes every cell with happybase batches: one batch per table
+and timestamp, since a Thrift1 mutation call carries a single timestamp, sent every
+--batch rows. Only the writes are timed. Prints `rows N cells N calls N seconds S`.
+"""
+
+import argparse
+import struct
+import sys
+import time
+from collections import defaultdict
+
+import happybase
+
+NO_TIMESTAMP = -(2**63)
+
+
+def read_dump(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    at = 0
+
+    def take(fmt):
+        nonlocal at
+        values = struct.unpack_from(fmt, data, at)
+        at += struct.calcsize(fmt)
+        return values[0] if len(values) == 1 else values
+
+    def blob(width):
+        nonlocal at
+        n = take("<H" if width == 2 else "<I")
+        b = data[at : at + n]
+        at += n
+        return b
+
+    tables = []
+    for _ in range(take("<I")):
+        name = blob(2).decode()
+        families = {}
+        for _ in range(take("<H")):
+            family = blob(2).decode()
+            families[family] = take("<I")
+        tables.append((name, families))
+    # (table, timestamp) -> [(row, {column: value})]
+    groups = defaultdict(list)
+    rows = cells = 0
+    while at < len(data):
+        table = data[at]
+        at += 1
+        key = blob(4)
+        by_ts = defaultdict(dict)
+        for _ in range(take("<I")):
+            family = blob(2)
+            qualifier = blob(4)
+            ts = take("<q")
+            by_ts[ts][family + b":" + qualifier] = blob(4)
+            cells += 1
+        for ts, columns in by_ts.items():
+            groups[(table, ts)].append((key, columns))
+        rows += 1
+    return tables, groups, rows, cells
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--prefix", default="hb")
+    p.add_argument("--dump", required=True)
+    p.add_argument("--batch", type=int, default=1000)
+    a = p.parse_args()
+
+    tables, groups, rows, cells = read_dump(a.dump)
+    conn = happybase.Connection(a.host, a.port, table_prefix=a.prefix)
+    existing = set(conn.tables())
+    for name, families in tables:
+        if families and name.encode() not in existing:
+            conn.create_table(name, {f: {"max_versions": v} for f, v in families.items()})
+
+    calls = 0
+    started = time.perf_counter()
+    for (table, ts), batch_rows in groups.items():
+        t = conn.table(tables[table][0])
+        b = t.batch(timestamp=None if ts == NO_TIMESTAMP else ts)
+        pending = 0
+        for key, columns in batch_rows:
+            b.put(key, columns)
+            pending += 1
+            if pending == a.batch:
+                b.send()
+                calls, pending = calls + 1, 0
+        if pending:
+            b.send()
+            calls += 1
+    seconds = time.perf_counter() - started
+    print(f"rows {rows} cells {cells} calls {calls} seconds {seconds:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
