@@ -5,6 +5,7 @@
 //! as the design sets them out; the contract tests hold each one to them, with the embedded
 //! backend as the reference.
 
+pub mod bigtable_names;
 pub mod delay;
 pub mod embedded;
 pub mod hbase;
