@@ -106,21 +106,7 @@ fn overhead(ops: u64) {
 }
 
 fn paging(samples: usize) {
-    let src = r#"
-name = "paging"
-seed = 11
-[data]
-users = 400
-start = 2026-01-01T00:00:00Z
-span_days = 60
-[data.follows]
-mean = 10.0
-[data.posts]
-per_month = 6.0
-[data.actions]
-per_user = 1200.0
-"#;
-    let w = Workload::from_str(Path::new("paging.toml"), src).unwrap_or_else(|e| panic!("{e}"));
+    let w = Workload::from_file(Path::new("benches/paging.toml")).unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
     let g = load_into(&w, store.clone());

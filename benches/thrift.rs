@@ -225,25 +225,10 @@ fn loads(workload: &Path, python: &Path, tmp: &Path) {
 }
 
 fn paging(samples: usize, tmp: &Path) {
-    let src = r#"
-name = "paging"
-seed = 11
-[data]
-users = 400
-start = 2026-01-01T00:00:00Z
-span_days = 60
-[data.follows]
-mean = 10.0
-[data.posts]
-per_month = 6.0
-[data.actions]
-per_user = 1200.0
-"#;
-    let path = tmp.join("paging.toml");
-    std::fs::write(&path, src).unwrap();
-    let w = Workload::from_file(&path).unwrap();
+    let path = Path::new("benches/paging.toml");
+    let w = Workload::from_file(path).unwrap();
     let data = tmp.join("paging");
-    let (rows, _) = load(&path, &format!("embedded:{}", data.display()), &tmp.join("reports"));
+    let (rows, _) = load(path, &format!("embedded:{}", data.display()), &tmp.join("reports"));
     let g = Arc::new(Generator::new(&w));
 
     // Users with at least 200 actions, each read from a cursor a quarter of the way in.
