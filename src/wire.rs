@@ -797,14 +797,16 @@ struct HeldState {
 }
 
 impl HeldState {
+    /// Sends and empties the buffer; on failure what was held is dropped, never resent.
     fn send(&mut self) -> io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        if let Some(hook) = self.before_send.as_mut() {
-            hook()?;
+        let result = match self.before_send.as_mut() {
+            Some(hook) => hook(),
+            None => Ok(()),
         }
-        let result = self.stream.write_all(&self.buf);
+        .and_then(|()| self.stream.write_all(&self.buf));
         self.buf.clear();
         if self.buf.capacity() > HOLD_LIMIT {
             self.buf.shrink_to(64 << 10);
@@ -843,12 +845,7 @@ impl Held {
 
     /// Sends whatever is held.
     pub fn send(&self) -> io::Result<()> {
-        let mut s = self.state();
-        let result = s.send();
-        if result.is_err() {
-            s.buf.clear();
-        }
-        result
+        self.state().send()
     }
 }
 
@@ -861,11 +858,7 @@ impl Write for Held {
     fn flush(&mut self) -> io::Result<()> {
         let mut s = self.state();
         if !s.holding || s.buf.len() > HOLD_LIMIT {
-            let result = s.send();
-            if result.is_err() {
-                s.buf.clear();
-            }
-            return result;
+            return s.send();
         }
         Ok(())
     }
