@@ -81,7 +81,7 @@ fn parse_lease(s: &str) -> Result<std::time::Duration, String> {
 pub struct Target {
     /// The workload file, e.g. workloads/quickstart.toml.
     pub workload: PathBuf,
-    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's), memory:, null: (discards writes), hbase://HOST:PORT[?transport=framed&protocol=compact], or delay:DELAY:URL.
+    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's), memory:, null: (discards writes), hbase://HOST:PORT[?transport=framed&protocol=compact], bigtable://PROJECT/INSTANCE (BIGTABLE_EMULATOR_HOST for the emulator), or delay:DELAY:URL.
     #[arg(long, value_name = "URL")]
     pub backend: Option<String>,
 }

@@ -5,6 +5,7 @@
 //! as the design sets them out; the contract tests hold each one to them, with the embedded
 //! backend as the reference.
 
+pub mod bigtable;
 pub mod bigtable_names;
 pub mod delay;
 pub mod embedded;
@@ -89,6 +90,13 @@ pub trait Store: Send + Sync {
     /// Reads a range of rows in key order (or reversed); rows with nothing selected are
     /// skipped.
     fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>>;
+
+    /// Visits every row of a scan in order while holding a bounded number of rows: by
+    /// default, in `scan` calls of `page` rows. `visit` returns `false` to stop early. A
+    /// backend that can stream one long read does so.
+    fn scan_each(&self, table: &str, scan: &Scan, page: usize, visit: &mut dyn FnMut(Row) -> bool) -> Result<()> {
+        scan_pages(self, table, scan, page, visit)
+    }
 }
 
 /// Creates `table` unless a table of that name exists; an existing table must have the
@@ -113,14 +121,25 @@ pub fn ensure_table(store: &dyn Store, table: &TableDescriptor) -> Result<()> {
     }
 }
 
-/// Visits every row of a scan in pages of `page` rows, so that memory stays bounded
-/// whatever the range holds. `visit` returns `false` to stop early.
+/// Visits every row of a scan, holding a bounded number of rows whatever the range holds
+/// (see [`Store::scan_each`]). `visit` returns `false` to stop early.
 pub fn scan_each(
     store: &dyn Store,
     table: &str,
     scan: &Scan,
     page: usize,
     mut visit: impl FnMut(Row) -> bool,
+) -> Result<()> {
+    store.scan_each(table, scan, page, &mut visit)
+}
+
+/// Visits every row of a scan in `scan` calls of `page` rows.
+pub fn scan_pages<S: Store + ?Sized>(
+    store: &S,
+    table: &str,
+    scan: &Scan,
+    page: usize,
+    visit: &mut dyn FnMut(Row) -> bool,
 ) -> Result<()> {
     let mut next = scan.clone();
     let mut remaining = scan.limit;
@@ -159,6 +178,9 @@ pub enum Backend {
     Delay(delay::Spec, Box<Backend>),
     /// `hbase://HOST:PORT[?transport=..&protocol=..]`: an HBase Thrift1 server.
     Hbase(hbase::Spec),
+    /// `bigtable://PROJECT/INSTANCE`: Cloud Bigtable, or its emulator when
+    /// `BIGTABLE_EMULATOR_HOST` is set.
+    Bigtable(bigtable::Spec),
 }
 
 impl Backend {
@@ -184,13 +206,18 @@ impl Backend {
         if let Some(rest) = url.strip_prefix("hbase://") {
             return hbase::Spec::parse(rest).map(Backend::Hbase).map_err(Error::BadArgument);
         }
+        if let Some(rest) = url.strip_prefix("bigtable://") {
+            return bigtable::Spec::parse(rest)
+                .map(Backend::Bigtable)
+                .map_err(Error::BadArgument);
+        }
         if let Some(rest) = url.strip_prefix("delay:") {
             let spec = delay::Spec::parse(rest).map_err(Error::BadArgument)?;
             let inner = Backend::parse(&spec.inner, default_path)?;
             return Ok(Backend::Delay(spec, Box::new(inner)));
         }
         Err(Error::BadArgument(format!(
-            "unknown backend {url:?}: expected embedded:PATH, memory:, null:, hbase://HOST:PORT or delay:DELAY:INNER"
+            "unknown backend {url:?}: expected embedded:PATH, memory:, null:, hbase://HOST:PORT, bigtable://PROJECT/INSTANCE or delay:DELAY:INNER"
         )))
     }
 
@@ -202,6 +229,7 @@ impl Backend {
             Backend::Null => Arc::new(null::Null::new()),
             Backend::Delay(spec, inner) => Arc::new(delay::Delay::new(inner.open()?, spec)),
             Backend::Hbase(spec) => Arc::new(hbase::Hbase::open(spec)?),
+            Backend::Bigtable(spec) => Arc::new(bigtable::Bigtable::open(spec)?),
         })
     }
 }
