@@ -29,6 +29,11 @@ cargo clippy --all-targets --locked -- -D warnings
 echo "== cargo test --doc"
 cargo test --doc --locked
 
+# The bigtable backend's tests run against Google's emulator when this machine has it.
+echo "== Bigtable emulator"
+. scripts/bigtable_emulator.sh
+start_bigtable_emulator || [ $? -eq 1 ]
+
 # Library, binary and integration tests; the benches are built by clippy above and run by
 # scripts/bench.sh, not here.
 echo "== cargo test"

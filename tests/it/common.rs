@@ -17,6 +17,15 @@ pub trait Harness {
     fn table(&self, base: &str) -> String {
         base.to_string()
     }
+    /// Whether the backend serves reversed scans; one that does not must refuse them with a
+    /// clear error, which the contract then checks instead.
+    fn reversed_scans(&self) -> bool {
+        true
+    }
+    /// The longest row key the backend accepts (HBase's by default).
+    fn max_row_key(&self) -> usize {
+        tallrow::store::MAX_ROW_LEN
+    }
 }
 
 /// Drops a harness's store before a restart, checking that no test kept a handle to it.
@@ -177,5 +186,64 @@ impl Harness for ThriftHarness {
         }
         self.start();
         true
+    }
+}
+
+/// Whether a Bigtable emulator is there to test against (`BIGTABLE_EMULATOR_HOST`, which
+/// `scripts/test.sh` sets after starting one). Says so once on stderr when it is not.
+pub fn bigtable_emulator() -> bool {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let there = std::env::var("BIGTABLE_EMULATOR_HOST").is_ok_and(|h| !h.is_empty());
+    if !there {
+        SAID.call_once(|| {
+            eprintln!(
+                "BIGTABLE_EMULATOR_HOST is not set: the Bigtable tests do not run (scripts/test.sh starts the emulator)"
+            )
+        });
+    }
+    there
+}
+
+/// The bigtable backend against the emulator, in an instance of its own: the emulator makes
+/// instances on first use, so tests never see each other's tables.
+pub struct BigtableHarness {
+    url: String,
+    store: Option<Arc<dyn Store>>,
+}
+
+impl BigtableHarness {
+    pub fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let url = format!("bigtable://tallrow-test/t{}-{n}", std::process::id());
+        let mut h = BigtableHarness { url, store: None };
+        h.open();
+        h
+    }
+
+    fn open(&mut self) {
+        let backend = tallrow::store::Backend::parse(&self.url, Path::new(".")).expect("url");
+        self.store = Some(backend.open().expect("connect to the Bigtable emulator"));
+    }
+}
+
+impl Harness for BigtableHarness {
+    fn store(&self) -> Arc<dyn Store> {
+        self.store.clone().expect("open")
+    }
+
+    fn restart(&mut self) -> bool {
+        release(self.store.take());
+        self.open();
+        true
+    }
+
+    fn reversed_scans(&self) -> bool {
+        // The emulator answers a reversed ReadRows with Unimplemented; Cloud Bigtable has them.
+        false
+    }
+
+    fn max_row_key(&self) -> usize {
+        tallrow::store::bigtable::MAX_ROW_KEY
     }
 }
