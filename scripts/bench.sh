@@ -5,6 +5,7 @@
 #   scripts/bench.sh            everything (a few minutes, ~3 GB of scratch disk)
 #   scripts/bench.sh quick      load vs raw, runner overhead, cursor vs offset paging
 #   scripts/bench.sh thrift     tallrow serve: loads through Thrift vs happybase and direct
+#   scripts/bench.sh bigtable   the bigtable backend on Google's emulator vs its Python client
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,25 @@ if [[ "${1:-}" == "thrift" ]]; then
     exit 0
 fi
 
+# The bigtable backend against Google's Bigtable emulator: its load rate next to a plain
+# loader written with Google's Python client, the same rows; pages of 10 and 100 rows.
+bigtable() {
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r benches/requirements.txt
+    . scripts/bigtable_emulator.sh
+    if ! start_bigtable_emulator; then
+        echo "the Bigtable benchmark needs the emulator" >&2
+        return 1
+    fi
+    trap 'stop_bigtable_emulator; rm -rf "$tmp"' EXIT
+    echo "== bigtable backend (benches/paging.toml)"
+    cargo bench --locked --quiet --bench bigtable -- benches/paging.toml --python .venv/bin/python
+}
+if [[ "${1:-}" == "bigtable" ]]; then
+    bigtable
+    exit 0
+fi
+
 echo "== load vs raw store writes (workloads/quickstart.toml)"
 cargo bench --locked --quiet --bench load -- workloads/quickstart.toml --repeat 3
 
@@ -37,6 +57,7 @@ if [[ "${1:-}" == "quick" ]]; then
 fi
 
 thrift
+bigtable
 
 # capacity.toml scaled by its user count: about 240 rows per user.
 scaled() { # users name

@@ -7,59 +7,26 @@ and timestamp, since a Thrift1 mutation call carries a single timestamp, sent ev
 """
 
 import argparse
-import struct
 import sys
 import time
 from collections import defaultdict
 
 import happybase
 
-NO_TIMESTAMP = -(2**63)
+from rows_dump import NO_TIMESTAMP, read_rows
 
 
 def read_dump(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    at = 0
-
-    def take(fmt):
-        nonlocal at
-        values = struct.unpack_from(fmt, data, at)
-        at += struct.calcsize(fmt)
-        return values[0] if len(values) == 1 else values
-
-    def blob(width):
-        nonlocal at
-        n = take("<H" if width == 2 else "<I")
-        b = data[at : at + n]
-        at += n
-        return b
-
-    tables = []
-    for _ in range(take("<I")):
-        name = blob(2).decode()
-        families = {}
-        for _ in range(take("<H")):
-            family = blob(2).decode()
-            families[family] = take("<I")
-        tables.append((name, families))
-    # (table, timestamp) -> [(row, {column: value})]
+    """The dumped rows grouped by (table, timestamp): [(row, {column: value})]."""
+    tables, by_table, rows, cells = read_rows(path)
     groups = defaultdict(list)
-    rows = cells = 0
-    while at < len(data):
-        table = data[at]
-        at += 1
-        key = blob(4)
-        by_ts = defaultdict(dict)
-        for _ in range(take("<I")):
-            family = blob(2)
-            qualifier = blob(4)
-            ts = take("<q")
-            by_ts[ts][family + b":" + qualifier] = blob(4)
-            cells += 1
-        for ts, columns in by_ts.items():
-            groups[(table, ts)].append((key, columns))
-        rows += 1
+    for table, table_rows in by_table.items():
+        for key, row_cells in table_rows:
+            by_ts = defaultdict(dict)
+            for family, qualifier, ts, value in row_cells:
+                by_ts[ts][family + b":" + qualifier] = value
+            for ts, columns in by_ts.items():
+                groups[(table, ts)].append((key, columns))
     return tables, groups, rows, cells
 
 

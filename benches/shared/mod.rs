@@ -1,0 +1,154 @@
+//! What the benches that drive the binary share: loads, the generator's rows dumped for
+//! other clients' loaders, and action pages by cursor.
+
+#![allow(dead_code)]
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+use tallrow::generate::{Generator, Scratch, Sink, Table};
+use tallrow::run::{Ctx, ops};
+use tallrow::schema::{self, actions::Actions};
+use tallrow::stats::{self, Summary};
+use tallrow::store::{Mutation, RowMutation, Store};
+use tallrow::workload::Workload;
+
+/// The binary under measurement.
+pub const BIN: &str = env!("CARGO_BIN_EXE_tallrow");
+
+/// Rows and rows/s from `tallrow load`'s summary line.
+pub fn load(workload: &Path, backend: &str, reports: &Path) -> (u64, f64) {
+    let out = Command::new(BIN)
+        .arg("load")
+        .arg(workload)
+        .args(["--backend", backend, "--reports"])
+        .arg(reports)
+        .output()
+        .expect("run tallrow load");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "tallrow load {backend} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let total = text
+        .lines()
+        .find(|l| l.starts_with("total"))
+        .unwrap_or_else(|| panic!("no total line in {text}"));
+    let fields: Vec<&str> = total.split_whitespace().collect();
+    let number = |s: &str| s.replace(',', "").parse::<f64>().unwrap();
+    (number(fields[1]) as u64, number(fields[4]))
+}
+
+/// Writes every generated row as scripts/rows_dump.py reads it (the format is documented there).
+pub struct Dump<W: Write> {
+    out: W,
+    rows: u64,
+}
+
+fn put_bytes<W: Write>(w: &mut W, len_width: usize, b: &[u8]) -> std::io::Result<()> {
+    match len_width {
+        2 => w.write_all(&(b.len() as u16).to_le_bytes())?,
+        _ => w.write_all(&(b.len() as u32).to_le_bytes())?,
+    }
+    w.write_all(b)
+}
+
+impl<W: Write> Sink for Dump<W> {
+    fn row(&mut self, table: Table, row: RowMutation) -> schema::Result<()> {
+        let w = &mut self.out;
+        let mut write = || -> std::io::Result<()> {
+            w.write_all(&[table.index() as u8])?;
+            put_bytes(w, 4, &row.row)?;
+            w.write_all(&(row.mutations.len() as u32).to_le_bytes())?;
+            for m in &row.mutations {
+                let Mutation::Put {
+                    family,
+                    qualifier,
+                    timestamp,
+                    value,
+                } = m
+                else {
+                    panic!("the generator only puts");
+                };
+                put_bytes(w, 2, family.as_bytes())?;
+                put_bytes(w, 4, qualifier)?;
+                w.write_all(&timestamp.unwrap_or(i64::MIN).to_le_bytes())?;
+                put_bytes(w, 4, value)?;
+            }
+            Ok(())
+        };
+        write().expect("write the dump");
+        self.rows += 1;
+        Ok(())
+    }
+}
+
+/// Dumps every row `g` generates to `path`; returns the number of rows.
+pub fn dump(g: &Generator, path: &Path) -> u64 {
+    let mut out = BufWriter::new(std::fs::File::create(path).unwrap());
+    let tables = g.tables();
+    out.write_all(&(Table::ALL.len() as u32).to_le_bytes()).unwrap();
+    for t in Table::ALL {
+        let desc = tables.iter().find(|d| d.name == t.name());
+        put_bytes(&mut out, 2, t.name().as_bytes()).unwrap();
+        let families = desc.map_or(&[][..], |d| d.families.as_slice());
+        out.write_all(&(families.len() as u16).to_le_bytes()).unwrap();
+        for f in families {
+            put_bytes(&mut out, 2, f.name.as_bytes()).unwrap();
+            out.write_all(&f.max_versions.to_le_bytes()).unwrap();
+        }
+    }
+    let mut d = Dump { out, rows: 0 };
+    let mut scratch = Scratch::default();
+    for block in 0..g.blocks() {
+        g.emit_block(block, &mut scratch, &mut d).unwrap();
+    }
+    d.out.flush().unwrap();
+    d.rows
+}
+
+/// A round trip (`version`), then pages of 10 and 100 actions by cursor from `starts`; the
+/// first pass warms caches and connections.
+pub fn measure_pages(store: Arc<dyn Store>, w: &Workload, starts: &[(i32, Vec<u8>)], samples: usize) -> Vec<Summary> {
+    // The reference: one call that does no work, a round trip (getClusterId via serve).
+    let mut trip = stats::histogram();
+    for _ in 0..samples {
+        let t = Instant::now();
+        std::hint::black_box(store.version());
+        stats::record(&mut trip, t.elapsed().as_nanos() as u64);
+    }
+    let dao = Actions::new(store, w.keys.actions);
+    let sizes = [10usize, 100];
+    let mut hist: Vec<_> = sizes.iter().map(|_| stats::histogram()).collect();
+    // A first pass warms caches and connections.
+    for pass in 0..2 {
+        for i in 0..samples {
+            let (uid, cursor) = &starts[i % starts.len()];
+            for (h, &size) in hist.iter_mut().zip(&sizes) {
+                let t = Instant::now();
+                let n = dao.page_after(*uid, Some(cursor), size).unwrap().items.len();
+                let ns = t.elapsed().as_nanos() as u64;
+                assert_eq!(n, size);
+                if pass == 1 {
+                    stats::record(h, ns);
+                }
+            }
+        }
+    }
+    std::iter::once(&trip).chain(&hist).map(Summary::of).collect()
+}
+
+/// Users with at least 200 actions, each read from a cursor a quarter of the way in.
+pub fn paging_starts(store: Arc<dyn Store>, g: Arc<Generator>, w: &Workload) -> Vec<(i32, Vec<u8>)> {
+    let ctx = Ctx::new(store, g).unwrap();
+    let mut scratch = ops::Scratch::new(0);
+    (1..=w.data.users)
+        .filter_map(|u| {
+            let keys = ctx.action_keys(u, &mut scratch);
+            (keys.len() >= 200).then(|| (u as i32, keys[keys.len() / 4].clone()))
+        })
+        .collect()
+}
