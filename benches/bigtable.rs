@@ -13,7 +13,6 @@
 mod shared;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
@@ -50,29 +49,15 @@ fn main() {
     let url = format!("bigtable://{project}/tallrow-{pid}");
     let (rows, tallrow) = shared::load(&workload, &url, &tmp.path().join("reports"));
 
-    let rows_file = tmp.path().join("rows.bin");
-    let dumped = shared::dump(&Generator::new(&w), &rows_file);
-    assert_eq!(dumped, rows, "the dump holds the loaded rows");
-    let out = Command::new(&python)
-        .arg("scripts/bigtable_load.py")
-        .args(["--project", project, "--instance", &format!("python-{pid}"), "--dump"])
-        .arg(&rows_file)
-        .output()
-        .expect("run the Python loader");
-    assert!(
-        out.status.success(),
-        "the Python loader failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let pid_instance = format!("python-{pid}");
+    let (reference, calls) = shared::python_load(
+        &python,
+        "scripts/bigtable_load.py",
+        &["--project", project, "--instance", &pid_instance],
+        &w,
+        tmp.path(),
+        rows,
     );
-    // "rows N cells N calls N seconds S"
-    let text = String::from_utf8_lossy(&out.stdout);
-    let field = |name: &str| -> f64 {
-        let mut it = text.split_whitespace();
-        it.position(|t| t == name).expect("field");
-        it.next().unwrap().parse().unwrap()
-    };
-    assert_eq!(field("rows") as u64, rows);
-    let reference = field("rows") / field("seconds");
     println!(
         "{} rows; tallrow load, 2 threads, batches of {}",
         thousands(rows),
@@ -85,7 +70,7 @@ fn main() {
     println!(
         "google-cloud-bigtable mutate_rows      {:>10} rows/s  ({} calls of up to 1,000 rows)",
         thousands(reference as u64),
-        thousands(field("calls") as u64)
+        thousands(calls)
     );
     println!("tallrow / Python client {:.2}", tallrow / reference);
 

@@ -78,29 +78,15 @@ fn loads(workload: &Path, python: &Path, tmp: &Path) {
     let (hrows, hbase) = shared::load(workload, &served.url(), &reports);
     assert_eq!(rows, hrows);
 
-    let rows_file = tmp.join("rows.bin");
-    let dumped = shared::dump(&Generator::new(&w), &rows_file);
-    assert_eq!(dumped, rows, "the dump holds the loaded rows");
-    let out = Command::new(python)
-        .arg("scripts/happybase_load.py")
-        .args(["--port", &served.port.to_string(), "--prefix", "hb", "--dump"])
-        .arg(&rows_file)
-        .output()
-        .expect("run the happybase loader");
-    assert!(
-        out.status.success(),
-        "happybase loader failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let port = served.port.to_string();
+    let (happy, calls) = shared::python_load(
+        python,
+        "scripts/happybase_load.py",
+        &["--port", &port, "--prefix", "hb"],
+        &w,
+        tmp,
+        rows,
     );
-    // "rows N cells N calls N seconds S"
-    let text = String::from_utf8_lossy(&out.stdout);
-    let field = |name: &str| -> f64 {
-        let mut it = text.split_whitespace();
-        it.position(|t| t == name).expect("field");
-        it.next().unwrap().parse().unwrap()
-    };
-    assert_eq!(field("rows") as u64, rows);
-    let happy = field("rows") / field("seconds");
 
     println!(
         "{} rows; tallrow load, 2 threads, batches of {}",
@@ -118,7 +104,7 @@ fn loads(workload: &Path, python: &Path, tmp: &Path) {
     println!(
         "happybase batch loader into serve  {:>10} rows/s  ({} calls)",
         thousands(happy as u64),
-        thousands(field("calls") as u64)
+        thousands(calls)
     );
     println!(
         "hbase / happybase {:.1} (target >= 10); hbase / embedded {:.2} (target >= 0.7)",

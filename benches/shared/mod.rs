@@ -152,3 +152,32 @@ pub fn paging_starts(store: Arc<dyn Store>, g: Arc<Generator>, w: &Workload) -> 
         })
         .collect()
 }
+
+/// Dumps the rows of `w` and times a plain Python loader writing them (`script ARGS --dump
+/// FILE`, which prints `rows N cells N calls N seconds S`); returns its rows/s and calls.
+pub fn python_load(python: &Path, script: &str, args: &[&str], w: &Workload, tmp: &Path, rows: u64) -> (f64, u64) {
+    let rows_file = tmp.join("rows.bin");
+    let dumped = dump(&Generator::new(w), &rows_file);
+    assert_eq!(dumped, rows, "the dump holds the loaded rows");
+    let out = Command::new(python)
+        .arg(script)
+        .args(args)
+        .arg("--dump")
+        .arg(&rows_file)
+        .output()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    assert!(
+        out.status.success(),
+        "{script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| -> f64 {
+        let mut it = text.split_whitespace();
+        it.position(|t| t == name)
+            .unwrap_or_else(|| panic!("no {name} in {text}"));
+        it.next().unwrap().parse().unwrap()
+    };
+    assert_eq!(field("rows") as u64, rows);
+    (field("rows") / field("seconds"), field("calls") as u64)
+}
