@@ -4,7 +4,9 @@
 //! 1. Loads of the same rows into two instances of one emulator: `tallrow load` through the
 //!    `bigtable` backend, and a plain loader written with Google's Python client
 //!    (`scripts/bigtable_load.py`), fed the rows the generator emits, dumped to a file first.
-//! 2. Action pages of 10 and 100 rows by cursor through the backend.
+//!    The same load into the embedded store is the reference measured in the same run.
+//! 2. Action pages of 10 and 100 rows by cursor through the backend, and through the embedded
+//!    store holding the same rows; a get of one row on each is the reference.
 //!
 //! The emulator keeps everything in memory, so the workload is a few hundred thousand rows.
 //!
@@ -14,9 +16,12 @@ mod shared;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
-use tallrow::store::Backend;
+use tallrow::schema::actions;
+use tallrow::stats::{self, Summary};
+use tallrow::store::{Backend, Get, Store};
 use tallrow::workload::Workload;
 
 fn main() {
@@ -48,6 +53,11 @@ fn main() {
     );
     let url = format!("bigtable://{project}/tallrow-{pid}");
     let (rows, tallrow) = shared::load(&workload, &url, &tmp.path().join("reports"));
+    // The reference: the same load into the embedded store, in this run.
+    let dir = tmp.path().join("embedded");
+    let embedded_url = format!("embedded:{}", dir.display());
+    let (embedded_rows, embedded) = shared::load(&workload, &embedded_url, &tmp.path().join("reports"));
+    assert_eq!(embedded_rows, rows);
 
     let pid_instance = format!("python-{pid}");
     let (reference, calls) = shared::python_load(
@@ -64,6 +74,10 @@ fn main() {
         w.load.batch
     );
     println!(
+        "tallrow, embedded store (reference)    {:>10} rows/s",
+        thousands(embedded as u64)
+    );
+    println!(
         "tallrow, bigtable backend              {:>10} rows/s",
         thousands(tallrow as u64)
     );
@@ -72,21 +86,53 @@ fn main() {
         thousands(reference as u64),
         thousands(calls)
     );
-    println!("tallrow / Python client {:.2}", tallrow / reference);
+    println!("bigtable / Python client {:.2}", tallrow / reference);
+    println!("bigtable / embedded {:.2}", tallrow / embedded);
 
     let store = Backend::parse(&url, Path::new(".")).unwrap().open().unwrap();
     let starts = shared::paging_starts(store.clone(), Arc::new(Generator::new(&w)), &w);
     assert!(starts.len() > 100, "{} users with 200 actions", starts.len());
     println!(
-        "== action pages by cursor through the bigtable backend ({} users with 200+ actions; {samples} reads each)",
+        "== action pages by cursor ({} users with 200+ actions; {samples} reads each)",
         starts.len()
     );
+    let reference = Backend::parse(&embedded_url, Path::new(".")).unwrap().open().unwrap();
+    let (local_get, bigtable_get) = (gets(&*reference, &starts, samples), gets(&*store, &starts, samples));
+    let local = shared::measure_pages(reference, &w, &starts, samples);
     let pages = shared::measure_pages(store, &w, &starts, samples);
+    println!(
+        "1-row get: embedded p50 {:>9} p99 {:>9}   bigtable p50 {:>9} p99 {:>9}",
+        fmt_ns(local_get.p50),
+        fmt_ns(local_get.p99),
+        fmt_ns(bigtable_get.p50),
+        fmt_ns(bigtable_get.p99)
+    );
     for (i, size) in [(1, 10), (2, 100)] {
         println!(
-            "{size:>3} rows: p50 {:>9} p99 {:>9}",
+            "{size:>3} rows: embedded p50 {:>9} p99 {:>9}   bigtable p50 {:>9} p99 {:>9}",
+            fmt_ns(local[i].p50),
+            fmt_ns(local[i].p99),
             fmt_ns(pages[i].p50),
             fmt_ns(pages[i].p99)
         );
     }
+}
+
+/// The reference for pages: a get of one row (each start's cursor row), one `ReadRows` call of
+/// one row key on the bigtable backend; the first pass warms caches and connections.
+fn gets(store: &dyn Store, starts: &[(i32, Vec<u8>)], samples: usize) -> Summary {
+    let mut hist = stats::histogram();
+    for pass in 0..2 {
+        for i in 0..samples {
+            let get = [Get::new(starts[i % starts.len()].1.clone())];
+            let t = Instant::now();
+            let found = store.get(actions::TABLE, &get).unwrap();
+            let ns = t.elapsed().as_nanos() as u64;
+            assert!(found[0].is_some(), "the cursor row exists");
+            if pass == 1 {
+                stats::record(&mut hist, ns);
+            }
+        }
+    }
+    Summary::of(&hist)
 }
