@@ -14,7 +14,7 @@
 
 mod shared;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 use tallrow::generate::Generator;
@@ -25,21 +25,14 @@ use tallrow::store::{Backend, Get, Store};
 use tallrow::workload::Workload;
 
 fn main() {
-    // `cargo test --all-targets` runs benches without `--bench`: nothing to measure then.
-    if !std::env::args().any(|a| a == "--bench") {
+    let Some(shared::Args {
+        workload,
+        python,
+        samples,
+    }) = shared::Args::parse("benches/paging.toml", 2000, "google-cloud-bigtable")
+    else {
         return;
-    }
-    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
-    let (mut workload, mut python, mut samples) = (None, None, 2000usize);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--python" => python = args.next().map(PathBuf::from),
-            "--samples" => samples = args.next().and_then(|v| v.parse().ok()).expect("a number"),
-            other => workload = Some(PathBuf::from(other)),
-        }
-    }
-    let workload = workload.unwrap_or_else(|| PathBuf::from("benches/paging.toml"));
-    let python = python.expect("--python PATH: a Python with google-cloud-bigtable installed");
+    };
     let host = std::env::var("BIGTABLE_EMULATOR_HOST")
         .expect("BIGTABLE_EMULATOR_HOST: scripts/bench.sh bigtable starts the emulator and sets it");
     let w = Workload::from_file(&workload).unwrap_or_else(|e| panic!("{e}"));

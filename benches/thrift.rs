@@ -13,7 +13,7 @@ mod shared;
 
 use shared::BIN;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use tallrow::generate::Generator;
@@ -153,21 +153,14 @@ fn paging(samples: usize, tmp: &Path) {
 }
 
 fn main() {
-    // `cargo test --all-targets` runs benches without `--bench`: nothing to measure then.
-    if !std::env::args().any(|a| a == "--bench") {
+    let Some(shared::Args {
+        workload,
+        python,
+        samples,
+    }) = shared::Args::parse("workloads/quickstart.toml", 3000, "happybase")
+    else {
         return;
-    }
-    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
-    let (mut workload, mut python, mut samples) = (None, None, 3000usize);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--python" => python = args.next().map(PathBuf::from),
-            "--samples" => samples = args.next().and_then(|v| v.parse().ok()).expect("a number"),
-            other => workload = Some(PathBuf::from(other)),
-        }
-    }
-    let workload = workload.unwrap_or_else(|| PathBuf::from("workloads/quickstart.toml"));
-    let python = python.expect("--python PATH: a Python with happybase installed");
+    };
     let tmp = tempfile::tempdir().unwrap();
     loads(&workload, &python, tmp.path());
     paging(samples, tmp.path());

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,6 +17,38 @@ use tallrow::workload::Workload;
 
 /// The binary under measurement.
 pub const BIN: &str = env!("CARGO_BIN_EXE_tallrow");
+
+/// What these benches take: `[WORKLOAD] --python PATH [--samples N]`. `None` when run
+/// without `--bench`, as `cargo test --all-targets` does: nothing to measure then.
+pub struct Args {
+    pub workload: PathBuf,
+    pub python: PathBuf,
+    pub samples: usize,
+}
+
+impl Args {
+    /// `python_needs` names what the Python must have installed, for the error.
+    pub fn parse(workload: &str, samples: usize, python_needs: &str) -> Option<Args> {
+        if !std::env::args().any(|a| a == "--bench") {
+            return None;
+        }
+        let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+        let (mut w, mut python, mut samples) = (PathBuf::from(workload), None, samples);
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--python" => python = args.next().map(PathBuf::from),
+                "--samples" => samples = args.next().and_then(|v| v.parse().ok()).expect("--samples N: a number"),
+                other => w = PathBuf::from(other),
+            }
+        }
+        let python = python.unwrap_or_else(|| panic!("--python PATH: a Python with {python_needs} installed"));
+        Some(Args {
+            workload: w,
+            python,
+            samples,
+        })
+    }
+}
 
 /// Rows and rows/s from `tallrow load`'s summary line.
 pub fn load(workload: &Path, backend: &str, reports: &Path) -> (u64, f64) {
