@@ -53,7 +53,7 @@ fn main() {
     assert_eq!(embedded_rows, rows);
 
     let pid_instance = format!("python-{pid}");
-    let (reference, calls) = shared::python_load(
+    let (python_rate, calls) = shared::python_load(
         &python,
         "scripts/bigtable_load.py",
         &["--project", project, "--instance", &pid_instance],
@@ -76,10 +76,10 @@ fn main() {
     );
     println!(
         "google-cloud-bigtable mutate_rows      {:>10} rows/s  ({} calls of up to 1,000 rows)",
-        thousands(reference as u64),
+        thousands(python_rate as u64),
         thousands(calls)
     );
-    println!("bigtable / Python client {:.2}", tallrow / reference);
+    println!("bigtable / Python client {:.2}", tallrow / python_rate);
     println!("bigtable / embedded {:.2}", tallrow / embedded);
 
     let store = Backend::parse(&url, Path::new(".")).unwrap().open().unwrap();
@@ -89,9 +89,12 @@ fn main() {
         "== action pages by cursor ({} users with 200+ actions; {samples} reads each)",
         starts.len()
     );
-    let reference = Backend::parse(&embedded_url, Path::new(".")).unwrap().open().unwrap();
-    let (local_get, bigtable_get) = (gets(&*reference, &starts, samples), gets(&*store, &starts, samples));
-    let local = shared::measure_pages(reference, &w, &starts, samples);
+    let embedded_store = Backend::parse(&embedded_url, Path::new(".")).unwrap().open().unwrap();
+    let (local_get, bigtable_get) = (
+        gets(&*embedded_store, &starts, samples),
+        gets(&*store, &starts, samples),
+    );
+    let local = shared::measure_pages(embedded_store, &w, &starts, samples);
     let pages = shared::measure_pages(store, &w, &starts, samples);
     println!(
         "1-row get: embedded p50 {:>9} p99 {:>9}   bigtable p50 {:>9} p99 {:>9}",
