@@ -323,10 +323,12 @@ fn failure(e: thrift::Error, table: &str) -> Failure {
     }
 }
 
+/// HBase's column argument: `family` names a whole family; `family:` is the empty
+/// qualifier, as `CellUtil.parseColumn` reads it.
 fn column_name(c: &Column) -> Vec<u8> {
     let mut name = c.family.as_bytes().to_vec();
-    name.push(b':');
     if let Some(q) = &c.qualifier {
+        name.push(b':');
         name.extend_from_slice(q);
     }
     name
@@ -582,21 +584,24 @@ fn write_batch(
     write_field(o, "mutations", TType::List, 2)?;
     o.write_list_begin(&TListIdentifier::new(TType::Struct, mutations.len() as i32))?;
     for m in mutations {
+        // `family` alone deletes the family; `family:` would be the empty qualifier.
         let (family, qualifier, value) = match m {
             StoreMutation::Put {
                 family,
                 qualifier,
                 value,
                 ..
-            } => (family, qualifier.as_slice(), Some(value)),
-            StoreMutation::DeleteColumn { family, qualifier, .. } => (family, qualifier.as_slice(), None),
-            StoreMutation::DeleteFamily { family, .. } => (family, &[][..], None),
+            } => (family, Some(qualifier.as_slice()), Some(value)),
+            StoreMutation::DeleteColumn { family, qualifier, .. } => (family, Some(qualifier.as_slice()), None),
+            StoreMutation::DeleteFamily { family, .. } => (family, None, None),
             StoreMutation::DeleteRow { .. } => unreachable!("row deletes are steps of their own"),
         };
         column.clear();
         column.extend_from_slice(family.as_bytes());
-        column.push(b':');
-        column.extend_from_slice(qualifier);
+        if let Some(qualifier) = qualifier {
+            column.push(b':');
+            column.extend_from_slice(qualifier);
+        }
         o.write_struct_begin(&TStructIdentifier::new("Mutation"))?;
         write_field(o, "isDelete", TType::Bool, 1)?;
         o.write_bool(value.is_none())?;

@@ -22,6 +22,9 @@ pub trait Harness {
     fn reversed_scans(&self) -> bool {
         true
     }
+    /// Makes `namespace` exist where the backend cannot create one itself (HBase over
+    /// Thrift1, which has no namespace call).
+    fn namespace(&self, _namespace: &str) {}
     /// The longest row key the backend accepts (HBase's by default).
     fn max_row_key(&self) -> usize {
         tallrow::store::MAX_ROW_LEN
@@ -245,5 +248,116 @@ impl Harness for BigtableHarness {
 
     fn max_row_key(&self) -> usize {
         tallrow::store::bigtable::MAX_ROW_KEY
+    }
+}
+
+/// The address of a real HBase Thrift server that `scripts/hbase.sh start` runs, from the
+/// variable it exports (`TALLROW_HBASE_THRIFT1`, `TALLROW_HBASE_THRIFT1_FC`,
+/// `TALLROW_HBASE_THRIFT2`). Says once on stderr when there is none.
+pub fn real_hbase(var: &str) -> Option<String> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let addr = std::env::var(var).ok().filter(|a| !a.is_empty());
+    if addr.is_none() {
+        SAID.call_once(|| {
+            eprintln!("{var} is not set: the real-HBase tests do not run (scripts/hbase.sh start, or scripts/test.sh)")
+        });
+    }
+    addr
+}
+
+/// Whether real HBase is there to test against.
+pub fn real_hbase_there() -> bool {
+    real_hbase("TALLROW_HBASE_THRIFT1").is_some()
+}
+
+/// Creates `namespace` on the real HBase (Thrift1 has no call for it) through its Thrift2
+/// server's `createNamespace`, hand-encoded in binary protocol; an existing one is fine.
+pub fn real_hbase_namespace(namespace: &str) {
+    use std::io::{Read, Write};
+    let addr = real_hbase("TALLROW_HBASE_THRIFT2").expect("TALLROW_HBASE_THRIFT2");
+    let mut msg = Vec::new();
+    let name = b"createNamespace";
+    msg.extend_from_slice(&0x8001_0001u32.to_be_bytes());
+    msg.extend_from_slice(&(name.len() as u32).to_be_bytes());
+    msg.extend_from_slice(name);
+    msg.extend_from_slice(&0i32.to_be_bytes());
+    // 1: TNamespaceDescriptor { 1: string name }
+    msg.extend_from_slice(&[12, 0, 1, 11, 0, 1]);
+    msg.extend_from_slice(&(namespace.len() as u32).to_be_bytes());
+    msg.extend_from_slice(namespace.as_bytes());
+    msg.extend_from_slice(&[0, 0]);
+    let mut conn = std::net::TcpStream::connect(&addr).expect("connect to HBase's Thrift2 server");
+    conn.write_all(&msg).unwrap();
+    let mut head = [0u8; 8];
+    conn.read_exact(&mut head).unwrap();
+    let len = u32::from_be_bytes(head[4..8].try_into().unwrap()) as usize;
+    let mut rest = vec![0u8; len + 4 + 1];
+    conn.read_exact(&mut rest).unwrap();
+    let mut field = (rest[len + 4], 0i16);
+    if field.0 != 0 {
+        let mut id = [0u8; 2];
+        conn.read_exact(&mut id).unwrap();
+        field.1 = i16::from_be_bytes(id);
+    }
+    assert!(
+        head[3] == 2 && (field.0 == 0 || field.1 == 1),
+        "createNamespace {namespace}: {head:?} {field:?}"
+    );
+}
+
+/// The hbase backend against a real HBase Thrift1 server. Every harness names its tables
+/// apart (HBase is shared by every test of a run) and its `restart` reconnects: the data
+/// stays on the server.
+pub struct RealHBaseHarness {
+    url: String,
+    tag: String,
+    store: Option<Arc<dyn Store>>,
+}
+
+impl RealHBaseHarness {
+    /// HBase's default Thrift1 server: buffered transport, binary protocol.
+    pub fn buffered_binary() -> Self {
+        let addr = real_hbase("TALLROW_HBASE_THRIFT1").expect("TALLROW_HBASE_THRIFT1");
+        Self::new(format!("hbase://{addr}"))
+    }
+
+    /// The framed/compact Thrift1 server.
+    pub fn framed_compact() -> Self {
+        let addr = real_hbase("TALLROW_HBASE_THRIFT1_FC").expect("TALLROW_HBASE_THRIFT1_FC");
+        Self::new(format!("hbase://{addr}?transport=framed&protocol=compact"))
+    }
+
+    fn new(url: String) -> Self {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tag = format!("{}_{n}", std::process::id());
+        let mut h = RealHBaseHarness { url, tag, store: None };
+        h.open();
+        h
+    }
+
+    fn open(&mut self) {
+        let backend = tallrow::store::Backend::parse(&self.url, Path::new(".")).expect("url");
+        self.store = Some(backend.open().expect("connect to HBase's Thrift server"));
+    }
+}
+
+impl Harness for RealHBaseHarness {
+    fn store(&self) -> Arc<dyn Store> {
+        self.store.clone().expect("open")
+    }
+
+    fn restart(&mut self) -> bool {
+        release(self.store.take());
+        self.open();
+        true
+    }
+
+    fn table(&self, base: &str) -> String {
+        format!("{base}_{}", self.tag)
+    }
+
+    fn namespace(&self, namespace: &str) {
+        real_hbase_namespace(namespace);
     }
 }

@@ -61,6 +61,9 @@ contract_suite!(thrift_buffered_binary, crate::common::ThriftHarness::buffered_b
 contract_suite!(thrift_framed_compact, crate::common::ThriftHarness::framed_compact);
 // The bigtable backend against Google's Bigtable emulator.
 contract_suite!(bigtable, crate::common::BigtableHarness::new, reads_as_the_model; when crate::common::bigtable_emulator);
+// The hbase backend against real HBase's Thrift1 servers (scripts/hbase.sh): the reference.
+contract_suite!(hbase_buffered_binary, crate::common::RealHBaseHarness::buffered_binary, reads_as_the_model; when crate::common::real_hbase_there);
+contract_suite!(hbase_framed_compact, crate::common::RealHBaseHarness::framed_compact, reads_as_the_model; when crate::common::real_hbase_there);
 
 fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
     s.create_table(&TableDescriptor {
@@ -145,6 +148,7 @@ pub fn table_admin(h: &mut dyn Harness) {
 
 pub fn namespaces_and_names(h: &mut dyn Harness) {
     let s = h.store();
+    h.namespace("ns1");
     let t = format!("ns1:{}", h.table("content"));
     create(&*s, &t, &[("info", 1)]);
     put(&*s, &t, b"k", vec![Mutation::put("info", "c", 5, "x")]);

@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# A real, standalone Apache HBase on loopback, for the test suite, the benchmark and anyone
+# who wants to try tallrow against real HBase without a cluster.
+#
+#   scripts/hbase.sh start    fetch HBase with Maven (once), start it and its Thrift servers
+#   scripts/hbase.sh status   say whether it runs, and where
+#   scripts/hbase.sh env      print the export lines of the running instance
+#   scripts/hbase.sh stop     stop every process start started, remove its directory
+#
+# HBase (pinned in tests/hbase/pom.xml) runs as `bin/hbase master start` runs it in standalone
+# mode: one JVM holding ZooKeeper, the master and one region server, over the local file
+# system. Beside it run HBase's Thrift1 server in its defaults (thread pool, buffered, binary),
+# a second Thrift1 server framed + compact, and the Thrift2 server. Every port is chosen
+# free on 127.0.0.1; the web UIs are off. Ready means each Thrift server answers a real call.
+#
+# `start` writes .hbase.env at the repository root (ignored by git) with:
+#   TALLROW_HBASE_THRIFT1      HOST:PORT of the buffered/binary Thrift1 server
+#   TALLROW_HBASE_THRIFT1_FC   HOST:PORT of the framed/compact Thrift1 server
+#   TALLROW_HBASE_THRIFT2      HOST:PORT of the Thrift2 server
+#   TALLROW_HBASE_ZK           HOST:PORT of ZooKeeper (for native clients)
+#   TALLROW_HBASE_CP           the classpath (conf directory first), for native clients
+# Exit codes: 0 done; 1 Java or Maven missing (one line says so); 2 HBase failed to start.
+#
+# Heaps are capped (TALLROW_HBASE_HEAP for the HBase JVM, default 1536m; 384m per Thrift
+# server): HBase shares the machine with the tests.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+state="$repo/.hbase.env"
+heap="${TALLROW_HBASE_HEAP:-1536m}"
+
+# The flags bin/hbase passes on JDK 11 and later.
+jdk_flags=(
+  -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true
+  --add-modules jdk.unsupported
+  --add-opens java.base/java.io=ALL-UNNAMED
+  --add-opens java.base/java.nio=ALL-UNNAMED
+  --add-opens java.base/sun.nio.ch=ALL-UNNAMED
+  --add-opens java.base/java.lang=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
+  --add-opens java.base/java.lang.reflect=ALL-UNNAMED
+  --add-opens java.base/java.util=ALL-UNNAMED
+  --add-opens java.base/java.util.concurrent=ALL-UNNAMED
+  --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+  --add-exports java.security.jgss/sun.security.krb5=ALL-UNNAMED
+  --add-exports java.base/sun.net.dns=ALL-UNNAMED
+  --add-exports java.base/sun.net.util=ALL-UNNAMED
+  -Djava.net.preferIPv4Stack=true
+  -Dzookeeper.admin.enableServer=false
+  -XX:+UseG1GC
+)
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# The runtime classpath of tests/hbase/pom.xml, resolved once into Maven's local repository.
+# With PROFILE=bench it also holds HBase's PerformanceEvaluation and our native-client tools.
+classpath() {
+  local profile="${1:-}" out="$repo/tests/hbase/target/classpath${1:+-$1}.txt"
+  if [ ! -s "$out" ] || [ "$repo/tests/hbase/pom.xml" -nt "$out" ]; then
+    mkdir -p "$repo/tests/hbase/target"
+    echo "resolving HBase with Maven (the first time downloads about 240 MB to ~/.m2)" >&2
+    if ! mvn -B -q -f "$repo/tests/hbase/pom.xml" ${profile:+-P "$profile"} \
+      dependency:build-classpath -Dmdep.outputFile="$out" >"$out.log" 2>&1; then
+      echo "Maven could not resolve HBase: $(grep -m1 ERROR "$out.log" || tail -1 "$out.log")" >&2
+      rm -f "$out"
+      return 2
+    fi
+  fi
+  cat "$out"
+}
+
+have_tools() {
+  if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+    echo "no Java or Maven on this machine: real HBase does not run (install OpenJDK 17 and Maven)"
+    return 1
+  fi
+}
+
+running() {
+  [ -f "$state" ] || return 1
+  # shellcheck disable=SC1090
+  . "$state"
+  local pid
+  for pid in $TALLROW_HBASE_PIDS; do
+    kill -0 "$pid" 2>/dev/null || return 1
+  done
+}
+
+stop() {
+  [ -f "$state" ] || return 0
+  # shellcheck disable=SC1090
+  . "$state"
+  local pid i
+  # Thrift servers first, then HBase, which then flushes and closes its regions.
+  for pid in $(echo "$TALLROW_HBASE_PIDS" | tr ' ' '\n' | tac); do
+    kill "$pid" 2>/dev/null || continue
+    for i in $(seq 1 300); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  case "$TALLROW_HBASE_DIR" in
+    */tallrow-hbase.*) rm -rf "$TALLROW_HBASE_DIR" ;;
+  esac
+  rm -f "$state"
+}
+
+site() {
+  local dir="$1" zk="$2" master="$3" rs="$4"
+  cat <<EOF
+<?xml version="1.0"?>
+<configuration>
+  <property><name>hbase.cluster.distributed</name><value>false</value></property>
+  <property><name>hbase.rootdir</name><value>file://$dir/hbase</value></property>
+  <property><name>hbase.tmp.dir</name><value>$dir/tmp</value></property>
+  <property><name>hbase.zookeeper.property.dataDir</name><value>$dir/zookeeper</value></property>
+  <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
+  <property><name>hbase.wal.provider</name><value>filesystem</value></property>
+  <property><name>hbase.zookeeper.quorum</name><value>127.0.0.1</value></property>
+  <property><name>hbase.zookeeper.property.clientPort</name><value>$zk</value></property>
+  <property><name>hbase.master.port</name><value>$master</value></property>
+  <property><name>hbase.regionserver.port</name><value>$rs</value></property>
+  <property><name>hbase.master.hostname</name><value>localhost</value></property>
+  <property><name>hbase.unsafe.regionserver.hostname</name><value>localhost</value></property>
+  <property><name>hbase.master.ipc.address</name><value>127.0.0.1</value></property>
+  <property><name>hbase.regionserver.ipc.address</name><value>127.0.0.1</value></property>
+  <property><name>hbase.master.info.port</name><value>-1</value></property>
+  <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
+  <property><name>hbase.thrift.info.port</name><value>-1</value></property>
+</configuration>
+EOF
+}
+
+log4j() {
+  cat <<'EOF'
+status = warn
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n
+rootLogger = INFO,console
+logger.zookeeper.name = org.apache.zookeeper
+logger.zookeeper.level = WARN
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = WARN
+logger.hbase.name = org.apache.hadoop.hbase
+logger.hbase.level = INFO
+EOF
+}
+
+start() {
+  if running; then
+    echo "HBase already runs: $TALLROW_HBASE_THRIFT1 (thrift1), $TALLROW_HBASE_THRIFT1_FC (thrift1 framed compact), $TALLROW_HBASE_THRIFT2 (thrift2)"
+    return 0
+  fi
+  stop
+  have_tools || return 1
+  local cp dir zk master rs t1 t1fc t2 pids=()
+  cp="$(classpath)" || return 2
+  dir="$(mktemp -d -t tallrow-hbase.XXXXXX)"
+  mkdir -p "$dir/conf" "$dir/logs"
+  zk="$(free_port)" master="$(free_port)" rs="$(free_port)"
+  t1="$(free_port)" t1fc="$(free_port)" t2="$(free_port)"
+  site "$dir" "$zk" "$master" "$rs" >"$dir/conf/hbase-site.xml"
+  log4j >"$dir/conf/log4j2.properties"
+  cp="$dir/conf:$cp"
+  local java=(java "${jdk_flags[@]}" "-Dlog4j2.configurationFile=$dir/conf/log4j2.properties"
+    "-Dhbase.log.dir=$dir/logs" -cp "$cp")
+
+  (cd "$dir" && exec "${java[@]}" "-Xmx$heap" org.apache.hadoop.hbase.master.HMaster start) \
+    >"$dir/logs/hbase.log" 2>&1 &
+  pids+=($!)
+  (cd "$dir" && exec "${java[@]}" -Xmx384m org.apache.hadoop.hbase.thrift.ThriftServer \
+    -b 127.0.0.1 -p "$t1" start) >"$dir/logs/thrift1.log" 2>&1 &
+  pids+=($!)
+  (cd "$dir" && exec "${java[@]}" -Xmx384m org.apache.hadoop.hbase.thrift.ThriftServer \
+    -b 127.0.0.1 -p "$t1fc" -f -c start) >"$dir/logs/thrift1-fc.log" 2>&1 &
+  pids+=($!)
+  (cd "$dir" && exec "${java[@]}" -Xmx384m org.apache.hadoop.hbase.thrift2.ThriftServer \
+    -b 127.0.0.1 -p "$t2" start) >"$dir/logs/thrift2.log" 2>&1 &
+  pids+=($!)
+
+  cat >"$state" <<EOF
+export TALLROW_HBASE_DIR='$dir'
+export TALLROW_HBASE_PIDS='${pids[*]}'
+export TALLROW_HBASE_THRIFT1='127.0.0.1:$t1'
+export TALLROW_HBASE_THRIFT1_FC='127.0.0.1:$t1fc'
+export TALLROW_HBASE_THRIFT2='127.0.0.1:$t2'
+export TALLROW_HBASE_ZK='127.0.0.1:$zk'
+export TALLROW_HBASE_CP='$cp'
+EOF
+
+  # A slow start on 2 cores takes a minute or two; five minutes is a failure.
+  local deadline=$((SECONDS + 300)) mode port pid ok
+  for mode in thrift1:$t1 thrift1-fc:$t1fc thrift2:$t2; do
+    port="${mode#*:}" mode="${mode%%:*}"
+    ok=
+    while [ $SECONDS -lt $deadline ]; do
+      if python3 "$repo/scripts/thrift_ping.py" 127.0.0.1 "$port" "$mode" 2>/dev/null; then
+        ok=1
+        break
+      fi
+      for pid in "${pids[@]}"; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+          echo "HBase did not start: a process exited; its log: $(grep -l . "$dir"/logs/*.log | head -1)" >&2
+          tail -5 "$dir"/logs/*.log >&2
+          stop
+          return 2
+        fi
+      done
+      sleep 1
+    done
+    if [ -z "$ok" ]; then
+      echo "HBase did not answer on $mode (port $port) within 300 s" >&2
+      tail -5 "$dir"/logs/*.log >&2
+      stop
+      return 2
+    fi
+  done
+  echo "HBase $(grep -o '<hbase.version>[^<]*' "$repo/tests/hbase/pom.xml" | cut -d'>' -f2) on loopback in ${SECONDS}s: thrift1 127.0.0.1:$t1, thrift1 framed compact 127.0.0.1:$t1fc, thrift2 127.0.0.1:$t2 (logs in $dir/logs)"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status)
+    if running; then
+      echo "HBase runs: thrift1 $TALLROW_HBASE_THRIFT1, thrift1 framed compact $TALLROW_HBASE_THRIFT1_FC, thrift2 $TALLROW_HBASE_THRIFT2, zookeeper $TALLROW_HBASE_ZK (pids $TALLROW_HBASE_PIDS, $TALLROW_HBASE_DIR)"
+    else
+      echo "HBase is not running"
+      exit 3
+    fi
+    ;;
+  env)
+    running || { echo "HBase is not running" >&2; exit 3; }
+    grep -v TALLROW_HBASE_PIDS "$state"
+    ;;
+  classpath) classpath "${2:-}" ;;
+  *)
+    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]" >&2
+    exit 64
+    ;;
+esac
