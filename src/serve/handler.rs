@@ -68,11 +68,11 @@ pub fn store_error(e: store::Error) -> thrift::Error {
 
 type R<T> = thrift::Result<T>;
 
-/// A `family[:qualifier]` column argument. `family` and `family:` both name the family.
+/// A `family[:qualifier]` column argument as HBase's `CellUtil.parseColumn` reads it:
+/// `family` names the whole family, `family:` the empty qualifier.
 fn parse_column(column: &[u8]) -> R<(String, Option<Vec<u8>>)> {
     let (family, qualifier) = match column.iter().position(|&b| b == b':') {
-        Some(i) if i + 1 < column.len() => (&column[..i], Some(column[i + 1..].to_vec())),
-        Some(i) => (&column[..i], None),
+        Some(i) => (&column[..i], Some(column[i + 1..].to_vec())),
         None => (column, None),
     };
     let family = String::from_utf8(family.to_vec()).map_err(|_| {
@@ -87,8 +87,8 @@ fn parse_column(column: &[u8]) -> R<(String, Option<Vec<u8>>)> {
     Ok((family, qualifier))
 }
 
-/// A delete of a column (every version at or below `ts`) or, for `family` and `family:`,
-/// of the whole family.
+/// A delete of a column (every version at or below `ts`) or, for `family`, of the whole
+/// family.
 fn delete_of(column: &[u8], timestamp: Option<i64>) -> R<StoreMutation> {
     let (family, qualifier) = parse_column(column)?;
     Ok(match qualifier {
@@ -113,13 +113,45 @@ fn parse_put_column(column: &[u8]) -> R<(String, Vec<u8>)> {
     Ok((family, qualifier.unwrap_or_default()))
 }
 
+/// A column list as HBase's `Get`/`Scan` build it, in order: `addFamily` selects the whole
+/// family (dropping its columns), and `addColumn` on a whole family narrows it to that
+/// column.
 fn columns(list: &[Text]) -> R<Vec<Column>> {
-    list.iter()
-        .map(|c| {
-            let (family, qualifier) = parse_column(c)?;
-            Ok(Column { family, qualifier })
+    let mut families: Vec<(String, Option<Vec<Vec<u8>>>)> = Vec::new();
+    for c in list {
+        let (family, qualifier) = parse_column(c)?;
+        let i = match families.iter().position(|(f, _)| *f == family) {
+            Some(i) => i,
+            None => {
+                families.push((family, Some(Vec::new())));
+                families.len() - 1
+            }
+        };
+        let entry = &mut families[i].1;
+        match qualifier {
+            None => *entry = None,
+            Some(q) => match entry {
+                Some(qs) => qs.push(q),
+                None => *entry = Some(vec![q]),
+            },
+        }
+    }
+    Ok(families
+        .into_iter()
+        .flat_map(|(family, qualifiers)| match qualifiers {
+            None => vec![Column {
+                family,
+                qualifier: None,
+            }],
+            Some(qs) => qs
+                .into_iter()
+                .map(|q| Column {
+                    family: family.clone(),
+                    qualifier: Some(q),
+                })
+                .collect(),
         })
-        .collect()
+        .collect())
 }
 
 fn column_name(c: &Cell) -> Vec<u8> {
@@ -516,7 +548,10 @@ impl Inner {
             if m.is_delete.unwrap_or(false) {
                 deletes.push(delete_of(&column, ts)?);
             } else {
-                let (family, qualifier) = parse_put_column(&column)?;
+                // HBase logs and skips a put that names only a family.
+                let (family, Some(qualifier)) = parse_column(&column)? else {
+                    continue;
+                };
                 puts.push(StoreMutation::Put {
                     family,
                     qualifier,

@@ -9,7 +9,7 @@
 //!   families so that a bad batch changes nothing;
 //! - multi-version reads learn a row's columns with one time-bounded read, then read each
 //!   column's versions with `getVerTs`, pipelined;
-//! - qualifier cursors and cell limits become a one-row scan with `ColumnRangeFilter` and
+//! - qualifier cursors and cell limits become a one-row scan with `QualifierFilter` and
 //!   `ColumnPaginationFilter`;
 //! - scans page with `scannerGetList` and always end with `scannerClose`.
 //!
@@ -321,6 +321,36 @@ fn failure(e: thrift::Error, table: &str) -> Failure {
         thrift::Error::Transport(t) => Failure::Broken(Error::Unavailable(format!("connection lost: {}", t.message))),
         thrift::Error::Protocol(p) => Failure::Broken(Error::Io(format!("bad reply: {}", p.message))),
     }
+}
+
+/// The longest row key HBase's client can reach in `table`: to find a row's region it
+/// scans `hbase:meta` from `table,row,99999999999999`, and no row key, that one included,
+/// may pass `Short.MAX_VALUE` bytes (`ConnectionImplementation.locateRegionInMeta`).
+pub fn max_row_key(table: &str) -> usize {
+    let name = canonical_table_name(table).unwrap_or_else(|_| table.to_string());
+    super::MAX_ROW_LEN.saturating_sub(name.len() + 16)
+}
+
+fn within_locatable_length(table: &str, row: &[u8]) -> Result<()> {
+    let max = max_row_key(table);
+    if row.len() > max {
+        return Err(Error::BadArgument(format!(
+            "row key is {} bytes; HBase's client locates rows of table {table} only up to {max} bytes (32767 less the table name and 16)",
+            row.len()
+        )));
+    }
+    Ok(())
+}
+
+/// A selection's columns as HBase's column list: a whole family alone, since HBase's
+/// `addColumn` after `addFamily` would narrow the family to that column.
+fn column_names(select: &super::Selection) -> Vec<Vec<u8>> {
+    select
+        .columns
+        .iter()
+        .filter(|c| c.qualifier.is_none() || !select.wants_whole_family(&c.family))
+        .map(column_name)
+        .collect()
 }
 
 /// HBase's column argument: `family` names a whole family; `family:` is the empty
@@ -718,6 +748,9 @@ impl Store for Hbase {
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let desc = self.descriptor(table)?;
         validate_mutations(&desc, rows)?;
+        for r in rows {
+            within_locatable_length(&desc.name, &r.row)?;
+        }
         if rows.is_empty() {
             return Ok(());
         }
@@ -802,6 +835,7 @@ impl Store for Hbase {
         let mut simple: Vec<(usize, &Get)> = Vec::new();
         for (i, g) in gets.iter().enumerate() {
             validate_row_key(&g.row)?;
+            within_locatable_length(&desc.name, &g.row)?;
             g.select.validate(&desc)?;
             let s = &g.select;
             if s.max_versions == 1 && s.qualifier_after.is_none() && s.cell_limit.is_none() {
@@ -821,7 +855,7 @@ impl Store for Hbase {
         }
         for (select, list) in groups {
             let rows: Vec<Vec<u8>> = list.iter().map(|(_, g)| g.row.clone()).collect();
-            let columns: Vec<Vec<u8>> = select.columns.iter().map(column_name).collect();
+            let columns = column_names(select);
             let ts = select.time_range.map_or(LATEST, |(_, max)| max);
             let results = self.call(true, |c| {
                 c.get_rows_with_columns_ts(
@@ -888,7 +922,7 @@ impl Store for Hbase {
             start_row: (!start.is_empty()).then_some(start.clone()),
             stop_row: (!stop.is_empty()).then_some(stop),
             timestamp: scan.select.time_range.map(|(_, max)| max),
-            columns: Some(scan.select.columns.iter().map(column_name).collect()),
+            columns: Some(column_names(&scan.select)),
             caching: Some(page as i32),
             filter_string: filter,
             batch_size: None,
@@ -986,7 +1020,10 @@ fn read_row_results(i: &mut dyn TInputProtocol) -> thrift::Result<Vec<TRowResult
 fn cell_filters(s: &super::Selection) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     if let Some(after) = &s.qualifier_after {
-        out.push([b"ColumnRangeFilter(".as_slice(), &quote(after), b", false, '', false)"].concat());
+        // Not ColumnRangeFilter: its seek hint can jump over a family's delete marker (kept
+        // at the empty qualifier) and bring back cells a plain get calls deleted.
+        // QualifierFilter only skips, so every marker is seen.
+        out.push([b"QualifierFilter(>, 'binary:".as_slice(), &quote(after)[1..], b")"].concat());
     }
     if let Some(limit) = s.cell_limit {
         out.push(format!("ColumnPaginationFilter({}, 0)", limit.min(i32::MAX as usize)).into_bytes());

@@ -13,37 +13,95 @@ use std::sync::RwLock;
 type Versions = BTreeMap<Reverse<i64>, Vec<u8>>;
 type Columns = BTreeMap<(String, Vec<u8>), Versions>;
 
+/// Which of the two behaviours the model reads with (see "Store semantics" in the README).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Semantics {
+    /// HBase's: a delete leaves a marker that hides every put at or below its timestamp in
+    /// its scope, also puts written after it (`NEW_VERSION_BEHAVIOR => false`, until a major
+    /// compaction); a read counts versions among the cells inside its time range (what
+    /// HBase returns before a flush drops versions past the family's `VERSIONS`).
+    #[default]
+    Hbase,
+    /// Cloud Bigtable's: a delete removes what it covers and leaves nothing behind; each
+    /// column is capped at its family's versions before any time range applies.
+    Bigtable,
+}
+
+/// The delete markers of one row: the highest timestamp deleted for the whole row, per
+/// family and per column.
+#[derive(Default)]
+struct Markers {
+    row: Option<i64>,
+    families: BTreeMap<String, i64>,
+    columns: BTreeMap<(String, Vec<u8>), i64>,
+}
+
+impl Markers {
+    /// Whether a put of `family:qualifier` at `ts` is hidden.
+    fn hides(&self, family: &str, qualifier: &[u8], ts: i64) -> bool {
+        let column = self.columns.get(&(family.to_string(), qualifier.to_vec()));
+        [self.row, self.families.get(family).copied(), column.copied()]
+            .into_iter()
+            .flatten()
+            .any(|m| ts <= m)
+    }
+}
+
+#[derive(Default)]
+struct RowState {
+    columns: Columns,
+    markers: Markers,
+}
+
 struct Table {
     desc: TableDescriptor,
-    rows: BTreeMap<Vec<u8>, Columns>,
+    rows: BTreeMap<Vec<u8>, RowState>,
 }
 
 /// The in-memory store.
 #[derive(Default)]
 pub struct Memory {
+    semantics: Semantics,
     tables: RwLock<BTreeMap<String, Table>>,
 }
 
 impl Memory {
-    /// An empty store.
+    /// An empty store with HBase's semantics.
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// An empty store with the given semantics.
+    pub fn with(semantics: Semantics) -> Self {
+        Memory {
+            semantics,
+            ..Self::default()
+        }
+    }
 }
 
-fn select(desc: &TableDescriptor, key: &[u8], columns: &Columns, sel: &Selection) -> Option<Row> {
+fn select(semantics: Semantics, desc: &TableDescriptor, key: &[u8], columns: &Columns, sel: &Selection) -> Option<Row> {
     let mut cells = Vec::new();
     for ((family, qualifier), versions) in columns {
         if !sel.wants_column(family, qualifier) {
             continue;
         }
         let kept = desc.family(family).map_or(0, |f| f.max_versions) as usize;
-        for (Reverse(ts), value) in versions
-            .iter()
-            .take(kept)
-            .filter(|(Reverse(ts), _)| sel.wants_timestamp(*ts))
-            .take(sel.max_versions as usize)
-        {
+        let in_range = |(Reverse(ts), _): &(&Reverse<i64>, &Vec<u8>)| sel.wants_timestamp(*ts);
+        let chosen: Vec<(&Reverse<i64>, &Vec<u8>)> = match semantics {
+            Semantics::Hbase => versions
+                .iter()
+                .filter(in_range)
+                .take(kept.min(sel.max_versions as usize))
+                .collect(),
+            Semantics::Bigtable => versions
+                .iter()
+                .take(kept)
+                .filter(in_range)
+                .take(sel.max_versions as usize)
+                .collect(),
+        };
+        for (Reverse(ts), value) in chosen {
             cells.push(Cell {
                 family: family.clone(),
                 qualifier: qualifier.clone(),
@@ -61,9 +119,11 @@ fn select(desc: &TableDescriptor, key: &[u8], columns: &Columns, sel: &Selection
     })
 }
 
-fn apply(columns: &mut Columns, m: &Mutation, now: i64) {
+fn apply(semantics: Semantics, row: &mut RowState, m: &Mutation, now: i64) {
     let ts = m.timestamp().unwrap_or(now);
     let prune = |versions: &mut Versions| versions.retain(|Reverse(t), _| *t > ts);
+    let markers = semantics == Semantics::Hbase;
+    let raise = |marker: &mut i64| *marker = (*marker).max(ts);
     match m {
         Mutation::Put {
             family,
@@ -71,26 +131,40 @@ fn apply(columns: &mut Columns, m: &Mutation, now: i64) {
             value,
             ..
         } => {
-            columns
-                .entry((family.clone(), qualifier.clone()))
-                .or_default()
-                .insert(Reverse(ts), value.clone());
+            if !row.markers.hides(family, qualifier, ts) {
+                row.columns
+                    .entry((family.clone(), qualifier.clone()))
+                    .or_default()
+                    .insert(Reverse(ts), value.clone());
+            }
         }
         Mutation::DeleteColumn { family, qualifier, .. } => {
-            if let Some(v) = columns.get_mut(&(family.clone(), qualifier.clone())) {
+            let column = (family.clone(), qualifier.clone());
+            if let Some(v) = row.columns.get_mut(&column) {
                 prune(v);
+            }
+            if markers {
+                raise(row.markers.columns.entry(column).or_insert(ts));
             }
         }
         Mutation::DeleteFamily { family, .. } => {
-            for ((f, _), v) in columns.iter_mut() {
+            for ((f, _), v) in row.columns.iter_mut() {
                 if f == family {
                     prune(v);
                 }
             }
+            if markers {
+                raise(row.markers.families.entry(family.clone()).or_insert(ts));
+            }
         }
-        Mutation::DeleteRow { .. } => columns.values_mut().for_each(prune),
+        Mutation::DeleteRow { .. } => {
+            row.columns.values_mut().for_each(prune);
+            if markers {
+                raise(row.markers.row.get_or_insert(ts));
+            }
+        }
     }
-    columns.retain(|_, v| !v.is_empty());
+    row.columns.retain(|_, v| !v.is_empty());
 }
 
 impl Store for Memory {
@@ -148,12 +222,9 @@ impl Store for Memory {
         validate_mutations(&t.desc, rows)?;
         let now = now_millis();
         for rm in rows {
-            let columns = t.rows.entry(rm.row.clone()).or_default();
+            let row = t.rows.entry(rm.row.clone()).or_default();
             for m in &rm.mutations {
-                apply(columns, m, now);
-            }
-            if columns.is_empty() {
-                t.rows.remove(&rm.row);
+                apply(self.semantics, row, m, now);
             }
         }
         Ok(())
@@ -167,7 +238,9 @@ impl Store for Memory {
             .map(|g| {
                 validate_row_key(&g.row)?;
                 g.select.validate(&t.desc)?;
-                Ok(t.rows.get(&g.row).and_then(|c| select(&t.desc, &g.row, c, &g.select)))
+                Ok(t.rows
+                    .get(&g.row)
+                    .and_then(|r| select(self.semantics, &t.desc, &g.row, &r.columns, &g.select)))
             })
             .collect()
     }
@@ -179,9 +252,9 @@ impl Store for Memory {
         scan.select.validate(&t.desc)?;
         let limit = scan.limit.unwrap_or(usize::MAX);
         let rows = t.rows.iter();
-        let matching = |(key, columns): (&Vec<u8>, &Columns)| {
+        let matching = |(key, row): (&Vec<u8>, &RowState)| {
             if scan.contains(key) {
-                select(&t.desc, key, columns, &scan.select)
+                select(self.semantics, &t.desc, key, &row.columns, &scan.select)
             } else {
                 None
             }

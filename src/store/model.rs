@@ -374,6 +374,12 @@ impl Selection {
         self.columns.is_empty() || self.columns.iter().any(|c| c.family == family)
     }
 
+    /// Whether the selection names `family` as a whole (which covers any of its columns
+    /// it also names).
+    pub fn wants_whole_family(&self, family: &str) -> bool {
+        self.columns.iter().any(|c| c.family == family && c.qualifier.is_none())
+    }
+
     /// Whether the selection asks for this column (by family and qualifier alone).
     pub fn wants_column(&self, family: &str, qualifier: &[u8]) -> bool {
         let by_columns = self.columns.is_empty()

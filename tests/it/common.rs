@@ -4,7 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use tallrow::store::{Store, embedded::Embedded, memory::Memory};
+use tallrow::store::{
+    Store,
+    embedded::Embedded,
+    memory::{Memory, Semantics},
+};
 
 /// A backend under test.
 pub trait Harness {
@@ -25,9 +29,13 @@ pub trait Harness {
     /// Makes `namespace` exist where the backend cannot create one itself (HBase over
     /// Thrift1, which has no namespace call).
     fn namespace(&self, _namespace: &str) {}
-    /// The longest row key the backend accepts (HBase's by default).
-    fn max_row_key(&self) -> usize {
+    /// The longest row key the backend accepts in `table` (HBase's by default).
+    fn max_row_key(&self, _table: &str) -> usize {
         tallrow::store::MAX_ROW_LEN
+    }
+    /// Which behaviour of deletes and versions the backend has (see the model).
+    fn semantics(&self) -> Semantics {
+        Semantics::Hbase
     }
 }
 
@@ -178,6 +186,10 @@ impl Harness for ThriftHarness {
         self.store.clone().expect("open")
     }
 
+    fn max_row_key(&self, table: &str) -> usize {
+        tallrow::store::hbase::max_row_key(table)
+    }
+
     fn restart(&mut self) -> bool {
         release(self.store.take());
         drop(self.server.take());
@@ -246,8 +258,12 @@ impl Harness for BigtableHarness {
         false
     }
 
-    fn max_row_key(&self) -> usize {
+    fn max_row_key(&self, _table: &str) -> usize {
         tallrow::store::bigtable::MAX_ROW_KEY
+    }
+
+    fn semantics(&self) -> Semantics {
+        Semantics::Bigtable
     }
 }
 
@@ -342,6 +358,19 @@ impl RealHBaseHarness {
     }
 }
 
+impl Drop for RealHBaseHarness {
+    /// Drops the tables this harness made, so that a run's hundreds of tables do not pile
+    /// up in one HBase.
+    fn drop(&mut self) {
+        let Some(store) = self.store.take() else { return };
+        for t in store.list_tables().unwrap_or_default() {
+            if t.name.ends_with(&format!("_{}", self.tag)) {
+                let _ = store.delete_table(&t.name);
+            }
+        }
+    }
+}
+
 impl Harness for RealHBaseHarness {
     fn store(&self) -> Arc<dyn Store> {
         self.store.clone().expect("open")
@@ -359,5 +388,9 @@ impl Harness for RealHBaseHarness {
 
     fn namespace(&self, namespace: &str) {
         real_hbase_namespace(namespace);
+    }
+
+    fn max_row_key(&self, table: &str) -> usize {
+        tallrow::store::hbase::max_row_key(table)
     }
 }

@@ -8,7 +8,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use tallrow::store::{Column, Get, Mutation, RowMutation, Scan, Selection, Store, TableDescriptor, memory::Memory};
 
-const TABLE: &str = "model:t";
+// The table's name; a harness on a shared server suffixes it (`Harness::table`).
+const TABLE: &str = "model_t";
 
 // A small alphabet with the edge bytes, so that random bounds often land on stored rows.
 fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
@@ -109,24 +110,30 @@ fn read() -> impl Strategy<Value = Read> {
     ]
 }
 
-fn check_reads(backend: &dyn Store, model: &dyn Store, reads: &[Read], reversed: bool) -> Result<(), TestCaseError> {
+fn check_reads(
+    table: &str,
+    backend: &dyn Store,
+    model: &dyn Store,
+    reads: &[Read],
+    reversed: bool,
+) -> Result<(), TestCaseError> {
     for r in reads {
         match r {
             // A backend without reversed scans refuses them (see the contract), but may answer
             // one whose bounds hold no row without asking the service.
-            Read::Scan(s) if s.reversed && !reversed => match backend.scan(TABLE, s) {
-                Ok(rows) => prop_assert_eq!(rows, model.scan(TABLE, s).unwrap(), "{:?}", r),
+            Read::Scan(s) if s.reversed && !reversed => match backend.scan(table, s) {
+                Ok(rows) => prop_assert_eq!(rows, model.scan(table, s).unwrap(), "{:?}", r),
                 Err(e) => prop_assert!(e.to_string().contains("does not support reversed scans"), "{}", e),
             },
             Read::Get(gets) => prop_assert_eq!(
-                backend.get(TABLE, gets).unwrap(),
-                model.get(TABLE, gets).unwrap(),
+                backend.get(table, gets).unwrap(),
+                model.get(table, gets).unwrap(),
                 "{:?}",
                 r
             ),
             Read::Scan(s) => prop_assert_eq!(
-                backend.scan(TABLE, s).unwrap(),
-                model.scan(TABLE, s).unwrap(),
+                backend.scan(table, s).unwrap(),
+                model.scan(table, s).unwrap(),
                 "{:?}",
                 r
             ),
@@ -134,27 +141,28 @@ fn check_reads(backend: &dyn Store, model: &dyn Store, reads: &[Read], reversed:
     }
     // Everything, every version.
     let all = Scan::default().versions(10);
-    prop_assert_eq!(backend.scan(TABLE, &all).unwrap(), model.scan(TABLE, &all).unwrap());
+    prop_assert_eq!(backend.scan(table, &all).unwrap(), model.scan(table, &all).unwrap());
     Ok(())
 }
 
 fn run(h: &mut dyn Harness, ops: &[Op], reads: &[Read]) -> Result<(), TestCaseError> {
-    let model = Memory::new();
-    let mut desc = TableDescriptor::new(TABLE, &["a", "b"], 3);
+    let model = Memory::with(h.semantics());
+    let table = h.table(TABLE);
+    let mut desc = TableDescriptor::new(&table, &["a", "b"], 3);
     desc.families[0].max_versions = 1;
     h.store().create_table(&desc).unwrap();
     model.create_table(&desc).unwrap();
     for op in ops {
         match op {
             Op::Mutate(batch) => {
-                h.store().mutate(TABLE, batch).unwrap();
-                model.mutate(TABLE, batch).unwrap();
+                h.store().mutate(&table, batch).unwrap();
+                model.mutate(&table, batch).unwrap();
             }
             Op::Restart => {
                 h.restart();
             }
         }
-        check_reads(&*h.store(), &model, reads, h.reversed_scans())?;
+        check_reads(&table, &*h.store(), &model, reads, h.reversed_scans())?;
     }
     Ok(())
 }

@@ -4,11 +4,14 @@
 //! values are cell values. Table descriptors live in a meta keyspace. Every batch is one
 //! atomic fjall write batch, flushed to the operating system before `mutate` returns, so an
 //! acknowledged write survives the process being killed (`sync` also survives power loss).
-//! Deletes remove the cells they cover; like HBase with `NEW_VERSION_BEHAVIOR`, a later put
-//! with an older timestamp is visible again. A family keeps its newest `VERSIONS` versions:
-//! older ones are never read.
+//!
+//! Deletes behave as HBase's do by default: they remove the cells they cover and leave a
+//! marker (in the markers keyspace, the `markers` module) that hides any later put at or
+//! below its timestamp in its scope. A read counts versions among the cells inside its time
+//! range, at most the family's `VERSIONS`, as HBase reads before a flush.
 
 mod cellkey;
+mod markers;
 
 use super::{
     Cell, Error, Get, Mutation, Result, Row, RowMutation, Scan, Selection, Store, TableDescriptor,
@@ -18,6 +21,7 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 const META: &str = "tallrow_meta";
@@ -28,6 +32,9 @@ struct Table {
     desc: TableDescriptor,
     keyspace: Keyspace,
     keyspace_name: String,
+    /// Whether any delete marker exists for this table: until one does, puts skip the
+    /// marker lookups (a load into fresh tables never makes one).
+    has_markers: AtomicBool,
 }
 
 impl Table {
@@ -45,6 +52,7 @@ impl Table {
 pub struct Embedded {
     db: Database,
     meta: Keyspace,
+    markers: Keyspace,
     path: PathBuf,
     tables: RwLock<HashMap<String, Arc<Table>>>,
     ddl: Mutex<()>,
@@ -69,6 +77,9 @@ impl Embedded {
             .open()
             .map_err(|e| io(format!("cannot open {}: {e}", path.display())))?;
         let meta = db.keyspace(META, KeyspaceCreateOptions::default).map_err(io)?;
+        let markers = db
+            .keyspace(markers::KEYSPACE, KeyspaceCreateOptions::default)
+            .map_err(io)?;
         let mut tables = HashMap::new();
         for guard in meta.prefix(TABLE_PREFIX) {
             let (key, value) = guard.into_inner().map_err(io)?;
@@ -77,18 +88,21 @@ impl Embedded {
             let keyspace = db
                 .keyspace(&keyspace_name, KeyspaceCreateOptions::default)
                 .map_err(io)?;
+            let has_markers = markers::any(&markers, &keyspace_name).map_err(io)?;
             tables.insert(
                 name,
                 Arc::new(Table {
                     desc,
                     keyspace,
                     keyspace_name,
+                    has_markers: AtomicBool::new(has_markers),
                 }),
             );
         }
         Ok(Embedded {
             db,
             meta,
+            markers,
             path: path.to_path_buf(),
             tables: RwLock::new(tables),
             ddl: Mutex::new(()),
@@ -145,7 +159,7 @@ fn select_row(t: &Table, row: Vec<u8>, entries: &[(fjall::UserKey, fjall::UserVa
     // only in their timestamp, so the column is decoded once, not per version.
     let mut column: &[u8] = &[];
     let (mut family, mut qualifier) = (0u8, Vec::new());
-    let (mut seen, mut taken, mut wanted, mut kept) = (0usize, 0usize, false, 0usize);
+    let (mut taken, mut wanted, mut kept) = (0usize, false, 0usize);
     for (key, value) in entries {
         let this = &key[row_len..key.len() - 8];
         if this != column {
@@ -155,12 +169,11 @@ fn select_row(t: &Table, row: Vec<u8>, entries: &[(fjall::UserKey, fjall::UserVa
             cellkey::split_escaped(key, row_len + 1, Some(&mut qualifier));
             let fd = &t.desc.families[family as usize];
             wanted = sel.wants_column(&fd.name, &qualifier);
-            kept = fd.max_versions as usize;
-            seen = 0;
+            // Versions are counted among the cells inside the time range.
+            kept = (fd.max_versions as usize).min(sel.max_versions as usize);
             taken = 0;
         }
-        seen += 1;
-        if !wanted || seen > kept || taken >= sel.max_versions as usize {
+        if !wanted || taken >= kept {
             continue;
         }
         let ts = cellkey::decode_ts(key);
@@ -220,6 +233,7 @@ impl Store for Embedded {
                 desc,
                 keyspace,
                 keyspace_name,
+                has_markers: AtomicBool::new(false),
             }),
         );
         Ok(())
@@ -236,6 +250,9 @@ impl Store for Embedded {
             .ok_or_else(|| Error::TableNotFound(name.clone()))?;
         let mut batch = self.db.batch().durability(Some(self.persist));
         batch.remove(&self.meta, table_key(&name));
+        for key in markers::keys_of(&self.markers, &t.keyspace_name) {
+            batch.remove(&self.markers, key.map_err(io)?);
+        }
         batch.commit().map_err(io)?;
         debug_assert!(!t.keyspace_name.is_empty());
         self.db.delete_keyspace(t.keyspace.clone()).map_err(io)
@@ -264,6 +281,7 @@ impl Store for Embedded {
         // Keyed by cell so that a later mutation of the same cell in the batch wins, and a
         // delete sees the puts before it.
         let mut pending: BTreeMap<Vec<u8>, Option<Vec<u8>>> = BTreeMap::new();
+        let mut marks = markers::Pending::new(&self.markers, &t.keyspace_name, t.has_markers.load(Ordering::Acquire));
         let mut key = Vec::new();
         for rm in rows {
             let row = cellkey::row_prefix(&rm.row);
@@ -276,21 +294,34 @@ impl Store for Embedded {
                         value,
                         ..
                     } => {
-                        cellkey::column_prefix(&row, t.family_index(family), qualifier, &mut key);
+                        let family = t.family_index(family);
+                        if marks.hides(&row, family, qualifier, ts).map_err(io)? {
+                            continue;
+                        }
+                        cellkey::column_prefix(&row, family, qualifier, &mut key);
                         key.extend_from_slice(&cellkey::encode_ts(ts));
                         pending.insert(key.clone(), Some(value.clone()));
                     }
                     Mutation::DeleteColumn { family, qualifier, .. } => {
-                        cellkey::column_prefix(&row, t.family_index(family), qualifier, &mut key);
+                        let family = t.family_index(family);
+                        cellkey::column_prefix(&row, family, qualifier, &mut key);
                         self.delete_prefix(&t, &mut pending, &key, ts)?;
+                        marks
+                            .raise(markers::Scope::Column(&row, family, qualifier), ts)
+                            .map_err(io)?;
                     }
                     Mutation::DeleteFamily { family, .. } => {
+                        let family = t.family_index(family);
                         key.clear();
                         key.extend_from_slice(&row);
-                        key.push(t.family_index(family));
+                        key.push(family);
                         self.delete_prefix(&t, &mut pending, &key, ts)?;
+                        marks.raise(markers::Scope::Family(&row, family), ts).map_err(io)?;
                     }
-                    Mutation::DeleteRow { .. } => self.delete_prefix(&t, &mut pending, &row, ts)?,
+                    Mutation::DeleteRow { .. } => {
+                        self.delete_prefix(&t, &mut pending, &row, ts)?;
+                        marks.raise(markers::Scope::Row(&row), ts).map_err(io)?;
+                    }
                 }
             }
         }
@@ -300,6 +331,11 @@ impl Store for Embedded {
                 Some(v) => batch.insert(&t.keyspace, k, v),
                 None => batch.remove(&t.keyspace, k),
             }
+        }
+        let raised = marks.write_into(&mut batch);
+        if raised {
+            // Set before the commit: a put that races this batch looks the markers up.
+            t.has_markers.store(true, Ordering::Release);
         }
         batch.commit().map_err(io)
     }

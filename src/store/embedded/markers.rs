@@ -1,0 +1,156 @@
+//! Delete markers: what a delete leaves behind so that, as in HBase by default
+//! (`NEW_VERSION_BEHAVIOR => false`), a put written later at or below the delete's timestamp
+//! stays hidden. The delete itself removes the cells it covers; the marker only decides
+//! whether a later put is kept, so reads never look at markers.
+//!
+//! One keyspace holds the markers of every table, one entry per scope with the highest
+//! timestamp deleted there (8 bytes, big-endian):
+//!
+//! `table keyspace name 00 | row prefix (cellkey) | 00` for the whole row,
+//! `... | 01 family index` for a family, `... | 02 family index escape(qualifier) 00 01` for
+//! a column.
+//!
+//! A table's keyspace name is never reused, so a dropped table's markers cannot hide a new
+//! table's puts; `delete_table` removes them all the same.
+
+use super::cellkey;
+use fjall::{Keyspace, OwnedWriteBatch, UserKey};
+use std::collections::BTreeMap;
+
+/// The keyspace of the markers.
+pub const KEYSPACE: &str = "tallrow_markers";
+
+/// What a marker covers; rows are `cellkey::row_prefix` encoded, families by index.
+pub enum Scope<'a> {
+    /// Every column of the row.
+    Row(&'a [u8]),
+    /// Every column of one family of the row.
+    Family(&'a [u8], u8),
+    /// One column.
+    Column(&'a [u8], u8, &'a [u8]),
+}
+
+fn table_prefix(table: &str) -> Vec<u8> {
+    let mut out = table.as_bytes().to_vec();
+    out.push(0);
+    out
+}
+
+fn key(table: &str, scope: &Scope) -> Vec<u8> {
+    let mut out = table_prefix(table);
+    match scope {
+        Scope::Row(row) => {
+            out.extend_from_slice(row);
+            out.push(0);
+        }
+        Scope::Family(row, family) => {
+            out.extend_from_slice(row);
+            out.extend_from_slice(&[1, *family]);
+        }
+        Scope::Column(row, family, qualifier) => {
+            out.extend_from_slice(row);
+            out.extend_from_slice(&[2, *family]);
+            cellkey::push_escaped(qualifier, &mut out);
+        }
+    }
+    out
+}
+
+/// Whether `table` has any marker.
+pub fn any(markers: &Keyspace, table: &str) -> fjall::Result<bool> {
+    match markers.prefix(table_prefix(table)).next() {
+        Some(guard) => guard.key().map(|_| true),
+        None => Ok(false),
+    }
+}
+
+/// Every marker key of `table`.
+pub fn keys_of(markers: &Keyspace, table: &str) -> impl Iterator<Item = fjall::Result<UserKey>> {
+    markers.prefix(table_prefix(table)).map(|g| g.key())
+}
+
+/// The markers one batch reads and raises: the committed ones, and those raised earlier in
+/// the same batch.
+pub struct Pending<'a> {
+    markers: &'a Keyspace,
+    table: &'a str,
+    committed: bool,
+    raised: BTreeMap<Vec<u8>, i64>,
+}
+
+impl<'a> Pending<'a> {
+    /// `committed` says whether the table may have markers on disk.
+    pub fn new(markers: &'a Keyspace, table: &'a str, committed: bool) -> Self {
+        Pending {
+            markers,
+            table,
+            committed,
+            raised: BTreeMap::new(),
+        }
+    }
+
+    fn marker(&self, key: &[u8]) -> fjall::Result<Option<i64>> {
+        if let Some(ts) = self.raised.get(key) {
+            return Ok(Some(*ts));
+        }
+        if !self.committed {
+            return Ok(None);
+        }
+        Ok(self.markers.get(key)?.and_then(|v| {
+            let bytes: [u8; 8] = v.as_ref().try_into().ok()?;
+            Some(i64::from_be_bytes(bytes))
+        }))
+    }
+
+    /// Whether a put of the column at `ts` is hidden by a marker of its row, family or
+    /// column.
+    pub fn hides(&self, row: &[u8], family: u8, qualifier: &[u8], ts: i64) -> fjall::Result<bool> {
+        if !self.committed && self.raised.is_empty() {
+            return Ok(false);
+        }
+        for scope in [
+            Scope::Row(row),
+            Scope::Family(row, family),
+            Scope::Column(row, family, qualifier),
+        ] {
+            if self.marker(&key(self.table, &scope))?.is_some_and(|m| ts <= m) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Records a delete at `ts` over `scope`.
+    pub fn raise(&mut self, scope: Scope, ts: i64) -> fjall::Result<()> {
+        let key = key(self.table, &scope);
+        if self.marker(&key)?.is_none_or(|m| ts > m) {
+            self.raised.insert(key, ts);
+        }
+        Ok(())
+    }
+
+    /// Adds the raised markers to `batch`; returns whether there were any.
+    pub fn write_into(self, batch: &mut OwnedWriteBatch) -> bool {
+        let any = !self.raised.is_empty();
+        for (key, ts) in self.raised {
+            batch.insert(self.markers, key, ts.to_be_bytes().to_vec());
+        }
+        any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_bytes() {
+        let row = cellkey::row_prefix(b"r\x00");
+        assert_eq!(key("t3", &Scope::Row(&row)), b"t3\x00r\x00\xff\x00\x01\x00");
+        assert_eq!(key("t3", &Scope::Family(&row, 7)), b"t3\x00r\x00\xff\x00\x01\x01\x07");
+        assert_eq!(
+            key("t3", &Scope::Column(&row, 7, b"q")),
+            b"t3\x00r\x00\xff\x00\x01\x02\x07q\x00\x01"
+        );
+    }
+}
