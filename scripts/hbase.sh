@@ -12,6 +12,7 @@
 # system. Beside it run HBase's Thrift1 server in its defaults (thread pool, buffered, binary),
 # a second Thrift1 server framed + compact, and the Thrift2 server. Every port is chosen
 # free on 127.0.0.1; the web UIs are off. Ready means each Thrift server answers a real call.
+# It also creates the namespace the shipped workloads use (weibo): Thrift1 has no call for it.
 #
 # `start` writes .hbase.env at the repository root (ignored by git) with:
 #   TALLROW_HBASE_THRIFT1      HOST:PORT of the buffered/binary Thrift1 server
@@ -129,6 +130,9 @@ site() {
   <property><name>hbase.master.info.port</name><value>-1</value></property>
   <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
   <property><name>hbase.thrift.info.port</name><value>-1</value></property>
+  <!-- Tests make hundreds of small tables: 2 MB memstore chunks per family would fill the
+       capped heap, so memstores allocate per cell instead. -->
+  <property><name>hbase.hregion.memstore.mslab.enabled</name><value>false</value></property>
 </configuration>
 EOF
 }
@@ -199,7 +203,7 @@ EOF
     port="${mode#*:}" mode="${mode%%:*}"
     ok=
     while [ $SECONDS -lt $deadline ]; do
-      if python3 "$repo/scripts/thrift_ping.py" 127.0.0.1 "$port" "$mode" 2>/dev/null; then
+      if python3 "$repo/scripts/hbase_thrift.py" 127.0.0.1 "$port" "$mode" 2>/dev/null; then
         ok=1
         break
       fi
@@ -216,6 +220,14 @@ EOF
     if [ -z "$ok" ]; then
       echo "HBase did not answer on $mode (port $port) within 300 s" >&2
       tail -5 "$dir"/logs/*.log >&2
+      stop
+      return 2
+    fi
+  done
+  # Thrift1 cannot create namespaces: make the one the shipped workloads use.
+  local ns
+  for ns in weibo; do
+    if ! python3 "$repo/scripts/hbase_thrift.py" 127.0.0.1 "$t2" namespace "$ns"; then
       stop
       return 2
     fi

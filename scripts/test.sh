@@ -34,6 +34,22 @@ echo "== Bigtable emulator"
 . scripts/bigtable_emulator.sh
 start_bigtable_emulator || [ $? -eq 1 ]
 
+# Real HBase (scripts/hbase.sh: fetched with Maven, standalone on loopback) is the
+# reference the hbase backend's contract runs against; without Java or Maven it says so and
+# those tests return.
+echo "== Apache HBase"
+stop_all() {
+  stop_bigtable_emulator
+  scripts/hbase.sh stop
+}
+trap stop_all EXIT
+if scripts/hbase.sh start; then
+  . ./.hbase.env
+else
+  rc=$?
+  [ $rc -eq 1 ] || exit $rc
+fi
+
 # Library, binary and integration tests; the benches are built by clippy above and run by
 # scripts/bench.sh, not here.
 # The quickstart end to end on the emulator keeps both cores busy for minutes, which would

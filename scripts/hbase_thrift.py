@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Asks an HBase Thrift server one real question and exits 0 when it answers it.
+"""Two calls to HBase's Thrift servers that scripts/hbase.sh needs, with the standard
+library only (no venv).
 
-    thrift_ping.py HOST PORT thrift1|thrift1-fc|thrift2
+    hbase_thrift.py HOST PORT thrift1|thrift1-fc|thrift2
+    hbase_thrift.py HOST PORT namespace NAME
 
-thrift1 calls Hbase.getTableNames over buffered binary (HBase's defaults), thrift1-fc the
+The first asks one real question and exits 0 when it is answered: thrift1 calls Hbase.getTableNames over buffered binary (HBase's defaults), thrift1-fc the
 same over framed compact, thrift2 THBaseService.tableExists over buffered binary. An open
 port is not enough: until the master has started, the call answers with an IOError, which
-counts as not ready. The standard library only, so that scripts/hbase.sh needs no venv.
+counts as not ready. The second creates namespace NAME through the Thrift2 server
+(Thrift1 has no call for it); an existing namespace is fine.
 """
 
 import socket
@@ -44,8 +47,41 @@ def recv_exact(sock, n):
     return data
 
 
+def create_namespace(host, port, name):
+    name = name.encode()
+    # createNamespace(1: TNamespaceDescriptor { 1: string name })
+    desc = b"\x0b\x00\x01" + struct.pack(">i", len(name)) + name + b"\x00"
+    request = binary_call("createNamespace", b"\x0c\x00\x01" + desc + b"\x00")
+    with socket.create_connection((host, port), timeout=30) as sock:
+        sock.sendall(request)
+        version, length = struct.unpack(">iI", recv_exact(sock, 8))
+        if version & 0xFF != 2:
+            sys.exit(f"createNamespace {name.decode()}: not a reply (type {version & 0xFF})")
+        recv_exact(sock, length + 4)
+        ftype = recv_exact(sock, 1)[0]
+        if ftype == 0:
+            return
+        # An exception: read what arrives and look for its class name.
+        sock.settimeout(1)
+        message = b""
+        try:
+            while b"Exception" not in message or len(message) < 200:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                message += chunk
+        except socket.timeout:
+            pass
+        if b"NamespaceExistException" not in message:
+            text = message.decode(errors="replace").replace("\n", " ")
+            sys.exit(f"createNamespace {name.decode()}: {text[:200]}")
+
+
 def main():
     host, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    if mode == "namespace":
+        create_namespace(host, port, sys.argv[4])
+        return
     if mode == "thrift1":
         request = binary_call("getTableNames", b"\x00")
     elif mode == "thrift1-fc":
