@@ -26,7 +26,7 @@ use hbase_thrift::hbase::{
     AlreadyExists, ColumnDescriptor, HbaseSyncClient, IOError, IllegalArgument, TCell, THbaseSyncClient, TRowResult,
     TScan,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Mutex, RwLock};
@@ -569,6 +569,54 @@ enum Step {
     DeleteRow(Option<i64>),
 }
 
+/// A put's cell: row, family, qualifier and timestamp (none: the server's clock).
+type CellId<'a> = (&'a [u8], &'a str, &'a [u8], Option<i64>);
+
+fn put_cell<'a>(row: &'a [u8], m: &'a StoreMutation) -> Option<CellId<'a>> {
+    match m {
+        StoreMutation::Put {
+            family,
+            qualifier,
+            timestamp,
+            ..
+        } => Some((row, family, qualifier, *timestamp)),
+        _ => None,
+    }
+}
+
+/// The batch without the puts that a later put of the same cell in it overwrites, or None
+/// when there are none. HBase, given both in one call, keeps the first; the store keeps the
+/// last. (A delete between them hides both or neither, so dropping the first is exact.)
+fn without_overwritten(rows: &[RowMutation]) -> Option<Vec<RowMutation>> {
+    let mut seen: HashSet<CellId> = HashSet::new();
+    let repeated = rows
+        .iter()
+        .flat_map(|r| r.mutations.iter().filter_map(|m| put_cell(&r.row, m)))
+        .any(|cell| !seen.insert(cell));
+    if !repeated {
+        return None;
+    }
+    seen.clear();
+    let mut out: Vec<RowMutation> = rows
+        .iter()
+        .rev()
+        .map(|r| {
+            let mut mutations: Vec<StoreMutation> = r
+                .mutations
+                .iter()
+                .rev()
+                .filter(|m| put_cell(&r.row, m).is_none_or(|cell| seen.insert(cell)))
+                .cloned()
+                .collect();
+            mutations.reverse();
+            RowMutation::new(r.row.clone(), mutations)
+        })
+        .collect();
+    out.reverse();
+    out.retain(|r| !r.mutations.is_empty());
+    Some(out)
+}
+
 /// Splits a row's mutations into steps that Thrift1 applies as the store would: one
 /// timestamp per step, and no put after a delete within one (HBase applies a call's puts
 /// first).
@@ -754,6 +802,8 @@ impl Store for Hbase {
         if rows.is_empty() {
             return Ok(());
         }
+        let kept = without_overwritten(rows);
+        let rows = kept.as_deref().unwrap_or(rows);
         let name = desc.name.as_bytes();
         // Per row, its steps; round k applies every row's k-th step.
         let per_row: Vec<(&RowMutation, Vec<Step>)> = rows.iter().map(|r| (r, steps(r))).collect();
@@ -914,7 +964,19 @@ impl Store for Hbase {
             }
             filters.push([b"PrefixFilter(".as_slice(), &quote(&scan.prefix), b")"].concat());
         }
-        filters.extend(cell_filters(&scan.select));
+        // HBase reads a scan whose start equals its stop as a get of that row: an empty range
+        // is answered here.
+        let empty = match scan.reversed {
+            false => !stop.is_empty() && stop <= start,
+            true => !start.is_empty() && !stop.is_empty() && start <= stop,
+        };
+        if empty {
+            return Ok(Vec::new());
+        }
+        let min_ts = scan.select.time_range.map(|(min, _)| min).filter(|&min| min > 0);
+        // TScan carries only the range's end, so versions below its start are dropped here;
+        // a cell limit must then count on this side too, or HBase spends it on them.
+        filters.extend(cell_filters(&scan.select, min_ts.is_none()));
         let skip_start = scan.start_exclusive && !scan.start.is_empty() && start == scan.start;
         let filter = (!filters.is_empty()).then(|| filters.join(&b" AND "[..]));
         let page = limit.saturating_add(usize::from(skip_start)).min(SCAN_PAGE);
@@ -931,7 +993,6 @@ impl Store for Hbase {
             cache_blocks: Some(true),
         };
         let name = desc.name.clone();
-        let min_ts = scan.select.time_range.map(|(min, _)| min);
         // One batch answers the scan when nothing is dropped on this side: then the close
         // goes out with the read, one round trip fewer per page.
         let one_batch = !skip_start && min_ts.is_none() && limit <= page;
@@ -983,6 +1044,9 @@ impl Store for Hbase {
                         }
                         if let Some(min) = min_ts {
                             row.cells.retain(|c| c.timestamp >= min);
+                            if let Some(cells) = scan.select.cell_limit {
+                                row.cells.truncate(cells);
+                            }
                         }
                         if !row.cells.is_empty() && rows.len() < limit {
                             rows.push(row);
@@ -1017,7 +1081,7 @@ fn read_row_results(i: &mut dyn TInputProtocol) -> thrift::Result<Vec<TRowResult
 }
 
 /// Filter-language terms for a selection's qualifier cursor and cell limit.
-fn cell_filters(s: &super::Selection) -> Vec<Vec<u8>> {
+fn cell_filters(s: &super::Selection, with_limit: bool) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     if let Some(after) = &s.qualifier_after {
         // Not ColumnRangeFilter: its seek hint can jump over a family's delete marker (kept
@@ -1025,7 +1089,7 @@ fn cell_filters(s: &super::Selection) -> Vec<Vec<u8>> {
         // QualifierFilter only skips, so every marker is seen.
         out.push([b"QualifierFilter(>, 'binary:".as_slice(), &quote(after)[1..], b")"].concat());
     }
-    if let Some(limit) = s.cell_limit {
+    if let Some(limit) = s.cell_limit.filter(|_| with_limit) {
         out.push(format!("ColumnPaginationFilter({}, 0)", limit.min(i32::MAX as usize)).into_bytes());
     }
     out
