@@ -222,11 +222,15 @@ fn selection_filter(desc: &TableDescriptor, sel: &Selection) -> RowFilter {
         let mut chain = vec![filter(row_filter::Filter::FamilyNameRegexFilter(literal(&f.name)))];
         let whole = sel.columns.is_empty() || sel.columns.iter().any(|c| c.family == f.name && c.qualifier.is_none());
         if !whole {
-            let columns: Vec<RowFilter> = sel
+            // Each qualifier once: an interleave yields a cell once per branch it matches.
+            let qualifiers: std::collections::BTreeSet<&Vec<u8>> = sel
                 .columns
                 .iter()
                 .filter(|c| c.family == f.name)
                 .filter_map(|c| c.qualifier.as_ref())
+                .collect();
+            let columns: Vec<RowFilter> = qualifiers
+                .into_iter()
                 .map(|q| {
                     filter(row_filter::Filter::ColumnRangeFilter(ColumnRange {
                         family_name: f.name.clone(),

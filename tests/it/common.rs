@@ -394,3 +394,81 @@ impl Harness for RealHBaseHarness {
         tallrow::store::hbase::max_row_key(table)
     }
 }
+
+/// The tables of the four seed designs, by the fixed names their DAOs use.
+fn schema_tables() -> Vec<String> {
+    use tallrow::schema::{actions::Actions, blog::Blog, microblog::Microblog, series::Series};
+    [
+        Actions::tables(),
+        Blog::tables(),
+        Series::tables(),
+        Microblog::tables(&Default::default()),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|t| t.name)
+    .collect()
+}
+
+/// The hbase backend against real HBase for the DAO suites, whose tables have the schemas'
+/// fixed names: one harness at a time in this process, with those tables dropped before
+/// and after, so that every variant starts empty.
+pub struct RealHBaseDaoHarness {
+    inner: RealHBaseHarness,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl RealHBaseDaoHarness {
+    /// Through the buffered/binary Thrift1 server.
+    pub fn buffered_binary() -> Self {
+        Self::new(RealHBaseHarness::buffered_binary)
+    }
+
+    /// Through the framed/compact Thrift1 server.
+    pub fn framed_compact() -> Self {
+        Self::new(RealHBaseHarness::framed_compact)
+    }
+
+    fn new(make: fn() -> RealHBaseHarness) -> Self {
+        static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        // A test that failed while holding its turn leaves nothing that needs it undone.
+        let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let h = RealHBaseDaoHarness {
+            inner: make(),
+            _turn: turn,
+        };
+        h.drop_schema_tables();
+        h
+    }
+
+    fn drop_schema_tables(&self) {
+        let store = self.inner.store();
+        let wanted = schema_tables();
+        for t in store.list_tables().expect("list tables") {
+            if wanted.contains(&t.name) {
+                store.delete_table(&t.name).expect("drop a schema table");
+            }
+        }
+    }
+}
+
+impl Drop for RealHBaseDaoHarness {
+    fn drop(&mut self) {
+        if self.inner.store.is_some() {
+            let store = self.inner.store();
+            for name in schema_tables() {
+                let _ = store.delete_table(&name);
+            }
+        }
+    }
+}
+
+impl Harness for RealHBaseDaoHarness {
+    fn store(&self) -> Arc<dyn Store> {
+        self.inner.store()
+    }
+
+    fn restart(&mut self) -> bool {
+        self.inner.restart()
+    }
+}

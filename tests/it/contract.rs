@@ -619,6 +619,19 @@ pub fn column_selection(h: &mut dyn Harness) {
         "a family covers its columns"
     );
     assert_eq!(g(vec![Column::qualifier("a", "nope")]), []);
+    assert_eq!(
+        g(vec![Column::qualifier("a", "y"), Column::qualifier("a", "y")]),
+        [c("a", b"y", 1, b"ay")],
+        "a column named twice is read once"
+    );
+    let twice = Get::new("r")
+        .versions(2)
+        .columns(vec![Column::qualifier("a", "y"), Column::qualifier("a", "y")]);
+    assert_eq!(
+        cells(&get(&*s, &t, twice)),
+        [c("a", b"y", 1, b"ay")],
+        "also with versions"
+    );
     // Scans skip rows with nothing selected.
     let rows = s.scan(&t, &Scan::default().columns(vec![Column::family("a")])).unwrap();
     assert_eq!(keys(&rows), [b"r".to_vec()]);

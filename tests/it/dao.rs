@@ -38,6 +38,9 @@ dao_suite!(memory, crate::common::MemoryHarness::new);
 dao_suite!(thrift_buffered_binary, crate::common::ThriftHarness::buffered_binary);
 dao_suite!(thrift_framed_compact, crate::common::ThriftHarness::framed_compact);
 dao_suite!(bigtable, crate::common::BigtableHarness::new; when crate::common::bigtable_emulator);
+// Real HBase through its Thrift1 servers (scripts/hbase.sh), both wire formats.
+dao_suite!(hbase_buffered_binary, crate::common::RealHBaseDaoHarness::buffered_binary; when crate::common::real_hbase_there);
+dao_suite!(hbase_framed_compact, crate::common::RealHBaseDaoHarness::framed_compact; when crate::common::real_hbase_there);
 
 const T0: i64 = 1_700_000_000_000;
 
