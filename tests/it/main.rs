@@ -4,6 +4,7 @@ mod bigtable;
 mod common;
 mod contract;
 mod dao;
+mod hbase;
 mod keys_cli;
 mod kill;
 mod load;
