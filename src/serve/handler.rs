@@ -39,7 +39,6 @@ const TABLE_NOT_FOUND: &str = "org.apache.hadoop.hbase.TableNotFoundException";
 const NO_SUCH_FAMILY: &str = "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException";
 const NOT_ENABLED: &str = "org.apache.hadoop.hbase.TableNotEnabledException";
 const NOT_DISABLED: &str = "org.apache.hadoop.hbase.TableNotDisabledException";
-const ILLEGAL_ARGUMENT: &str = "java.lang.IllegalArgumentException";
 const DO_NOT_RETRY: &str = "org.apache.hadoop.hbase.DoNotRetryIOException";
 
 fn io_error(message: impl Into<String>) -> thrift::Error {
@@ -1171,7 +1170,14 @@ impl HbaseSyncHandler for Handler {
             // Hbase.thrift lets scanner opens throw only IOError, so a bad filter string is
             // one, named as the Java exception HBase's parser throws.
             Some(s) if !s.is_empty() => Some(Evaluator::new(
-                filter::parse(s).map_err(|e| io_error(format!("{ILLEGAL_ARGUMENT}: {e}")))?,
+                // HBase's ParseFilter throws an unchecked IllegalArgumentException, which
+                // reaches libthrift's processor: the client gets this and no detail.
+                filter::parse(s).map_err(|_| {
+                    thrift::Error::Application(thrift::ApplicationError::new(
+                        thrift::ApplicationErrorKind::InternalError,
+                        "Internal error processing scannerOpenWithScan",
+                    ))
+                })?,
             )),
             _ => None,
         };

@@ -121,11 +121,23 @@ fn happybase_interop(transport: Transport, protocol: Protocol) {
     let t = transport.to_string();
     let p = protocol.to_string();
     let served = Served::start(&data, &["--transport", &t, "--protocol", &p]);
+    let url = served.url(transport, protocol);
+    happybase_checks(&python, dir.path(), served.port, &url, &expected);
+}
+
+/// Runs tests/happybase_interop.py against the Thrift1 server at `port` (also reachable as
+/// the backend `url`) holding the small fixture, then reads what it wrote through tallrow
+/// and verifies the fixture through the server.
+fn happybase_checks(python: &Path, dir: &Path, port: u16, url: &str, expected: &Path) {
+    let (t, p) = match url.contains("transport=framed") {
+        true => ("framed", "compact"),
+        false => ("buffered", "binary"),
+    };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/happybase_interop.py");
-    let out = Command::new(&python)
+    let out = Command::new(python)
         .arg(&script)
-        .args([&served.port.to_string(), &t, &p])
-        .arg(&expected)
+        .args([&port.to_string(), t, p])
+        .arg(expected)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -133,10 +145,7 @@ fn happybase_interop(transport: Transport, protocol: Protocol) {
     assert_eq!(stdout.lines().filter(|l| l.starts_with("ok ")).count(), 11, "{stdout}");
 
     // tallrow reads what happybase wrote.
-    let store = Backend::parse(&served.url(transport, protocol), Path::new("."))
-        .unwrap()
-        .open()
-        .unwrap();
+    let store = Backend::parse(url, Path::new(".")).unwrap().open().unwrap();
     let rows = store.scan("hb_written", &Scan::default().versions(2)).unwrap();
     assert_eq!(rows.len(), 300);
     let first: Vec<(i64, &[u8])> = rows[0]
@@ -148,10 +157,55 @@ fn happybase_interop(transport: Transport, protocol: Protocol) {
     assert_eq!(rows[299].value("d", b"v"), Some(&b"value 299"[..]));
     // And the loaded data verifies through the server.
     let fixture = small_fixture();
-    let url = served.url(transport, protocol);
-    let out = tallrow(dir.path(), &["verify", fixture.to_str().unwrap(), "--backend", &url]);
+    let out = tallrow(dir, &["verify", fixture.to_str().unwrap(), "--backend", url]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("OK: the store holds exactly"), "{}", out.stdout);
+}
+
+/// The same happybase checks against real HBase's Thrift1 server (`var` names its
+/// address): the fixture is loaded into HBase through the hbase backend, and into an
+/// embedded store only to describe what the script must read.
+fn happybase_interop_real(var: &str, query: &str, turn: fn() -> crate::common::RealHBaseDaoHarness) {
+    let Some(addr) = crate::common::real_hbase(var) else {
+        return;
+    };
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python environment; scripts/test.sh installs it");
+        return;
+    };
+    // The fixture's tables have the schemas' fixed names, and the script's are fixed too.
+    let harness = turn();
+    let store = crate::common::Harness::store(&harness);
+    for table in ["hb_t", "hb_written"] {
+        let _ = store.delete_table(table);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let expected = load_and_describe(dir.path());
+    let url = format!("hbase://{addr}{query}");
+    let fixture = small_fixture();
+    let out = tallrow(dir.path(), &["load", fixture.to_str().unwrap(), "--backend", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+    happybase_checks(&python, dir.path(), port, &url, &expected);
+    let _ = store.delete_table("hb_written");
+}
+
+#[test]
+fn happybase_interop_real_hbase_buffered_binary() {
+    happybase_interop_real(
+        "TALLROW_HBASE_THRIFT1",
+        "",
+        crate::common::RealHBaseDaoHarness::buffered_binary,
+    );
+}
+
+#[test]
+fn happybase_interop_real_hbase_framed_compact() {
+    happybase_interop_real(
+        "TALLROW_HBASE_THRIFT1_FC",
+        "?transport=framed&protocol=compact",
+        crate::common::RealHBaseDaoHarness::framed_compact,
+    );
 }
 
 #[test]
