@@ -67,6 +67,16 @@ pub fn store_error(e: store::Error) -> thrift::Error {
 
 type R<T> = thrift::Result<T>;
 
+/// HBase's Thrift1 handler builds scans with the deprecated `Scan.setStartRow`/`setStopRow`,
+/// which keep the old rule that a scan whose start equals its stop reads that one row.
+fn get_scan(mut scan: Scan) -> Scan {
+    if !scan.start.is_empty() && scan.start == scan.stop {
+        scan.stop.push(0);
+        scan.reversed = false;
+    }
+    scan
+}
+
 /// A `family[:qualifier]` column argument as HBase's `CellUtil.parseColumn` reads it:
 /// `family` names the whole family, `family:` the empty qualifier.
 fn parse_column(column: &[u8]) -> R<(String, Option<Vec<u8>>)> {
@@ -365,8 +375,8 @@ impl Handler {
     }
 
     /// Applies a mutation call now, or defers it for a connection after validating it.
-    fn mutate_rows(&self, table: &[u8], batches: Vec<BatchMutation>, timestamp: i64) -> R<()> {
-        let (desc, rows) = self.mutation_call(table, batches, timestamp)?;
+    fn mutate_rows(&self, table: &[u8], batches: Vec<BatchMutation>, timestamp: i64, rows_call: Option<&str>) -> R<()> {
+        let (desc, rows) = self.mutation_call(table, batches, timestamp, rows_call)?;
         let Some(deferred) = &self.deferred else {
             return self.apply(&desc.name, &rows);
         };
@@ -535,7 +545,9 @@ impl Inner {
     }
 
     /// A Thrift row batch as store mutations: puts first, then deletes, as HBase applies them.
-    fn batch(row: Vec<u8>, mutations: Vec<Mutation>, timestamp: i64) -> R<RowMutation> {
+    /// `rows_call` names a mutateRows(Ts) call, where HBase refuses a put that names only a
+    /// family; mutateRow(Ts) skips it.
+    fn batch(row: Vec<u8>, mutations: Vec<Mutation>, timestamp: i64, rows_call: Option<&str>) -> R<RowMutation> {
         if row.is_empty() {
             return Err(illegal("Row length is 0"));
         }
@@ -547,9 +559,12 @@ impl Inner {
             if m.is_delete.unwrap_or(false) {
                 deletes.push(delete_of(&column, ts)?);
             } else {
-                // HBase logs and skips a put that names only a family.
+                // HBase logs and skips a put that names only a family in mutateRow(Ts).
                 let (family, Some(qualifier)) = parse_column(&column)? else {
-                    continue;
+                    match rows_call {
+                        Some(_) => return Err(illegal("Invalid famAndQf provided.")),
+                        None => continue,
+                    }
                 };
                 puts.push(StoreMutation::Put {
                     family,
@@ -576,17 +591,37 @@ impl Inner {
     }
 
     /// A mutation call's table and rows, checked against the table's state.
+    /// mutateRows(Ts) (`rows_call`) builds its rows before it looks at the table, outside the
+    /// handler's error mapping: a bad row there reaches HBase's Thrift processor as an
+    /// unchecked exception, an internal error without detail.
     fn mutation_call(
         &self,
         table: &[u8],
         batches: Vec<BatchMutation>,
         timestamp: i64,
+        rows_call: Option<&str>,
     ) -> R<(Arc<TableDescriptor>, Vec<RowMutation>)> {
-        let desc = self.writable_table(table)?;
         let rows = batches
             .into_iter()
-            .map(|b| Self::batch(b.row.unwrap_or_default(), b.mutations.unwrap_or_default(), timestamp))
-            .collect::<R<Vec<_>>>()?;
+            .map(|b| {
+                Self::batch(
+                    b.row.unwrap_or_default(),
+                    b.mutations.unwrap_or_default(),
+                    timestamp,
+                    rows_call,
+                )
+            })
+            .collect::<R<Vec<_>>>()
+            .map_err(|e| match (rows_call, e) {
+                (Some(name), thrift::Error::User(u)) if u.downcast_ref::<IllegalArgument>().is_some() => {
+                    thrift::Error::Application(thrift::ApplicationError::new(
+                        thrift::ApplicationErrorKind::InternalError,
+                        format!("Internal error processing {name}"),
+                    ))
+                }
+                (_, e) => e,
+            })?;
+        let desc = self.writable_table(table)?;
         Ok((desc, rows))
     }
 
@@ -1076,7 +1111,7 @@ impl HbaseSyncHandler for Handler {
         mutations: Vec<Mutation>,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
-        self.mutate_rows(&table_name, vec![BatchMutation::new(row, mutations)], LATEST)
+        self.mutate_rows(&table_name, vec![BatchMutation::new(row, mutations)], LATEST, None)
     }
 
     fn handle_mutate_row_ts(
@@ -1087,7 +1122,7 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
-        self.mutate_rows(&table_name, vec![BatchMutation::new(row, mutations)], timestamp)
+        self.mutate_rows(&table_name, vec![BatchMutation::new(row, mutations)], timestamp, None)
     }
 
     fn handle_mutate_rows(
@@ -1096,7 +1131,7 @@ impl HbaseSyncHandler for Handler {
         row_batches: Vec<BatchMutation>,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
-        self.mutate_rows(&table_name, row_batches, LATEST)
+        self.mutate_rows(&table_name, row_batches, LATEST, Some("mutateRows"))
     }
 
     fn handle_mutate_rows_ts(
@@ -1106,7 +1141,7 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
-        self.mutate_rows(&table_name, row_batches, timestamp)
+        self.mutate_rows(&table_name, row_batches, timestamp, Some("mutateRowsTs"))
     }
 
     fn handle_atomic_increment(&self, table_name: Text, row: Text, column: Text, value: i64) -> R<i64> {
@@ -1190,13 +1225,13 @@ impl HbaseSyncHandler for Handler {
             Some(b) if b > 0 => Some(b as usize),
             _ => None,
         };
-        let scan_ = Scan {
+        let scan_ = get_scan(Scan {
             start: scan.start_row.unwrap_or_default(),
             stop: scan.stop_row.unwrap_or_default(),
             reversed,
             select,
             ..Scan::default()
-        };
+        });
         self.open_scanner(&table_name, scan_, filter, batch, scan.sort_columns.unwrap_or(false))
     }
 
@@ -1267,12 +1302,12 @@ impl HbaseSyncHandler for Handler {
             timestamp,
             1,
         )?;
-        let scan = Scan {
+        let scan = get_scan(Scan {
             start: start_row,
             stop: stop_row,
             select,
             ..Scan::default()
-        };
+        });
         self.open_scanner(&table_name, scan, None, None, false)
     }
 

@@ -9,8 +9,9 @@
 //!   families so that a bad batch changes nothing;
 //! - multi-version reads learn a row's columns with one time-bounded read, then read each
 //!   column's versions with `getVerTs`, pipelined;
-//! - qualifier cursors and cell limits become a one-row scan with `QualifierFilter` and
-//!   `ColumnPaginationFilter`;
+//! - qualifier cursors become a one-row scan with `QualifierFilter`; cell limits are
+//!   counted here (HBase filters see every version, so `ColumnPaginationFilter` would count
+//!   versions);
 //! - scans page with `scannerGetList` and always end with `scannerClose`.
 //!
 //! Connections are pooled, one per concurrent caller. A call that fails with a reset or a
@@ -974,9 +975,11 @@ impl Store for Hbase {
             return Ok(Vec::new());
         }
         let min_ts = scan.select.time_range.map(|(min, _)| min).filter(|&min| min > 0);
-        // TScan carries only the range's end, so versions below its start are dropped here;
-        // a cell limit must then count on this side too, or HBase spends it on them.
-        filters.extend(cell_filters(&scan.select, min_ts.is_none()));
+        // TScan carries only the range's end, so versions below its start are dropped here.
+        // A cell limit is counted here too: HBase runs filters before it counts versions,
+        // so ColumnPaginationFilter would spend its limit on older versions of a column.
+        let cell_limit = scan.select.cell_limit;
+        filters.extend(cell_filters(&scan.select));
         let skip_start = scan.start_exclusive && !scan.start.is_empty() && start == scan.start;
         let filter = (!filters.is_empty()).then(|| filters.join(&b" AND "[..]));
         let page = limit.saturating_add(usize::from(skip_start)).min(SCAN_PAGE);
@@ -1026,7 +1029,14 @@ impl Store for Hbase {
                 let rows = replies.swap_remove(0).unwrap_or_default();
                 return rows
                     .into_iter()
-                    .map(to_row)
+                    .map(|r| {
+                        to_row(r).map(|mut row| {
+                            if let Some(cells) = cell_limit {
+                                row.cells.truncate(cells);
+                            }
+                            row
+                        })
+                    })
                     .filter(|r| !matches!(r, Ok(row) if row.cells.is_empty()))
                     .collect::<Result<Vec<_>>>()
                     .map_err(Failure::Answered);
@@ -1044,9 +1054,9 @@ impl Store for Hbase {
                         }
                         if let Some(min) = min_ts {
                             row.cells.retain(|c| c.timestamp >= min);
-                            if let Some(cells) = scan.select.cell_limit {
-                                row.cells.truncate(cells);
-                            }
+                        }
+                        if let Some(cells) = cell_limit {
+                            row.cells.truncate(cells);
                         }
                         if !row.cells.is_empty() && rows.len() < limit {
                             rows.push(row);
@@ -1080,17 +1090,14 @@ fn read_row_results(i: &mut dyn TInputProtocol) -> thrift::Result<Vec<TRowResult
     Ok(out)
 }
 
-/// Filter-language terms for a selection's qualifier cursor and cell limit.
-fn cell_filters(s: &super::Selection, with_limit: bool) -> Vec<Vec<u8>> {
+/// Filter-language terms for a selection's qualifier cursor.
+fn cell_filters(s: &super::Selection) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     if let Some(after) = &s.qualifier_after {
         // Not ColumnRangeFilter: its seek hint can jump over a family's delete marker (kept
         // at the empty qualifier) and bring back cells a plain get calls deleted.
         // QualifierFilter only skips, so every marker is seen.
         out.push([b"QualifierFilter(>, 'binary:".as_slice(), &quote(after)[1..], b")"].concat());
-    }
-    if let Some(limit) = s.cell_limit.filter(|_| with_limit) {
-        out.push(format!("ColumnPaginationFilter({}, 0)", limit.min(i32::MAX as usize)).into_bytes());
     }
     out
 }

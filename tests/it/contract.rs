@@ -945,6 +945,24 @@ pub fn cases_the_model_found_on_hbase(h: &mut dyn Harness) {
     sc.select.cell_limit = Some(1);
     let rows = s.scan(&t, &sc).unwrap();
     assert_eq!(cells(&rows.into_iter().next()), [c("b", b"", 2, b"in")]);
+    // A cell limit counts columns' newest versions, not every stored version.
+    put(
+        &*s,
+        &t,
+        b"cl",
+        vec![
+            Mutation::put("b", "", 0, "old"),
+            Mutation::put("b", "", 1, "new"),
+            Mutation::put("b", "\x00", 0, "z"),
+        ],
+    );
+    let mut sc = Scan::prefix("cl");
+    sc.select.cell_limit = Some(2);
+    let rows = s.scan(&t, &sc).unwrap();
+    assert_eq!(
+        cells(&rows.into_iter().next()),
+        [c("b", b"", 1, b"new"), c("b", b"\x00", 0, b"z")]
+    );
     // A qualifier cursor does not bring back what a family delete's marker hides.
     put(
         &*s,

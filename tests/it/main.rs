@@ -4,6 +4,7 @@ mod bigtable;
 mod common;
 mod contract;
 mod dao;
+mod differential;
 mod hbase;
 mod keys_cli;
 mod kill;
