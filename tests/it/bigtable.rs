@@ -2,9 +2,8 @@
 //! `load`, `verify` and `run` of the quickstart workload, and one-line errors. The contract
 //! and DAO suites run against the emulator in `contract` and `dao`.
 
-use crate::common::{bigtable_emulator, tallrow};
+use crate::common::{bigtable_emulator, load_verify_run_and_miss_a_row, tallrow};
 use std::path::Path;
-use tallrow::store::{Backend, Mutation, RowMutation};
 
 fn quickstart() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -18,65 +17,9 @@ fn load_verify_and_run_the_quickstart_on_the_emulator() {
     if !bigtable_emulator() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
     let url = format!("bigtable://tallrow-test/quickstart-{}", std::process::id());
-    let workload = quickstart();
-
-    let out = tallrow(dir.path(), &["load", &workload, "--backend", &url]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("(Bigtable emulator at "), "{}", out.stdout);
-    assert!(
-        out.stdout.contains("1,109,990"),
-        "every row of the quickstart: {}",
-        out.stdout
-    );
-
-    let out = tallrow(dir.path(), &["verify", &workload, "--backend", &url]);
-    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout.contains("OK: the store holds exactly the workload's data"),
-        "{}",
-        out.stdout
-    );
-
-    let reports = dir.path().join("reports");
-    let out = tallrow(
-        dir.path(),
-        &[
-            "run",
-            &workload,
-            "--backend",
-            &url,
-            "--ops",
-            "400",
-            "--warmup",
-            "0s",
-            "--reports",
-            reports.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("400 operations"), "{}", out.stdout);
-    let summary = std::fs::read_dir(&reports)
-        .unwrap()
-        .map(|e| e.unwrap().path().join("summary.json"))
-        .find(|p| p.exists())
-        .expect("a report with a summary");
-    let summary = std::fs::read_to_string(summary).unwrap();
+    let summary = load_verify_run_and_miss_a_row(&quickstart(), &url, "(Bigtable emulator at ", "1,109,990");
     assert!(summary.contains("Bigtable emulator"), "the report names the backend");
-
-    // Verify reads what is there: a row taken away behind its back is reported missing.
-    let store = Backend::parse(&url, Path::new(".")).unwrap().open().unwrap();
-    store
-        .mutate(
-            "weibo:user",
-            &[RowMutation::new("1", vec![Mutation::DeleteRow { timestamp: None }])],
-        )
-        .unwrap();
-    drop(store);
-    let out = tallrow(dir.path(), &["verify", &workload, "--backend", &url]);
-    assert_ne!(out.code, 0);
-    assert!(out.stdout.contains("missing row weibo:user"), "{}", out.stdout);
 }
 
 #[test]

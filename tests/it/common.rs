@@ -472,3 +472,55 @@ impl Harness for RealHBaseDaoHarness {
         self.inner.restart()
     }
 }
+
+/// End to end through the binary against `url`: `load` of `workload` (whose summary must
+/// name `backend` and count `rows` rows), `verify`, a `run` of 400 operations, then a row
+/// deleted behind verify's back, which verify must report. Returns the run's summary.json.
+pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str, rows: &str) -> String {
+    use tallrow::store::{Backend, Mutation, RowMutation};
+    let dir = tempfile::tempdir().unwrap();
+    let out = tallrow(dir.path(), &["load", workload, "--backend", url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains(backend), "{}", out.stdout);
+    assert!(out.stdout.contains(rows), "every row of the workload: {}", out.stdout);
+    let out = tallrow(dir.path(), &["verify", workload, "--backend", url]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("OK: the store holds exactly the workload's data"),
+        "{}",
+        out.stdout
+    );
+    let reports = dir.path().join("reports");
+    let run = [
+        "run",
+        workload,
+        "--backend",
+        url,
+        "--ops",
+        "400",
+        "--warmup",
+        "0s",
+        "--reports",
+        reports.to_str().unwrap(),
+    ];
+    let out = tallrow(dir.path(), &run);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("400 operations"), "{}", out.stdout);
+    let summary = std::fs::read_dir(&reports)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("summary.json"))
+        .find(|p| p.exists())
+        .expect("a report with a summary");
+    let summary = std::fs::read_to_string(summary).unwrap();
+
+    // Verify reads what is there. (The run wrote to the store, so this checks one row's
+    // absence, not the whole.)
+    let store = Backend::parse(url, Path::new(".")).unwrap().open().unwrap();
+    let gone = RowMutation::new("1", vec![Mutation::DeleteRow { timestamp: None }]);
+    store.mutate("weibo:user", &[gone]).unwrap();
+    drop(store);
+    let out = tallrow(dir.path(), &["verify", workload, "--backend", url]);
+    assert_ne!(out.code, 0);
+    assert!(out.stdout.contains("missing row weibo:user"), "{}", out.stdout);
+    summary
+}
