@@ -332,8 +332,8 @@ pub fn max_row_key(table: &str) -> usize {
     super::MAX_ROW_LEN.saturating_sub(name.len() + 16)
 }
 
-fn within_locatable_length(table: &str, row: &[u8]) -> Result<()> {
-    let max = max_row_key(table);
+/// Checks `row` against `max`, `max_row_key` of `table`.
+fn within_locatable_length(table: &str, max: usize, row: &[u8]) -> Result<()> {
     if row.len() > max {
         return Err(Error::BadArgument(format!(
             "row key is {} bytes; HBase's client locates rows of table {table} only up to {max} bytes (32767 less the table name and 16)",
@@ -589,15 +589,10 @@ fn put_cell<'a>(row: &'a [u8], m: &'a StoreMutation) -> Option<CellId<'a>> {
 /// when there are none. HBase, given both in one call, keeps the first; the store keeps the
 /// last. (A delete between them hides both or neither, so dropping the first is exact.)
 fn without_overwritten(rows: &[RowMutation]) -> Option<Vec<RowMutation>> {
-    let mut seen: HashSet<CellId> = HashSet::new();
-    let repeated = rows
-        .iter()
-        .flat_map(|r| r.mutations.iter().filter_map(|m| put_cell(&r.row, m)))
-        .any(|cell| !seen.insert(cell));
-    if !repeated {
+    if !may_overwrite(rows) {
         return None;
     }
-    seen.clear();
+    let mut seen: HashSet<CellId> = HashSet::new();
     let mut out: Vec<RowMutation> = rows
         .iter()
         .rev()
@@ -616,6 +611,22 @@ fn without_overwritten(rows: &[RowMutation]) -> Option<Vec<RowMutation>> {
     out.reverse();
     out.retain(|r| !r.mutations.is_empty());
     Some(out)
+}
+
+/// A cheap screen for `without_overwritten`, run on every batch: one put can overwrite
+/// another only when a row has two entries in the batch or one entry puts a cell twice.
+fn may_overwrite(rows: &[RowMutation]) -> bool {
+    let mut keys: HashSet<&[u8]> = HashSet::with_capacity(rows.len());
+    let mut cells: Vec<CellId> = Vec::new();
+    rows.iter().any(|r| {
+        if !keys.insert(&r.row) {
+            return true;
+        }
+        cells.clear();
+        cells.extend(r.mutations.iter().filter_map(|m| put_cell(&r.row, m)));
+        cells.sort_unstable();
+        cells.windows(2).any(|w| w[0] == w[1])
+    })
 }
 
 /// Splits a row's mutations into steps that Thrift1 applies as the store would: one
@@ -797,8 +808,9 @@ impl Store for Hbase {
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let desc = self.descriptor(table)?;
         validate_mutations(&desc, rows)?;
+        let max = max_row_key(&desc.name);
         for r in rows {
-            within_locatable_length(&desc.name, &r.row)?;
+            within_locatable_length(&desc.name, max, &r.row)?;
         }
         if rows.is_empty() {
             return Ok(());
@@ -882,11 +894,12 @@ impl Store for Hbase {
         let desc = self.descriptor(table)?;
         let name = desc.name.clone();
         let mut out: Vec<Option<Row>> = vec![None; gets.len()];
+        let max = max_row_key(&desc.name);
         // Gets with the same simple selection share one getRowsWithColumnsTs call.
         let mut simple: Vec<(usize, &Get)> = Vec::new();
         for (i, g) in gets.iter().enumerate() {
             validate_row_key(&g.row)?;
-            within_locatable_length(&desc.name, &g.row)?;
+            within_locatable_length(&desc.name, max, &g.row)?;
             g.select.validate(&desc)?;
             let s = &g.select;
             if s.max_versions == 1 && s.qualifier_after.is_none() && s.cell_limit.is_none() {
@@ -1213,6 +1226,45 @@ mod tests {
         );
         assert!(Spec::parse("h:1?speed=fast").unwrap_err().contains("unknown option"));
         assert!(Spec::parse(":1").unwrap_err().contains("no host"));
+    }
+
+    #[test]
+    fn overwritten_puts_are_left_out_and_the_screen_passes_plain_batches() {
+        let put = |q: &str, ts: i64, v: &str| StoreMutation::put("f", q, ts, v);
+        let plain = [
+            RowMutation::new("a", vec![put("x", 1, "1"), put("y", 1, "2"), put("x", 2, "3")]),
+            RowMutation::new("b", vec![put("x", 1, "4")]),
+        ];
+        assert!(!may_overwrite(&plain));
+        assert_eq!(without_overwritten(&plain), None);
+        // Within one entry, and across two entries of one row: the last put stays.
+        let twice = [RowMutation::new(
+            "a",
+            vec![put("x", 1, "old"), put("y", 1, "y"), put("x", 1, "new")],
+        )];
+        assert_eq!(
+            without_overwritten(&twice),
+            Some(vec![RowMutation::new("a", vec![put("y", 1, "y"), put("x", 1, "new")])])
+        );
+        let across = [
+            RowMutation::new("a", vec![put("x", 1, "old")]),
+            RowMutation::new("b", vec![put("x", 1, "b")]),
+            RowMutation::new("a", vec![put("x", 1, "new"), put("z", 1, "z")]),
+        ];
+        assert_eq!(
+            without_overwritten(&across),
+            Some(vec![
+                RowMutation::new("b", vec![put("x", 1, "b")]),
+                RowMutation::new("a", vec![put("x", 1, "new"), put("z", 1, "z")]),
+            ])
+        );
+        // A row named twice with different cells passes the screen but keeps everything.
+        let distinct = [
+            RowMutation::new("a", vec![put("x", 1, "1")]),
+            RowMutation::new("a", vec![put("y", 1, "2")]),
+        ];
+        assert!(may_overwrite(&distinct));
+        assert_eq!(without_overwritten(&distinct), Some(distinct.to_vec()));
     }
 
     #[test]
