@@ -16,12 +16,9 @@ mod shared;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
-use tallrow::schema::actions;
-use tallrow::stats::{self, Summary};
-use tallrow::store::{Backend, Get, Store};
+use tallrow::store::Backend;
 use tallrow::workload::Workload;
 
 fn main() {
@@ -91,8 +88,8 @@ fn main() {
     );
     let embedded_store = Backend::parse(&embedded_url, Path::new(".")).unwrap().open().unwrap();
     let (local_get, bigtable_get) = (
-        gets(&*embedded_store, &starts, samples),
-        gets(&*store, &starts, samples),
+        shared::gets(&*embedded_store, &starts, samples),
+        shared::gets(&*store, &starts, samples),
     );
     let local = shared::measure_pages(embedded_store, &w, &starts, samples);
     let pages = shared::measure_pages(store, &w, &starts, samples);
@@ -112,23 +109,4 @@ fn main() {
             fmt_ns(pages[i].p99)
         );
     }
-}
-
-/// The reference for pages: a get of one row (each start's cursor row), one `ReadRows` call of
-/// one row key on the bigtable backend; the first pass warms caches and connections.
-fn gets(store: &dyn Store, starts: &[(i32, Vec<u8>)], samples: usize) -> Summary {
-    let mut hist = stats::histogram();
-    for pass in 0..2 {
-        for i in 0..samples {
-            let get = [Get::new(starts[i % starts.len()].1.clone())];
-            let t = Instant::now();
-            let found = store.get(actions::TABLE, &get).unwrap();
-            let ns = t.elapsed().as_nanos() as u64;
-            assert!(found[0].is_some(), "the cursor row exists");
-            if pass == 1 {
-                stats::record(&mut hist, ns);
-            }
-        }
-    }
-    Summary::of(&hist)
 }

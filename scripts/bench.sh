@@ -6,6 +6,8 @@
 #   scripts/bench.sh quick      load vs raw, runner overhead, cursor vs offset paging
 #   scripts/bench.sh thrift     tallrow serve: loads through Thrift vs happybase and direct
 #   scripts/bench.sh bigtable   the bigtable backend on Google's emulator vs its Python client
+#   scripts/bench.sh hbase      the hbase backend on real HBase vs HBase's native client,
+#                               happybase and PerformanceEvaluation (starts HBase if none runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +48,25 @@ if [[ "${1:-}" == "bigtable" ]]; then
     exit 0
 fi
 
+# The hbase backend against real HBase (scripts/hbase.sh): its loads next to a native Java
+# loader, happybase and HBase's PerformanceEvaluation, the same rows; pages of 10 and 100 rows.
+hbase() {
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+    if ! scripts/hbase.sh status >/dev/null; then
+        scripts/hbase.sh start || return 1
+        trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
+    fi
+    eval "$(scripts/hbase.sh env)"
+    # Built (and HBase's test jars fetched) before anything is timed.
+    scripts/hbase.sh java dev.tallrow.bench.Native 2>/dev/null || [ $? -eq 64 ]
+    cargo bench --locked --quiet --bench hbase -- benches/paging.toml --python .venv/bin/python
+}
+if [[ "${1:-}" == "hbase" ]]; then
+    hbase
+    exit 0
+fi
+
 echo "== load vs raw store writes (workloads/quickstart.toml)"
 cargo bench --locked --quiet --bench load -- workloads/quickstart.toml --repeat 3
 
@@ -58,6 +79,7 @@ fi
 
 thrift
 bigtable
+hbase
 
 # capacity.toml scaled by its user count: about 240 rows per user.
 scaled() { # users name

@@ -1,9 +1,9 @@
-"""A plain happybase batch loader, the reference for `cargo bench --bench thrift`.
+"""A plain happybase batch loader, a reference for `cargo bench --bench thrift` and `--bench hbase`.
 
-Reads the rows that benches/thrift.rs dumped from tallrow's generator, creates the tables
-(under a table prefix), then writes every cell with happybase batches: one batch per table
-and timestamp, since a Thrift1 mutation call carries a single timestamp, sent every
---batch rows. Only the writes are timed. Prints `rows N cells N calls N seconds S`.
+Reads the rows those benches dumped from tallrow's generator, creates the tables (under a
+table prefix; `--prefix ""` for none), then writes every cell with happybase batches: one
+batch per table and timestamp, since a Thrift1 mutation call carries a single timestamp,
+sent every --batch rows. Only the writes are timed. Prints `rows N cells N calls N seconds S`.
 """
 
 import argparse
@@ -34,13 +34,13 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
-    p.add_argument("--prefix", default="hb")
+    p.add_argument("--prefix", default="hb", help='table prefix; "" for none')
     p.add_argument("--dump", required=True)
     p.add_argument("--batch", type=int, default=1000)
     a = p.parse_args()
 
     tables, groups, rows, cells = read_dump(a.dump)
-    conn = happybase.Connection(a.host, a.port, table_prefix=a.prefix)
+    conn = happybase.Connection(a.host, a.port, table_prefix=a.prefix or None)
     existing = set(conn.tables())
     for name, families in tables:
         if families and name.encode() not in existing:

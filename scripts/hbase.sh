@@ -6,6 +6,10 @@
 #   scripts/hbase.sh status   say whether it runs, and where
 #   scripts/hbase.sh env      print the export lines of the running instance
 #   scripts/hbase.sh stop     stop every process start started, remove its directory
+#   scripts/hbase.sh java CLASS ARGS...
+#                             run a native HBase client against the running instance: the
+#                             bench classpath (HBase's PerformanceEvaluation and the tools in
+#                             tests/hbase/src, built here with Maven) behind its configuration
 #
 # HBase (pinned in tests/hbase/pom.xml) runs as `bin/hbase master start` runs it in standalone
 # mode: one JVM holding ZooKeeper, the master and one region server, over the local file
@@ -20,6 +24,7 @@
 #   TALLROW_HBASE_THRIFT2      HOST:PORT of the Thrift2 server
 #   TALLROW_HBASE_ZK           HOST:PORT of ZooKeeper (for native clients)
 #   TALLROW_HBASE_CP           the classpath (conf directory first), for native clients
+#   TALLROW_HBASE_VERSION      the HBase release (tests/hbase/pom.xml)
 # Exit codes: 0 done; 1 Java or Maven missing (one line says so); 2 HBase failed to start.
 #
 # Heaps are capped (TALLROW_HBASE_HEAP for the HBase JVM, default 1536m; 384m per Thrift
@@ -67,6 +72,8 @@ classpath() {
       rm -f "$out"
       return 2
     fi
+    # Maven leaves an unchanged file as it was: mark it resolved now.
+    touch "$out"
   fi
   cat "$out"
 }
@@ -187,7 +194,10 @@ start() {
     -b 127.0.0.1 -p "$t2" start) >"$dir/logs/thrift2.log" 2>&1 &
   pids+=($!)
 
+  local version
+  version="$(grep -o '<hbase.version>[^<]*' "$repo/tests/hbase/pom.xml" | cut -d'>' -f2)"
   cat >"$state" <<EOF
+export TALLROW_HBASE_VERSION='$version'
 export TALLROW_HBASE_DIR='$dir'
 export TALLROW_HBASE_PIDS='${pids[*]}'
 export TALLROW_HBASE_THRIFT1='127.0.0.1:$t1'
@@ -232,7 +242,7 @@ EOF
       return 2
     fi
   done
-  echo "HBase $(grep -o '<hbase.version>[^<]*' "$repo/tests/hbase/pom.xml" | cut -d'>' -f2) on loopback in ${SECONDS}s: thrift1 127.0.0.1:$t1, thrift1 framed compact 127.0.0.1:$t1fc, thrift2 127.0.0.1:$t2 (logs in $dir/logs)"
+  echo "HBase $version on loopback in ${SECONDS}s: thrift1 127.0.0.1:$t1, thrift1 framed compact 127.0.0.1:$t1fc, thrift2 127.0.0.1:$t2 (logs in $dir/logs)"
 }
 
 case "${1:-}" in
@@ -251,8 +261,20 @@ case "${1:-}" in
     grep -v TALLROW_HBASE_PIDS "$state"
     ;;
   classpath) classpath "${2:-}" ;;
+  java)
+    shift
+    running || { echo "HBase is not running: scripts/hbase.sh start" >&2; exit 3; }
+    have_tools || exit 1
+    bench_cp="$(classpath bench)" || exit 2
+    jar="$repo/tests/hbase/target/tallrow-hbase-1.jar"
+    if [ ! -s "$jar" ] || [ -n "$(find "$repo/tests/hbase/src" "$repo/tests/hbase/pom.xml" -newer "$jar" -print -quit)" ]; then
+      mvn -B -q -f "$repo/tests/hbase/pom.xml" -P bench package -DskipTests >&2 || exit 2
+    fi
+    exec java "${jdk_flags[@]}" -Xmx1g "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
+      -cp "$TALLROW_HBASE_DIR/conf:$jar:$bench_cp" "$@"
+    ;;
   *)
-    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]" >&2
+    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

@@ -10,9 +10,12 @@ use std::sync::Arc;
 use std::time::Instant;
 use tallrow::generate::{Generator, Scratch, Sink, Table};
 use tallrow::run::{Ctx, ops};
-use tallrow::schema::{self, actions::Actions};
+use tallrow::schema::{
+    self,
+    actions::{self, Actions},
+};
 use tallrow::stats::{self, Summary};
-use tallrow::store::{Mutation, RowMutation, Store};
+use tallrow::store::{Get, Mutation, RowMutation, Store};
 use tallrow::workload::Workload;
 
 /// The binary under measurement.
@@ -185,31 +188,63 @@ pub fn paging_starts(store: Arc<dyn Store>, g: Arc<Generator>, w: &Workload) -> 
         .collect()
 }
 
-/// Dumps the rows of `w` and times a plain Python loader writing them (`script ARGS --dump
-/// FILE`, which prints `rows N cells N calls N seconds S`); returns its rows/s and calls.
-pub fn python_load(python: &Path, script: &str, args: &[&str], w: &Workload, tmp: &Path, rows: u64) -> (f64, u64) {
+/// Dumps the rows of `w` to `tmp/rows.bin` for another client's loader, checking that they
+/// are the `rows` tallrow loaded; returns the file.
+pub fn dump_rows(w: &Workload, tmp: &Path, rows: u64) -> PathBuf {
     let rows_file = tmp.join("rows.bin");
-    let dumped = dump(&Generator::new(w), &rows_file);
-    assert_eq!(dumped, rows, "the dump holds the loaded rows");
-    let out = Command::new(python)
-        .arg(script)
-        .args(args)
-        .arg("--dump")
-        .arg(&rows_file)
-        .output()
-        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    if !rows_file.exists() {
+        let dumped = dump(&Generator::new(w), &rows_file);
+        assert_eq!(dumped, rows, "the dump holds the loaded rows");
+    }
+    rows_file
+}
+
+/// Runs another client's loader (`cmd --dump FILE` or however `cmd` takes it), which prints
+/// `rows N cells N [calls N] seconds S`; returns its rows/s and calls (0 where it has no
+/// count of them).
+pub fn external_load(mut cmd: Command, rows: u64) -> (f64, u64) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
-        "{script} failed: {}",
+        "{cmd:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    let field = |name: &str| -> f64 {
+    let field = |name: &str| -> Option<f64> {
         let mut it = text.split_whitespace();
-        it.position(|t| t == name)
-            .unwrap_or_else(|| panic!("no {name} in {text}"));
-        it.next().unwrap().parse().unwrap()
+        it.position(|t| t == name)?;
+        it.next()?.parse().ok()
     };
-    assert_eq!(field("rows") as u64, rows);
-    (field("rows") / field("seconds"), field("calls") as u64)
+    let got = field("rows").unwrap_or_else(|| panic!("no rows in {text}"));
+    assert_eq!(got as u64, rows);
+    let seconds = field("seconds").unwrap_or_else(|| panic!("no seconds in {text}"));
+    (got / seconds, field("calls").unwrap_or(0.0) as u64)
+}
+
+/// Dumps the rows of `w` and times a plain Python loader writing them (`script ARGS --dump
+/// FILE`); returns its rows/s and calls.
+pub fn python_load(python: &Path, script: &str, args: &[&str], w: &Workload, tmp: &Path, rows: u64) -> (f64, u64) {
+    let rows_file = dump_rows(w, tmp, rows);
+    let mut cmd = Command::new(python);
+    cmd.arg(script).args(args).arg("--dump").arg(&rows_file);
+    external_load(cmd, rows)
+}
+
+/// The reference for pages: a get of one row (each start's cursor row); the first pass warms
+/// caches and connections.
+pub fn gets(store: &dyn Store, starts: &[(i32, Vec<u8>)], samples: usize) -> Summary {
+    let mut hist = stats::histogram();
+    for pass in 0..2 {
+        for i in 0..samples {
+            let get = [Get::new(starts[i % starts.len()].1.clone())];
+            let t = Instant::now();
+            let found = store.get(actions::TABLE, &get).unwrap();
+            let ns = t.elapsed().as_nanos() as u64;
+            assert!(found[0].is_some(), "the cursor row exists");
+            if pass == 1 {
+                stats::record(&mut hist, ns);
+            }
+        }
+    }
+    Summary::of(&hist)
 }

@@ -1,0 +1,235 @@
+package dev.tallrow.bench;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.HConstants;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.BufferedMutator;
+import org.apache.hadoop.hbase.client.BufferedMutatorParams;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+
+/**
+ * What HBase's native Java client gets from the same server, for scripts/bench.sh hbase.
+ *
+ * <pre>
+ * Native load DUMP               writes the rows benches/hbase.rs dumped (format in
+ *                                scripts/rows_dump.py) with one BufferedMutator per table;
+ *                                prints "rows N cells N seconds S" (only the writes timed)
+ * Native pages FILE TABLE FAMILY QUALIFIER SAMPLES
+ *                                FILE holds "CURSOR STOP" per line, row keys in hex; times a
+ *                                get of the cursor row and pages of 10 and 100 rows after it;
+ *                                prints one line of nanoseconds per kind ("get", "10", "100")
+ * </pre>
+ *
+ * ZooKeeper comes from TALLROW_HBASE_ZK (HOST:PORT), as scripts/hbase.sh writes it.
+ */
+public final class Native {
+  private Native() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length == 2 && args[0].equals("load")) {
+      load(Path.of(args[1]));
+    } else if (args.length == 6 && args[0].equals("pages")) {
+      pages(Path.of(args[1]), args[2], args[3], args[4], Integer.parseInt(args[5]));
+    } else {
+      System.err.println("usage: Native load DUMP | Native pages FILE TABLE FAMILY QUALIFIER SAMPLES");
+      System.exit(64);
+    }
+  }
+
+  private static Connection connect() throws IOException {
+    String zk = System.getenv("TALLROW_HBASE_ZK");
+    if (zk == null) {
+      throw new IllegalStateException("TALLROW_HBASE_ZK is not set: run scripts/hbase.sh start");
+    }
+    Configuration conf = HBaseConfiguration.create();
+    int colon = zk.lastIndexOf(':');
+    conf.set(HConstants.ZOOKEEPER_QUORUM, zk.substring(0, colon));
+    conf.set(HConstants.ZOOKEEPER_CLIENT_PORT, zk.substring(colon + 1));
+    return ConnectionFactory.createConnection(conf);
+  }
+
+  /** Little-endian reader of the dump. */
+  private static final class Reader {
+    private final ByteBuffer b;
+
+    Reader(byte[] data) {
+      b = ByteBuffer.wrap(data).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    boolean more() {
+      return b.hasRemaining();
+    }
+
+    int u8() {
+      return b.get() & 0xff;
+    }
+
+    int u16() {
+      return b.getShort() & 0xffff;
+    }
+
+    int u32() {
+      return b.getInt();
+    }
+
+    long i64() {
+      return b.getLong();
+    }
+
+    byte[] blob(int width) {
+      int n = width == 2 ? u16() : u32();
+      byte[] out = new byte[n];
+      b.get(out);
+      return out;
+    }
+  }
+
+  private static void load(Path dump) throws Exception {
+    Reader r = new Reader(Files.readAllBytes(dump));
+    int tableCount = r.u32();
+    List<TableName> names = new ArrayList<>();
+    List<Map<String, Integer>> families = new ArrayList<>();
+    for (int i = 0; i < tableCount; i++) {
+      names.add(TableName.valueOf(new String(r.blob(2), StandardCharsets.UTF_8)));
+      Map<String, Integer> f = new HashMap<>();
+      int n = r.u16();
+      for (int j = 0; j < n; j++) {
+        f.put(new String(r.blob(2), StandardCharsets.UTF_8), r.u32());
+      }
+      families.add(f);
+    }
+    try (Connection conn = connect(); Admin admin = conn.getAdmin()) {
+      BufferedMutator[] mutators = new BufferedMutator[tableCount];
+      for (int i = 0; i < tableCount; i++) {
+        if (families.get(i).isEmpty()) {
+          continue;
+        }
+        if (!admin.tableExists(names.get(i))) {
+          TableDescriptorBuilder t = TableDescriptorBuilder.newBuilder(names.get(i));
+          for (Map.Entry<String, Integer> f : families.get(i).entrySet()) {
+            t.setColumnFamily(
+                ColumnFamilyDescriptorBuilder.newBuilder(f.getKey().getBytes(StandardCharsets.UTF_8))
+                    .setMaxVersions(f.getValue())
+                    .build());
+          }
+          admin.createTable(t.build());
+        }
+        mutators[i] = conn.getBufferedMutator(new BufferedMutatorParams(names.get(i)));
+      }
+      long rows = 0;
+      long cells = 0;
+      long started = System.nanoTime();
+      while (r.more()) {
+        int table = r.u8();
+        Put put = new Put(r.blob(4));
+        int n = r.u32();
+        for (int j = 0; j < n; j++) {
+          byte[] family = r.blob(2);
+          byte[] qualifier = r.blob(4);
+          long ts = r.i64();
+          byte[] value = r.blob(4);
+          put.addColumn(family, qualifier, ts == Long.MIN_VALUE ? HConstants.LATEST_TIMESTAMP : ts, value);
+        }
+        mutators[table].mutate(put);
+        rows++;
+        cells += n;
+      }
+      for (BufferedMutator m : mutators) {
+        if (m != null) {
+          m.close();
+        }
+      }
+      double seconds = (System.nanoTime() - started) / 1e9;
+      System.out.printf("rows %d cells %d seconds %.3f%n", rows, cells, seconds);
+    }
+  }
+
+  private static byte[] hex(String s) {
+    byte[] out = new byte[s.length() / 2];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+    }
+    return out;
+  }
+
+  private static void pages(Path file, String table, String family, String qualifier, int samples)
+      throws Exception {
+    List<byte[][]> starts = new ArrayList<>();
+    for (String line : Files.readAllLines(file)) {
+      String[] parts = line.trim().split(" ");
+      starts.add(new byte[][] {hex(parts[0]), hex(parts[1])});
+    }
+    byte[] f = family.getBytes(StandardCharsets.UTF_8);
+    byte[] q = qualifier.getBytes(StandardCharsets.UTF_8);
+    int[] sizes = {10, 100};
+    long[] gets = new long[samples];
+    long[][] pages = new long[sizes.length][samples];
+    try (Connection conn = connect(); Table t = conn.getTable(TableName.valueOf(table))) {
+      // The first pass warms caches, connections and the JIT; the second is measured.
+      for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < samples; i++) {
+          byte[][] s = starts.get(i % starts.size());
+          long at = System.nanoTime();
+          Result got = t.get(new Get(s[0]).addColumn(f, q));
+          gets[i] = System.nanoTime() - at;
+          if (got.isEmpty()) {
+            throw new IllegalStateException("the cursor row is missing");
+          }
+          for (int k = 0; k < sizes.length; k++) {
+            Scan scan =
+                new Scan()
+                    .withStartRow(s[0], false)
+                    .withStopRow(s[1])
+                    .addColumn(f, q)
+                    .setLimit(sizes[k])
+                    .setCaching(sizes[k]);
+            at = System.nanoTime();
+            int n = 0;
+            try (ResultScanner rs = t.getScanner(scan)) {
+              for (Result row : rs) {
+                n++;
+              }
+            }
+            pages[k][i] = System.nanoTime() - at;
+            if (n != sizes[k]) {
+              throw new IllegalStateException("a page of " + sizes[k] + " read " + n + " rows");
+            }
+          }
+        }
+      }
+    }
+    print("get", gets);
+    for (int k = 0; k < sizes.length; k++) {
+      print(Integer.toString(sizes[k]), pages[k]);
+    }
+  }
+
+  private static void print(String kind, long[] nanos) {
+    StringBuilder b = new StringBuilder(kind);
+    for (long n : nanos) {
+      b.append(' ').append(n);
+    }
+    System.out.println(b);
+  }
+}
