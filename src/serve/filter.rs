@@ -86,6 +86,18 @@ pub enum Filter {
     Any(Vec<Filter>),
 }
 
+impl Filter {
+    /// HBase's `Filter.hasFilterRow()`: whether the filter decides on whole rows, which a
+    /// scan with a batch size (rows split into parts) cannot give it.
+    pub fn has_filter_row(&self) -> bool {
+        match self {
+            Filter::Page(_) | Filter::SingleColumnValue { .. } | Filter::Skip(_) | Filter::While(_) => true,
+            Filter::All(fs) | Filter::Any(fs) => fs.iter().any(Filter::has_filter_row),
+            _ => false,
+        }
+    }
+}
+
 /// HBase's compare operators, read as "stored value OP argument".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompareOp {

@@ -232,6 +232,8 @@ struct Scanner {
     ttls: HashMap<String, i32>,
     pending: VecDeque<TRowResult>,
     done: bool,
+    /// What every read of this scanner answers instead of rows.
+    failure: Option<&'static str>,
     used: Instant,
     /// Store rows read per step under a filter: the rows asked for at first, growing
     /// while the filter drops rows.
@@ -394,10 +396,43 @@ impl Handler {
     }
 }
 
+thread_local! {
+    /// The call this connection's thread is serving, for errors that HBase words by it.
+    static CALL: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Notes the call about to be served on this thread (one thread serves one connection).
+pub fn serving(method: &str) {
+    CALL.with(|c| {
+        let mut c = c.borrow_mut();
+        c.clear();
+        c.push_str(method);
+    });
+}
+
+/// A table name HBase refuses: `TableName.valueOf` throws IllegalArgumentException. The
+/// calls that catch it answer IllegalArgument; elsewhere it escapes the handler and the
+/// Thrift server answers "Internal error processing CALL".
+fn bad_table_name(message: String) -> thrift::Error {
+    CALL.with(|c| {
+        let call = c.borrow();
+        match call.as_str() {
+            "mutateRow" | "mutateRowTs" | "mutateRows" | "mutateRowsTs" | "checkAndPut" => illegal(message),
+            _ => thrift::Error::Application(thrift::ApplicationError::new(
+                thrift::ApplicationErrorKind::InternalError,
+                format!("Internal error processing {call}"),
+            )),
+        }
+    })
+}
+
 impl Inner {
     fn table_name(name: &[u8]) -> R<String> {
-        let name = std::str::from_utf8(name).map_err(|_| illegal("table name is not UTF-8"))?;
-        canonical_table_name(name).map_err(store_error)
+        let name = std::str::from_utf8(name).map_err(|_| bad_table_name("table name is not UTF-8".into()))?;
+        canonical_table_name(name).map_err(|e| match e {
+            store::Error::BadArgument(m) => bad_table_name(m),
+            e => store_error(e),
+        })
     }
 
     /// The table's descriptor and state; a state written for an older table of the same
@@ -724,6 +759,7 @@ impl Inner {
                 pending: VecDeque::new(),
                 filtered_step: 0,
                 done: false,
+                failure: None,
                 used: Instant::now(),
             })),
         );
@@ -759,6 +795,9 @@ impl Inner {
         let scanner = self.scanner(id)?;
         let mut s = scanner.lock().expect("lock");
         s.used = Instant::now();
+        if let Some(why) = s.failure {
+            return Err(io_error(why));
+        }
         let want = n.max(0) as usize;
         let mut out = Vec::with_capacity(want.min(1024));
         while out.len() < want {
@@ -948,6 +987,7 @@ impl HbaseSyncHandler for Handler {
     }
 
     fn handle_get_table_regions(&self, table_name: Text) -> R<Vec<TRegionInfo>> {
+        Inner::table_name(&table_name)?;
         match self.lookup(&table_name) {
             Ok((desc, state)) => Ok(vec![self.region(&desc, &state)]),
             // HBase answers an empty list for a table that does not exist.
@@ -961,6 +1001,10 @@ impl HbaseSyncHandler for Handler {
             return Err(illegal(format!("table {name} is in the reserved namespace hbase")));
         }
         let _ddl = self.ddl.lock().expect("lock");
+        // HBase asks whether the table exists before it reads the families.
+        if self.store.describe_table(&name).is_ok() {
+            return Err(store_error(store::Error::TableExists(name)));
+        }
         let mut families = Vec::new();
         let mut options = BTreeMap::new();
         for cd in &column_families {
@@ -974,7 +1018,10 @@ impl HbaseSyncHandler for Handler {
             }
         }
         if families.is_empty() {
-            return Err(illegal(format!("Table {name} should have at least one column family.")));
+            // HBase's master refuses it in its sanity checks, as an IOError.
+            return Err(io_error(format!(
+                "{DO_NOT_RETRY}: Table should have at least one column family. Set hbase.table.sanity.checks to false at conf or table descriptor if you want to bypass sanity checks"
+            )));
         }
         let desc = TableDescriptor { name, families };
         self.store.create_table(&desc).map_err(store_error)?;
@@ -1201,21 +1248,19 @@ impl HbaseSyncHandler for Handler {
     ) -> R<ScannerID> {
         let reversed = scan.reversed.unwrap_or(false);
         let timestamp = scan.timestamp.unwrap_or(LATEST);
-        let filter = match scan.filter_string.as_deref() {
-            // Hbase.thrift lets scanner opens throw only IOError, so a bad filter string is
-            // one, named as the Java exception HBase's parser throws.
-            Some(s) if !s.is_empty() => Some(Evaluator::new(
-                // HBase's ParseFilter throws an unchecked IllegalArgumentException, which
-                // reaches libthrift's processor: the client gets this and no detail.
-                filter::parse(s).map_err(|_| {
-                    thrift::Error::Application(thrift::ApplicationError::new(
-                        thrift::ApplicationErrorKind::InternalError,
-                        "Internal error processing scannerOpenWithScan",
-                    ))
-                })?,
-            )),
+        let parsed = match scan.filter_string.as_deref() {
+            // HBase's ParseFilter throws an unchecked IllegalArgumentException, which
+            // reaches libthrift's processor: the client gets this and no detail.
+            Some(s) if !s.is_empty() => Some(filter::parse(s).map_err(|_| {
+                thrift::Error::Application(thrift::ApplicationError::new(
+                    thrift::ApplicationErrorKind::InternalError,
+                    "Internal error processing scannerOpenWithScan",
+                ))
+            })?),
             _ => None,
         };
+        let row_filter = parsed.as_ref().is_some_and(filter::Filter::has_filter_row);
+        let filter = parsed.map(Evaluator::new);
         let mut select = Inner::selection(scan.columns.as_deref().filter(|c| !c.is_empty()), timestamp, 1)?;
         if filter.is_some() {
             // The filter sees every stored version; one is returned per column after it.
@@ -1232,7 +1277,15 @@ impl HbaseSyncHandler for Handler {
             select,
             ..Scan::default()
         });
-        self.open_scanner(&table_name, scan_, filter, batch, scan.sort_columns.unwrap_or(false))
+        let id = self.open_scanner(&table_name, scan_, filter, batch, scan.sort_columns.unwrap_or(false))?;
+        if batch.is_some() && row_filter {
+            // The region server refuses such a scan when it reaches it, so the open succeeds
+            // and every read fails (HBase's client retries it for about 48 s first).
+            self.scanner(id)?.lock().expect("lock").failure = Some(
+                "org.apache.hadoop.hbase.filter.IncompatibleFilterException: Cannot set batch on a scan using a filter that returns true for filter.hasFilterRow",
+            );
+        }
+        Ok(id)
     }
 
     fn handle_scanner_open(

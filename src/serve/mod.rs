@@ -204,7 +204,10 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
     )
     .on_call({
         let handler = handler.clone();
-        move |method| if defers(method) { Ok(()) } else { handler.commit() }
+        move |method| {
+            handler::serving(method);
+            if defers(method) { Ok(()) } else { handler.commit() }
+        }
     });
     let mut output = wire::output(Outbox::new(held.clone(), opts.transport), opts.protocol);
     let processor = HbaseSyncProcessor::new(handler);
