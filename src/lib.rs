@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod date;
 pub mod generate;
+pub mod idl;
 pub mod keys;
 pub mod load;
 pub mod report;

@@ -14,3 +14,4 @@ mod model;
 mod run;
 mod run_cli;
 mod serve;
+mod thrift2;
