@@ -1,0 +1,114 @@
+//! Held replies: a socket's outgoing messages kept and sent in one write.
+
+use std::io::{self, Read, Write};
+
+/// Held bytes beyond which a flush sends them anyway.
+const HOLD_LIMIT: usize = 1 << 20;
+
+type BeforeSend = Box<dyn FnMut() -> io::Result<()> + Send>;
+
+/// A socket's outgoing messages, held and sent in one write: a client's pipelined calls
+/// until the window is written, a server's replies until it would wait for the next
+/// request. One syscall then carries many messages instead of one each.
+///
+/// Cloned handles share the buffer. A flush sends only when not holding or past
+/// a hold limit (1 MiB); [`Held::send`] always sends, after the `before_send` hook has run (a
+/// server commits the writes its held replies acknowledge there).
+#[derive(Clone)]
+pub struct Held(std::sync::Arc<std::sync::Mutex<HeldState>>);
+
+struct HeldState {
+    stream: std::net::TcpStream,
+    buf: Vec<u8>,
+    holding: bool,
+    before_send: Option<BeforeSend>,
+}
+
+impl HeldState {
+    /// Sends and empties the buffer; on failure what was held is dropped, never resent.
+    fn send(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let result = match self.before_send.as_mut() {
+            Some(hook) => hook(),
+            None => Ok(()),
+        }
+        .and_then(|()| self.stream.write_all(&self.buf));
+        self.buf.clear();
+        if self.buf.capacity() > HOLD_LIMIT {
+            self.buf.shrink_to(64 << 10);
+        }
+        result
+    }
+}
+
+impl Held {
+    /// Holds nothing until [`Held::hold`] says so.
+    pub fn new(stream: std::net::TcpStream) -> Self {
+        Held(std::sync::Arc::new(std::sync::Mutex::new(HeldState {
+            stream,
+            buf: Vec::new(),
+            holding: false,
+            before_send: None,
+        })))
+    }
+
+    /// Runs `hook` before every send of held bytes; an error from it fails the send and
+    /// discards what was held.
+    pub fn before_send(self, hook: impl FnMut() -> io::Result<()> + Send + 'static) -> Self {
+        self.state().before_send = Some(Box::new(hook));
+        self
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, HeldState> {
+        // A panic while holding the lock leaves only bytes behind; keep using them.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts or stops holding flushed messages.
+    pub fn hold(&self, on: bool) {
+        self.state().holding = on;
+    }
+
+    /// Sends whatever is held.
+    pub fn send(&self) -> io::Result<()> {
+        self.state().send()
+    }
+}
+
+impl Write for Held {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.state().buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut s = self.state();
+        if !s.holding || s.buf.len() > HOLD_LIMIT {
+            return s.send();
+        }
+        Ok(())
+    }
+}
+
+/// A connection's reading half that first sends what `held` holds, since the peer may be
+/// waiting for those replies before it sends more.
+pub struct SendBeforeRead {
+    stream: std::net::TcpStream,
+    held: Held,
+}
+
+impl SendBeforeRead {
+    /// Reads `stream`, releasing `held` before each read.
+    pub fn new(stream: std::net::TcpStream, held: Held) -> Self {
+        SendBeforeRead { stream, held }
+    }
+}
+
+impl Read for SendBeforeRead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.held.send()?;
+        self.stream.read(buf)
+    }
+}

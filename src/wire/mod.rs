@@ -1,0 +1,242 @@
+//! Thrift on the wire, for the `hbase` backend and `tallrow serve` alike: the transport and
+//! protocol choices, framing, and input protocols that bound what a peer can make us allocate.
+//!
+//! The `thrift` crate's own input protocols allocate whatever length a string, list or frame
+//! header claims, so one hostile 5-byte message could ask for gigabytes. The readers here
+//! check every claimed length against what is left of the message's byte budget before they
+//! allocate, and never panic on malformed input. Output goes through the crate's protocols.
+//!
+//! - [`framed`]: frames in and out (`FramedReader`, `Outbox`);
+//! - [`bounded`]: the bounded input protocols (`Input`, `Watched`);
+//! - [`held`]: outgoing messages held and sent in one write (`Held`, `SendBeforeRead`).
+
+pub mod bounded;
+pub mod framed;
+pub mod held;
+
+pub use bounded::{ArgDefaults, Input, Watched};
+pub use framed::{FramedReader, Outbox};
+pub use held::{Held, SendBeforeRead};
+
+use std::io::{self, Read, Write};
+use thrift::protocol::{TBinaryOutputProtocol, TCompactOutputProtocol, TOutputProtocol};
+use thrift::{ProtocolError, ProtocolErrorKind};
+
+/// The default limit on one message (framed or not): large batches fit, hostile lengths do not.
+pub const DEFAULT_MAX_MESSAGE: usize = 64 << 20;
+
+/// How messages are delimited on the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// Messages back to back (`hbase thrift start`'s default).
+    Buffered,
+    /// Each message preceded by its 4-byte big-endian length.
+    Framed,
+}
+
+/// How values are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// TBinaryProtocol, strict (versioned) messages; unversioned ones are read too.
+    Binary,
+    /// TCompactProtocol.
+    Compact,
+}
+
+impl std::str::FromStr for Transport {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "buffered" => Ok(Transport::Buffered),
+            "framed" => Ok(Transport::Framed),
+            _ => Err(format!("unknown transport {s:?}: expected buffered or framed")),
+        }
+    }
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "binary" => Ok(Protocol::Binary),
+            "compact" => Ok(Protocol::Compact),
+            _ => Err(format!("unknown protocol {s:?}: expected binary or compact")),
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Transport::Buffered => "buffered",
+            Transport::Framed => "framed",
+        })
+    }
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Protocol::Binary => "binary",
+            Protocol::Compact => "compact",
+        })
+    }
+}
+
+fn protocol_error(kind: ProtocolErrorKind, message: String) -> thrift::Error {
+    thrift::Error::Protocol(ProtocolError { kind, message })
+}
+
+fn too_large(what: &str, claimed: u64, left: usize) -> thrift::Error {
+    protocol_error(
+        ProtocolErrorKind::SizeLimit,
+        format!("{what} of {claimed} bytes exceeds the {left} bytes left of the message limit"),
+    )
+}
+
+/// An output protocol of either kind over `w`.
+pub fn output<W: Write + Send + 'static>(w: W, protocol: Protocol) -> Box<dyn TOutputProtocol + Send> {
+    match protocol {
+        Protocol::Binary => Box::new(TBinaryOutputProtocol::new(w, true)),
+        Protocol::Compact => Box::new(TCompactOutputProtocol::new(w)),
+    }
+}
+
+/// The reading side of a connection: framing undone, then the bounded protocol.
+pub fn input<R: Read + Send + 'static>(
+    r: R,
+    transport: Transport,
+    protocol: Protocol,
+    limit: usize,
+) -> Input<Box<dyn Read + Send>> {
+    let r: Box<dyn Read + Send> = match transport {
+        Transport::Buffered => Box::new(io::BufReader::with_capacity(256 << 10, r)),
+        Transport::Framed => Box::new(FramedReader::new(io::BufReader::with_capacity(256 << 10, r), limit)),
+    };
+    Input::new(r, protocol, limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use thrift::protocol::{TInputProtocol, TMessageIdentifier, TMessageType};
+
+    fn encode(protocol: Protocol, write: impl FnOnce(&mut dyn TOutputProtocol)) -> Vec<u8> {
+        let mut buf = Vec::new();
+        {
+            let mut out: Box<dyn TOutputProtocol> = match protocol {
+                Protocol::Binary => Box::new(TBinaryOutputProtocol::new(&mut buf, true)),
+                Protocol::Compact => Box::new(TCompactOutputProtocol::new(&mut buf)),
+            };
+            write(out.as_mut());
+            out.flush().unwrap();
+        }
+        buf
+    }
+
+    #[test]
+    fn round_trips_what_the_crate_writes() {
+        use hbase_thrift::hbase::{BatchMutation, Mutation, TScan};
+        for protocol in [Protocol::Binary, Protocol::Compact] {
+            let batch = BatchMutation::new(
+                b"row\x00\xff".to_vec(),
+                vec![
+                    Mutation::new(false, b"f:q".to_vec(), b"v".to_vec(), true),
+                    Mutation::new(true, b"f".to_vec(), Vec::new(), false),
+                ],
+            );
+            let scan = TScan::new(
+                b"a".to_vec(),
+                None,
+                -5i64,
+                vec![b"f:".to_vec()],
+                1000,
+                b"PrefixFilter('x')".to_vec(),
+                None,
+                true,
+                false,
+                None,
+            );
+            let bytes = encode(protocol, |o| {
+                o.write_message_begin(&TMessageIdentifier::new("mutateRows", TMessageType::Call, -7))
+                    .unwrap();
+                batch.write_to_out_protocol(o).unwrap();
+                scan.write_to_out_protocol(o).unwrap();
+                o.write_i64(i64::MIN).unwrap();
+                o.write_double(-1.5).unwrap();
+                o.write_message_end().unwrap();
+            });
+            let mut i = Input::new(bytes.as_slice(), protocol, 1 << 20);
+            let m = i.read_message_begin().unwrap();
+            assert_eq!((m.name.as_str(), m.sequence_number), ("mutateRows", -7));
+            assert_eq!(BatchMutation::read_from_in_protocol(&mut i).unwrap(), batch);
+            assert_eq!(TScan::read_from_in_protocol(&mut i).unwrap(), scan);
+            assert_eq!(i.read_i64().unwrap(), i64::MIN);
+            assert_eq!(i.read_double().unwrap(), -1.5);
+        }
+    }
+
+    #[test]
+    fn refuses_claimed_lengths_beyond_the_budget_without_allocating() {
+        // A binary call whose first string claims 2 GiB, and a list claiming 2^31-1 structs.
+        let mut string = vec![0x80, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x03, b'g', b'e', b't'];
+        string.extend_from_slice(&[0, 0, 0, 1, 11, 0, 1, 0x7f, 0xff, 0xff, 0xff]);
+        let mut i = Input::new(string.as_slice(), Protocol::Binary, 1 << 20);
+        i.read_message_begin().unwrap();
+        i.read_struct_begin().unwrap();
+        i.read_field_begin().unwrap();
+        match i.read_bytes().unwrap_err() {
+            thrift::Error::Protocol(e) => assert!(e.message.contains("2147483647"), "{}", e.message),
+            other => panic!("{other:?}"),
+        }
+
+        let list = [15u8, 12, 0x7f, 0xff, 0xff, 0xff];
+        let mut i = Input::new(&list[..], Protocol::Binary, 1 << 20);
+        assert!(i.read_list_begin().is_err());
+        let negative = [15u8, 12, 0xff, 0xff, 0xff, 0xff];
+        let mut i = Input::new(&negative[..], Protocol::Binary, 1 << 20);
+        assert!(i.read_list_begin().is_err());
+        // Compact: a varint length of 2^32-1.
+        let compact = [0xffu8, 0xff, 0xff, 0xff, 0x0f];
+        let mut i = Input::new(&compact[..], Protocol::Compact, 1 << 20);
+        assert!(i.read_bytes().is_err());
+        let endless = [0xffu8; 16];
+        let mut i = Input::new(&endless[..], Protocol::Compact, 1 << 20);
+        assert!(i.read_i64().is_err());
+    }
+
+    #[test]
+    fn frames_above_the_limit_are_refused_and_the_budget_spans_a_message() {
+        let mut framed = FramedReader::new(&[0x7fu8, 0xff, 0xff, 0xff, 1, 2][..], 1024);
+        let err = framed.read(&mut [0u8; 8]).unwrap_err();
+        assert!(err.to_string().contains("exceeds the limit of 1024"), "{err}");
+        let mut ok = FramedReader::new(&[0u8, 0, 0, 2, 7, 8, 0, 0, 0, 1, 9][..], 1024);
+        let mut all = Vec::new();
+        ok.read_to_end(&mut all).unwrap_err(); // ends mid-header
+        let mut ok = FramedReader::new(&[0u8, 0, 0, 2, 7, 8, 0, 0, 0, 1, 9][..], 1024);
+        let mut three = [0u8; 3];
+        ok.read_exact(&mut three).unwrap();
+        assert_eq!(three, [7, 8, 9]);
+
+        // 100 one-byte reads fit a 100-byte budget; the 101st does not.
+        let bytes = vec![0u8; 200];
+        let mut i = Input::new(bytes.as_slice(), Protocol::Binary, 100);
+        for _ in 0..100 {
+            i.read_byte().unwrap();
+        }
+        assert!(i.read_byte().is_err());
+    }
+
+    #[test]
+    fn outbox_frames_each_message() {
+        let mut sent = Vec::new();
+        {
+            let mut o = Outbox::new(&mut sent, Transport::Framed);
+            o.write_all(b"abc").unwrap();
+            o.flush().unwrap();
+            o.write_all(b"de").unwrap();
+            o.flush().unwrap();
+        }
+        assert_eq!(sent, b"\0\0\0\x03abc\0\0\0\x02de");
+    }
+}
