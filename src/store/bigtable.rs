@@ -22,7 +22,8 @@
 
 use super::{
     Cell, Error, FamilyDescriptor, Get, Mutation as StoreMutation, Result, Row, RowMutation, Scan, Selection, Store,
-    TableDescriptor, bigtable_names, canonical_table_name, now_millis, validate_mutations, validate_row_key,
+    TableDescriptor, bigtable_names, canonical_table_name, first_line, now_millis, validate_mutations,
+    validate_row_key,
 };
 use bigtable_rs::bigtable::{BigTable, BigTableConnection, RowCell};
 use bigtable_rs::google::bigtable::v2::{
@@ -113,10 +114,6 @@ pub struct Bigtable {
     auth: Option<Arc<dyn gcp_auth::TokenProvider>>,
     /// Known tables' descriptors, by canonical name: writes are validated against them.
     tables: RwLock<HashMap<String, TableDescriptor>>,
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("").trim()
 }
 
 /// A failed call, worded for the table it concerns.
@@ -304,18 +301,6 @@ fn to_row(key: Vec<u8>, cells: Vec<RowCell>, sel: &Selection) -> Option<Row> {
     (!cells.is_empty()).then_some(Row { key, cells })
 }
 
-/// The first key after every key that starts with `prefix`; empty when there is none.
-fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    Vec::new()
-}
-
 /// A scan's bounds as one Bigtable row range, or `None` when it holds no row.
 fn scan_range(scan: &Scan) -> Option<RowRange> {
     // (key, inclusive) of the low and high ends; empty keys are open.
@@ -328,7 +313,7 @@ fn scan_range(scan: &Scan) -> Option<RowRange> {
         if low.0.is_empty() || scan.prefix > low.0 {
             low = (scan.prefix.clone(), true);
         }
-        let end = prefix_end(&scan.prefix);
+        let end = crate::keys::next_prefix(&scan.prefix);
         if !end.is_empty() && (high.0.is_empty() || end <= high.0) {
             high = (end, false);
         }
@@ -770,20 +755,12 @@ impl Store for Bigtable {
     }
 
     fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
-        let mut out = Vec::new();
-        for id in self.table_ids()? {
-            // Tables this mapping never names belong to other tools.
-            let Some(name) = bigtable_names::table_name(&id) else {
-                continue;
-            };
-            match self.describe_table(&name) {
-                Ok(d) => out.push(d),
-                Err(Error::TableNotFound(_)) => {} // dropped meanwhile
-                Err(e) => return Err(e),
-            }
-        }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(out)
+        // Tables this mapping never names belong to other tools.
+        let names = self
+            .table_ids()?
+            .into_iter()
+            .filter_map(|id| bigtable_names::table_name(&id));
+        super::describe_all(self, names.collect::<Vec<_>>())
     }
 
     fn describe_table(&self, table: &str) -> Result<TableDescriptor> {

@@ -60,16 +60,7 @@ impl Spec {
 
 /// `250us`, `2ms`, `1s`.
 fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (n, unit) = text.split_at(split);
-    let bad = || format!("delay: {text:?} is not a duration like 250us, 2ms or 1s");
-    let n: u64 = n.parse().map_err(|_| bad())?;
-    match unit {
-        "us" => Ok(Duration::from_micros(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        _ => Err(bad()),
-    }
+    humantime::parse_duration(text).map_err(|_| format!("delay: {text:?} is not a duration like 250us, 2ms or 1s"))
 }
 
 impl Delay {
@@ -176,7 +167,8 @@ mod tests {
         assert_eq!(s.stall, Some((Duration::from_secs(1), Duration::from_millis(250))));
         assert_eq!(s.inner, "embedded:data/x");
         assert!(Spec::parse("2ms").unwrap_err().contains("expected delay:"));
-        assert!(Spec::parse("2 ms:memory:").unwrap_err().contains("not a duration"));
+        assert!(Spec::parse("2 mss:memory:").unwrap_err().contains("not a duration"));
+        assert!(Spec::parse("fast:memory:").unwrap_err().contains("not a duration"));
         assert!(
             Spec::parse("2ms,stal=1s@1s:memory:")
                 .unwrap_err()

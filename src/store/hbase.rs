@@ -20,7 +20,7 @@
 
 use super::{
     Cell, Column, Error, Get, Mutation as StoreMutation, Result, Row, RowMutation, Scan, Store, TableDescriptor,
-    canonical_table_name, validate_mutations, validate_row_key,
+    canonical_table_name, first_line, validate_mutations, validate_row_key,
 };
 use crate::wire::{self, Outbox, Protocol, Transport};
 use hbase_thrift::hbase::{
@@ -157,10 +157,6 @@ impl Failure {
             Failure::NotSent(e) | Failure::Broken(e) | Failure::Answered(e) => e,
         }
     }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("").trim()
 }
 
 impl Hbase {
@@ -416,18 +412,6 @@ fn quote(bytes: &[u8]) -> Vec<u8> {
     }
     out.push(b'\'');
     out
-}
-
-/// The smallest key greater than every key starting with `prefix`; empty when none is.
-fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    Vec::new()
 }
 
 /// Writes a call's argument fields.
@@ -772,17 +756,11 @@ impl Store for Hbase {
 
     fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
         let names = self.call(true, |c| c.get_table_names().map_err(|e| failure(e, "")))?;
-        let mut out = Vec::new();
-        for name in names {
-            let name = String::from_utf8(name).map_err(|_| Error::Io("table name in reply is not UTF-8".into()))?;
-            match self.describe_table(&name) {
-                Ok(d) => out.push(d),
-                Err(Error::TableNotFound(_)) => {} // dropped meanwhile
-                Err(e) => return Err(e),
-            }
-        }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(out)
+        let names = names
+            .into_iter()
+            .map(|n| String::from_utf8(n).map_err(|_| Error::Io("table name in reply is not UTF-8".into())))
+            .collect::<Result<Vec<_>>>()?;
+        super::describe_all(self, names)
     }
 
     fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
@@ -968,7 +946,7 @@ impl Store for Hbase {
         if !scan.prefix.is_empty() {
             // Bounds narrow the range; the filter keeps exactly the prefix's rows (and, in a
             // reversed scan, ends it once rows fall below the prefix).
-            let end = prefix_end(&scan.prefix);
+            let end = crate::keys::next_prefix(&scan.prefix);
             let high = if scan.reversed { &mut start } else { &mut stop };
             if !end.is_empty() && (high.is_empty() || *high > end) {
                 *high = end;
@@ -1308,8 +1286,8 @@ mod tests {
             })
             .collect();
         assert_eq!(shape, ["Some(5):pp", "None:d", "Some(5):d", "Some(5):p", "rowSome(9)"]);
-        assert_eq!(prefix_end(b"ab\xff"), b"ac");
-        assert_eq!(prefix_end(b"\xff\xff"), b"");
+        assert_eq!(crate::keys::next_prefix(b"ab\xff"), b"ac");
+        assert_eq!(crate::keys::next_prefix(b"\xff\xff"), b"");
         assert_eq!(quote(b"it's"), b"'it''s'");
     }
 }

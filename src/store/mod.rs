@@ -99,6 +99,26 @@ pub trait Store: Send + Sync {
     }
 }
 
+/// The descriptors of the tables named, sorted by name; a table dropped while this runs is
+/// left out. What a remote backend's `list_tables` does with the names its service lists.
+pub fn describe_all(store: &dyn Store, names: impl IntoIterator<Item = String>) -> Result<Vec<TableDescriptor>> {
+    let mut out = Vec::new();
+    for name in names {
+        match store.describe_table(&name) {
+            Ok(d) => out.push(d),
+            Err(Error::TableNotFound(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// The first line of a service's error message, trimmed: the rest is a stack trace.
+pub(crate) fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("").trim()
+}
+
 /// Creates `table` unless a table of that name exists; an existing table must have the
 /// same families.
 pub fn ensure_table(store: &dyn Store, table: &TableDescriptor) -> Result<()> {

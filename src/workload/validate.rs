@@ -299,20 +299,10 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     duration("", text).map_err(|(_, message)| message)
 }
 
-/// `500ms`, `30s`, `5m`, `1h`.
+/// `500ms`, `30s`, `5m`, `1h` (humantime's forms, such as `1m 30s`, too).
 fn duration(field: &str, text: &str) -> Result<Duration> {
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (n, unit) = text.split_at(split);
-    let n: u64 = match n.parse() {
-        Ok(n) => n,
-        Err(_) => return bad(field, format!("{text:?} is not a duration like 500ms, 30s, 5m or 1h")),
-    };
-    let d = match unit {
-        "ms" => Duration::from_millis(n),
-        "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n.saturating_mul(60)),
-        "h" => Duration::from_secs(n.saturating_mul(3600)),
-        _ => return bad(field, format!("{text:?} is not a duration like 500ms, 30s, 5m or 1h")),
+    let Ok(d) = humantime::parse_duration(text) else {
+        return bad(field, format!("{text:?} is not a duration like 500ms, 30s, 5m or 1h"));
     };
     if d > Duration::from_secs(7 * 24 * 3600) {
         return bad(field, format!("{text:?} is longer than a week"));
@@ -464,8 +454,12 @@ mod tests {
     fn durations() {
         assert_eq!(duration("f", "500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(duration("f", "2m").unwrap(), Duration::from_secs(120));
-        assert!(duration("f", "2 m").is_err());
+        // humantime's forms: compound, spelled out.
+        assert_eq!(duration("f", "1m 30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(duration("f", "5 minutes").unwrap(), Duration::from_secs(300));
+        assert!(duration("f", "2 parsecs").is_err());
         assert!(duration("f", "s").is_err());
+        assert!(duration("f", "-1s").is_err());
         assert!(duration("f", "9999h").is_err());
     }
 }

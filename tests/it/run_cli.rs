@@ -290,7 +290,7 @@ fn broken_reports_and_arguments_get_one_line_errors() {
             "--rate",
         ),
         (
-            vec!["run", wl.as_str(), "--backend", "memory:", "--duration", "5 minutes"],
+            vec!["run", wl.as_str(), "--backend", "memory:", "--duration", "5 parsecs"],
             "--duration",
         ),
         (
