@@ -1,0 +1,130 @@
+//! Thrift1 arguments to the store's model and back: `family:qualifier` columns, column
+//! lists, cells and row results.
+
+use super::*;
+
+/// HBase's Thrift1 handler builds scans with the deprecated `Scan.setStartRow`/`setStopRow`,
+/// which keep the old rule that a scan whose start equals its stop reads that one row.
+pub(super) fn get_scan(mut scan: Scan) -> Scan {
+    if !scan.start.is_empty() && scan.start == scan.stop {
+        scan.stop.push(0);
+        scan.reversed = false;
+    }
+    scan
+}
+
+/// A `family[:qualifier]` column argument as HBase's `CellUtil.parseColumn` reads it:
+/// `family` names the whole family, `family:` the empty qualifier.
+pub(super) fn parse_column(column: &[u8]) -> R<(String, Option<Vec<u8>>)> {
+    let (family, qualifier) = match column.iter().position(|&b| b == b':') {
+        Some(i) => (&column[..i], Some(column[i + 1..].to_vec())),
+        None => (column, None),
+    };
+    let family = String::from_utf8(family.to_vec()).map_err(|_| {
+        illegal(format!(
+            "column family {:?} is not UTF-8",
+            String::from_utf8_lossy(family)
+        ))
+    })?;
+    if family.is_empty() {
+        return Err(illegal("column family is empty"));
+    }
+    Ok((family, qualifier))
+}
+
+/// A delete of a column (every version at or below `ts`) or, for `family`, of the whole
+/// family.
+pub(super) fn delete_of(column: &[u8], timestamp: Option<i64>) -> R<StoreMutation> {
+    let (family, qualifier) = parse_column(column)?;
+    Ok(match qualifier {
+        Some(qualifier) => StoreMutation::DeleteColumn {
+            family,
+            qualifier,
+            timestamp,
+        },
+        None => StoreMutation::DeleteFamily { family, timestamp },
+    })
+}
+
+/// A put's column: `family:qualifier`, where `family:` is the empty qualifier.
+pub(super) fn parse_put_column(column: &[u8]) -> R<(String, Vec<u8>)> {
+    if !column.contains(&b':') {
+        return Err(illegal(format!(
+            "Invalid famAndQf provided: {:?} has no qualifier; only deletes take a whole family",
+            String::from_utf8_lossy(column)
+        )));
+    }
+    let (family, qualifier) = parse_column(column)?;
+    Ok((family, qualifier.unwrap_or_default()))
+}
+
+/// A column list as HBase's `Get`/`Scan` build it, in order: `addFamily` selects the whole
+/// family (dropping its columns), and `addColumn` on a whole family narrows it to that
+/// column.
+pub(super) fn columns(list: &[Text]) -> R<Vec<Column>> {
+    let mut families: Vec<(String, Option<Vec<Vec<u8>>>)> = Vec::new();
+    for c in list {
+        let (family, qualifier) = parse_column(c)?;
+        let i = match families.iter().position(|(f, _)| *f == family) {
+            Some(i) => i,
+            None => {
+                families.push((family, Some(Vec::new())));
+                families.len() - 1
+            }
+        };
+        let entry = &mut families[i].1;
+        match qualifier {
+            None => *entry = None,
+            Some(q) => match entry {
+                Some(qs) => qs.push(q),
+                None => *entry = Some(vec![q]),
+            },
+        }
+    }
+    Ok(families
+        .into_iter()
+        .flat_map(|(family, qualifiers)| match qualifiers {
+            None => vec![Column {
+                family,
+                qualifier: None,
+            }],
+            Some(qs) => qs
+                .into_iter()
+                .map(|q| Column {
+                    family: family.clone(),
+                    qualifier: Some(q),
+                })
+                .collect(),
+        })
+        .collect())
+}
+
+pub(super) fn column_name(c: &Cell) -> Vec<u8> {
+    let mut name = Vec::with_capacity(c.family.len() + 1 + c.qualifier.len());
+    name.extend_from_slice(c.family.as_bytes());
+    name.push(b':');
+    name.extend_from_slice(&c.qualifier);
+    name
+}
+
+pub(super) fn tcell(c: Cell) -> TCell {
+    TCell::new(c.value, c.timestamp)
+}
+
+pub(super) fn row_result(row: Row, sorted: bool) -> TRowResult {
+    if sorted {
+        let list: Vec<TColumn> = row
+            .cells
+            .into_iter()
+            .map(|c| TColumn::new(column_name(&c), tcell(c)))
+            .collect();
+        TRowResult::new(row.key, None, list)
+    } else {
+        // One entry per column, as HBase's map keeps: the newest version is the first seen.
+        let mut map = BTreeMap::new();
+        for c in row.cells {
+            map.entry(column_name(&c)).or_insert_with(|| tcell(c));
+        }
+        TRowResult::new(row.key, map, None)
+    }
+}

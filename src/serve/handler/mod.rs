@@ -1,0 +1,261 @@
+//! The `Hbase` Thrift1 service over a [`Store`], following HBase's
+//! `ThriftHBaseServiceHandler`: argument parsing (`family:qualifier` columns), time bounds
+//! (a timestamp argument reads cells strictly older than it), error kinds (`IOError` for
+//! missing tables and families, `AlreadyExists`, `IllegalArgument`), and table state
+//! (enabled or disabled, full column descriptors) kept durably beside the data.
+//!
+//! Read-modify-write calls (increments, appends, checkAndPut) take a row's stripe lock
+//! exclusively; plain mutations take it shared, so they never interleave with one.
+
+mod convert;
+mod errors;
+mod reads;
+mod scanners;
+mod tables;
+mod thrift1;
+mod writes;
+
+pub use errors::serving;
+
+use convert::*;
+use errors::*;
+use tables::*;
+
+use super::eval::{Evaluator, Verdict};
+use super::filter;
+use crate::store::{
+    self, Cell, Column, Get, Mutation as StoreMutation, Row, RowMutation, Scan, Selection, Store, TableDescriptor,
+    canonical_table_name, now_millis,
+};
+use hbase_thrift::hbase::{
+    AlreadyExists, BatchMutation, Bytes, ColumnDescriptor, HbaseSyncHandler, IOError, IllegalArgument, Mutation,
+    ScannerID, TAccessControlEntity, TAppend, TCell, TColumn, TIncrement, TRegionInfo, TRowResult, TScan,
+    TThriftServerType, Text,
+};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+/// HBase's `LATEST_TIMESTAMP`: "now" when given as a mutation timestamp, "no bound" for reads.
+const LATEST: i64 = i64::MAX;
+/// HBase's `HConstants.FOREVER`: a family without TTL.
+const FOREVER: i32 = i32::MAX;
+/// Where the server keeps table state, hidden from `getTableNames` as HBase hides its own.
+pub const META_TABLE: &str = "hbase:thrift";
+const META_FAMILY: &str = "m";
+const META_QUALIFIER: &[u8] = b"state";
+const STRIPES: usize = 256;
+/// Rows read from the store per step of a scanner.
+const SCAN_STEP: usize = 256;
+
+const TABLE_NOT_FOUND: &str = "org.apache.hadoop.hbase.TableNotFoundException";
+const NO_SUCH_FAMILY: &str = "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException";
+const NOT_ENABLED: &str = "org.apache.hadoop.hbase.TableNotEnabledException";
+const NOT_DISABLED: &str = "org.apache.hadoop.hbase.TableNotDisabledException";
+const DO_NOT_RETRY: &str = "org.apache.hadoop.hbase.DoNotRetryIOException";
+
+type R<T> = thrift::Result<T>;
+
+/// A family's options beyond `VERSIONS`, as `ColumnDescriptor` carries them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct FamilyOptions {
+    compression: String,
+    in_memory: bool,
+    bloom_filter: String,
+    block_cache: bool,
+    ttl: i32,
+}
+
+impl Default for FamilyOptions {
+    /// What HBase gives a family created without options.
+    fn default() -> Self {
+        FamilyOptions {
+            compression: "NONE".into(),
+            in_memory: false,
+            bloom_filter: "ROW".into(),
+            block_cache: true,
+            ttl: FOREVER,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct TableState {
+    enabled: bool,
+    created: i64,
+    families: BTreeMap<String, FamilyOptions>,
+}
+
+struct Scanner {
+    table: String,
+    scan: Scan,
+    filter: Option<Evaluator>,
+    batch: Option<usize>,
+    sorted: bool,
+    ttls: HashMap<String, i32>,
+    pending: VecDeque<TRowResult>,
+    done: bool,
+    /// What every read of this scanner answers instead of rows.
+    failure: Option<&'static str>,
+    used: Instant,
+    /// Store rows read per step under a filter: the rows asked for at first, growing
+    /// while the filter drops rows.
+    filtered_step: usize,
+}
+
+/// The service, shared by every connection: cloning it is cheap.
+#[derive(Clone)]
+pub struct Handler {
+    inner: Arc<Inner>,
+    /// A connection's mutations awaiting [`Handler::commit`]; `None` applies them at once.
+    deferred: Option<Arc<Mutex<Deferred>>>,
+}
+
+impl std::ops::Deref for Handler {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.inner
+    }
+}
+
+/// Validated mutation calls of one connection whose success replies are written but not
+/// yet sent. Applied together, one store batch per run of calls on the same table, just
+/// before the replies go out: a loader's pipelined calls, one per row when every row has
+/// its own timestamp, then cost one store commit per read of the socket, not one each.
+#[derive(Default)]
+struct Deferred {
+    runs: Vec<(String, Vec<RowMutation>)>,
+    bytes: usize,
+}
+
+/// Deferred bytes beyond which they are applied at once.
+const DEFER_LIMIT: usize = 8 << 20;
+
+fn approximate_size(row: &RowMutation) -> usize {
+    row.row.len()
+        + row
+            .mutations
+            .iter()
+            .map(|m| match m {
+                StoreMutation::Put {
+                    family,
+                    qualifier,
+                    value,
+                    ..
+                } => 16 + family.len() + qualifier.len() + value.len(),
+                StoreMutation::DeleteColumn { family, qualifier, .. } => 16 + family.len() + qualifier.len(),
+                StoreMutation::DeleteFamily { family, .. } => 16 + family.len(),
+                StoreMutation::DeleteRow { .. } => 16,
+            })
+            .sum::<usize>()
+}
+
+/// The service state.
+pub struct Inner {
+    store: Arc<dyn Store>,
+    host: String,
+    port: i32,
+    states: RwLock<HashMap<String, TableState>>,
+    ddl: Mutex<()>,
+    stripes: Vec<RwLock<()>>,
+    scanners: Mutex<HashMap<i32, Arc<Mutex<Scanner>>>>,
+    next_scanner: AtomicI32,
+    /// Idle time after which a scanner is closed, as HBase's scanner lease.
+    pub lease: Duration,
+    /// Most scanners open at once.
+    pub max_scanners: usize,
+    /// Enabled tables by the name a call gave, for mutation calls; emptied by every change
+    /// of table state.
+    writable: RwLock<HashMap<Vec<u8>, Arc<TableDescriptor>>>,
+}
+
+fn stripe_of(row: &[u8]) -> usize {
+    // FNV-1a: cheap and spreads neighbouring keys.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in row {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % STRIPES as u64) as usize
+}
+
+impl Handler {
+    /// Serves `store`, reporting `host:port` as the region server; scanners idle for
+    /// `lease` are closed by [`Inner::expire_scanners`].
+    pub fn new(store: Arc<dyn Store>, host: &str, port: u16, lease: Duration) -> store::Result<Handler> {
+        store::ensure_table(store.as_ref(), &TableDescriptor::new(META_TABLE, &[META_FAMILY], 1))?;
+        let mut states = HashMap::new();
+        for row in store.scan(META_TABLE, &Scan::default())? {
+            let (Ok(name), Some(value)) = (
+                String::from_utf8(row.key.clone()),
+                row.value(META_FAMILY, META_QUALIFIER),
+            ) else {
+                continue;
+            };
+            if let Ok(state) = serde_json::from_slice::<TableState>(value) {
+                states.insert(name, state);
+            }
+        }
+        Ok(Handler {
+            inner: Arc::new(Inner {
+                store,
+                host: host.to_string(),
+                port: i32::from(port),
+                states: RwLock::new(states),
+                ddl: Mutex::new(()),
+                stripes: (0..STRIPES).map(|_| RwLock::new(())).collect(),
+                scanners: Mutex::new(HashMap::new()),
+                next_scanner: AtomicI32::new(0),
+                lease,
+                max_scanners: 100_000,
+                writable: RwLock::new(HashMap::new()),
+            }),
+            deferred: None,
+        })
+    }
+
+    /// A handler for one connection, whose mutation calls wait for [`Handler::commit`].
+    /// The connection must commit before it sends their replies and before it serves any
+    /// other call, so that nothing is acknowledged unwritten and its reads see its writes.
+    pub fn for_connection(&self) -> Handler {
+        Handler {
+            inner: self.inner.clone(),
+            deferred: Some(Arc::new(Mutex::new(Deferred::default()))),
+        }
+    }
+
+    /// Applies the deferred mutations, in the order their calls came.
+    pub fn commit(&self) -> R<()> {
+        let Some(deferred) = &self.deferred else {
+            return Ok(());
+        };
+        let runs = {
+            let mut d = deferred.lock().expect("lock");
+            d.bytes = 0;
+            std::mem::take(&mut d.runs)
+        };
+        for (table, rows) in runs {
+            self.apply(&table, &rows)?;
+        }
+        Ok(())
+    }
+
+    /// Applies a mutation call now, or defers it for a connection after validating it.
+    fn mutate_rows(&self, table: &[u8], batches: Vec<BatchMutation>, timestamp: i64, rows_call: Option<&str>) -> R<()> {
+        let (desc, rows) = self.mutation_call(table, batches, timestamp, rows_call)?;
+        let Some(deferred) = &self.deferred else {
+            return self.apply(&desc.name, &rows);
+        };
+        store::validate_mutations(&desc, &rows).map_err(store_error)?;
+        let full = {
+            let mut d = deferred.lock().expect("lock");
+            d.bytes += rows.iter().map(approximate_size).sum::<usize>();
+            match d.runs.last_mut() {
+                Some((t, run)) if *t == desc.name => run.extend(rows),
+                _ => d.runs.push((desc.name.clone(), rows)),
+            }
+            d.bytes > DEFER_LIMIT
+        };
+        if full { self.commit() } else { Ok(()) }
+    }
+}

@@ -1,0 +1,153 @@
+//! Mutations: building rows from Thrift mutations, applying them (or deferring them to the
+//! connection's commit), and the read-modify-write calls under a row's stripe lock.
+
+use super::*;
+
+impl Inner {
+    /// Applies row mutations under shared stripe locks.
+    pub(super) fn apply(&self, table: &str, rows: &[RowMutation]) -> R<()> {
+        let mut stripes: Vec<usize> = rows.iter().map(|r| stripe_of(&r.row)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        let _guards: Vec<_> = stripes.iter().map(|&s| self.stripes[s].read().expect("lock")).collect();
+        self.store.mutate(table, rows).map_err(store_error)
+    }
+
+    /// A Thrift row batch as store mutations: puts first, then deletes, as HBase applies them.
+    /// `rows_call` names a mutateRows(Ts) call, where HBase refuses a put that names only a
+    /// family; mutateRow(Ts) skips it.
+    pub(super) fn batch(
+        row: Vec<u8>,
+        mutations: Vec<Mutation>,
+        timestamp: i64,
+        rows_call: Option<&str>,
+    ) -> R<RowMutation> {
+        if row.is_empty() {
+            return Err(illegal("Row length is 0"));
+        }
+        let ts = (timestamp != LATEST).then_some(timestamp);
+        let mut puts = Vec::new();
+        let mut deletes = Vec::new();
+        for m in mutations {
+            let column = m.column.unwrap_or_default();
+            if m.is_delete.unwrap_or(false) {
+                deletes.push(delete_of(&column, ts)?);
+            } else {
+                // HBase logs and skips a put that names only a family in mutateRow(Ts).
+                let (family, Some(qualifier)) = parse_column(&column)? else {
+                    match rows_call {
+                        Some(_) => return Err(illegal("Invalid famAndQf provided.")),
+                        None => continue,
+                    }
+                };
+                puts.push(StoreMutation::Put {
+                    family,
+                    qualifier,
+                    timestamp: ts,
+                    value: m.value.unwrap_or_default(),
+                });
+            }
+        }
+        puts.extend(deletes);
+        Ok(RowMutation::new(row, puts))
+    }
+
+    /// A mutation call's table and rows, checked against the table's state.
+    /// mutateRows(Ts) (`rows_call`) builds its rows before it looks at the table, outside the
+    /// handler's error mapping: a bad row there reaches HBase's Thrift processor as an
+    /// unchecked exception, an internal error without detail.
+    pub(super) fn mutation_call(
+        &self,
+        table: &[u8],
+        batches: Vec<BatchMutation>,
+        timestamp: i64,
+        rows_call: Option<&str>,
+    ) -> R<(Arc<TableDescriptor>, Vec<RowMutation>)> {
+        let rows = batches
+            .into_iter()
+            .map(|b| {
+                Self::batch(
+                    b.row.unwrap_or_default(),
+                    b.mutations.unwrap_or_default(),
+                    timestamp,
+                    rows_call,
+                )
+            })
+            .collect::<R<Vec<_>>>()
+            .map_err(|e| match (rows_call, e) {
+                (Some(name), thrift::Error::User(u)) if u.downcast_ref::<IllegalArgument>().is_some() => {
+                    thrift::Error::Application(thrift::ApplicationError::new(
+                        thrift::ApplicationErrorKind::InternalError,
+                        format!("Internal error processing {name}"),
+                    ))
+                }
+                (_, e) => e,
+            })?;
+        let desc = self.writable_table(table)?;
+        Ok((desc, rows))
+    }
+
+    pub(super) fn delete(&self, table: &[u8], row: Vec<u8>, mutation: StoreMutation) -> R<()> {
+        let (desc, _) = self.data_table(table)?;
+        self.apply(&desc.name, &[RowMutation::new(row, vec![mutation])])
+    }
+
+    /// Runs `f` on the newest cells of `columns` in `row` under the row's exclusive lock.
+    pub(super) fn read_modify_write<T>(
+        &self,
+        table: &[u8],
+        row: &[u8],
+        columns: &[(String, Vec<u8>)],
+        f: impl FnOnce(&[Option<Cell>]) -> R<(Vec<StoreMutation>, T)>,
+    ) -> R<T> {
+        if row.is_empty() {
+            return Err(illegal("Row length is 0"));
+        }
+        let (desc, state) = self.data_table(table)?;
+        let _guard = self.stripes[stripe_of(row)].write().expect("lock");
+        let get = Get {
+            row: row.to_vec(),
+            select: Selection {
+                columns: columns.iter().map(|(f, q)| Column::qualifier(f, q.clone())).collect(),
+                ..Selection::default()
+            },
+        };
+        let mut current = self.store.get(&desc.name, &[get]).map_err(store_error)?;
+        let mut cells = current.pop().flatten().map(|r| r.cells).unwrap_or_default();
+        Self::expire(&Self::ttls(&state), &mut cells);
+        let found: Vec<Option<Cell>> = columns
+            .iter()
+            .map(|(f, q)| cells.iter().find(|c| c.family == *f && c.qualifier == *q).cloned())
+            .collect();
+        let (mutations, out) = f(&found)?;
+        if !mutations.is_empty() {
+            self.store
+                .mutate(&desc.name, &[RowMutation::new(row.to_vec(), mutations)])
+                .map_err(store_error)?;
+        }
+        Ok(out)
+    }
+
+    pub(super) fn increment(&self, table: &[u8], row: &[u8], column: &[u8], amount: i64) -> R<i64> {
+        let (family, qualifier) = parse_column(column)?;
+        let columns = [(family.clone(), qualifier.unwrap_or_default())];
+        self.read_modify_write(table, row, &columns, |found| {
+            let (old, ts) = match &found[0] {
+                None => (0, 0),
+                Some(c) => {
+                    let bytes: [u8; 8] = c.value.as_slice().try_into().map_err(|_| {
+                        io_error(format!(
+                            "{DO_NOT_RETRY}: Field is not a long, it's {} bytes wide",
+                            c.value.len()
+                        ))
+                    })?;
+                    (i64::from_be_bytes(bytes), c.timestamp)
+                }
+            };
+            let new = old.wrapping_add(amount);
+            let ts = now_millis().max(ts + 1);
+            let put = StoreMutation::put(&columns[0].0, columns[0].1.clone(), ts, new.to_be_bytes());
+            Ok((vec![put], new))
+        })
+    }
+}
