@@ -7,6 +7,7 @@
 //! [`cli`] on top.
 
 pub mod cli;
+pub mod convert;
 pub mod date;
 pub mod generate;
 pub mod idl;

@@ -22,6 +22,7 @@ use super::{
     Cell, Column, Error, Get, Mutation as StoreMutation, Result, Row, RowMutation, Scan, Store, TableDescriptor,
     canonical_table_name, first_line, validate_mutations, validate_row_key,
 };
+use crate::convert::thrift1;
 use crate::wire::{self, Outbox, Protocol, Transport};
 use hbase_thrift::hbase::{
     AlreadyExists, ColumnDescriptor, HbaseSyncClient, IOError, IllegalArgument, TCell, THbaseSyncClient, TRowResult,
@@ -346,59 +347,12 @@ fn column_names(select: &super::Selection) -> Vec<Vec<u8>> {
         .columns
         .iter()
         .filter(|c| c.qualifier.is_none() || !select.wants_whole_family(&c.family))
-        .map(column_name)
+        .map(thrift1::column_arg)
         .collect()
 }
 
-/// HBase's column argument: `family` names a whole family; `family:` is the empty
-/// qualifier, as `CellUtil.parseColumn` reads it.
-fn column_name(c: &Column) -> Vec<u8> {
-    let mut name = c.family.as_bytes().to_vec();
-    if let Some(q) = &c.qualifier {
-        name.push(b':');
-        name.extend_from_slice(q);
-    }
-    name
-}
-
-/// Splits `family:qualifier`.
-fn split_column(name: &[u8]) -> Result<(String, Vec<u8>)> {
-    let i = name
-        .iter()
-        .position(|&b| b == b':')
-        .ok_or_else(|| Error::Io(format!("bad column name in reply: {:?}", String::from_utf8_lossy(name))))?;
-    let family =
-        String::from_utf8(name[..i].to_vec()).map_err(|_| Error::Io("family name in reply is not UTF-8".into()))?;
-    Ok((family, name[i + 1..].to_vec()))
-}
-
 fn to_row(r: TRowResult) -> Result<Row> {
-    let mut cells = Vec::new();
-    for (name, cell) in r.columns.unwrap_or_default() {
-        let (family, qualifier) = split_column(&name)?;
-        cells.push(Cell {
-            family,
-            qualifier,
-            timestamp: cell.timestamp.unwrap_or(0),
-            value: cell.value.unwrap_or_default(),
-        });
-    }
-    for c in r.sorted_columns.unwrap_or_default() {
-        let (family, qualifier) = split_column(&c.column_name.unwrap_or_default())?;
-        let cell = c.cell.unwrap_or_default();
-        cells.push(Cell {
-            family,
-            qualifier,
-            timestamp: cell.timestamp.unwrap_or(0),
-            value: cell.value.unwrap_or_default(),
-        });
-    }
-    // "a1:" sorts before "a:" as bytes but after it as a family name.
-    cells.sort_by(|a, b| (&a.family, &a.qualifier, b.timestamp).cmp(&(&b.family, &b.qualifier, a.timestamp)));
-    Ok(Row {
-        key: r.row.unwrap_or_default(),
-        cells,
-    })
+    thrift1::row_of(r).map_err(|e| Error::Io(format!("{e} in reply")))
 }
 
 /// Quotes bytes as an argument of the filter language.
@@ -1139,7 +1093,7 @@ impl Hbase {
                 let (name, row, column) = (
                     name.clone(),
                     r.key.clone(),
-                    column_name(&Column::qualifier(&c.family, c.qualifier.clone())),
+                    thrift1::column_arg(&Column::qualifier(&c.family, c.qualifier.clone())),
                 );
                 calls.push(Call {
                     name: "getVerTs",

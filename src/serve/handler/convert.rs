@@ -2,6 +2,8 @@
 //! lists, cells and row results.
 
 use super::*;
+use crate::convert::thrift1;
+pub(super) use crate::convert::thrift1::tcell;
 
 /// HBase's Thrift1 handler builds scans with the deprecated `Scan.setStartRow`/`setStopRow`,
 /// which keep the old rule that a scan whose start equals its stop reads that one row.
@@ -13,23 +15,9 @@ pub(super) fn get_scan(mut scan: Scan) -> Scan {
     scan
 }
 
-/// A `family[:qualifier]` column argument as HBase's `CellUtil.parseColumn` reads it:
-/// `family` names the whole family, `family:` the empty qualifier.
+/// A `family[:qualifier]` column argument (`None`: the whole family).
 pub(super) fn parse_column(column: &[u8]) -> R<(String, Option<Vec<u8>>)> {
-    let (family, qualifier) = match column.iter().position(|&b| b == b':') {
-        Some(i) => (&column[..i], Some(column[i + 1..].to_vec())),
-        None => (column, None),
-    };
-    let family = String::from_utf8(family.to_vec()).map_err(|_| {
-        illegal(format!(
-            "column family {:?} is not UTF-8",
-            String::from_utf8_lossy(family)
-        ))
-    })?;
-    if family.is_empty() {
-        return Err(illegal("column family is empty"));
-    }
-    Ok((family, qualifier))
+    thrift1::parse_column(column).map_err(illegal)
 }
 
 /// A delete of a column (every version at or below `ts`) or, for `family`, of the whole
@@ -99,32 +87,6 @@ pub(super) fn columns(list: &[Text]) -> R<Vec<Column>> {
         .collect())
 }
 
-pub(super) fn column_name(c: &Cell) -> Vec<u8> {
-    let mut name = Vec::with_capacity(c.family.len() + 1 + c.qualifier.len());
-    name.extend_from_slice(c.family.as_bytes());
-    name.push(b':');
-    name.extend_from_slice(&c.qualifier);
-    name
-}
-
-pub(super) fn tcell(c: Cell) -> TCell {
-    TCell::new(c.value, c.timestamp)
-}
-
 pub(super) fn row_result(row: Row, sorted: bool) -> TRowResult {
-    if sorted {
-        let list: Vec<TColumn> = row
-            .cells
-            .into_iter()
-            .map(|c| TColumn::new(column_name(&c), tcell(c)))
-            .collect();
-        TRowResult::new(row.key, None, list)
-    } else {
-        // One entry per column, as HBase's map keeps: the newest version is the first seen.
-        let mut map = BTreeMap::new();
-        for c in row.cells {
-            map.entry(column_name(&c)).or_insert_with(|| tcell(c));
-        }
-        TRowResult::new(row.key, map, None)
-    }
+    thrift1::row_result(row, sorted)
 }

@@ -29,8 +29,8 @@ use crate::store::{
 };
 use hbase_thrift::hbase::{
     AlreadyExists, BatchMutation, Bytes, ColumnDescriptor, HbaseSyncHandler, IOError, IllegalArgument, Mutation,
-    ScannerID, TAccessControlEntity, TAppend, TCell, TColumn, TIncrement, TRegionInfo, TRowResult, TScan,
-    TThriftServerType, Text,
+    ScannerID, TAccessControlEntity, TAppend, TCell, TIncrement, TRegionInfo, TRowResult, TScan, TThriftServerType,
+    Text,
 };
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicI32, Ordering};
