@@ -1,0 +1,152 @@
+//! A batch of row mutations as Thrift1 calls: each row's steps (puts, then deletes, in
+//! order), grouped by timestamp into `mutateRows(Ts)` calls, with puts a later put of the
+//! same cell overwrites left out as HBase would keep the first.
+
+use super::*;
+
+/// One step of a row's mutations: a timestamp and Thrift mutations (puts, then deletes),
+/// or a whole-row delete.
+pub(super) enum Step {
+    /// Consecutive mutations of the row, sent in one `BatchMutation`.
+    Batch(Option<i64>, std::ops::Range<usize>),
+    DeleteRow(Option<i64>),
+}
+
+/// A put's cell: row, family, qualifier and timestamp (none: the server's clock).
+pub(super) type CellId<'a> = (&'a [u8], &'a str, &'a [u8], Option<i64>);
+
+pub(super) fn put_cell<'a>(row: &'a [u8], m: &'a StoreMutation) -> Option<CellId<'a>> {
+    match m {
+        StoreMutation::Put {
+            family,
+            qualifier,
+            timestamp,
+            ..
+        } => Some((row, family, qualifier, *timestamp)),
+        _ => None,
+    }
+}
+
+/// The batch without the puts that a later put of the same cell in it overwrites, or None
+/// when there are none. HBase, given both in one call, keeps the first; the store keeps the
+/// last. (A delete between them hides both or neither, so dropping the first is exact.)
+pub(super) fn without_overwritten(rows: &[RowMutation]) -> Option<Vec<RowMutation>> {
+    if !may_overwrite(rows) {
+        return None;
+    }
+    let mut seen: HashSet<CellId> = HashSet::new();
+    let mut out: Vec<RowMutation> = rows
+        .iter()
+        .rev()
+        .map(|r| {
+            let mut mutations: Vec<StoreMutation> = r
+                .mutations
+                .iter()
+                .rev()
+                .filter(|m| put_cell(&r.row, m).is_none_or(|cell| seen.insert(cell)))
+                .cloned()
+                .collect();
+            mutations.reverse();
+            RowMutation::new(r.row.clone(), mutations)
+        })
+        .collect();
+    out.reverse();
+    out.retain(|r| !r.mutations.is_empty());
+    Some(out)
+}
+
+/// A cheap screen for `without_overwritten`, run on every batch: one put can overwrite
+/// another only when a row has two entries in the batch or one entry puts a cell twice.
+pub(super) fn may_overwrite(rows: &[RowMutation]) -> bool {
+    let mut keys: HashSet<&[u8]> = HashSet::with_capacity(rows.len());
+    let mut cells: Vec<CellId> = Vec::new();
+    rows.iter().any(|r| {
+        if !keys.insert(&r.row) {
+            return true;
+        }
+        cells.clear();
+        cells.extend(r.mutations.iter().filter_map(|m| put_cell(&r.row, m)));
+        cells.sort_unstable();
+        cells.windows(2).any(|w| w[0] == w[1])
+    })
+}
+
+/// Splits a row's mutations into steps that Thrift1 applies as the store would: one
+/// timestamp per step, and no put after a delete within one (HBase applies a call's puts
+/// first).
+pub(super) fn steps(rm: &RowMutation) -> Vec<Step> {
+    let mut out: Vec<Step> = Vec::new();
+    let mut has_delete = false;
+    for (i, m) in rm.mutations.iter().enumerate() {
+        let ts = m.timestamp();
+        let is_delete = match m {
+            StoreMutation::Put { .. } => false,
+            StoreMutation::DeleteColumn { .. } | StoreMutation::DeleteFamily { .. } => true,
+            StoreMutation::DeleteRow { timestamp } => {
+                out.push(Step::DeleteRow(*timestamp));
+                has_delete = false;
+                continue;
+            }
+        };
+        match out.last_mut() {
+            Some(Step::Batch(t, range)) if *t == ts && (is_delete || !has_delete) => range.end = i + 1,
+            _ => {
+                out.push(Step::Batch(ts, i..i + 1));
+                has_delete = false;
+            }
+        }
+        has_delete |= is_delete;
+    }
+    out
+}
+
+/// A row and the mutations of one of its steps.
+pub(super) type RowStep<'a> = (&'a [u8], &'a [StoreMutation]);
+
+/// Writes a row's mutations as a Thrift1 `BatchMutation`, straight from the borrowed
+/// cells (`writeToWAL` is left to its default). `column` is scratch space.
+pub(super) fn write_batch(
+    o: &mut dyn TOutputProtocol,
+    row: &[u8],
+    mutations: &[StoreMutation],
+    column: &mut Vec<u8>,
+) -> thrift::Result<()> {
+    o.write_struct_begin(&TStructIdentifier::new("BatchMutation"))?;
+    write_bytes_field(o, "row", 1, row)?;
+    write_field(o, "mutations", TType::List, 2)?;
+    o.write_list_begin(&TListIdentifier::new(TType::Struct, mutations.len() as i32))?;
+    for m in mutations {
+        // `family` alone deletes the family; `family:` would be the empty qualifier.
+        let (family, qualifier, value) = match m {
+            StoreMutation::Put {
+                family,
+                qualifier,
+                value,
+                ..
+            } => (family, Some(qualifier.as_slice()), Some(value)),
+            StoreMutation::DeleteColumn { family, qualifier, .. } => (family, Some(qualifier.as_slice()), None),
+            StoreMutation::DeleteFamily { family, .. } => (family, None, None),
+            StoreMutation::DeleteRow { .. } => unreachable!("row deletes are steps of their own"),
+        };
+        column.clear();
+        column.extend_from_slice(family.as_bytes());
+        if let Some(qualifier) = qualifier {
+            column.push(b':');
+            column.extend_from_slice(qualifier);
+        }
+        o.write_struct_begin(&TStructIdentifier::new("Mutation"))?;
+        write_field(o, "isDelete", TType::Bool, 1)?;
+        o.write_bool(value.is_none())?;
+        o.write_field_end()?;
+        write_bytes_field(o, "column", 2, column)?;
+        if let Some(v) = value {
+            write_bytes_field(o, "value", 3, v)?;
+        }
+        o.write_field_stop()?;
+        o.write_struct_end()?;
+    }
+    o.write_list_end()?;
+    o.write_field_end()?;
+    o.write_field_stop()?;
+    o.write_struct_end()
+}

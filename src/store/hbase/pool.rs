@@ -1,0 +1,207 @@
+//! Connections: opening them (failing fast with one line when nothing listens), the pool
+//! of one per concurrent caller, retries on a fresh connection when repeating is safe, what
+//! a failure means for a retry, and the tables' descriptors the calls are checked against.
+
+use super::*;
+
+pub(super) type ThriftClient = HbaseSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
+
+/// A connection: the generated client, and the hold on its outgoing bytes that lets a
+/// pipeline send a whole window in one write.
+pub(super) struct Client {
+    pub(super) thrift: ThriftClient,
+    pub(super) held: wire::Held,
+}
+
+impl std::ops::Deref for Client {
+    type Target = ThriftClient;
+    fn deref(&self) -> &ThriftClient {
+        &self.thrift
+    }
+}
+
+impl std::ops::DerefMut for Client {
+    fn deref_mut(&mut self) -> &mut ThriftClient {
+        &mut self.thrift
+    }
+}
+
+/// What a failure means for a retry.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// Nothing was sent: always safe to retry, with the same error if it persists.
+    NotSent(Error),
+    /// The connection broke or timed out during the call.
+    Broken(Error),
+    /// The server answered with an error.
+    Answered(Error),
+}
+
+impl Failure {
+    pub(super) fn error(self) -> Error {
+        match self {
+            Failure::NotSent(e) | Failure::Broken(e) | Failure::Answered(e) => e,
+        }
+    }
+}
+
+impl Hbase {
+    /// A backend for `spec`; connects on first use.
+    pub fn open(spec: &Spec) -> Result<Hbase> {
+        let addr = (spec.host.as_str(), spec.port)
+            .to_socket_addrs()
+            .map_err(|e| Error::Io(format!("cannot resolve {}: {e}", spec.authority())))?
+            .next()
+            .ok_or_else(|| Error::Io(format!("cannot resolve {}: no address", spec.authority())))?;
+        let store = Hbase {
+            spec: spec.clone(),
+            addr,
+            pool: Mutex::new(Vec::new()),
+            families: RwLock::new(HashMap::new()),
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(60),
+            attempts: 4,
+        };
+        // Fail fast with one line when nothing listens there.
+        let client = store.connect().map_err(Failure::error)?;
+        store.pool.lock().expect("lock").push(client);
+        Ok(store)
+    }
+
+    pub(super) fn connect(&self) -> std::result::Result<Client, Failure> {
+        let who = self.spec.authority();
+        let stream = TcpStream::connect_timeout(&self.addr, self.connect_timeout).map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => "timed out".to_string(),
+                _ => e.to_string(),
+            };
+            Failure::NotSent(Error::Io(format!("cannot connect to {who}: {why}")))
+        })?;
+        let setup = |s: &TcpStream| -> std::io::Result<TcpStream> {
+            s.set_nodelay(true)?;
+            s.set_read_timeout(Some(self.read_timeout))?;
+            s.set_write_timeout(Some(self.read_timeout))?;
+            s.try_clone()
+        };
+        let reader =
+            setup(&stream).map_err(|e| Failure::NotSent(Error::Io(format!("cannot connect to {who}: {e}"))))?;
+        let input = wire::input(reader, self.spec.transport, self.spec.protocol, MAX_REPLY);
+        let held = wire::Held::new(stream);
+        let output = wire::output(Outbox::new(held.clone(), self.spec.transport), self.spec.protocol);
+        Ok(Client {
+            thrift: HbaseSyncClient::new(input, output),
+            held,
+        })
+    }
+
+    /// Runs `f` on a pooled connection, retrying on a fresh one when `f` fails in transit
+    /// and `repeatable` says repeating it is safe.
+    pub(super) fn call<T>(
+        &self,
+        repeatable: bool,
+        mut f: impl FnMut(&mut Client) -> std::result::Result<T, Failure>,
+    ) -> Result<T> {
+        let mut delay = Duration::from_millis(20);
+        for attempt in 1..=self.attempts {
+            let pooled = self.pool.lock().expect("lock").pop();
+            let mut client = match pooled {
+                Some(c) => c,
+                None => match self.connect() {
+                    Ok(c) => c,
+                    Err(Failure::NotSent(e)) if attempt == 1 => return Err(e),
+                    Err(f) => {
+                        if attempt == self.attempts {
+                            return Err(f.error());
+                        }
+                        std::thread::sleep(delay);
+                        delay *= 4;
+                        continue;
+                    }
+                },
+            };
+            match f(&mut client) {
+                Ok(v) => {
+                    self.pool.lock().expect("lock").push(client);
+                    return Ok(v);
+                }
+                Err(Failure::Answered(e)) => {
+                    self.pool.lock().expect("lock").push(client);
+                    return Err(e);
+                }
+                Err(Failure::NotSent(e)) | Err(Failure::Broken(e)) if !repeatable || attempt == self.attempts => {
+                    return Err(e);
+                }
+                Err(_) => {
+                    // The connection is dropped: its stream may hold half a message.
+                    std::thread::sleep(delay);
+                    delay *= 4;
+                }
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    pub(super) fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
+        let name = canonical_table_name(table)?;
+        if let Some(d) = self.families.read().expect("lock").get(&name) {
+            return Ok(d.clone());
+        }
+        let d = self.describe_table(&name)?;
+        self.families.write().expect("lock").insert(name, d.clone());
+        Ok(d)
+    }
+
+    pub(super) fn forget(&self, table: &str) {
+        if let Ok(name) = canonical_table_name(table) {
+            self.families.write().expect("lock").remove(&name);
+        }
+    }
+}
+
+/// A thrift error, classified and worded for the table it concerns.
+pub(super) fn failure(e: thrift::Error, table: &str) -> Failure {
+    match e {
+        thrift::Error::User(u) => {
+            if let Some(io) = u.downcast_ref::<IOError>() {
+                let message = io.message.clone().unwrap_or_default();
+                let line = first_line(&message);
+                let error = if line.contains("TableNotFoundException") {
+                    Error::TableNotFound(table.to_string())
+                } else if line.contains("NoSuchColumnFamilyException") {
+                    let family = line
+                        .split("Column family ")
+                        .nth(1)
+                        .and_then(|r| r.split_whitespace().next())
+                        .unwrap_or("?")
+                        .to_string();
+                    Error::FamilyNotFound {
+                        table: table.to_string(),
+                        family,
+                    }
+                } else if line.contains("IllegalArgumentException") {
+                    Error::BadArgument(line.to_string())
+                } else if io.can_retry == Some(true) {
+                    Error::Unavailable(line.to_string())
+                } else {
+                    Error::Io(format!("table {table}: {line}"))
+                };
+                Failure::Answered(error)
+            } else if let Some(ia) = u.downcast_ref::<IllegalArgument>() {
+                Failure::Answered(Error::BadArgument(
+                    first_line(ia.message.as_deref().unwrap_or("")).to_string(),
+                ))
+            } else if u.downcast_ref::<AlreadyExists>().is_some() {
+                Failure::Answered(Error::TableExists(table.to_string()))
+            } else {
+                Failure::Answered(Error::Io(u.to_string()))
+            }
+        }
+        thrift::Error::Application(a) => Failure::Answered(Error::Io(format!(
+            "table {table}: server error: {}",
+            first_line(&a.message)
+        ))),
+        thrift::Error::Transport(t) => Failure::Broken(Error::Unavailable(format!("connection lost: {}", t.message))),
+        thrift::Error::Protocol(p) => Failure::Broken(Error::Io(format!("bad reply: {}", p.message))),
+    }
+}
