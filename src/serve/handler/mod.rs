@@ -107,16 +107,9 @@ struct Scanner {
 /// The service, shared by every connection: cloning it is cheap.
 #[derive(Clone)]
 pub struct Handler {
-    inner: Arc<Inner>,
+    state: Arc<State>,
     /// A connection's mutations awaiting [`Handler::commit`]; `None` applies them at once.
     deferred: Option<Arc<Mutex<Deferred>>>,
-}
-
-impl std::ops::Deref for Handler {
-    type Target = Inner;
-    fn deref(&self) -> &Inner {
-        &self.inner
-    }
 }
 
 /// Validated mutation calls of one connection whose success replies are written but not
@@ -151,23 +144,38 @@ fn approximate_size(row: &RowMutation) -> usize {
             .sum::<usize>()
 }
 
-/// The service state.
-pub struct Inner {
+/// The service's state, in its parts.
+pub(super) struct State {
     store: Arc<dyn Store>,
-    host: String,
-    port: i32,
-    states: RwLock<HashMap<String, TableState>>,
-    ddl: Mutex<()>,
+    tables: Tables,
+    scanners: Scanners,
+    /// Row locks, by [`stripe_of`]: read-modify-write calls take one exclusively, plain
+    /// mutations shared.
     stripes: Vec<RwLock<()>>,
-    scanners: Mutex<HashMap<i32, Arc<Mutex<Scanner>>>>,
-    next_scanner: AtomicI32,
-    /// Idle time after which a scanner is closed, as HBase's scanner lease.
-    pub lease: Duration,
-    /// Most scanners open at once.
-    pub max_scanners: usize,
+}
+
+/// Tables' state beside the store's descriptors: enabled or not, family options (kept in
+/// [`META_TABLE`]), the mutation calls' table cache, and the region every table reports.
+pub(super) struct Tables {
+    store: Arc<dyn Store>,
+    states: RwLock<HashMap<String, TableState>>,
+    /// Held by calls that change tables, so that they happen one at a time.
+    ddl: Mutex<()>,
     /// Enabled tables by the name a call gave, for mutation calls; emptied by every change
     /// of table state.
     writable: RwLock<HashMap<Vec<u8>, Arc<TableDescriptor>>>,
+    host: String,
+    port: i32,
+}
+
+/// Open scanners by id, with their lease and limit.
+pub(super) struct Scanners {
+    map: Mutex<HashMap<i32, Arc<Mutex<Scanner>>>>,
+    next: AtomicI32,
+    /// Idle time after which a scanner is closed, as HBase's scanner lease.
+    lease: Duration,
+    /// Most scanners open at once.
+    max: usize,
 }
 
 fn stripe_of(row: &[u8]) -> usize {
@@ -181,7 +189,7 @@ fn stripe_of(row: &[u8]) -> usize {
 
 impl Handler {
     /// Serves `store`, reporting `host:port` as the region server; scanners idle for
-    /// `lease` are closed by [`Inner::expire_scanners`].
+    /// `lease` are closed by [`Handler::expire_scanners`].
     pub fn new(store: Arc<dyn Store>, host: &str, port: u16, lease: Duration) -> store::Result<Handler> {
         store::ensure_table(store.as_ref(), &TableDescriptor::new(META_TABLE, &[META_FAMILY], 1))?;
         let mut states = HashMap::new();
@@ -197,21 +205,36 @@ impl Handler {
             }
         }
         Ok(Handler {
-            inner: Arc::new(Inner {
-                store,
-                host: host.to_string(),
-                port: i32::from(port),
-                states: RwLock::new(states),
-                ddl: Mutex::new(()),
+            state: Arc::new(State {
+                store: store.clone(),
+                tables: Tables {
+                    store,
+                    states: RwLock::new(states),
+                    ddl: Mutex::new(()),
+                    writable: RwLock::new(HashMap::new()),
+                    host: host.to_string(),
+                    port: i32::from(port),
+                },
+                scanners: Scanners {
+                    map: Mutex::new(HashMap::new()),
+                    next: AtomicI32::new(0),
+                    lease,
+                    max: 100_000,
+                },
                 stripes: (0..STRIPES).map(|_| RwLock::new(())).collect(),
-                scanners: Mutex::new(HashMap::new()),
-                next_scanner: AtomicI32::new(0),
-                lease,
-                max_scanners: 100_000,
-                writable: RwLock::new(HashMap::new()),
             }),
             deferred: None,
         })
+    }
+
+    /// Closes scanners idle past their lease; how many it closed.
+    pub fn expire_scanners(&self) -> usize {
+        self.state.expire_scanners()
+    }
+
+    /// Scanners open now.
+    pub fn open_scanners(&self) -> usize {
+        self.state.open_scanners()
     }
 
     /// A handler for one connection, whose mutation calls wait for [`Handler::commit`].
@@ -219,7 +242,7 @@ impl Handler {
     /// other call, so that nothing is acknowledged unwritten and its reads see its writes.
     pub fn for_connection(&self) -> Handler {
         Handler {
-            inner: self.inner.clone(),
+            state: self.state.clone(),
             deferred: Some(Arc::new(Mutex::new(Deferred::default()))),
         }
     }
@@ -235,16 +258,16 @@ impl Handler {
             std::mem::take(&mut d.runs)
         };
         for (table, rows) in runs {
-            self.apply(&table, &rows)?;
+            self.state.apply(&table, &rows)?;
         }
         Ok(())
     }
 
     /// Applies a mutation call now, or defers it for a connection after validating it.
     fn mutate_rows(&self, table: &[u8], batches: Vec<BatchMutation>, timestamp: i64, rows_call: Option<&str>) -> R<()> {
-        let (desc, rows) = self.mutation_call(table, batches, timestamp, rows_call)?;
+        let (desc, rows) = self.state.mutation_call(table, batches, timestamp, rows_call)?;
         let Some(deferred) = &self.deferred else {
-            return self.apply(&desc.name, &rows);
+            return self.state.apply(&desc.name, &rows);
         };
         store::validate_mutations(&desc, &rows).map_err(store_error)?;
         let full = {

@@ -2,16 +2,16 @@
 
 use super::*;
 
-impl Inner {
+impl State {
     pub(super) fn read(&self, table: &[u8], gets: Vec<Get>) -> R<Vec<Option<Row>>> {
-        let (desc, state) = self.data_table(table)?;
-        let ttls = Self::ttls(&state);
+        let (desc, state) = self.tables.data_table(table)?;
+        let ttls = Tables::ttls(&state);
         let rows = self.store.get(&desc.name, &gets).map_err(store_error)?;
         Ok(rows
             .into_iter()
             .map(|r| {
                 r.and_then(|mut r| {
-                    Self::expire(&ttls, &mut r.cells);
+                    Tables::expire(&ttls, &mut r.cells);
                     (!r.cells.is_empty()).then_some(r)
                 })
             })

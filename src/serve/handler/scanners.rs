@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Inner {
+impl State {
     pub(super) fn open_scanner(
         &self,
         table: &[u8],
@@ -11,17 +11,17 @@ impl Inner {
         batch: Option<usize>,
         sorted: bool,
     ) -> R<i32> {
-        let (desc, state) = self.data_table(table)?;
+        let (desc, state) = self.tables.data_table(table)?;
         scan.select.validate(&desc).map_err(store_error)?;
-        let mut scanners = self.scanners.lock().expect("lock");
-        if scanners.len() >= self.max_scanners {
+        let mut scanners = self.scanners.map.lock().expect("lock");
+        if scanners.len() >= self.scanners.max {
             return Err(io_error(format!(
                 "too many open scanners ({}); close scanners when done",
-                self.max_scanners
+                self.scanners.max
             )));
         }
         let id = loop {
-            let id = self.next_scanner.fetch_add(1, Ordering::Relaxed) & i32::MAX;
+            let id = self.scanners.next.fetch_add(1, Ordering::Relaxed) & i32::MAX;
             if !scanners.contains_key(&id) {
                 break id;
             }
@@ -34,7 +34,7 @@ impl Inner {
                 filter,
                 batch,
                 sorted,
-                ttls: Self::ttls(&state),
+                ttls: Tables::ttls(&state),
                 pending: VecDeque::new(),
                 filtered_step: 0,
                 done: false,
@@ -47,6 +47,7 @@ impl Inner {
 
     pub(super) fn scanner(&self, id: i32) -> R<Arc<Mutex<Scanner>>> {
         self.scanners
+            .map
             .lock()
             .expect("lock")
             .get(&id)
@@ -56,10 +57,10 @@ impl Inner {
 
     /// Closes scanners idle for longer than the lease; returns how many.
     pub fn expire_scanners(&self) -> usize {
-        let mut scanners = self.scanners.lock().expect("lock");
+        let mut scanners = self.scanners.map.lock().expect("lock");
         let before = scanners.len();
         scanners.retain(|_, s| match s.try_lock() {
-            Ok(s) => s.used.elapsed() < self.lease,
+            Ok(s) => s.used.elapsed() < self.scanners.lease,
             Err(_) => true, // in use right now
         });
         before - scanners.len()
@@ -67,7 +68,7 @@ impl Inner {
 
     /// Open scanners.
     pub fn open_scanners(&self) -> usize {
-        self.scanners.lock().expect("lock").len()
+        self.scanners.map.lock().expect("lock").len()
     }
 
     pub(super) fn next_rows(&self, id: i32, n: i32) -> R<Vec<TRowResult>> {
@@ -105,7 +106,7 @@ impl Inner {
                 s.scan = resume;
             }
             for mut row in rows {
-                Self::expire(&s.ttls, &mut row.cells);
+                Tables::expire(&s.ttls, &mut row.cells);
                 if row.cells.is_empty() {
                     continue;
                 }

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Inner {
+impl Tables {
     pub(super) fn table_name(name: &[u8]) -> R<String> {
         let name = std::str::from_utf8(name).map_err(|_| bad_table_name("table name is not UTF-8".into()))?;
         canonical_table_name(name).map_err(|e| match e {

@@ -4,21 +4,21 @@ use super::*;
 
 impl HbaseSyncHandler for Handler {
     fn handle_enable_table(&self, table_name: Bytes) -> R<()> {
-        self.set_enabled(&table_name, true)
+        self.state.tables.set_enabled(&table_name, true)
     }
 
     fn handle_disable_table(&self, table_name: Bytes) -> R<()> {
-        self.set_enabled(&table_name, false)
+        self.state.tables.set_enabled(&table_name, false)
     }
 
     fn handle_is_table_enabled(&self, table_name: Bytes) -> R<bool> {
-        Ok(self.lookup(&table_name)?.1.enabled)
+        Ok(self.state.tables.lookup(&table_name)?.1.enabled)
     }
 
     fn handle_compact(&self, table_name_or_region_name: Bytes) -> R<()> {
         let name = table_name_or_region_name;
         let table = name.split(|&b| b == b',').next().unwrap_or_default();
-        self.lookup(table).map(|_| ())
+        self.state.tables.lookup(table).map(|_| ())
     }
 
     fn handle_major_compact(&self, table_name_or_region_name: Bytes) -> R<()> {
@@ -27,6 +27,7 @@ impl HbaseSyncHandler for Handler {
 
     fn handle_get_table_names(&self) -> R<Vec<Text>> {
         Ok(self
+            .state
             .store
             .list_tables()
             .map_err(store_error)?
@@ -39,14 +40,14 @@ impl HbaseSyncHandler for Handler {
     fn handle_get_table_names_with_is_table_enabled(&self) -> R<BTreeMap<Text, bool>> {
         let mut out = BTreeMap::new();
         for name in self.handle_get_table_names()? {
-            let enabled = self.lookup(&name).map(|(_, s)| s.enabled).unwrap_or(true);
+            let enabled = self.state.tables.lookup(&name).map(|(_, s)| s.enabled).unwrap_or(true);
             out.insert(name, enabled);
         }
         Ok(out)
     }
 
     fn handle_get_column_descriptors(&self, table_name: Text) -> R<BTreeMap<Text, ColumnDescriptor>> {
-        let (desc, state) = self.lookup(&table_name)?;
+        let (desc, state) = self.state.tables.lookup(&table_name)?;
         let mut out = BTreeMap::new();
         for f in &desc.families {
             let o = state.families.get(&f.name).cloned().unwrap_or_default();
@@ -70,22 +71,22 @@ impl HbaseSyncHandler for Handler {
     }
 
     fn handle_get_table_regions(&self, table_name: Text) -> R<Vec<TRegionInfo>> {
-        Inner::table_name(&table_name)?;
-        match self.lookup(&table_name) {
-            Ok((desc, state)) => Ok(vec![self.region(&desc, &state)]),
+        Tables::table_name(&table_name)?;
+        match self.state.tables.lookup(&table_name) {
+            Ok((desc, state)) => Ok(vec![self.state.tables.region(&desc, &state)]),
             // HBase answers an empty list for a table that does not exist.
             Err(_) => Ok(Vec::new()),
         }
     }
 
     fn handle_create_table(&self, table_name: Text, column_families: Vec<ColumnDescriptor>) -> R<()> {
-        let name = Inner::table_name(&table_name)?;
+        let name = Tables::table_name(&table_name)?;
         if name.starts_with("hbase:") {
             return Err(illegal(format!("table {name} is in the reserved namespace hbase")));
         }
-        let _ddl = self.ddl.lock().expect("lock");
+        let _ddl = self.state.tables.ddl.lock().expect("lock");
         // HBase asks whether the table exists before it reads the families.
-        if self.store.describe_table(&name).is_ok() {
+        if self.state.store.describe_table(&name).is_ok() {
             return Err(store_error(store::Error::TableExists(name)));
         }
         let mut families = Vec::new();
@@ -107,23 +108,25 @@ impl HbaseSyncHandler for Handler {
             )));
         }
         let desc = TableDescriptor { name, families };
-        self.store.create_table(&desc).map_err(store_error)?;
+        self.state.store.create_table(&desc).map_err(store_error)?;
         let state = TableState {
             enabled: true,
             created: now_millis(),
             families: options,
         };
-        self.save_state(&desc.validated().map_err(store_error)?.name, Some(&state))
+        self.state
+            .tables
+            .save_state(&desc.validated().map_err(store_error)?.name, Some(&state))
     }
 
     fn handle_delete_table(&self, table_name: Text) -> R<()> {
-        let _ddl = self.ddl.lock().expect("lock");
-        let (desc, state) = self.lookup(&table_name)?;
+        let _ddl = self.state.tables.ddl.lock().expect("lock");
+        let (desc, state) = self.state.tables.lookup(&table_name)?;
         if state.enabled {
             return Err(io_error(format!("{NOT_DISABLED}: {}", desc.name)));
         }
-        self.store.delete_table(&desc.name).map_err(store_error)?;
-        self.save_state(&desc.name, None)
+        self.state.store.delete_table(&desc.name).map_err(store_error)?;
+        self.state.tables.save_state(&desc.name, None)
     }
 
     fn handle_get(
@@ -133,7 +136,7 @@ impl HbaseSyncHandler for Handler {
         column: Text,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TCell>> {
-        self.cells(&table_name, row, &column, LATEST, 1)
+        self.state.cells(&table_name, row, &column, LATEST, 1)
     }
 
     fn handle_get_ver(
@@ -144,7 +147,7 @@ impl HbaseSyncHandler for Handler {
         num_versions: i32,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TCell>> {
-        self.cells(&table_name, row, &column, LATEST, num_versions)
+        self.state.cells(&table_name, row, &column, LATEST, num_versions)
     }
 
     fn handle_get_ver_ts(
@@ -156,11 +159,11 @@ impl HbaseSyncHandler for Handler {
         num_versions: i32,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TCell>> {
-        self.cells(&table_name, row, &column, timestamp, num_versions)
+        self.state.cells(&table_name, row, &column, timestamp, num_versions)
     }
 
     fn handle_get_row(&self, table_name: Text, row: Text, _attributes: BTreeMap<Text, Text>) -> R<Vec<TRowResult>> {
-        self.rows(&table_name, vec![row], None, LATEST)
+        self.state.rows(&table_name, vec![row], None, LATEST)
     }
 
     fn handle_get_row_with_columns(
@@ -170,7 +173,7 @@ impl HbaseSyncHandler for Handler {
         columns: Vec<Text>,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TRowResult>> {
-        self.rows(&table_name, vec![row], Some(columns), LATEST)
+        self.state.rows(&table_name, vec![row], Some(columns), LATEST)
     }
 
     fn handle_get_row_ts(
@@ -180,7 +183,7 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TRowResult>> {
-        self.rows(&table_name, vec![row], None, timestamp)
+        self.state.rows(&table_name, vec![row], None, timestamp)
     }
 
     fn handle_get_row_with_columns_ts(
@@ -191,7 +194,7 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TRowResult>> {
-        self.rows(&table_name, vec![row], Some(columns), timestamp)
+        self.state.rows(&table_name, vec![row], Some(columns), timestamp)
     }
 
     fn handle_get_rows(
@@ -200,7 +203,7 @@ impl HbaseSyncHandler for Handler {
         rows: Vec<Text>,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TRowResult>> {
-        self.rows(&table_name, rows, None, LATEST)
+        self.state.rows(&table_name, rows, None, LATEST)
     }
 
     fn handle_get_rows_with_columns(
@@ -210,7 +213,7 @@ impl HbaseSyncHandler for Handler {
         columns: Vec<Text>,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TRowResult>> {
-        self.rows(&table_name, rows, Some(columns), LATEST)
+        self.state.rows(&table_name, rows, Some(columns), LATEST)
     }
 
     fn handle_get_rows_ts(
@@ -220,7 +223,7 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TRowResult>> {
-        self.rows(&table_name, rows, None, timestamp)
+        self.state.rows(&table_name, rows, None, timestamp)
     }
 
     fn handle_get_rows_with_columns_ts(
@@ -231,7 +234,7 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<Vec<TRowResult>> {
-        self.rows(&table_name, rows, Some(columns), timestamp)
+        self.state.rows(&table_name, rows, Some(columns), timestamp)
     }
 
     fn handle_mutate_row(
@@ -275,7 +278,7 @@ impl HbaseSyncHandler for Handler {
     }
 
     fn handle_atomic_increment(&self, table_name: Text, row: Text, column: Text, value: i64) -> R<i64> {
-        self.increment(&table_name, &row, &column, value)
+        self.state.increment(&table_name, &row, &column, value)
     }
 
     fn handle_delete_all(&self, table_name: Text, row: Text, column: Text, attributes: BTreeMap<Text, Text>) -> R<()> {
@@ -291,7 +294,7 @@ impl HbaseSyncHandler for Handler {
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
         let m = delete_of(&column, (timestamp != LATEST).then_some(timestamp))?;
-        self.delete(&table_name, row, m)
+        self.state.delete(&table_name, row, m)
     }
 
     fn handle_delete_all_row(&self, table_name: Text, row: Text, attributes: BTreeMap<Text, Text>) -> R<()> {
@@ -304,7 +307,8 @@ impl HbaseSyncHandler for Handler {
             return Err(illegal("Must supply a table and a row key; can't increment"));
         }
         let column = increment.column.unwrap_or_default();
-        self.increment(&table, &row, &column, increment.ammount.unwrap_or(0))
+        self.state
+            .increment(&table, &row, &column, increment.ammount.unwrap_or(0))
             .map(|_| ())
     }
 
@@ -320,7 +324,8 @@ impl HbaseSyncHandler for Handler {
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
         let ts = (timestamp != LATEST).then_some(timestamp);
-        self.delete(&table_name, row, StoreMutation::DeleteRow { timestamp: ts })
+        self.state
+            .delete(&table_name, row, StoreMutation::DeleteRow { timestamp: ts })
     }
 
     fn handle_scanner_open_with_scan(
@@ -344,7 +349,7 @@ impl HbaseSyncHandler for Handler {
         };
         let row_filter = parsed.as_ref().is_some_and(filter::Filter::has_filter_row);
         let filter = parsed.map(Evaluator::new);
-        let mut select = Inner::selection(scan.columns.as_deref().filter(|c| !c.is_empty()), timestamp, 1)?;
+        let mut select = State::selection(scan.columns.as_deref().filter(|c| !c.is_empty()), timestamp, 1)?;
         if filter.is_some() {
             // The filter sees every stored version; one is returned per column after it.
             select.max_versions = u32::MAX;
@@ -360,11 +365,13 @@ impl HbaseSyncHandler for Handler {
             select,
             ..Scan::default()
         });
-        let id = self.open_scanner(&table_name, scan_, filter, batch, scan.sort_columns.unwrap_or(false))?;
+        let id = self
+            .state
+            .open_scanner(&table_name, scan_, filter, batch, scan.sort_columns.unwrap_or(false))?;
         if batch.is_some() && row_filter {
             // The region server refuses such a scan when it reaches it, so the open succeeds
             // and every read fails (HBase's client retries it for about 48 s first).
-            self.scanner(id)?.lock().expect("lock").failure = Some(
+            self.state.scanner(id)?.lock().expect("lock").failure = Some(
                 "org.apache.hadoop.hbase.filter.IncompatibleFilterException: Cannot set batch on a scan using a filter that returns true for filter.hasFilterRow",
             );
         }
@@ -399,7 +406,7 @@ impl HbaseSyncHandler for Handler {
         columns: Vec<Text>,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<ScannerID> {
-        let select = Inner::selection(
+        let select = State::selection(
             Some(&columns).filter(|c| !c.is_empty()).map(|c| c.as_slice()),
             LATEST,
             1,
@@ -410,7 +417,7 @@ impl HbaseSyncHandler for Handler {
             select,
             ..Scan::default()
         };
-        self.open_scanner(&table_name, scan, None, None, false)
+        self.state.open_scanner(&table_name, scan, None, None, false)
     }
 
     fn handle_scanner_open_ts(
@@ -433,7 +440,7 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<ScannerID> {
-        let select = Inner::selection(
+        let select = State::selection(
             Some(&columns).filter(|c| !c.is_empty()).map(|c| c.as_slice()),
             timestamp,
             1,
@@ -444,19 +451,21 @@ impl HbaseSyncHandler for Handler {
             select,
             ..Scan::default()
         });
-        self.open_scanner(&table_name, scan, None, None, false)
+        self.state.open_scanner(&table_name, scan, None, None, false)
     }
 
     fn handle_scanner_get(&self, id: ScannerID) -> R<Vec<TRowResult>> {
-        self.next_rows(id, 1)
+        self.state.next_rows(id, 1)
     }
 
     fn handle_scanner_get_list(&self, id: ScannerID, nb_rows: i32) -> R<Vec<TRowResult>> {
-        self.next_rows(id, nb_rows)
+        self.state.next_rows(id, nb_rows)
     }
 
     fn handle_scanner_close(&self, id: ScannerID) -> R<()> {
-        self.scanners
+        self.state
+            .scanners
+            .map
             .lock()
             .expect("lock")
             .remove(&id)
@@ -467,13 +476,13 @@ impl HbaseSyncHandler for Handler {
     fn handle_get_region_info(&self, row: Text) -> R<TRegionInfo> {
         // A meta row key: `table,row,...`.
         let table = row.split(|&b| b == b',').next().unwrap_or_default();
-        let (desc, state) = self.lookup(table).map_err(|_| {
+        let (desc, state) = self.state.tables.lookup(table).map_err(|_| {
             io_error(format!(
                 "Cannot find row in hbase:meta, row={}",
                 String::from_utf8_lossy(&row)
             ))
         })?;
-        Ok(self.region(&desc, &state))
+        Ok(self.state.tables.region(&desc, &state))
     }
 
     fn handle_append(&self, append: TAppend) -> R<Vec<TCell>> {
@@ -490,7 +499,7 @@ impl HbaseSyncHandler for Handler {
             let (family, qualifier) = parse_column(c)?;
             columns.push((family, qualifier.unwrap_or_default()));
         }
-        self.read_modify_write(&table, &row, &columns, |found| {
+        self.state.read_modify_write(&table, &row, &columns, |found| {
             let now = now_millis();
             let mut puts = Vec::new();
             let mut cells = Vec::new();
@@ -524,7 +533,7 @@ impl HbaseSyncHandler for Handler {
         let (family, qualifier) = parse_column(&column)?;
         let checked = [(family, qualifier.unwrap_or_default())];
         let put_value = mput.value.unwrap_or_default();
-        self.read_modify_write(&table_name, &row, &checked, |found| {
+        self.state.read_modify_write(&table_name, &row, &checked, |found| {
             // As in HBase, an empty expected value matches a missing or empty cell.
             let matches = match &found[0] {
                 None => value.is_empty(),
@@ -549,7 +558,7 @@ impl HbaseSyncHandler for Handler {
     }
 
     fn handle_get_cluster_id(&self) -> R<String> {
-        Ok(format!("tallrow-{}", self.store.identity()))
+        Ok(format!("tallrow-{}", self.state.store.identity()))
     }
 
     fn handle_grant(&self, _info: TAccessControlEntity) -> R<bool> {

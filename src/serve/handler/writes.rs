@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Inner {
+impl State {
     /// Applies row mutations under shared stripe locks.
     pub(super) fn apply(&self, table: &str, rows: &[RowMutation]) -> R<()> {
         let mut stripes: Vec<usize> = rows.iter().map(|r| stripe_of(&r.row)).collect();
@@ -83,12 +83,12 @@ impl Inner {
                 }
                 (_, e) => e,
             })?;
-        let desc = self.writable_table(table)?;
+        let desc = self.tables.writable_table(table)?;
         Ok((desc, rows))
     }
 
     pub(super) fn delete(&self, table: &[u8], row: Vec<u8>, mutation: StoreMutation) -> R<()> {
-        let (desc, _) = self.data_table(table)?;
+        let (desc, _) = self.tables.data_table(table)?;
         self.apply(&desc.name, &[RowMutation::new(row, vec![mutation])])
     }
 
@@ -103,7 +103,7 @@ impl Inner {
         if row.is_empty() {
             return Err(illegal("Row length is 0"));
         }
-        let (desc, state) = self.data_table(table)?;
+        let (desc, state) = self.tables.data_table(table)?;
         let _guard = self.stripes[stripe_of(row)].write().expect("lock");
         let get = Get {
             row: row.to_vec(),
@@ -114,7 +114,7 @@ impl Inner {
         };
         let mut current = self.store.get(&desc.name, &[get]).map_err(store_error)?;
         let mut cells = current.pop().flatten().map(|r| r.cells).unwrap_or_default();
-        Self::expire(&Self::ttls(&state), &mut cells);
+        Tables::expire(&Tables::ttls(&state), &mut cells);
         let found: Vec<Option<Cell>> = columns
             .iter()
             .map(|(f, q)| cells.iter().find(|c| c.family == *f && c.qualifier == *q).cloned())
