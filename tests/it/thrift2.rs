@@ -1,15 +1,24 @@
 //! The Thrift2 code generated from HBase's IDL (`tallrow::idl::thrift2`, by
-//! scripts/gen_thrift2.sh) against real HBase's Thrift2 server: a table made, written with
-//! per-cell timestamps in one `putMultiple`, read back with versions, and dropped.
+//! scripts/gen_thrift2.sh) and the store-model conversions (`tallrow::convert::thrift2`)
+//! against real HBase's Thrift2 server: a table made, written with per-cell timestamps in
+//! one `putMultiple`, read back with versions, deleted at or below timestamps, and dropped.
 
 use crate::common::real_hbase;
 use std::net::TcpStream;
+use tallrow::convert::thrift2;
 use tallrow::idl::thrift2::{
-    TColumn, TColumnFamilyDescriptor, TColumnValue, TGet, THBaseServiceSyncClient, TPut, TTHBaseServiceSyncClient,
-    TTableDescriptor, TTableName,
+    TColumnFamilyDescriptor, THBaseServiceSyncClient, TTHBaseServiceSyncClient, TTableDescriptor, TTableName,
 };
+use tallrow::store::{Get, Mutation, Row};
 use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
-use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport, TIoChannel, TTcpChannel};
+use thrift::transport::{
+    ReadHalf, TBufferedReadTransport, TBufferedWriteTransport, TIoChannel, TTcpChannel, WriteHalf,
+};
+
+type Client = THBaseServiceSyncClient<
+    TBinaryInputProtocol<TBufferedReadTransport<ReadHalf<TTcpChannel>>>,
+    TBinaryOutputProtocol<TBufferedWriteTransport<WriteHalf<TTcpChannel>>>,
+>;
 
 #[test]
 fn generated_thrift2_client_round_trips_with_real_hbase() {
@@ -18,7 +27,7 @@ fn generated_thrift2_client_round_trips_with_real_hbase() {
     };
     let stream = TcpStream::connect(&addr).unwrap();
     let (i, o) = TTcpChannel::with_stream(stream).split().unwrap();
-    let mut c = THBaseServiceSyncClient::new(
+    let mut c: Client = THBaseServiceSyncClient::new(
         TBinaryInputProtocol::new(TBufferedReadTransport::new(i), true),
         TBinaryOutputProtocol::new(TBufferedWriteTransport::new(o), true),
     );
@@ -50,47 +59,69 @@ fn generated_thrift2_client_round_trips_with_real_hbase() {
     c.create_table(desc, Vec::new()).expect("createTable");
     assert!(c.table_exists(name.clone()).unwrap());
 
-    // Two versions of one cell and a second row, each cell with its own timestamp, one call.
-    let cell = |q: &[u8], v: &[u8], ts: i64| TColumnValue::new(b"f".to_vec(), q.to_vec(), v.to_vec(), ts, None, None);
-    let puts = vec![
-        TPut::new(
-            b"r1".to_vec(),
-            vec![cell(b"a", b"old", 10), cell(b"a", b"new", 20)],
-            None,
-            None,
-            None,
-            None,
-        ),
-        TPut::new(b"r2".to_vec(), vec![cell(b"b", b"x", 30)], None, None, None, None),
+    // Two versions of one cell and a second row, each cell with its own timestamp, one call,
+    // built by the shared conversions (tallrow::convert::thrift2).
+    let r1 = [
+        Mutation::put("f", "a", 10, "old"),
+        Mutation::put("f", "a", 20, "new"),
+        Mutation::put("f", "b", 20, "b"),
     ];
+    let r2 = [Mutation::put("f", "b", 30, "x")];
     let table = [name.ns.clone().unwrap_or_default(), name.qualifier.clone()].concat();
-    c.put_multiple(table.clone(), puts).expect("putMultiple");
+    c.put_multiple(
+        table.clone(),
+        vec![thrift2::tput(b"r1", &r1), thrift2::tput(b"r2", &r2)],
+    )
+    .expect("putMultiple");
 
-    let mut get = TGet::new(
-        b"r1".to_vec(),
-        None,
-        None,
-        None,
-        3,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-    );
-    get.columns = Some(vec![TColumn::new(b"f".to_vec(), b"a".to_vec(), None)]);
-    let got = c.get_multiple(table.clone(), vec![get]).expect("getMultiple");
-    let versions: Vec<(i64, Vec<u8>)> = got[0]
-        .column_values
-        .iter()
-        .map(|cv| (cv.timestamp.unwrap_or_default(), cv.value.clone()))
+    let mut get = Get::new(b"r1".to_vec());
+    get.select.max_versions = 3;
+    let read = |c: &mut Client, get: &Get| -> Row {
+        let got = c
+            .get_multiple(table.clone(), vec![thrift2::tget(get)])
+            .expect("getMultiple");
+        thrift2::row_of(got.into_iter().next().unwrap()).unwrap()
+    };
+    let cells: Vec<(Vec<u8>, i64, Vec<u8>)> = read(&mut c, &get)
+        .cells
+        .into_iter()
+        .map(|c| (c.qualifier, c.timestamp, c.value))
         .collect();
-    assert_eq!(versions, vec![(20, b"new".to_vec()), (10, b"old".to_vec())]);
+    assert_eq!(
+        cells,
+        vec![
+            (b"a".to_vec(), 20, b"new".to_vec()),
+            (b"a".to_vec(), 10, b"old".to_vec()),
+            (b"b".to_vec(), 20, b"b".to_vec()),
+        ]
+    );
+
+    // Deletes at or below a timestamp, as the store means them: a column's versions up to
+    // 10, then the family up to 20, which leaves nothing of r1.
+    let column = Mutation::DeleteColumn {
+        family: "f".into(),
+        qualifier: b"a".to_vec(),
+        timestamp: Some(10),
+    };
+    c.delete_single(table.clone(), thrift2::tdelete(b"r1", &column).unwrap())
+        .unwrap();
+    let left: Vec<i64> = read(&mut c, &get).cells.iter().map(|c| c.timestamp).collect();
+    assert_eq!(left, vec![20, 20]);
+    let family = Mutation::DeleteFamily {
+        family: "f".into(),
+        timestamp: Some(20),
+    };
+    c.delete_single(table.clone(), thrift2::tdelete(b"r1", &family).unwrap())
+        .unwrap();
+    assert!(read(&mut c, &get).cells.is_empty());
+    let row = Mutation::DeleteRow { timestamp: Some(29) };
+    c.delete_single(table.clone(), thrift2::tdelete(b"r2", &row).unwrap())
+        .unwrap();
+    assert_eq!(
+        read(&mut c, &Get::new(b"r2".to_vec())).cells.len(),
+        1,
+        "the cell at 30 stays"
+    );
 
     c.disable_table(name.clone()).unwrap();
     c.delete_table(name.clone()).unwrap();

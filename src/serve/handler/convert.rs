@@ -46,45 +46,10 @@ pub(super) fn parse_put_column(column: &[u8]) -> R<(String, Vec<u8>)> {
     Ok((family, qualifier.unwrap_or_default()))
 }
 
-/// A column list as HBase's `Get`/`Scan` build it, in order: `addFamily` selects the whole
-/// family (dropping its columns), and `addColumn` on a whole family narrows it to that
-/// column.
+/// A column list as HBase's `Get`/`Scan` build it (see [`crate::convert::added_columns`]).
 pub(super) fn columns(list: &[Text]) -> R<Vec<Column>> {
-    let mut families: Vec<(String, Option<Vec<Vec<u8>>>)> = Vec::new();
-    for c in list {
-        let (family, qualifier) = parse_column(c)?;
-        let i = match families.iter().position(|(f, _)| *f == family) {
-            Some(i) => i,
-            None => {
-                families.push((family, Some(Vec::new())));
-                families.len() - 1
-            }
-        };
-        let entry = &mut families[i].1;
-        match qualifier {
-            None => *entry = None,
-            Some(q) => match entry {
-                Some(qs) => qs.push(q),
-                None => *entry = Some(vec![q]),
-            },
-        }
-    }
-    Ok(families
-        .into_iter()
-        .flat_map(|(family, qualifiers)| match qualifiers {
-            None => vec![Column {
-                family,
-                qualifier: None,
-            }],
-            Some(qs) => qs
-                .into_iter()
-                .map(|q| Column {
-                    family: family.clone(),
-                    qualifier: Some(q),
-                })
-                .collect(),
-        })
-        .collect())
+    let parsed = list.iter().map(|c| parse_column(c)).collect::<R<Vec<_>>>()?;
+    Ok(crate::convert::added_columns(parsed))
 }
 
 pub(super) fn row_result(row: Row, sorted: bool) -> TRowResult {
