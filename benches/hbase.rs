@@ -4,7 +4,7 @@
 //!
 //! 1. Loads of the same generated rows into empty tables, each checked with `tallrow verify`
 //!    and dropped before the next: `tallrow load` through the hbase backend (Thrift1, in both
-//!    of its modes), a happybase batch loader (`scripts/happybase_load.py`) on the same
+//!    of its modes, and Thrift2), a happybase batch loader (`scripts/happybase_load.py`) on the same
 //!    Thrift1 server, and a plain Java loader with HBase's native client (`BufferedMutator`,
 //!    tests/hbase/src) on the region server itself, the reference. HBase's own
 //!    `PerformanceEvaluation --nomapred sequentialWrite` writes as many rows of one cell, each
@@ -98,6 +98,13 @@ fn main() {
         rate
     });
 
+    let thrift2 = std::env::var("TALLROW_HBASE_THRIFT2").ok().map(|addr| {
+        let (_, rate) = shared::load(&workload, &format!("hbase://{addr}?api=thrift2"), &reports);
+        verify("tallrow load, Thrift2");
+        drop_tables();
+        rate
+    });
+
     let (host, port) = thrift1.rsplit_once(':').unwrap();
     let (happy, calls) = shared::python_load(
         &python,
@@ -137,6 +144,14 @@ fn main() {
         thousands(tallrow as u64),
         ratio(tallrow)
     );
+    if let Some(thrift2) = thrift2 {
+        println!(
+            "{:<48} {:>10} rows/s  {:>5}",
+            "tallrow load, hbase backend (Thrift2)",
+            thousands(thrift2 as u64),
+            ratio(thrift2)
+        );
+    }
     if let Some(framed) = framed {
         println!(
             "{:<48} {:>10} rows/s  {:>5}",
@@ -280,13 +295,33 @@ fn pages(store: Arc<dyn Store>, g: Arc<Generator>, w: &Workload, samples: usize,
     ];
     for (what, ours, theirs) in rows {
         println!(
-            "{what}: hbase backend p50 {:>9} p99 {:>9} | native client p50 {:>9} p99 {:>9} | p50 ratio {:.2}",
+            "{what}: hbase backend (Thrift1) p50 {:>9} p99 {:>9} | native client p50 {:>9} p99 {:>9} | p50 ratio {:.2}",
             fmt_ns(ours.p50),
             fmt_ns(ours.p99),
             fmt_ns(theirs.p50),
             fmt_ns(theirs.p99),
             ours.p50 as f64 / theirs.p50 as f64
         );
+    }
+    if let Ok(addr) = std::env::var("TALLROW_HBASE_THRIFT2") {
+        let t2 = Backend::parse(&format!("hbase://{addr}?api=thrift2"), Path::new("."))
+            .unwrap()
+            .open()
+            .unwrap();
+        let get = shared::gets(&*t2, &starts, samples);
+        let pages = shared::measure_pages(t2, w, &starts, samples);
+        for (what, ours, theirs) in [
+            ("1-row get", get, native("get")),
+            (" 10 rows", pages[1], native("10")),
+            ("100 rows", pages[2], native("100")),
+        ] {
+            println!(
+                "{what}: hbase backend (Thrift2) p50 {:>9} p99 {:>9} | p50 ratio to native {:.2}",
+                fmt_ns(ours.p50),
+                fmt_ns(ours.p99),
+                ours.p50 as f64 / theirs.p50 as f64
+            );
+        }
     }
 }
 

@@ -248,7 +248,10 @@ impl Backend {
             Backend::Memory => Arc::new(memory::Memory::new()),
             Backend::Null => Arc::new(null::Null::new()),
             Backend::Delay(spec, inner) => Arc::new(delay::Delay::new(inner.open()?, spec)),
-            Backend::Hbase(spec) => Arc::new(hbase::Hbase::open(spec)?),
+            Backend::Hbase(spec) => match spec.api {
+                hbase::Api::Thrift1 => Arc::new(hbase::Hbase::open(spec)?),
+                hbase::Api::Thrift2 => Arc::new(hbase::Hbase2::open(spec)?),
+            },
             Backend::Bigtable(spec) => Arc::new(bigtable::Bigtable::open(spec)?),
         })
     }

@@ -343,6 +343,12 @@ impl RealHBaseHarness {
         Self::new(format!("hbase://{addr}?transport=framed&protocol=compact"))
     }
 
+    /// HBase's Thrift2 server (`THBaseService`), buffered/binary.
+    pub fn thrift2() -> Self {
+        let addr = real_hbase("TALLROW_HBASE_THRIFT2").expect("TALLROW_HBASE_THRIFT2");
+        Self::new(format!("hbase://{addr}?api=thrift2"))
+    }
+
     fn new(url: String) -> Self {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -427,6 +433,11 @@ impl RealHBaseDaoHarness {
     /// Through the framed/compact Thrift1 server.
     pub fn framed_compact() -> Self {
         Self::new(RealHBaseHarness::framed_compact)
+    }
+
+    /// Through the Thrift2 server.
+    pub fn thrift2() -> Self {
+        Self::new(RealHBaseHarness::thrift2)
     }
 
     fn new(make: fn() -> RealHBaseHarness) -> Self {

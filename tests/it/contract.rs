@@ -66,6 +66,7 @@ contract_suite!(bigtable, crate::common::BigtableHarness::new, reads_as_the_mode
 // The hbase backend against real HBase's Thrift1 servers (scripts/hbase.sh): the reference.
 contract_suite!(hbase_buffered_binary, crate::common::RealHBaseHarness::buffered_binary, reads_as_the_model; when crate::common::real_hbase_there);
 contract_suite!(hbase_framed_compact, crate::common::RealHBaseHarness::framed_compact, reads_as_the_model; when crate::common::real_hbase_there);
+contract_suite!(hbase_thrift2, crate::common::RealHBaseHarness::thrift2, reads_as_the_model; when crate::common::real_hbase_there);
 
 fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
     s.create_table(&TableDescriptor {

@@ -1,17 +1,21 @@
 //! The hbase backend end to end through the binary, against real HBase (scripts/hbase.sh):
-//! `load`, `verify` and `run` of a 100,000-row workload through both Thrift1 servers. The
-//! contract and DAO suites run against real HBase in `contract` and `dao`.
+//! `load`, `verify` and `run` of a 100,000-row workload through both Thrift1 servers and the
+//! Thrift2 server. The contract and DAO suites run against real HBase in `contract` and `dao`.
 
 use crate::common::{RealHBaseDaoHarness, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there};
 use std::path::Path;
 
-fn load_verify_and_run(turn: fn() -> RealHBaseDaoHarness, url: &str) {
+fn load_verify_and_run(turn: fn() -> RealHBaseDaoHarness, url: &str, api: &str) {
     // The workload's tables have the schemas' fixed names: take the DAO suites' turn, which
     // also drops them before and after.
     let _turn = turn();
     let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
-    let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), url, "(HBase Thrift1, ", "100,936");
-    assert!(summary.contains("HBase Thrift1"), "the report names the backend");
+    let label = format!("(HBase {api}, ");
+    let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), url, &label, "100,936");
+    assert!(
+        summary.contains(&format!("HBase {api}")),
+        "the report names the backend"
+    );
 }
 
 #[test]
@@ -20,7 +24,7 @@ fn load_verify_and_run_on_real_hbase_buffered_binary() {
         return;
     }
     let url = format!("hbase://{}", real_hbase("TALLROW_HBASE_THRIFT1").unwrap());
-    load_verify_and_run(RealHBaseDaoHarness::buffered_binary, &url);
+    load_verify_and_run(RealHBaseDaoHarness::buffered_binary, &url, "Thrift1");
 }
 
 #[test]
@@ -30,5 +34,14 @@ fn load_verify_and_run_on_real_hbase_framed_compact() {
     }
     let addr = real_hbase("TALLROW_HBASE_THRIFT1_FC").unwrap();
     let url = format!("hbase://{addr}?transport=framed&protocol=compact");
-    load_verify_and_run(RealHBaseDaoHarness::framed_compact, &url);
+    load_verify_and_run(RealHBaseDaoHarness::framed_compact, &url, "Thrift1");
+}
+
+#[test]
+fn load_verify_and_run_on_real_hbase_thrift2() {
+    if !real_hbase_there() {
+        return;
+    }
+    let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
+    load_verify_and_run(RealHBaseDaoHarness::thrift2, &url, "Thrift2");
 }

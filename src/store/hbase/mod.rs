@@ -21,7 +21,10 @@
 mod mutations;
 mod pipeline;
 mod pool;
+mod thrift2;
 mod versions;
+
+pub use thrift2::Hbase2;
 
 use mutations::*;
 use pipeline::*;
@@ -68,6 +71,18 @@ pub struct Spec {
     pub transport: Transport,
     /// Encoding (binary by default).
     pub protocol: Protocol,
+    /// Which of HBase's Thrift services: `Hbase` (Thrift1, the default, as `hbase thrift
+    /// start`) or `THBaseService` (Thrift2, `hbase thrift2 start`).
+    pub api: Api,
+}
+
+/// HBase's two Thrift services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// `Hbase`: one timestamp per mutation call, one version per column in row reads.
+    Thrift1,
+    /// `THBaseService`: a timestamp per cell, versions and time ranges in every read.
+    Thrift2,
 }
 
 impl Spec {
@@ -91,14 +106,18 @@ impl Spec {
             port,
             transport: Transport::Buffered,
             protocol: Protocol::Binary,
+            api: Api::Thrift1,
         };
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
                 Some(("transport", v)) => spec.transport = v.parse().map_err(|e| format!("hbase://{rest}: {e}"))?,
                 Some(("protocol", v)) => spec.protocol = v.parse().map_err(|e| format!("hbase://{rest}: {e}"))?,
+                Some(("api", "thrift1")) => spec.api = Api::Thrift1,
+                Some(("api", "thrift2")) => spec.api = Api::Thrift2,
+                Some(("api", v)) => return Err(format!("hbase://{rest}: api {v:?} is not thrift1 or thrift2")),
                 _ => {
                     return Err(format!(
-                        "hbase://{rest}: unknown option {pair:?}; expected transport=buffered|framed or protocol=binary|compact"
+                        "hbase://{rest}: unknown option {pair:?}; expected transport=buffered|framed, protocol=binary|compact or api=thrift1|thrift2"
                     ));
                 }
             }
@@ -566,6 +585,9 @@ mod tests {
         );
         assert!(Spec::parse("h:1?speed=fast").unwrap_err().contains("unknown option"));
         assert!(Spec::parse(":1").unwrap_err().contains("no host"));
+        assert_eq!(d.api, Api::Thrift1);
+        assert_eq!(Spec::parse("h:1?api=thrift2").unwrap().api, Api::Thrift2);
+        assert!(Spec::parse("h:1?api=rest").unwrap_err().contains("thrift1 or thrift2"));
     }
 
     #[test]

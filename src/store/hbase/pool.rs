@@ -69,26 +69,7 @@ impl Hbase {
     }
 
     pub(super) fn connect(&self) -> std::result::Result<Client, Failure> {
-        let who = self.spec.authority();
-        let stream = TcpStream::connect_timeout(&self.addr, self.connect_timeout).map_err(|e| {
-            let why = match e.kind() {
-                std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => "timed out".to_string(),
-                _ => e.to_string(),
-            };
-            Failure::NotSent(Error::Io(format!("cannot connect to {who}: {why}")))
-        })?;
-        let setup = |s: &TcpStream| -> std::io::Result<TcpStream> {
-            s.set_nodelay(true)?;
-            s.set_read_timeout(Some(self.read_timeout))?;
-            s.set_write_timeout(Some(self.read_timeout))?;
-            s.try_clone()
-        };
-        let reader =
-            setup(&stream).map_err(|e| Failure::NotSent(Error::Io(format!("cannot connect to {who}: {e}"))))?;
-        let input = wire::input(reader, self.spec.transport, self.spec.protocol, MAX_REPLY);
-        let held = wire::Held::new(stream);
-        let output = wire::output(Outbox::new(held.clone(), self.spec.transport), self.spec.protocol);
+        let (input, output, held) = open_connection(&self.spec, self.addr, self.connect_timeout, self.read_timeout)?;
         Ok(Client {
             thrift: HbaseSyncClient::new(input, output),
             held,
@@ -100,46 +81,9 @@ impl Hbase {
     pub(super) fn call<T>(
         &self,
         repeatable: bool,
-        mut f: impl FnMut(&mut Client) -> std::result::Result<T, Failure>,
+        f: impl FnMut(&mut Client) -> std::result::Result<T, Failure>,
     ) -> Result<T> {
-        let mut delay = Duration::from_millis(20);
-        for attempt in 1..=self.attempts {
-            let pooled = self.pool.lock().expect("lock").pop();
-            let mut client = match pooled {
-                Some(c) => c,
-                None => match self.connect() {
-                    Ok(c) => c,
-                    Err(Failure::NotSent(e)) if attempt == 1 => return Err(e),
-                    Err(f) => {
-                        if attempt == self.attempts {
-                            return Err(f.error());
-                        }
-                        std::thread::sleep(delay);
-                        delay *= 4;
-                        continue;
-                    }
-                },
-            };
-            match f(&mut client) {
-                Ok(v) => {
-                    self.pool.lock().expect("lock").push(client);
-                    return Ok(v);
-                }
-                Err(Failure::Answered(e)) => {
-                    self.pool.lock().expect("lock").push(client);
-                    return Err(e);
-                }
-                Err(Failure::NotSent(e)) | Err(Failure::Broken(e)) if !repeatable || attempt == self.attempts => {
-                    return Err(e);
-                }
-                Err(_) => {
-                    // The connection is dropped: its stream may hold half a message.
-                    std::thread::sleep(delay);
-                    delay *= 4;
-                }
-            }
-        }
-        unreachable!("the last attempt returns")
+        retrying(self.attempts, repeatable, &self.pool, || self.connect(), f)
     }
 
     pub(super) fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
@@ -159,34 +103,125 @@ impl Hbase {
     }
 }
 
+/// A connection's reading protocol, writing protocol and the hold on its outgoing bytes.
+pub(super) type Connection = (
+    wire::Input<Box<dyn Read + Send>>,
+    Box<dyn TOutputProtocol + Send>,
+    wire::Held,
+);
+
+/// A connection to `spec`'s server, opened within `connect` and reading within `read`.
+pub(super) fn open_connection(
+    spec: &Spec,
+    addr: SocketAddr,
+    connect: Duration,
+    read: Duration,
+) -> std::result::Result<Connection, Failure> {
+    let who = spec.authority();
+    let stream = TcpStream::connect_timeout(&addr, connect).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => "timed out".to_string(),
+            _ => e.to_string(),
+        };
+        Failure::NotSent(Error::Io(format!("cannot connect to {who}: {why}")))
+    })?;
+    let setup = |s: &TcpStream| -> std::io::Result<TcpStream> {
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(read))?;
+        s.set_write_timeout(Some(read))?;
+        s.try_clone()
+    };
+    let reader = setup(&stream).map_err(|e| Failure::NotSent(Error::Io(format!("cannot connect to {who}: {e}"))))?;
+    let input = wire::input(reader, spec.transport, spec.protocol, MAX_REPLY);
+    let held = wire::Held::new(stream);
+    let output = wire::output(Outbox::new(held.clone(), spec.transport), spec.protocol);
+    Ok((input, output, held))
+}
+
+/// Runs `f` on a connection from `pool` (or a new one), retrying on a fresh one when `f`
+/// fails in transit and `repeatable` says repeating it is safe.
+pub(super) fn retrying<C, T>(
+    attempts: u32,
+    repeatable: bool,
+    pool: &Mutex<Vec<C>>,
+    connect: impl Fn() -> std::result::Result<C, Failure>,
+    mut f: impl FnMut(&mut C) -> std::result::Result<T, Failure>,
+) -> Result<T> {
+    let mut delay = Duration::from_millis(20);
+    for attempt in 1..=attempts {
+        let pooled = pool.lock().expect("lock").pop();
+        let mut client = match pooled {
+            Some(c) => c,
+            None => match connect() {
+                Ok(c) => c,
+                Err(Failure::NotSent(e)) if attempt == 1 => return Err(e),
+                Err(f) => {
+                    if attempt == attempts {
+                        return Err(f.error());
+                    }
+                    std::thread::sleep(delay);
+                    delay *= 4;
+                    continue;
+                }
+            },
+        };
+        match f(&mut client) {
+            Ok(v) => {
+                pool.lock().expect("lock").push(client);
+                return Ok(v);
+            }
+            Err(Failure::Answered(e)) => {
+                pool.lock().expect("lock").push(client);
+                return Err(e);
+            }
+            Err(Failure::NotSent(e)) | Err(Failure::Broken(e)) if !repeatable || attempt == attempts => {
+                return Err(e);
+            }
+            Err(_) => {
+                // The connection is dropped: its stream may hold half a message.
+                std::thread::sleep(delay);
+                delay *= 4;
+            }
+        }
+    }
+    unreachable!("the last attempt returns")
+}
+
+/// An IOError's message as the store's error for `table`.
+pub(super) fn io_error(message: &str, can_retry: bool, table: &str) -> Error {
+    let line = first_line(message);
+    if line.contains("TableNotFoundException") {
+        Error::TableNotFound(table.to_string())
+    } else if line.contains("TableExistsException") {
+        Error::TableExists(table.to_string())
+    } else if line.contains("NoSuchColumnFamilyException") {
+        let family = line
+            .split("Column family ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap_or("?")
+            .to_string();
+        Error::FamilyNotFound {
+            table: table.to_string(),
+            family,
+        }
+    } else if line.contains("IllegalArgumentException") {
+        Error::BadArgument(line.to_string())
+    } else if can_retry {
+        Error::Unavailable(line.to_string())
+    } else {
+        Error::Io(format!("table {table}: {line}"))
+    }
+}
+
 /// A thrift error, classified and worded for the table it concerns.
 pub(super) fn failure(e: thrift::Error, table: &str) -> Failure {
     match e {
         thrift::Error::User(u) => {
             if let Some(io) = u.downcast_ref::<IOError>() {
                 let message = io.message.clone().unwrap_or_default();
-                let line = first_line(&message);
-                let error = if line.contains("TableNotFoundException") {
-                    Error::TableNotFound(table.to_string())
-                } else if line.contains("NoSuchColumnFamilyException") {
-                    let family = line
-                        .split("Column family ")
-                        .nth(1)
-                        .and_then(|r| r.split_whitespace().next())
-                        .unwrap_or("?")
-                        .to_string();
-                    Error::FamilyNotFound {
-                        table: table.to_string(),
-                        family,
-                    }
-                } else if line.contains("IllegalArgumentException") {
-                    Error::BadArgument(line.to_string())
-                } else if io.can_retry == Some(true) {
-                    Error::Unavailable(line.to_string())
-                } else {
-                    Error::Io(format!("table {table}: {line}"))
-                };
-                Failure::Answered(error)
+                Failure::Answered(io_error(&message, io.can_retry == Some(true), table))
             } else if let Some(ia) = u.downcast_ref::<IllegalArgument>() {
                 Failure::Answered(Error::BadArgument(
                     first_line(ia.message.as_deref().unwrap_or("")).to_string(),

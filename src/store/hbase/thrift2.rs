@@ -1,0 +1,431 @@
+//! The hbase backend over HBase's Thrift2 service (`hbase thrift2 start`, `THBaseService`,
+//! `hbase://HOST:PORT?api=thrift2`). Thrift2 carries a timestamp per cell and versions and
+//! time ranges in reads, so the store's model maps onto it directly:
+//! - a batch is one `putMultiple` and one `deleteMultiple` per round of the rows' steps (a
+//!   row's puts, then its deletes, in order), after the batch is validated;
+//! - gets are one `getMultiple` with `maxVersions` and time ranges; qualifier cursors are a
+//!   `QualifierFilter`, cell limits are counted here;
+//! - a scan that one batch answers is one `getScannerResults` call; longer ones page with
+//!   `openScanner`/`getScannerRows`/`closeScanner`.
+
+use super::*;
+use crate::convert::thrift2 as t2;
+use crate::idl::thrift2::{
+    TColumnFamilyDescriptor, THBaseServiceSyncClient, TIOError, TIllegalArgument, TScan as TScan2,
+    TTHBaseServiceSyncClient, TTableDescriptor, TTableName, TTimeRange,
+};
+
+type Client2 = THBaseServiceSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
+
+/// The backend over Thrift2.
+pub struct Hbase2 {
+    spec: Spec,
+    addr: SocketAddr,
+    pool: Mutex<Vec<Client2>>,
+    families: RwLock<HashMap<String, TableDescriptor>>,
+    /// Time allowed to establish a connection.
+    pub connect_timeout: Duration,
+    /// Time allowed for a reply.
+    pub read_timeout: Duration,
+    /// Attempts of a retryable call.
+    pub attempts: u32,
+}
+
+/// `ns:qualifier` as a `TTableName` (no namespace: `default`).
+fn table_name(name: &str) -> TTableName {
+    match name.split_once(':') {
+        Some((ns, q)) => TTableName::new(ns.as_bytes().to_vec(), q.as_bytes().to_vec()),
+        None => TTableName::new(None, name.as_bytes().to_vec()),
+    }
+}
+
+/// A `TTableName` as the store names tables.
+fn name_of(t: &TTableName) -> Result<String> {
+    let q = String::from_utf8(t.qualifier.clone()).map_err(|_| Error::Io("table name in reply is not UTF-8".into()))?;
+    match t.ns.as_deref() {
+        None | Some(b"") | Some(b"default") => Ok(q),
+        Some(ns) => Ok(format!("{}:{q}", String::from_utf8_lossy(ns))),
+    }
+}
+
+/// A thrift error from the Thrift2 server, classified and worded for the table.
+fn failure2(e: thrift::Error, table: &str) -> Failure {
+    match e {
+        thrift::Error::User(u) => {
+            if let Some(io) = u.downcast_ref::<TIOError>() {
+                let message = io.message.clone().unwrap_or_default();
+                Failure::Answered(io_error(&message, io.can_retry == Some(true), table))
+            } else if let Some(ia) = u.downcast_ref::<TIllegalArgument>() {
+                Failure::Answered(Error::BadArgument(
+                    first_line(ia.message.as_deref().unwrap_or("")).to_string(),
+                ))
+            } else {
+                Failure::Answered(Error::Io(u.to_string()))
+            }
+        }
+        other => failure(other, table),
+    }
+}
+
+impl Hbase2 {
+    /// A backend for `spec`; fails fast with one line when nothing listens there.
+    pub fn open(spec: &Spec) -> Result<Hbase2> {
+        let addr = (spec.host.as_str(), spec.port)
+            .to_socket_addrs()
+            .map_err(|e| Error::Io(format!("cannot resolve {}: {e}", spec.authority())))?
+            .next()
+            .ok_or_else(|| Error::Io(format!("cannot resolve {}: no address", spec.authority())))?;
+        let store = Hbase2 {
+            spec: spec.clone(),
+            addr,
+            pool: Mutex::new(Vec::new()),
+            families: RwLock::new(HashMap::new()),
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(60),
+            attempts: 4,
+        };
+        let client = store.connect().map_err(Failure::error)?;
+        store.pool.lock().expect("lock").push(client);
+        Ok(store)
+    }
+
+    fn connect(&self) -> std::result::Result<Client2, Failure> {
+        let (input, output, _) = open_connection(&self.spec, self.addr, self.connect_timeout, self.read_timeout)?;
+        Ok(THBaseServiceSyncClient::new(input, output))
+    }
+
+    /// Runs `f` on a pooled connection, retrying on a fresh one when `f` fails in transit
+    /// and `repeatable` says repeating it is safe.
+    fn call<T>(
+        &self,
+        repeatable: bool,
+        mut f: impl FnMut(&mut Client2) -> std::result::Result<T, Failure>,
+    ) -> Result<T> {
+        retrying(self.attempts, repeatable, &self.pool, || self.connect(), &mut f)
+    }
+
+    fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
+        let name = canonical_table_name(table)?;
+        if let Some(d) = self.families.read().expect("lock").get(&name) {
+            return Ok(d.clone());
+        }
+        let d = self.describe_table(&name)?;
+        self.families.write().expect("lock").insert(name, d.clone());
+        Ok(d)
+    }
+
+    fn forget(&self, table: &str) {
+        if let Ok(name) = canonical_table_name(table) {
+            self.families.write().expect("lock").remove(&name);
+        }
+    }
+}
+
+/// A selection's columns as HBase adds them: a whole family alone (`addColumn` after
+/// `addFamily` would narrow it).
+fn tcolumns(select: &crate::store::Selection) -> Option<Vec<crate::idl::thrift2::TColumn>> {
+    let kept: Vec<_> = select
+        .columns
+        .iter()
+        .filter(|c| c.qualifier.is_none() || !select.wants_whole_family(&c.family))
+        .map(|c| crate::idl::thrift2::TColumn::new(c.family.as_bytes().to_vec(), c.qualifier.clone(), None))
+        .collect();
+    (!kept.is_empty()).then_some(kept)
+}
+
+fn to_row2(r: crate::idl::thrift2::TResult) -> Result<Row> {
+    t2::row_of(r).map_err(|e| Error::Io(format!("{e} in reply")))
+}
+
+impl Store for Hbase2 {
+    fn identity(&self) -> String {
+        format!(
+            "hbase://{} (HBase Thrift2, {}/{})",
+            self.spec.authority(),
+            self.spec.transport,
+            self.spec.protocol
+        )
+    }
+
+    fn version(&self) -> String {
+        match self.call(true, |c| c.get_cluster_id().map_err(|e| failure2(e, ""))) {
+            Ok(id) => format!("HBase Thrift2 server at {} (cluster {id})", self.spec.authority()),
+            Err(_) => format!("HBase Thrift2 server at {}", self.spec.authority()),
+        }
+    }
+
+    fn create_table(&self, table: &TableDescriptor) -> Result<()> {
+        let desc = table.validated()?;
+        let no = None::<bool>;
+        let families: Vec<TColumnFamilyDescriptor> = desc
+            .families
+            .iter()
+            .map(|f| {
+                TColumnFamilyDescriptor::new(
+                    f.name.as_bytes().to_vec(),
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    f.max_versions.min(i32::MAX as u32) as i32,
+                    None,
+                    None,
+                    None,
+                    no,
+                    no,
+                    no,
+                    no,
+                    no,
+                    no,
+                    no,
+                )
+            })
+            .collect();
+        let t = TTableDescriptor::new(table_name(&desc.name), families, None, None);
+        self.forget(&desc.name);
+        self.call(false, |c| {
+            c.create_table(t.clone(), Vec::new())
+                .map_err(|e| failure2(e, &desc.name))
+        })
+    }
+
+    fn delete_table(&self, table: &str) -> Result<()> {
+        let name = canonical_table_name(table)?;
+        self.forget(&name);
+        let t = table_name(&name);
+        self.call(true, |c| match c.disable_table(t.clone()) {
+            Ok(()) => Ok(()),
+            Err(e) => match failure2(e, &name) {
+                Failure::Answered(Error::Io(m)) if m.contains("TableNotEnabledException") => Ok(()),
+                f => Err(f),
+            },
+        })?;
+        self.call(true, |c| c.delete_table(t.clone()).map_err(|e| failure2(e, &name)))
+    }
+
+    fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
+        let names = self.call(true, |c| {
+            c.get_table_names_by_pattern(".*".into(), false)
+                .map_err(|e| failure2(e, ""))
+        })?;
+        let names = names.iter().map(name_of).collect::<Result<Vec<_>>>()?;
+        crate::store::describe_all(self, names)
+    }
+
+    fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
+        let name = canonical_table_name(table)?;
+        let t = table_name(&name);
+        let d = match self.call(true, |c| {
+            c.get_table_descriptor(t.clone()).map_err(|e| failure2(e, &name))
+        }) {
+            Ok(d) => d,
+            // Thrift2's errors carry the exception's message alone (for a missing table,
+            // its name), so whether the table is there is asked.
+            Err(e) => {
+                let exists = self.call(true, |c| c.table_exists(t.clone()).map_err(|e| failure2(e, &name)));
+                return Err(match exists {
+                    Ok(false) => Error::TableNotFound(name),
+                    _ => e,
+                });
+            }
+        };
+        let mut families = Vec::new();
+        for f in d.columns.unwrap_or_default() {
+            let family =
+                String::from_utf8(f.name).map_err(|_| Error::Io("family name in reply is not UTF-8".into()))?;
+            families.push(crate::store::FamilyDescriptor {
+                name: family,
+                max_versions: f.max_versions.unwrap_or(1).max(1) as u32,
+            });
+        }
+        families.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(TableDescriptor { name, families })
+    }
+
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let desc = self.descriptor(table)?;
+        validate_mutations(&desc, rows)?;
+        let max = max_row_key(&desc.name);
+        for r in rows {
+            within_locatable_length(&desc.name, max, &r.row)?;
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let kept = without_overwritten(rows);
+        let rows = kept.as_deref().unwrap_or(rows);
+        let per_row: Vec<(&RowMutation, Vec<Step>)> = rows.iter().map(|r| (r, steps(r))).collect();
+        let rounds = per_row.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+        let repeatable = rows.iter().all(|r| r.mutations.iter().all(|m| m.timestamp().is_some()));
+        let name = desc.name.as_bytes().to_vec();
+        for k in 0..rounds {
+            let (mut puts, mut deletes) = (Vec::new(), Vec::new());
+            for (rm, steps) in &per_row {
+                match steps.get(k) {
+                    Some(Step::Batch(_, range)) => {
+                        let ms = &rm.mutations[range.clone()];
+                        if ms.iter().any(|m| matches!(m, StoreMutation::Put { .. })) {
+                            puts.push(t2::tput(&rm.row, ms));
+                        }
+                        deletes.extend(ms.iter().filter_map(|m| t2::tdelete(&rm.row, m)));
+                    }
+                    Some(Step::DeleteRow(ts)) => {
+                        let m = StoreMutation::DeleteRow { timestamp: *ts };
+                        deletes.extend(t2::tdelete(&rm.row, &m));
+                    }
+                    None => {}
+                }
+            }
+            if !puts.is_empty() {
+                self.call(repeatable, |c| {
+                    c.put_multiple(name.clone(), puts.clone())
+                        .map_err(|e| failure2(e, &desc.name))
+                })?;
+            }
+            if !deletes.is_empty() {
+                self.call(repeatable, |c| {
+                    c.delete_multiple(name.clone(), deletes.clone())
+                        .map(|_| ())
+                        .map_err(|e| failure2(e, &desc.name))
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
+        let desc = self.descriptor(table)?;
+        let max = max_row_key(&desc.name);
+        let mut tgets = Vec::with_capacity(gets.len());
+        for g in gets {
+            validate_row_key(&g.row)?;
+            within_locatable_length(&desc.name, max, &g.row)?;
+            g.select.validate(&desc)?;
+            let mut t = t2::tget(g);
+            t.columns = tcolumns(&g.select);
+            t.filter_string = cell_filters(&g.select).pop();
+            tgets.push(t);
+        }
+        if tgets.is_empty() {
+            return Ok(Vec::new());
+        }
+        let name = desc.name.as_bytes().to_vec();
+        let results = self.call(true, |c| {
+            c.get_multiple(name.clone(), tgets.clone())
+                .map_err(|e| failure2(e, &desc.name))
+        })?;
+        let mut out = Vec::with_capacity(gets.len());
+        for (g, r) in gets.iter().zip(results) {
+            let mut row = to_row2(r)?;
+            row.key = g.row.clone();
+            if let Some(n) = g.select.cell_limit {
+                row.cells.truncate(n);
+            }
+            out.push((!row.cells.is_empty()).then_some(row));
+        }
+        Ok(out)
+    }
+
+    fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>> {
+        let desc = self.descriptor(table)?;
+        scan.select.validate(&desc)?;
+        let limit = scan.limit.unwrap_or(usize::MAX);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let (mut start, mut stop) = (scan.start.clone(), scan.stop.clone());
+        let mut filters: Vec<Vec<u8>> = Vec::new();
+        if !scan.prefix.is_empty() {
+            let end = crate::keys::next_prefix(&scan.prefix);
+            let high = if scan.reversed { &mut start } else { &mut stop };
+            if !end.is_empty() && (high.is_empty() || *high > end) {
+                *high = end;
+            }
+            if !scan.reversed && start.as_slice() < scan.prefix.as_slice() {
+                start = scan.prefix.clone();
+            }
+            filters.push([b"PrefixFilter(".as_slice(), &quote(&scan.prefix), b")"].concat());
+        }
+        let empty = match scan.reversed {
+            false => !stop.is_empty() && stop <= start,
+            true => !start.is_empty() && !stop.is_empty() && start <= stop,
+        };
+        if empty {
+            return Ok(Vec::new());
+        }
+        filters.extend(cell_filters(&scan.select));
+        let skip_start = scan.start_exclusive && !scan.start.is_empty() && start == scan.start;
+        let wanted = limit.saturating_add(usize::from(skip_start));
+        let page = wanted.min(SCAN_PAGE);
+        let tscan = TScan2 {
+            start_row: (!start.is_empty()).then_some(start.clone()),
+            stop_row: (!stop.is_empty()).then_some(stop),
+            columns: tcolumns(&scan.select),
+            caching: Some(page as i32),
+            max_versions: Some(scan.select.max_versions.min(i32::MAX as u32) as i32),
+            time_range: scan.select.time_range.map(|(min, max)| TTimeRange::new(min, max)),
+            filter_string: (!filters.is_empty()).then(|| filters.join(&b" AND "[..])),
+            batch_size: None,
+            attributes: None,
+            authorizations: None,
+            reversed: Some(scan.reversed),
+            cache_blocks: Some(true),
+            col_fam_time_range_map: None,
+            read_type: None,
+            limit: (wanted <= i32::MAX as usize).then_some(wanted as i32),
+            consistency: None,
+            target_replica_id: None,
+            filter_bytes: None,
+        };
+        let name = desc.name.as_bytes().to_vec();
+        let keep = |rows: &mut Vec<Row>, results: Vec<crate::idl::thrift2::TResult>| -> Result<()> {
+            for r in results {
+                let mut row = to_row2(r)?;
+                if skip_start && row.key == scan.start {
+                    continue;
+                }
+                if let Some(n) = scan.select.cell_limit {
+                    row.cells.truncate(n);
+                }
+                if !row.cells.is_empty() && rows.len() < limit {
+                    rows.push(row);
+                }
+            }
+            Ok(())
+        };
+        let mut rows = Vec::new();
+        if wanted <= SCAN_PAGE {
+            // One call opens, reads and closes.
+            let results = self.call(true, |c| {
+                c.get_scanner_results(name.clone(), tscan.clone(), page as i32)
+                    .map_err(|e| failure2(e, &desc.name))
+            })?;
+            keep(&mut rows, results)?;
+            return Ok(rows);
+        }
+        let id = self.call(true, |c| {
+            c.open_scanner(name.clone(), tscan.clone())
+                .map_err(|e| failure2(e, &desc.name))
+        })?;
+        let read = (|| {
+            loop {
+                let batch = self.call(true, |c| {
+                    c.get_scanner_rows(id, page as i32).map_err(|e| failure2(e, &desc.name))
+                })?;
+                let got = batch.len();
+                keep(&mut rows, batch)?;
+                if got < page || rows.len() >= limit {
+                    return Ok(());
+                }
+            }
+        })();
+        let closed = self.call(true, |c| c.close_scanner(id).map_err(|e| failure2(e, &desc.name)));
+        read?;
+        closed?;
+        Ok(rows)
+    }
+}
