@@ -92,8 +92,7 @@ pub fn row_of(r: TRowResult) -> Result<Row, String> {
             value: cell.value.unwrap_or_default(),
         });
     }
-    // "a1:" sorts before "a:" as bytes but after it as a family name.
-    cells.sort_by(|a, b| (&a.family, &a.qualifier, b.timestamp).cmp(&(&b.family, &b.qualifier, a.timestamp)));
+    crate::store::sort_cells(&mut cells);
     Ok(Row {
         key: r.row.unwrap_or_default(),
         cells,
@@ -130,7 +129,7 @@ mod tests {
                 })
                 .collect();
             // The store's order, one cell per version.
-            cells.sort_by(|a, b| (&a.family, &a.qualifier, b.timestamp).cmp(&(&b.family, &b.qualifier, a.timestamp)));
+            crate::store::sort_cells(&mut cells);
             cells.dedup_by(|a, b| (&a.family, &a.qualifier, a.timestamp) == (&b.family, &b.qualifier, b.timestamp));
             cells
         })

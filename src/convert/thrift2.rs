@@ -204,7 +204,7 @@ pub fn row_of(r: TResult) -> Result<Row, String> {
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    cells.sort_by(|a, b| (&a.family, &a.qualifier, b.timestamp).cmp(&(&b.family, &b.qualifier, a.timestamp)));
+    crate::store::sort_cells(&mut cells);
     Ok(Row {
         key: r.row.unwrap_or_default(),
         cells,
@@ -268,7 +268,7 @@ mod tests {
                 .into_iter()
                 .map(|(family, qualifier, timestamp, value)| Cell { family, qualifier, timestamp, value })
                 .collect();
-            cells.sort_by(|a, b| (&a.family, &a.qualifier, b.timestamp).cmp(&(&b.family, &b.qualifier, a.timestamp)));
+            crate::store::sort_cells(&mut cells);
             cells.dedup_by(|a, b| (&a.family, &a.qualifier, a.timestamp) == (&b.family, &b.qualifier, b.timestamp));
             let row = Row { key, cells };
             prop_assert_eq!(row_of(tresult(row.clone())).unwrap(), row);

@@ -274,6 +274,12 @@ pub struct Cell {
     pub value: Vec<u8>,
 }
 
+/// Sorts cells in the store's order: by family and qualifier, newest version first. (As
+/// family names, "a" comes before "a1", though "a1:" sorts before "a:" as bytes.)
+pub fn sort_cells(cells: &mut [Cell]) {
+    cells.sort_by(|a, b| (&a.family, &a.qualifier, b.timestamp).cmp(&(&b.family, &b.qualifier, a.timestamp)));
+}
+
 /// A row as reads return it: cells by family, then qualifier, then newest version first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {

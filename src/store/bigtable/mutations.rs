@@ -20,11 +20,7 @@ pub(super) fn to_row(key: Vec<u8>, cells: Vec<RowCell>, sel: &Selection) -> Opti
             value: c.value,
         })
         .collect();
-    cells.sort_by(|a, b| {
-        (&a.family, &a.qualifier)
-            .cmp(&(&b.family, &b.qualifier))
-            .then(b.timestamp.cmp(&a.timestamp))
-    });
+    crate::store::sort_cells(&mut cells);
     if let Some(n) = sel.cell_limit {
         cells.truncate(n);
     }

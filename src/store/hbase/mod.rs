@@ -139,7 +139,7 @@ pub struct Hbase {
     spec: Spec,
     addr: SocketAddr,
     pool: Mutex<Vec<Client>>,
-    families: RwLock<HashMap<String, TableDescriptor>>,
+    families: Descriptors,
     /// Time allowed to establish a connection.
     pub connect_timeout: Duration,
     /// Time allowed for a reply.
@@ -166,15 +166,9 @@ fn within_locatable_length(table: &str, max: usize, row: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// A selection's columns as HBase's column list: a whole family alone, since HBase's
-/// `addColumn` after `addFamily` would narrow the family to that column.
+/// A selection's columns as HBase's Thrift1 column list (see `added_columns`).
 fn column_names(select: &crate::store::Selection) -> Vec<Vec<u8>> {
-    select
-        .columns
-        .iter()
-        .filter(|c| c.qualifier.is_none() || !select.wants_whole_family(&c.family))
-        .map(thrift1::column_arg)
-        .collect()
+    added_columns(select).map(thrift1::column_arg).collect()
 }
 
 fn to_row(r: TRowResult) -> Result<Row> {
@@ -429,30 +423,14 @@ impl Store for Hbase {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let (mut start, mut stop) = (scan.start.clone(), scan.stop.clone());
-        let mut filters: Vec<Vec<u8>> = Vec::new();
-        if !scan.prefix.is_empty() {
-            // Bounds narrow the range; the filter keeps exactly the prefix's rows (and, in a
-            // reversed scan, ends it once rows fall below the prefix).
-            let end = crate::keys::next_prefix(&scan.prefix);
-            let high = if scan.reversed { &mut start } else { &mut stop };
-            if !end.is_empty() && (high.is_empty() || *high > end) {
-                *high = end;
-            }
-            if !scan.reversed && start.as_slice() < scan.prefix.as_slice() {
-                start = scan.prefix.clone();
-            }
-            filters.push([b"PrefixFilter(".as_slice(), &quote(&scan.prefix), b")"].concat());
-        }
-        // HBase reads a scan whose start equals its stop as a get of that row: an empty range
-        // is answered here.
-        let empty = match scan.reversed {
-            false => !stop.is_empty() && stop <= start,
-            true => !start.is_empty() && !stop.is_empty() && start <= stop,
-        };
-        if empty {
+        let Some(Bounds {
+            start,
+            stop,
+            mut filters,
+        }) = scan_bounds(scan)
+        else {
             return Ok(Vec::new());
-        }
+        };
         let min_ts = scan.select.time_range.map(|(min, _)| min).filter(|&min| min > 0);
         // TScan carries only the range's end, so versions below its start are dropped here.
         // A cell limit is counted here too: HBase runs filters before it counts versions,

@@ -48,16 +48,12 @@ impl Failure {
 impl Hbase {
     /// A backend for `spec`; connects on first use.
     pub fn open(spec: &Spec) -> Result<Hbase> {
-        let addr = (spec.host.as_str(), spec.port)
-            .to_socket_addrs()
-            .map_err(|e| Error::Io(format!("cannot resolve {}: {e}", spec.authority())))?
-            .next()
-            .ok_or_else(|| Error::Io(format!("cannot resolve {}: no address", spec.authority())))?;
+        let addr = resolve(spec)?;
         let store = Hbase {
             spec: spec.clone(),
             addr,
             pool: Mutex::new(Vec::new()),
-            families: RwLock::new(HashMap::new()),
+            families: Descriptors::default(),
             connect_timeout: Duration::from_secs(5),
             read_timeout: Duration::from_secs(60),
             attempts: 4,
@@ -87,18 +83,47 @@ impl Hbase {
     }
 
     pub(super) fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
+        self.families.get(table, |name| self.describe_table(name))
+    }
+
+    pub(super) fn forget(&self, table: &str) {
+        self.families.forget(table);
+    }
+}
+
+/// The server's address.
+pub(super) fn resolve(spec: &Spec) -> Result<SocketAddr> {
+    (spec.host.as_str(), spec.port)
+        .to_socket_addrs()
+        .map_err(|e| Error::Io(format!("cannot resolve {}: {e}", spec.authority())))?
+        .next()
+        .ok_or_else(|| Error::Io(format!("cannot resolve {}: no address", spec.authority())))
+}
+
+/// Tables' descriptors by canonical name, which calls are checked against; a table's entry
+/// is forgotten whenever this client changes it.
+#[derive(Default)]
+pub(super) struct Descriptors(RwLock<HashMap<String, TableDescriptor>>);
+
+impl Descriptors {
+    /// `table`'s descriptor, described once.
+    pub(super) fn get(
+        &self,
+        table: &str,
+        describe: impl FnOnce(&str) -> Result<TableDescriptor>,
+    ) -> Result<TableDescriptor> {
         let name = canonical_table_name(table)?;
-        if let Some(d) = self.families.read().expect("lock").get(&name) {
+        if let Some(d) = self.0.read().expect("lock").get(&name) {
             return Ok(d.clone());
         }
-        let d = self.describe_table(&name)?;
-        self.families.write().expect("lock").insert(name, d.clone());
+        let d = describe(&name)?;
+        self.0.write().expect("lock").insert(name, d.clone());
         Ok(d)
     }
 
     pub(super) fn forget(&self, table: &str) {
         if let Ok(name) = canonical_table_name(table) {
-            self.families.write().expect("lock").remove(&name);
+            self.0.write().expect("lock").remove(&name);
         }
     }
 }

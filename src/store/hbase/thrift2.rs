@@ -22,7 +22,7 @@ pub struct Hbase2 {
     spec: Spec,
     addr: SocketAddr,
     pool: Mutex<Vec<Client2>>,
-    families: RwLock<HashMap<String, TableDescriptor>>,
+    families: Descriptors,
     /// Time allowed to establish a connection.
     pub connect_timeout: Duration,
     /// Time allowed for a reply.
@@ -70,16 +70,12 @@ fn failure2(e: thrift::Error, table: &str) -> Failure {
 impl Hbase2 {
     /// A backend for `spec`; fails fast with one line when nothing listens there.
     pub fn open(spec: &Spec) -> Result<Hbase2> {
-        let addr = (spec.host.as_str(), spec.port)
-            .to_socket_addrs()
-            .map_err(|e| Error::Io(format!("cannot resolve {}: {e}", spec.authority())))?
-            .next()
-            .ok_or_else(|| Error::Io(format!("cannot resolve {}: no address", spec.authority())))?;
+        let addr = resolve(spec)?;
         let store = Hbase2 {
             spec: spec.clone(),
             addr,
             pool: Mutex::new(Vec::new()),
-            families: RwLock::new(HashMap::new()),
+            families: Descriptors::default(),
             connect_timeout: Duration::from_secs(5),
             read_timeout: Duration::from_secs(60),
             attempts: 4,
@@ -105,29 +101,13 @@ impl Hbase2 {
     }
 
     fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
-        let name = canonical_table_name(table)?;
-        if let Some(d) = self.families.read().expect("lock").get(&name) {
-            return Ok(d.clone());
-        }
-        let d = self.describe_table(&name)?;
-        self.families.write().expect("lock").insert(name, d.clone());
-        Ok(d)
-    }
-
-    fn forget(&self, table: &str) {
-        if let Ok(name) = canonical_table_name(table) {
-            self.families.write().expect("lock").remove(&name);
-        }
+        self.families.get(table, |name| self.describe_table(name))
     }
 }
 
-/// A selection's columns as HBase adds them: a whole family alone (`addColumn` after
-/// `addFamily` would narrow it).
+/// A selection's columns as `TColumn`s (see `added_columns`); `None` reads every family.
 fn tcolumns(select: &crate::store::Selection) -> Option<Vec<crate::idl::thrift2::TColumn>> {
-    let kept: Vec<_> = select
-        .columns
-        .iter()
-        .filter(|c| c.qualifier.is_none() || !select.wants_whole_family(&c.family))
+    let kept: Vec<_> = added_columns(select)
         .map(|c| crate::idl::thrift2::TColumn::new(c.family.as_bytes().to_vec(), c.qualifier.clone(), None))
         .collect();
     (!kept.is_empty()).then_some(kept)
@@ -186,7 +166,7 @@ impl Store for Hbase2 {
             })
             .collect();
         let t = TTableDescriptor::new(table_name(&desc.name), families, None, None);
-        self.forget(&desc.name);
+        self.families.forget(&desc.name);
         self.call(false, |c| {
             c.create_table(t.clone(), Vec::new())
                 .map_err(|e| failure2(e, &desc.name))
@@ -195,7 +175,7 @@ impl Store for Hbase2 {
 
     fn delete_table(&self, table: &str) -> Result<()> {
         let name = canonical_table_name(table)?;
-        self.forget(&name);
+        self.families.forget(&name);
         let t = table_name(&name);
         self.call(true, |c| match c.disable_table(t.clone()) {
             Ok(()) => Ok(()),
@@ -337,26 +317,14 @@ impl Store for Hbase2 {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let (mut start, mut stop) = (scan.start.clone(), scan.stop.clone());
-        let mut filters: Vec<Vec<u8>> = Vec::new();
-        if !scan.prefix.is_empty() {
-            let end = crate::keys::next_prefix(&scan.prefix);
-            let high = if scan.reversed { &mut start } else { &mut stop };
-            if !end.is_empty() && (high.is_empty() || *high > end) {
-                *high = end;
-            }
-            if !scan.reversed && start.as_slice() < scan.prefix.as_slice() {
-                start = scan.prefix.clone();
-            }
-            filters.push([b"PrefixFilter(".as_slice(), &quote(&scan.prefix), b")"].concat());
-        }
-        let empty = match scan.reversed {
-            false => !stop.is_empty() && stop <= start,
-            true => !start.is_empty() && !stop.is_empty() && start <= stop,
-        };
-        if empty {
+        let Some(Bounds {
+            start,
+            stop,
+            mut filters,
+        }) = scan_bounds(scan)
+        else {
             return Ok(Vec::new());
-        }
+        };
         filters.extend(cell_filters(&scan.select));
         let skip_start = scan.start_exclusive && !scan.start.is_empty() && start == scan.start;
         let wanted = limit.saturating_add(usize::from(skip_start));

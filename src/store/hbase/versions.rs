@@ -17,6 +17,47 @@ pub(super) fn quote(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Where a scan runs, as sent: start and stop rows (empty: the table's edge) and filters.
+pub(super) struct Bounds {
+    pub(super) start: Vec<u8>,
+    pub(super) stop: Vec<u8>,
+    pub(super) filters: Vec<Vec<u8>>,
+}
+
+/// A scan's row range narrowed to its prefix, with the `PrefixFilter` that keeps exactly the
+/// prefix's rows (and, in a reversed scan, ends it once rows fall below the prefix); `None`
+/// when the range holds no row. HBase reads a scan whose start equals its stop as a get of
+/// that row, so an empty range is answered before anything is sent.
+pub(super) fn scan_bounds(scan: &Scan) -> Option<Bounds> {
+    let (mut start, mut stop) = (scan.start.clone(), scan.stop.clone());
+    let mut filters: Vec<Vec<u8>> = Vec::new();
+    if !scan.prefix.is_empty() {
+        let end = crate::keys::next_prefix(&scan.prefix);
+        let high = if scan.reversed { &mut start } else { &mut stop };
+        if !end.is_empty() && (high.is_empty() || *high > end) {
+            *high = end;
+        }
+        if !scan.reversed && start.as_slice() < scan.prefix.as_slice() {
+            start = scan.prefix.clone();
+        }
+        filters.push([b"PrefixFilter(".as_slice(), &quote(&scan.prefix), b")"].concat());
+    }
+    let empty = match scan.reversed {
+        false => !stop.is_empty() && stop <= start,
+        true => !start.is_empty() && !stop.is_empty() && start <= stop,
+    };
+    (!empty).then_some(Bounds { start, stop, filters })
+}
+
+/// A selection's columns as HBase's column lists take them: a whole family alone, since
+/// `addColumn` after `addFamily` would narrow the family to that column.
+pub(super) fn added_columns(select: &crate::store::Selection) -> impl Iterator<Item = &Column> {
+    select
+        .columns
+        .iter()
+        .filter(|c| c.qualifier.is_none() || !select.wants_whole_family(&c.family))
+}
+
 /// Filter-language terms for a selection's qualifier cursor.
 pub(super) fn cell_filters(s: &crate::store::Selection) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
