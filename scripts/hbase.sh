@@ -25,7 +25,9 @@
 #   TALLROW_HBASE_ZK           HOST:PORT of ZooKeeper (for native clients)
 #   TALLROW_HBASE_CP           the classpath (conf directory first), for native clients
 #   TALLROW_HBASE_VERSION      the HBase release (tests/hbase/pom.xml)
-# Exit codes: 0 done; 1 Java or Maven missing (one line says so); 2 HBase failed to start.
+# Exit codes: 0 done; 1 Java or Maven missing (one line says so); 2 HBase failed to start
+# (twice: a failed start is tried once more with new ports; its logs are kept in
+# tests/hbase/target/failed-start).
 #
 # Heaps are capped (TALLROW_HBASE_HEAP for the HBase JVM, default 1536m; 384m per Thrift
 # server): HBase shares the machine with the tests.
@@ -162,14 +164,40 @@ logger.hbase.level = INFO
 EOF
 }
 
+# Keeps a failed start's logs (tests/hbase/target/failed-start, ignored by git), says which
+# process and where in one line plus the log's end, and stops what started.
+failed() { # dir why log
+  local kept="$repo/tests/hbase/target/failed-start"
+  rm -rf "$kept"
+  mkdir -p "$kept"
+  cp -r "$1/logs/." "$kept/" 2>/dev/null || true
+  echo "HBase did not start: $2 (logs kept in $kept)" >&2
+  tail -n 5 "$kept/$3" >&2 || true
+  stop
+  return 2
+}
+
+# Starts HBase; a start that fails (a port taken between choosing and binding it, say) is
+# tried once more with new ports.
 start() {
+  local rc=0
+  start_once || rc=$?
+  if [ $rc -eq 2 ]; then
+    echo "trying once more with new ports" >&2
+    start_once
+    return
+  fi
+  return $rc
+}
+
+start_once() {
   if running; then
     echo "HBase already runs: $TALLROW_HBASE_THRIFT1 (thrift1), $TALLROW_HBASE_THRIFT1_FC (thrift1 framed compact), $TALLROW_HBASE_THRIFT2 (thrift2)"
     return 0
   fi
   stop
   have_tools || return 1
-  local cp dir zk master rs t1 t1fc t2 pids=()
+  local cp dir zk master rs t1 t1fc t2 pids=() logs=(hbase.log thrift1.log thrift1-fc.log thrift2.log)
   cp="$(classpath)" || return 2
   dir="$(mktemp -d -t tallrow-hbase.XXXXXX)"
   mkdir -p "$dir/conf" "$dir/logs"
@@ -208,7 +236,7 @@ export TALLROW_HBASE_CP='$cp'
 EOF
 
   # A slow start on 2 cores takes a minute or two; five minutes is a failure.
-  local deadline=$((SECONDS + 300)) mode port pid ok
+  local deadline=$((SECONDS + 300)) mode port i ok
   for mode in thrift1:$t1 thrift1-fc:$t1fc thrift2:$t2; do
     port="${mode#*:}" mode="${mode%%:*}"
     ok=
@@ -217,20 +245,16 @@ EOF
         ok=1
         break
       fi
-      for pid in "${pids[@]}"; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-          echo "HBase did not start: a process exited; its log: $(grep -l . "$dir"/logs/*.log | head -1)" >&2
-          tail -5 "$dir"/logs/*.log >&2
-          stop
+      for i in "${!pids[@]}"; do
+        if ! kill -0 "${pids[$i]}" 2>/dev/null; then
+          failed "$dir" "the process logging to ${logs[$i]} exited" "${logs[$i]}"
           return 2
         fi
       done
       sleep 1
     done
     if [ -z "$ok" ]; then
-      echo "HBase did not answer on $mode (port $port) within 300 s" >&2
-      tail -5 "$dir"/logs/*.log >&2
-      stop
+      failed "$dir" "no answer on $mode (port $port) within 300 s" hbase.log
       return 2
     fi
   done
