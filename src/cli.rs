@@ -41,8 +41,8 @@ pub enum Command {
     /// Encode or decode the row keys of the seed designs, for debugging keys.
     #[command(subcommand)]
     Keys(KeysCommand),
-    /// Serve a data directory over HBase's Thrift1 API (the `Hbase` service), for HBase
-    /// clients such as happybase.
+    /// Serve a data directory over HBase's Thrift API: Thrift1 (the `Hbase` service, for
+    /// clients such as happybase) or Thrift2 (`THBaseService`).
     Serve(ServeArgs),
 }
 
@@ -58,6 +58,10 @@ pub struct ServeArgs {
     /// Allow a non-loopback --bind address. The server has no authentication.
     #[arg(long)]
     pub allow_remote: bool,
+    /// Which Thrift service: thrift1 (`Hbase`, as `hbase thrift start`) or thrift2
+    /// (`THBaseService`, as `hbase thrift2 start`).
+    #[arg(long, default_value = "thrift1")]
+    pub api: crate::wire::Api,
     /// Message delimiting: buffered (HBase's default) or framed.
     #[arg(long, default_value = "buffered")]
     pub transport: crate::wire::Transport,
@@ -336,6 +340,7 @@ fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot open --data {}", args.data.display()))?;
     let opts = crate::serve::Options {
         bind,
+        api: args.api,
         transport: args.transport,
         protocol: args.protocol,
         max_message: args.max_request_mib << 20,
@@ -345,9 +350,10 @@ fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let server = crate::serve::Server::start(store, &opts)?;
     // Tests and scripts read this line for the port.
     println!(
-        "serving {} on {} ({}/{})",
+        "serving {} on {} ({}, {}/{})",
         args.data.display(),
         server.addr(),
+        opts.api,
         opts.transport,
         opts.protocol
     );

@@ -180,14 +180,18 @@ pub fn get_of(g: TGet) -> Result<Get, String> {
     })
 }
 
-/// A row as a `TResult`: every cell, in order.
+/// HBase's code for a put cell (`Cell.Type.Put`), which results carry for every cell.
+const PUT_TYPE: i8 = 4;
+
+/// A row as HBase's `resultFromHBase` writes it: every cell in order, typed, not stale,
+/// the whole row.
 pub fn tresult(row: Row) -> TResult {
     let cells = row
         .cells
         .into_iter()
-        .map(|c| TColumnValue::new(c.family.into_bytes(), c.qualifier, c.value, c.timestamp, None, None))
+        .map(|c| TColumnValue::new(c.family.into_bytes(), c.qualifier, c.value, c.timestamp, None, PUT_TYPE))
         .collect();
-    TResult::new(row.key, cells, None, None)
+    TResult::new(row.key, cells, false, false)
 }
 
 /// A `TResult` as a row, its cells in the store's order (family, qualifier, newest first).

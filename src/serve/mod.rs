@@ -1,4 +1,5 @@
-//! `tallrow serve`: an HBase Thrift1-compatible server (the `Hbase` service) over a store.
+//! `tallrow serve`: an HBase-compatible Thrift server over a store, speaking Thrift1 (the
+//! `Hbase` service) or Thrift2 (`THBaseService`), one of them per server as HBase's own.
 //!
 //! One thread per connection, so a slow client never holds up another; TCP_NODELAY on
 //! every accepted socket, so small paged replies are not held back by Nagle's algorithm.
@@ -11,13 +12,15 @@
 //! store batch just before (see [`handler::Handler::for_connection`]).
 
 pub mod args;
+pub mod args2;
 pub mod eval;
 pub mod filter;
 pub mod handler;
 
+use crate::idl::thrift2::THBaseServiceSyncProcessor;
 use crate::store::Store;
-use crate::wire::{self, Outbox, Protocol, Transport};
-use handler::Handler;
+use crate::wire::{self, Api, Outbox, Protocol, Transport};
+use handler::{Handler, Thrift2};
 use hbase_thrift::hbase::HbaseSyncProcessor;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
@@ -30,6 +33,8 @@ use thrift::server::TProcessor;
 pub struct Options {
     /// Address to listen on.
     pub bind: SocketAddr,
+    /// The Thrift service spoken.
+    pub api: Api,
     /// Message delimiting.
     pub transport: Transport,
     /// Encoding.
@@ -46,6 +51,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             bind: SocketAddr::from(([127, 0, 0, 1], 9090)),
+            api: Api::Thrift1,
             transport: Transport::Buffered,
             protocol: Protocol::Binary,
             max_message: wire::DEFAULT_MAX_MESSAGE,
@@ -175,8 +181,14 @@ fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &
 }
 
 /// Calls whose replies may wait for a commit; any other call commits first.
-fn defers(method: &str) -> bool {
-    matches!(method, "mutateRow" | "mutateRowTs" | "mutateRows" | "mutateRowsTs")
+fn defers(api: Api, method: &str) -> bool {
+    match api {
+        Api::Thrift1 => matches!(method, "mutateRow" | "mutateRowTs" | "mutateRows" | "mutateRowsTs"),
+        Api::Thrift2 => matches!(
+            method,
+            "put" | "putMultiple" | "deleteSingle" | "deleteMultiple" | "mutateRow"
+        ),
+    }
 }
 
 fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
@@ -200,17 +212,23 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
             opts.protocol,
             opts.max_message,
         )
-        .with_defaults(args::of),
+        .with_defaults(match opts.api {
+            Api::Thrift1 => args::of,
+            Api::Thrift2 => args2::of,
+        }),
     )
     .on_call({
-        let handler = handler.clone();
+        let (handler, api) = (handler.clone(), opts.api);
         move |method| {
             handler::serving(method);
-            if defers(method) { Ok(()) } else { handler.commit() }
+            if defers(api, method) { Ok(()) } else { handler.commit() }
         }
     });
     let mut output = wire::output(Outbox::new(held.clone(), opts.transport), opts.protocol);
-    let processor = HbaseSyncProcessor::new(handler);
+    let processor: Box<dyn TProcessor> = match opts.api {
+        Api::Thrift1 => Box::new(HbaseSyncProcessor::new(handler)),
+        Api::Thrift2 => Box::new(THBaseServiceSyncProcessor::new(Thrift2(handler))),
+    };
     let outcome = loop {
         match processor.process(&mut input, output.as_mut()) {
             Ok(()) if input.failed() => break Err("a request could not be read".to_string()),

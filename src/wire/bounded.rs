@@ -397,6 +397,9 @@ impl<R: Read> TInputProtocol for Input<R> {
     }
 
     fn read_bool(&mut self) -> thrift::Result<bool> {
+        if self.synthetic(TType::Bool) {
+            return Ok(false);
+        }
         if let Some(b) = self.pending_bool.take() {
             return Ok(b);
         }

@@ -43,6 +43,37 @@ pub enum Protocol {
     Compact,
 }
 
+/// HBase's two Thrift services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// `Hbase` (`hbase thrift start`): one timestamp per mutation call, one version per
+    /// column in row reads.
+    Thrift1,
+    /// `THBaseService` (`hbase thrift2 start`): a timestamp per cell, versions and time
+    /// ranges in every read.
+    Thrift2,
+}
+
+impl std::str::FromStr for Api {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "thrift1" => Ok(Api::Thrift1),
+            "thrift2" => Ok(Api::Thrift2),
+            _ => Err(format!("unknown api {s:?}: expected thrift1 or thrift2")),
+        }
+    }
+}
+
+impl std::fmt::Display for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Api::Thrift1 => "thrift1",
+            Api::Thrift2 => "thrift2",
+        })
+    }
+}
+
 impl std::str::FromStr for Transport {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

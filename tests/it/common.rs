@@ -127,6 +127,7 @@ pub fn small_fixture() -> PathBuf {
 /// The hbase backend against an in-process `tallrow serve` over the embedded store.
 pub struct ThriftHarness {
     pub dir: tempfile::TempDir,
+    api: tallrow::wire::Api,
     transport: tallrow::wire::Transport,
     protocol: tallrow::wire::Protocol,
     server: Option<tallrow::serve::Server>,
@@ -145,10 +146,37 @@ impl ThriftHarness {
         Self::new(tallrow::wire::Transport::Framed, tallrow::wire::Protocol::Compact)
     }
 
+    /// `serve --api thrift2` and the backend's `api=thrift2`, in HBase's default wire format.
+    pub fn thrift2() -> Self {
+        Self::with_api(
+            tallrow::wire::Api::Thrift2,
+            tallrow::wire::Transport::Buffered,
+            tallrow::wire::Protocol::Binary,
+        )
+    }
+
+    /// Thrift2 framed and compact.
+    pub fn thrift2_framed_compact() -> Self {
+        Self::with_api(
+            tallrow::wire::Api::Thrift2,
+            tallrow::wire::Transport::Framed,
+            tallrow::wire::Protocol::Compact,
+        )
+    }
+
     fn new(transport: tallrow::wire::Transport, protocol: tallrow::wire::Protocol) -> Self {
+        Self::with_api(tallrow::wire::Api::Thrift1, transport, protocol)
+    }
+
+    fn with_api(
+        api: tallrow::wire::Api,
+        transport: tallrow::wire::Transport,
+        protocol: tallrow::wire::Protocol,
+    ) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut h = ThriftHarness {
             dir,
+            api,
             transport,
             protocol,
             server: None,
@@ -164,14 +192,16 @@ impl ThriftHarness {
         self.served = Arc::downgrade(&embedded);
         let opts = tallrow::serve::Options {
             bind: "127.0.0.1:0".parse().unwrap(),
+            api: self.api,
             transport: self.transport,
             protocol: self.protocol,
             ..tallrow::serve::Options::default()
         };
         let server = tallrow::serve::Server::start(embedded, &opts).expect("serve");
         let url = format!(
-            "hbase://{}?transport={}&protocol={}",
+            "hbase://{}?api={}&transport={}&protocol={}",
             server.addr(),
+            self.api,
             self.transport,
             self.protocol
         );
@@ -184,6 +214,14 @@ impl ThriftHarness {
 impl Harness for ThriftHarness {
     fn store(&self) -> Arc<dyn Store> {
         self.store.clone().expect("open")
+    }
+
+    fn namespace(&self, namespace: &str) {
+        // Thrift2 has the call, and `serve --api thrift2` wants namespaces made, as HBase.
+        if self.api == tallrow::wire::Api::Thrift2 {
+            let addr = self.server.as_ref().expect("serving").addr().to_string();
+            thrift2_create_namespace(&addr, self.transport, self.protocol, namespace);
+        }
     }
 
     fn max_row_key(&self, table: &str) -> usize {
@@ -284,6 +322,47 @@ pub fn real_hbase(var: &str) -> Option<String> {
 /// Whether real HBase is there to test against.
 pub fn real_hbase_there() -> bool {
     real_hbase("TALLROW_HBASE_THRIFT1").is_some()
+}
+
+/// Creates `namespace` through a Thrift2 server's `createNamespace`; an existing one is fine.
+pub fn thrift2_create_namespace(
+    addr: &str,
+    transport: tallrow::wire::Transport,
+    protocol: tallrow::wire::Protocol,
+    namespace: &str,
+) {
+    use tallrow::idl::thrift2::{THBaseServiceSyncClient, TNamespaceDescriptor, TTHBaseServiceSyncClient};
+    use tallrow::wire::{Protocol, Transport};
+    use thrift::protocol::*;
+    use thrift::transport::*;
+    let stream = std::net::TcpStream::connect(addr).expect("connect");
+    let (i, o) = TTcpChannel::with_stream(stream).split().unwrap();
+    let (r, w): (Box<dyn TReadTransport + Send>, Box<dyn TWriteTransport + Send>) = match transport {
+        Transport::Buffered => (
+            Box::new(TBufferedReadTransport::new(i)),
+            Box::new(TBufferedWriteTransport::new(o)),
+        ),
+        Transport::Framed => (
+            Box::new(TFramedReadTransport::new(i)),
+            Box::new(TFramedWriteTransport::new(o)),
+        ),
+    };
+    let (ip, op): (Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>) = match protocol {
+        Protocol::Binary => (
+            Box::new(TBinaryInputProtocol::new(r, true)),
+            Box::new(TBinaryOutputProtocol::new(w, true)),
+        ),
+        Protocol::Compact => (
+            Box::new(TCompactInputProtocol::new(r)),
+            Box::new(TCompactOutputProtocol::new(w)),
+        ),
+    };
+    let mut c = THBaseServiceSyncClient::new(ip, op);
+    match c.create_namespace(TNamespaceDescriptor::new(namespace.to_string(), None)) {
+        Ok(()) => {}
+        Err(e) if format!("{e:?}").contains("NamespaceExist") => {}
+        Err(e) => panic!("createNamespace {namespace}: {e:?}"),
+    }
 }
 
 /// Creates `namespace` on the real HBase (Thrift1 has no call for it) through its Thrift2

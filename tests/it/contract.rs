@@ -61,6 +61,12 @@ contract_suite!(memory, crate::common::MemoryHarness::new);
 // The hbase backend through `tallrow serve`, in HBase's default wire format and the other.
 contract_suite!(thrift_buffered_binary, crate::common::ThriftHarness::buffered_binary);
 contract_suite!(thrift_framed_compact, crate::common::ThriftHarness::framed_compact);
+// The hbase backend's api=thrift2 through `tallrow serve --api thrift2`.
+contract_suite!(thrift2_buffered_binary, crate::common::ThriftHarness::thrift2);
+contract_suite!(
+    thrift2_framed_compact,
+    crate::common::ThriftHarness::thrift2_framed_compact
+);
 // The bigtable backend against Google's Bigtable emulator.
 contract_suite!(bigtable, crate::common::BigtableHarness::new, reads_as_the_model; when crate::common::bigtable_emulator);
 // The hbase backend against real HBase's Thrift1 servers (scripts/hbase.sh): the reference.

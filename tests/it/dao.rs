@@ -37,6 +37,7 @@ dao_suite!(embedded, crate::common::EmbeddedHarness::new);
 dao_suite!(memory, crate::common::MemoryHarness::new);
 dao_suite!(thrift_buffered_binary, crate::common::ThriftHarness::buffered_binary);
 dao_suite!(thrift_framed_compact, crate::common::ThriftHarness::framed_compact);
+dao_suite!(thrift2_buffered_binary, crate::common::ThriftHarness::thrift2);
 dao_suite!(bigtable, crate::common::BigtableHarness::new; when crate::common::bigtable_emulator);
 // Real HBase through its Thrift1 servers (scripts/hbase.sh), both wire formats.
 dao_suite!(hbase_buffered_binary, crate::common::RealHBaseDaoHarness::buffered_binary; when crate::common::real_hbase_there);

@@ -23,7 +23,7 @@ use thrift::transport::{
 };
 
 const SEQUENCES: u64 = 1000;
-const LATEST: i64 = i64::MAX;
+pub(crate) const LATEST: i64 = i64::MAX;
 
 type Client = HbaseSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>>;
 
@@ -46,20 +46,20 @@ fn connect(addr: &str, framed_compact: bool) -> Client {
 }
 
 /// A small deterministic generator (splitmix64), so that a seed names a sequence.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
-    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+    pub(crate) fn pick<T: Clone>(&mut self, items: &[T]) -> T {
         items[self.below(items.len() as u64) as usize].clone()
     }
 }
@@ -68,7 +68,7 @@ impl Rng {
 type Change = (bool, Vec<u8>, Vec<u8>);
 /// A row of an answer: its key, its cells (column, timestamp, value), and whether they came
 /// as `sortedColumns`.
-type AnswerRow = (Vec<u8>, Vec<(Vec<u8>, i64, Vec<u8>)>, bool);
+pub(crate) type AnswerRow = (Vec<u8>, Vec<(Vec<u8>, i64, Vec<u8>)>, bool);
 
 /// One call, on rows named relative to the sequence (`row` is the suffix of `s<seq>_`).
 #[derive(Debug, Clone)]
@@ -170,7 +170,7 @@ enum Op {
 }
 
 const COLUMNS: [&[u8]; 8] = [b"f:a", b"f:b", b"f:", b"g:a", b"g:n", b"f", b"g", b"nofam:a"];
-const FILTERS: [&[u8]; 12] = [
+pub(crate) const FILTERS: [&[u8]; 12] = [
     b"KeyOnlyFilter()",
     b"FirstKeyOnlyFilter()",
     b"ColumnPrefixFilter('a')",
@@ -360,7 +360,7 @@ struct Side {
 
 /// An answer, with server-assigned timestamps still raw.
 #[derive(Debug, PartialEq)]
-enum Answer {
+pub(crate) enum Answer {
     Done,
     Bool(bool),
     Long(i64),
@@ -374,7 +374,7 @@ enum Answer {
 /// An error's message: printed with a difference, not compared (the two servers word
 /// their messages differently).
 #[derive(Debug)]
-struct Message(#[allow(dead_code)] String);
+pub(crate) struct Message(#[allow(dead_code)] pub(crate) String);
 
 impl PartialEq for Message {
     fn eq(&self, _: &Message) -> bool {
@@ -721,7 +721,7 @@ impl Side {
 /// clocks differ, and two calls on different cells may share a millisecond on one server
 /// and not on the other; the order of a column's versions is still compared, by the order
 /// reads list them in (newest first).
-fn normalise(answers: &mut [Answer]) {
+pub(crate) fn normalise(answers: &mut [Answer]) {
     const ASSIGNED: i64 = 1_000_000_000_000;
     let fix = |ts: &mut i64| {
         if *ts >= ASSIGNED && *ts != LATEST {
@@ -813,7 +813,7 @@ fn differential(var: &str, framed_compact: bool, sequences: u64) {
 /// which runs one on both sides and says where they first differ; a differing sequence is
 /// shrunk and printed. `diff` takes a run number, new for every replay, so that names made
 /// from it start fresh.
-fn each_sequence<O: Clone + std::fmt::Debug>(
+pub(crate) fn each_sequence<O: Clone + std::fmt::Debug>(
     count: u64,
     make: impl Fn(u64) -> Vec<O>,
     mut diff: impl FnMut(u64, u64, &[O]) -> Option<(usize, Answer, Answer)>,

@@ -5,6 +5,7 @@ mod common;
 mod contract;
 mod dao;
 mod differential;
+mod differential2;
 mod hbase;
 mod keys_cli;
 mod kill;

@@ -49,6 +49,11 @@ impl Served {
             self.port
         )
     }
+
+    /// The URL for a server started with `--api thrift2`.
+    fn url2(&self) -> String {
+        format!("hbase://127.0.0.1:{}?api=thrift2", self.port)
+    }
 }
 
 impl Drop for Served {
@@ -277,13 +282,23 @@ fn one_line_errors_for_refused_connections_missing_tables_and_remote_binds() {
 
 #[test]
 fn kill_9_of_the_server_loses_nothing_acknowledged() {
+    kill_9_loses_nothing(&[]);
+}
+
+#[test]
+fn kill_9_of_the_thrift2_server_loses_nothing_acknowledged() {
+    kill_9_loses_nothing(&["--api", "thrift2"]);
+}
+
+fn kill_9_loses_nothing(api: &[&str]) {
+    let url = |served: &Served| match api {
+        [] => served.url(Transport::Buffered, Protocol::Binary),
+        _ => served.url2(),
+    };
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let mut served = Served::start(&data, &[]);
-    let store = Backend::parse(&served.url(Transport::Buffered, Protocol::Binary), Path::new("."))
-        .unwrap()
-        .open()
-        .unwrap();
+    let mut served = Served::start(&data, api);
+    let store = Backend::parse(&url(&served), Path::new(".")).unwrap().open().unwrap();
     store.create_table(&TableDescriptor::new("acks", &["f"], 1)).unwrap();
     let acked = Arc::new(AtomicUsize::new(0));
     let writer = {
@@ -316,11 +331,8 @@ fn kill_9_of_the_server_loses_nothing_acknowledged() {
     writer.join().unwrap();
     drop(store);
 
-    let served = Served::start(&data, &[]);
-    let store = Backend::parse(&served.url(Transport::Buffered, Protocol::Binary), Path::new("."))
-        .unwrap()
-        .open()
-        .unwrap();
+    let served = Served::start(&data, api);
+    let store = Backend::parse(&url(&served), Path::new(".")).unwrap().open().unwrap();
     let gets: Vec<Get> = (0..acknowledged)
         .flat_map(|n| (0..20).map(move |i| Get::new(format!("{n:07}-{i:02}"))))
         .collect();
@@ -333,6 +345,20 @@ fn kill_9_of_the_server_loses_nothing_acknowledged() {
             );
         }
     }
+}
+
+#[test]
+fn load_verify_and_run_through_serve_thrift2() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(&dir.path().join("data"), &["--api", "thrift2"]);
+    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
+    let summary = crate::common::load_verify_run_and_miss_a_row(
+        workload.to_str().unwrap(),
+        &served.url2(),
+        "(HBase Thrift2, ",
+        "100,936",
+    );
+    assert!(summary.contains("HBase Thrift2"), "the report names the backend");
 }
 
 /// A raw connection for malformed requests.

@@ -56,3 +56,13 @@ pub(super) fn bad_table_name(message: String) -> thrift::Error {
         }
     })
 }
+
+/// What a client gets when an unchecked exception escapes HBase's handler.
+pub(super) fn internal_error() -> thrift::Error {
+    CALL.with(|c| {
+        thrift::Error::Application(thrift::ApplicationError::new(
+            thrift::ApplicationErrorKind::InternalError,
+            format!("Internal error processing {}", c.borrow()),
+        ))
+    })
+}

@@ -13,9 +13,11 @@ mod reads;
 mod scanners;
 mod tables;
 mod thrift1;
+mod thrift2;
 mod writes;
 
 pub use errors::serving;
+pub use thrift2::Thrift2;
 
 use convert::*;
 use errors::*;
@@ -65,6 +67,28 @@ struct FamilyOptions {
     bloom_filter: String,
     block_cache: bool,
     ttl: i32,
+    /// What Thrift2's descriptors carry beyond Thrift1's.
+    #[serde(default)]
+    more: MoreOptions,
+}
+
+/// A family's options that only Thrift2 sets and reads; `None` is HBase's default. They are
+/// kept and reported, not acted on: the store has no blocks, encodings or replication.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct MoreOptions {
+    block_size: Option<i32>,
+    dfs_replication: Option<i16>,
+    data_block_encoding: Option<i32>,
+    keep_deleted_cells: Option<i32>,
+    min_versions: Option<i32>,
+    scope: Option<i32>,
+    cache_blooms_on_write: Option<bool>,
+    cache_data_on_write: Option<bool>,
+    cache_indexes_on_write: Option<bool>,
+    compress_tags: Option<bool>,
+    evict_blocks_on_close: Option<bool>,
+    configuration: BTreeMap<String, String>,
+    attributes: BTreeMap<Vec<u8>, Vec<u8>>,
 }
 
 impl Default for FamilyOptions {
@@ -76,6 +100,7 @@ impl Default for FamilyOptions {
             bloom_filter: "ROW".into(),
             block_cache: true,
             ttl: FOREVER,
+            more: MoreOptions::default(),
         }
     }
 }
@@ -85,16 +110,26 @@ struct TableState {
     enabled: bool,
     created: i64,
     families: BTreeMap<String, FamilyOptions>,
+    /// Split keys given at creation, sorted: the table's regions are reported by them.
+    #[serde(default)]
+    splits: Vec<Vec<u8>>,
+    /// Thrift2's table attributes and durability, kept and reported.
+    #[serde(default)]
+    attributes: BTreeMap<Vec<u8>, Vec<u8>>,
+    #[serde(default)]
+    durability: i32,
 }
 
 struct Scanner {
     table: String,
     scan: Scan,
-    filter: Option<Evaluator>,
-    batch: Option<usize>,
-    sorted: bool,
+    how: ScanOptions,
     ttls: HashMap<String, i32>,
-    pending: VecDeque<TRowResult>,
+    /// Rows (or, under a batch size, parts of rows) read but not yet returned, each with
+    /// whether more of its row follows.
+    pending: VecDeque<(Row, bool)>,
+    /// Rows the scan's limit still allows.
+    left: Option<usize>,
     done: bool,
     /// What every read of this scanner answers instead of rows.
     failure: Option<&'static str>,
@@ -102,6 +137,34 @@ struct Scanner {
     /// Store rows read per step under a filter: the rows asked for at first, growing
     /// while the filter drops rows.
     filtered_step: usize,
+}
+
+/// How a scanner shapes what it reads beyond the store's [`Scan`].
+pub(super) struct ScanOptions {
+    filter: Option<Evaluator>,
+    /// Cells per returned part of a row.
+    batch: Option<usize>,
+    /// Thrift1's `sortColumns`.
+    sorted: bool,
+    /// Versions per column the filter returns (the store scan reads them all under one).
+    versions: u32,
+    /// Per-family time ranges, `min <= ts < max`, applied before the filter.
+    family_ranges: HashMap<String, (i64, i64)>,
+    /// Rows at most; `None` for no limit.
+    limit: Option<usize>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            filter: None,
+            batch: None,
+            sorted: false,
+            versions: 1,
+            family_ranges: HashMap::new(),
+            limit: None,
+        }
+    }
 }
 
 /// The service, shared by every connection: cloning it is cheap.
@@ -164,9 +227,17 @@ pub(super) struct Tables {
     /// Enabled tables by the name a call gave, for mutation calls; emptied by every change
     /// of table state.
     writable: RwLock<HashMap<Vec<u8>, Arc<TableDescriptor>>>,
+    /// Namespaces created through Thrift2, with their configuration (kept in [`META_TABLE`]
+    /// under [`NAMESPACE_PREFIX`]); `default` and `hbase` always exist.
+    namespaces: RwLock<BTreeMap<String, BTreeMap<String, String>>>,
     host: String,
     port: i32,
+    /// When the server started: its region server's start code.
+    started: i64,
 }
+
+/// Meta rows that hold a namespace, not a table (no table name starts with a NUL byte).
+const NAMESPACE_PREFIX: &[u8] = b"\0namespace:";
 
 /// Open scanners by id, with their lease and limit.
 pub(super) struct Scanners {
@@ -193,7 +264,17 @@ impl Handler {
     pub fn new(store: Arc<dyn Store>, host: &str, port: u16, lease: Duration) -> store::Result<Handler> {
         store::ensure_table(store.as_ref(), &TableDescriptor::new(META_TABLE, &[META_FAMILY], 1))?;
         let mut states = HashMap::new();
+        let mut namespaces = BTreeMap::new();
         for row in store.scan(META_TABLE, &Scan::default())? {
+            if let Some(name) = row.key.strip_prefix(NAMESPACE_PREFIX) {
+                let config = row
+                    .value(META_FAMILY, META_QUALIFIER)
+                    .and_then(|v| serde_json::from_slice(v).ok());
+                if let (Ok(name), Some(config)) = (String::from_utf8(name.to_vec()), config) {
+                    namespaces.insert(name, config);
+                }
+                continue;
+            }
             let (Ok(name), Some(value)) = (
                 String::from_utf8(row.key.clone()),
                 row.value(META_FAMILY, META_QUALIFIER),
@@ -212,8 +293,10 @@ impl Handler {
                     states: RwLock::new(states),
                     ddl: Mutex::new(()),
                     writable: RwLock::new(HashMap::new()),
+                    namespaces: RwLock::new(namespaces),
                     host: host.to_string(),
                     port: i32::from(port),
+                    started: now_millis(),
                 },
                 scanners: Scanners {
                     map: Mutex::new(HashMap::new()),
@@ -266,10 +349,15 @@ impl Handler {
     /// Applies a mutation call now, or defers it for a connection after validating it.
     fn mutate_rows(&self, table: &[u8], batches: Vec<BatchMutation>, timestamp: i64, rows_call: Option<&str>) -> R<()> {
         let (desc, rows) = self.state.mutation_call(table, batches, timestamp, rows_call)?;
+        self.write_rows(&desc, rows)
+    }
+
+    /// Applies rows now, or defers them for a connection after validating them.
+    fn write_rows(&self, desc: &TableDescriptor, rows: Vec<RowMutation>) -> R<()> {
         let Some(deferred) = &self.deferred else {
             return self.state.apply(&desc.name, &rows);
         };
-        store::validate_mutations(&desc, &rows).map_err(store_error)?;
+        store::validate_mutations(desc, &rows).map_err(store_error)?;
         let full = {
             let mut d = deferred.lock().expect("lock");
             d.bytes += rows.iter().map(approximate_size).sum::<usize>();

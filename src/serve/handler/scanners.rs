@@ -3,14 +3,7 @@
 use super::*;
 
 impl State {
-    pub(super) fn open_scanner(
-        &self,
-        table: &[u8],
-        scan: Scan,
-        filter: Option<Evaluator>,
-        batch: Option<usize>,
-        sorted: bool,
-    ) -> R<i32> {
+    pub(super) fn open_scanner(&self, table: &[u8], scan: Scan, how: ScanOptions) -> R<i32> {
         let (desc, state) = self.tables.data_table(table)?;
         scan.select.validate(&desc).map_err(store_error)?;
         let mut scanners = self.scanners.map.lock().expect("lock");
@@ -31,13 +24,12 @@ impl State {
             Arc::new(Mutex::new(Scanner {
                 table: desc.name,
                 scan,
-                filter,
-                batch,
-                sorted,
+                left: how.limit,
+                done: how.limit == Some(0),
+                how,
                 ttls: Tables::ttls(&state),
                 pending: VecDeque::new(),
                 filtered_step: 0,
-                done: false,
                 failure: None,
                 used: Instant::now(),
             })),
@@ -71,7 +63,9 @@ impl State {
         self.scanners.map.lock().expect("lock").len()
     }
 
-    pub(super) fn next_rows(&self, id: i32, n: i32) -> R<Vec<TRowResult>> {
+    /// Up to `n` rows (or parts of rows), each passed through `out` with whether more of
+    /// its row follows and whether the scanner sorts columns.
+    pub(super) fn next_rows<T>(&self, id: i32, n: i32, out_of: impl Fn(Row, bool, bool) -> T) -> R<Vec<T>> {
         let scanner = self.scanner(id)?;
         let mut s = scanner.lock().expect("lock");
         s.used = Instant::now();
@@ -81,8 +75,8 @@ impl State {
         let want = n.max(0) as usize;
         let mut out = Vec::with_capacity(want.min(1024));
         while out.len() < want {
-            if let Some(r) = s.pending.pop_front() {
-                out.push(r);
+            if let Some((r, partial)) = s.pending.pop_front() {
+                out.push(out_of(r, partial, s.how.sorted));
                 continue;
             }
             if s.done {
@@ -90,7 +84,7 @@ impl State {
             }
             let mut step = s.scan.clone();
             let asked = (want - out.len()).min(SCAN_STEP * 4);
-            step.limit = Some(if s.filter.is_some() {
+            step.limit = Some(if s.how.filter.is_some() {
                 // A page of 10 reads 10 rows, not a whole step, when the filter keeps them.
                 s.filtered_step = (s.filtered_step * 4).clamp(asked, SCAN_STEP * 4);
                 s.filtered_step
@@ -107,13 +101,25 @@ impl State {
             }
             for mut row in rows {
                 Tables::expire(&s.ttls, &mut row.cells);
+                if !s.how.family_ranges.is_empty() {
+                    let ranges = &s.how.family_ranges;
+                    row.cells.retain(|c| {
+                        ranges
+                            .get(&c.family)
+                            .is_none_or(|&(min, max)| c.timestamp >= min && c.timestamp < max)
+                    });
+                    if s.how.filter.is_none() {
+                        keep_versions(&mut row.cells, s.how.versions);
+                    }
+                }
                 if row.cells.is_empty() {
                     continue;
                 }
                 let reversed = s.scan.reversed;
-                let row = match &mut s.filter {
+                let versions = s.how.versions;
+                let row = match &mut s.how.filter {
                     None => row,
-                    Some(f) => match f.row(row, 1, reversed) {
+                    Some(f) => match f.row(row, versions, reversed) {
                         Verdict::Keep(r) => r,
                         Verdict::Drop => continue,
                         Verdict::Stop => {
@@ -122,27 +128,49 @@ impl State {
                         }
                     },
                 };
-                let (sorted, batch) = (s.sorted, s.batch);
-                match batch {
+                match s.how.batch {
                     Some(b) if row.cells.len() > b => {
                         let key = row.key;
                         let mut cells = row.cells;
                         while !cells.is_empty() {
                             let rest = cells.split_off(b.min(cells.len()));
-                            s.pending.push_back(row_result(
+                            let more = !rest.is_empty();
+                            s.pending.push_back((
                                 Row {
                                     key: key.clone(),
                                     cells,
                                 },
-                                sorted,
+                                more,
                             ));
                             cells = rest;
                         }
                     }
-                    _ => s.pending.push_back(row_result(row, sorted)),
+                    _ => s.pending.push_back((row, false)),
+                }
+                if let Some(left) = &mut s.left {
+                    *left -= 1;
+                    if *left == 0 {
+                        s.done = true;
+                        break;
+                    }
                 }
             }
         }
         Ok(out)
     }
+}
+
+/// Keeps the newest `n` versions of each column (cells in the store's order).
+pub(super) fn keep_versions(cells: &mut Vec<Cell>, n: u32) {
+    let mut kept = 0u32;
+    let mut last: Option<(String, Vec<u8>)> = None;
+    cells.retain(|c| {
+        let same = last.as_ref().is_some_and(|(f, q)| *f == c.family && *q == c.qualifier);
+        if !same {
+            last = Some((c.family.clone(), c.qualifier.clone()));
+            kept = 0;
+        }
+        kept += 1;
+        kept <= n
+    });
 }

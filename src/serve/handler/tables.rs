@@ -31,6 +31,9 @@ impl Tables {
                     .iter()
                     .map(|f| (f.name.clone(), FamilyOptions::default()))
                     .collect(),
+                splits: Vec::new(),
+                attributes: BTreeMap::new(),
+                durability: 0,
             },
         };
         Ok((desc, state))
@@ -155,6 +158,7 @@ pub(super) fn family_options(cd: &ColumnDescriptor) -> R<(String, u32, FamilyOpt
             bloom_filter: bloom,
             block_cache: cd.block_cache_enabled.unwrap_or(false),
             ttl: if ttl > 0 { ttl } else { FOREVER },
+            more: MoreOptions::default(),
         },
     ))
 }

@@ -113,6 +113,9 @@ impl HbaseSyncHandler for Handler {
             enabled: true,
             created: now_millis(),
             families: options,
+            splits: Vec::new(),
+            attributes: BTreeMap::new(),
+            durability: 0,
         };
         self.state
             .tables
@@ -365,9 +368,16 @@ impl HbaseSyncHandler for Handler {
             select,
             ..Scan::default()
         });
-        let id = self
-            .state
-            .open_scanner(&table_name, scan_, filter, batch, scan.sort_columns.unwrap_or(false))?;
+        let id = self.state.open_scanner(
+            &table_name,
+            scan_,
+            ScanOptions {
+                filter,
+                batch,
+                sorted: scan.sort_columns.unwrap_or(false),
+                ..ScanOptions::default()
+            },
+        )?;
         if batch.is_some() && row_filter {
             // The region server refuses such a scan when it reaches it, so the open succeeds
             // and every read fails (HBase's client retries it for about 48 s first).
@@ -417,7 +427,7 @@ impl HbaseSyncHandler for Handler {
             select,
             ..Scan::default()
         };
-        self.state.open_scanner(&table_name, scan, None, None, false)
+        self.state.open_scanner(&table_name, scan, ScanOptions::default())
     }
 
     fn handle_scanner_open_ts(
@@ -451,15 +461,15 @@ impl HbaseSyncHandler for Handler {
             select,
             ..Scan::default()
         });
-        self.state.open_scanner(&table_name, scan, None, None, false)
+        self.state.open_scanner(&table_name, scan, ScanOptions::default())
     }
 
     fn handle_scanner_get(&self, id: ScannerID) -> R<Vec<TRowResult>> {
-        self.state.next_rows(id, 1)
+        self.state.next_rows(id, 1, |r, _, sorted| row_result(r, sorted))
     }
 
     fn handle_scanner_get_list(&self, id: ScannerID, nb_rows: i32) -> R<Vec<TRowResult>> {
-        self.state.next_rows(id, nb_rows)
+        self.state.next_rows(id, nb_rows, |r, _, sorted| row_result(r, sorted))
     }
 
     fn handle_scanner_close(&self, id: ScannerID) -> R<()> {

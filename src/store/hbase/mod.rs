@@ -76,14 +76,7 @@ pub struct Spec {
     pub api: Api,
 }
 
-/// HBase's two Thrift services.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
-    /// `Hbase`: one timestamp per mutation call, one version per column in row reads.
-    Thrift1,
-    /// `THBaseService`: a timestamp per cell, versions and time ranges in every read.
-    Thrift2,
-}
+pub use crate::wire::Api;
 
 impl Spec {
     /// Parses the part after `hbase://`.

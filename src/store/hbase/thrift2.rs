@@ -100,6 +100,24 @@ impl Hbase2 {
         retrying(self.attempts, repeatable, &self.pool, || self.connect(), &mut f)
     }
 
+    /// Creates `ns` unless it exists, as `load` expects of a schema's namespaced tables
+    /// (Thrift1 has no namespace call; there they must be made beforehand).
+    fn ensure_namespace(&self, ns: &str) -> Result<()> {
+        if self
+            .call(true, |c| {
+                c.get_namespace_descriptor(ns.to_string()).map_err(|e| failure2(e, ""))
+            })
+            .is_ok()
+        {
+            return Ok(());
+        }
+        let desc = crate::idl::thrift2::TNamespaceDescriptor::new(ns.to_string(), None);
+        match self.call(true, |c| c.create_namespace(desc.clone()).map_err(|e| failure2(e, ""))) {
+            Err(Error::Io(m)) if m.contains("NamespaceExistException") => Ok(()),
+            other => other,
+        }
+    }
+
     fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
         self.families.get(table, |name| self.describe_table(name))
     }
@@ -166,6 +184,9 @@ impl Store for Hbase2 {
             })
             .collect();
         let t = TTableDescriptor::new(table_name(&desc.name), families, None, None);
+        if let Some((ns, _)) = desc.name.split_once(':') {
+            self.ensure_namespace(ns)?;
+        }
         self.families.forget(&desc.name);
         self.call(false, |c| {
             c.create_table(t.clone(), Vec::new())
