@@ -545,6 +545,14 @@ impl Thrift2 {
         }))
     }
 
+    /// checkAndPut and checkAndDelete: one put or delete, which must be on the checked row.
+    fn check_and_apply(&self, table: &[u8], row: &[u8], check: Check, action: RowMutation) -> R<bool> {
+        if action.row != row {
+            return Err(tio(format!("{DO_NOT_RETRY}: Action's getRow must match")));
+        }
+        self.check_and_mutate(table, row, check, action.mutations)
+    }
+
     /// A scan as HBase's `scanFromThrift` builds it, with what the scanner does beyond it.
     fn scan_in(&self, table: &[u8], mut s: TScan2) -> R<(Scan, ScanOptions, bool)> {
         let (desc, _) = two_r(self.state().tables.data_table(table))?;
@@ -752,17 +760,13 @@ impl THBaseServiceSyncHandler for Thrift2 {
         value: Vec<u8>,
         tput: TPut,
     ) -> R<bool> {
-        let put = Self::put_row(tput)?;
-        if put.row != row {
-            return Err(tio(format!("{DO_NOT_RETRY}: Action's getRow must match")));
-        }
         let check = Check {
             family,
             qualifier,
             op: TCompareOp::EQUAL,
             value,
         };
-        self.check_and_mutate(&table, &row, check, put.mutations)
+        self.check_and_apply(&table, &row, check, Self::put_row(tput)?)
     }
 
     fn handle_put_multiple(&self, table: Vec<u8>, tputs: Vec<TPut>) -> R<()> {
@@ -792,17 +796,13 @@ impl THBaseServiceSyncHandler for Thrift2 {
         value: Vec<u8>,
         tdelete: TDelete,
     ) -> R<bool> {
-        let delete = Self::delete_row(tdelete)?;
-        if delete.row != row {
-            return Err(tio(format!("{DO_NOT_RETRY}: Action's getRow must match")));
-        }
         let check = Check {
             family,
             qualifier,
             op: TCompareOp::EQUAL,
             value,
         };
-        self.check_and_mutate(&table, &row, check, delete.mutations)
+        self.check_and_apply(&table, &row, check, Self::delete_row(tdelete)?)
     }
 
     fn handle_increment(&self, table: Vec<u8>, tincrement: TIncrement) -> R<TResult> {
@@ -819,32 +819,18 @@ impl THBaseServiceSyncHandler for Thrift2 {
             columns.push((utf8(c.family, "column family")?, c.qualifier));
             amounts.push(c.amount.unwrap_or(1));
         }
-        let cells = two_r(self.state().read_modify_write(&table, &row, &columns, |found| {
-            let now = now_millis();
-            let mut puts = Vec::new();
-            let mut cells = Vec::new();
-            for (((family, qualifier), old), amount) in columns.iter().zip(found).zip(&amounts) {
-                let current = match old {
-                    None => 0,
-                    Some(c) => i64::from_be_bytes(c.value.as_slice().try_into().map_err(|_| {
-                        io_error(format!(
-                            "{DO_NOT_RETRY}: Field is not a long, it's {} bytes wide",
-                            c.value.len()
-                        ))
-                    })?),
-                };
-                let value = current.wrapping_add(*amount).to_be_bytes().to_vec();
-                let ts = now.max(old.as_ref().map_or(0, |c| c.timestamp + 1));
-                puts.push(StoreMutation::put(family, qualifier.clone(), ts, value.clone()));
-                cells.push(Cell {
-                    family: family.clone(),
-                    qualifier: qualifier.clone(),
-                    timestamp: ts,
-                    value,
-                });
-            }
-            Ok((puts, cells))
-        }))?;
+        let cells = self.rewrite(&table, &row, &columns, |i, old| {
+            let current = match old {
+                None => 0,
+                Some(c) => i64::from_be_bytes(c.value.as_slice().try_into().map_err(|_| {
+                    io_error(format!(
+                        "{DO_NOT_RETRY}: Field is not a long, it's {} bytes wide",
+                        c.value.len()
+                    ))
+                })?),
+            };
+            Ok(current.wrapping_add(amounts[i]).to_be_bytes().to_vec())
+        })?;
         Ok(self.mutation_result(row, cells, tincrement.return_results))
     }
 
@@ -860,24 +846,11 @@ impl THBaseServiceSyncHandler for Thrift2 {
             columns.push((utf8(c.family, "column family")?, c.qualifier));
             added.push(c.value);
         }
-        let cells = two_r(self.state().read_modify_write(&table, &row, &columns, |found| {
-            let now = now_millis();
-            let mut puts = Vec::new();
-            let mut cells = Vec::new();
-            for (((family, qualifier), old), add) in columns.iter().zip(found).zip(&added) {
-                let mut value = old.as_ref().map(|c| c.value.clone()).unwrap_or_default();
-                value.extend_from_slice(add);
-                let ts = now.max(old.as_ref().map_or(0, |c| c.timestamp + 1));
-                puts.push(StoreMutation::put(family, qualifier.clone(), ts, value.clone()));
-                cells.push(Cell {
-                    family: family.clone(),
-                    qualifier: qualifier.clone(),
-                    timestamp: ts,
-                    value,
-                });
-            }
-            Ok((puts, cells))
-        }))?;
+        let cells = self.rewrite(&table, &row, &columns, |i, old| {
+            let mut value = old.map(|c| c.value.clone()).unwrap_or_default();
+            value.extend_from_slice(&added[i]);
+            Ok(value)
+        })?;
         Ok(self.mutation_result(row, cells, tappend.return_results))
     }
 
@@ -1240,6 +1213,35 @@ impl THBaseServiceSyncHandler for Thrift2 {
 }
 
 impl Thrift2 {
+    /// Rewrites `columns` of `row` atomically, each from its newest cell (`value_of` gets
+    /// the column's index), stamped `max(now, previous + 1 ms)` as HBase stamps increments
+    /// and appends; the new cells.
+    fn rewrite(
+        &self,
+        table: &[u8],
+        row: &[u8],
+        columns: &[(String, Vec<u8>)],
+        value_of: impl Fn(usize, Option<&Cell>) -> R<Vec<u8>>,
+    ) -> R<Vec<Cell>> {
+        two_r(self.state().read_modify_write(table, row, columns, |found| {
+            let now = now_millis();
+            let mut puts = Vec::new();
+            let mut cells = Vec::new();
+            for (i, ((family, qualifier), old)) in columns.iter().zip(found).enumerate() {
+                let value = value_of(i, old.as_ref())?;
+                let ts = now.max(old.as_ref().map_or(0, |c| c.timestamp + 1));
+                puts.push(StoreMutation::put(family, qualifier.clone(), ts, value.clone()));
+                cells.push(Cell {
+                    family: family.clone(),
+                    qualifier: qualifier.clone(),
+                    timestamp: ts,
+                    value,
+                });
+            }
+            Ok((puts, cells))
+        }))
+    }
+
     /// An increment's or append's answer: the new cells, or an empty result when the
     /// caller asked for none.
     fn mutation_result(&self, row: Vec<u8>, mut cells: Vec<Cell>, return_results: Option<bool>) -> TResult {
