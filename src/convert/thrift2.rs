@@ -7,7 +7,9 @@
 //! Errors are messages; each side words them into its own error type.
 
 use super::added_columns;
-use crate::idl::thrift2::{TColumn, TColumnValue, TDelete, TDeleteType, TGet, TPut, TResult, TTimeRange};
+use crate::idl::thrift2::{
+    TColumn, TColumnFamilyDescriptor, TColumnValue, TDelete, TDeleteType, TGet, TPut, TResult, TTimeRange,
+};
 use crate::store::{Cell, Get, Mutation, Row, Selection};
 
 fn family_name(family: Vec<u8>) -> Result<String, String> {
@@ -17,6 +19,33 @@ fn family_name(family: Vec<u8>) -> Result<String, String> {
         return Err("column family is empty".into());
     }
     Ok(name)
+}
+
+/// A family with a name and `VERSIONS` alone, every other option left to the server.
+pub fn family_descriptor(name: &[u8], max_versions: u32) -> TColumnFamilyDescriptor {
+    let no = None::<bool>;
+    TColumnFamilyDescriptor::new(
+        name.to_vec(),
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        max_versions.min(i32::MAX as u32) as i32,
+        None,
+        None,
+        None,
+        no,
+        no,
+        no,
+        no,
+        no,
+        no,
+        no,
+    )
 }
 
 /// A row's puts as one `TPut`, each cell with its own timestamp (none: the server's clock).

@@ -10,9 +10,9 @@ use crate::differential::{Answer, AnswerRow, FILTERS, LATEST, Message, Rng, each
 use std::net::TcpStream;
 use std::sync::Arc;
 use tallrow::idl::thrift2::{
-    TColumn, TColumnFamilyDescriptor, TColumnIncrement, TColumnValue, TCompareOp, TDelete, TDeleteType, TGet,
-    THBaseServiceSyncClient, TIOError, TIllegalArgument, TIncrement, TMutation, TPut, TResult, TRowMutations, TScan,
-    TTHBaseServiceSyncClient, TTableDescriptor, TTableName, TTimeRange,
+    TColumn, TColumnIncrement, TColumnValue, TCompareOp, TDelete, TDeleteType, TGet, THBaseServiceSyncClient, TIOError,
+    TIllegalArgument, TIncrement, TMutation, TPut, TResult, TRowMutations, TScan, TTHBaseServiceSyncClient,
+    TTableDescriptor, TTableName, TTimeRange,
 };
 use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol, TInputProtocol, TOutputProtocol};
 use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport, TIoChannel, TTcpChannel};
@@ -534,34 +534,12 @@ fn differs(hbase: &mut Side, ours: &mut Side, seq: u64, ops: &[Op]) -> Option<(u
 }
 
 fn descriptor(table: &[u8]) -> TTableDescriptor {
-    let family = |name: &[u8], versions: i32| {
-        let no = None::<bool>;
-        TColumnFamilyDescriptor::new(
-            name.to_vec(),
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            versions,
-            None,
-            None,
-            None,
-            no,
-            no,
-            no,
-            no,
-            no,
-            no,
-            no,
-        )
-    };
     TTableDescriptor::new(
         TTableName::new(None, table.to_vec()),
-        vec![family(b"f", 3), family(b"g", 1)],
+        vec![
+            tallrow::convert::thrift2::family_descriptor(b"f", 3),
+            tallrow::convert::thrift2::family_descriptor(b"g", 1),
+        ],
         None,
         None,
     )

@@ -6,9 +6,7 @@
 use crate::common::real_hbase;
 use std::net::TcpStream;
 use tallrow::convert::thrift2;
-use tallrow::idl::thrift2::{
-    TColumnFamilyDescriptor, THBaseServiceSyncClient, TTHBaseServiceSyncClient, TTableDescriptor, TTableName,
-};
+use tallrow::idl::thrift2::{THBaseServiceSyncClient, TTHBaseServiceSyncClient, TTableDescriptor, TTableName};
 use tallrow::store::{Get, Mutation, Row};
 use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
 use thrift::transport::{
@@ -32,29 +30,7 @@ fn generated_thrift2_client_round_trips_with_real_hbase() {
         TBinaryOutputProtocol::new(TBufferedWriteTransport::new(o), true),
     );
     let name = TTableName::new(None, format!("gen2_{}", std::process::id()).into_bytes());
-    let no = None::<bool>;
-    let family = TColumnFamilyDescriptor::new(
-        b"f".to_vec(),
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        3,
-        None,
-        None,
-        None,
-        no,
-        no,
-        no,
-        no,
-        no,
-        no,
-        no,
-    );
+    let family = thrift2::family_descriptor(b"f", 3);
     let desc = TTableDescriptor::new(name.clone(), vec![family], None, None);
     c.create_table(desc, Vec::new()).expect("createTable");
     assert!(c.table_exists(name.clone()).unwrap());

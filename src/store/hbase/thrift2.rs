@@ -154,34 +154,10 @@ impl Store for Hbase2 {
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let desc = table.validated()?;
-        let no = None::<bool>;
         let families: Vec<TColumnFamilyDescriptor> = desc
             .families
             .iter()
-            .map(|f| {
-                TColumnFamilyDescriptor::new(
-                    f.name.as_bytes().to_vec(),
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    f.max_versions.min(i32::MAX as u32) as i32,
-                    None,
-                    None,
-                    None,
-                    no,
-                    no,
-                    no,
-                    no,
-                    no,
-                    no,
-                    no,
-                )
-            })
+            .map(|f| t2::family_descriptor(f.name.as_bytes(), f.max_versions))
             .collect();
         let t = TTableDescriptor::new(table_name(&desc.name), families, None, None);
         if let Some((ns, _)) = desc.name.split_once(':') {
