@@ -1,7 +1,7 @@
 //! The `THBaseService` (Thrift2) structs and the store's model, as HBase's Thrift2
 //! `ThriftUtilities` converts them: puts with a timestamp per cell, deletes typed by what
-//! they cover (`DELETE_COLUMNS` and `DELETE_FAMILY` at or below a timestamp, a row delete
-//! without columns), gets with columns, versions and a time range, and results with every
+//! they cover (`DELETE_COLUMNS` and `DELETE_FAMILY` at or below a timestamp, `DELETE_COLUMN`
+//! and `DELETE_FAMILY_VERSION` at exactly one, a row delete without columns), gets with columns, versions and a time range, and results with every
 //! cell.
 //!
 //! Errors are messages; each side words them into its own error type.
@@ -107,9 +107,27 @@ pub fn tdelete(row: &[u8], m: &Mutation) -> Option<TDelete> {
             Some(TDeleteType::DELETE_COLUMNS),
             None,
         ),
+        Mutation::DeleteVersion {
+            family,
+            qualifier,
+            timestamp,
+        } => (
+            Some(vec![TColumn::new(
+                family.as_bytes().to_vec(),
+                qualifier.clone(),
+                *timestamp,
+            )]),
+            Some(TDeleteType::DELETE_COLUMN),
+            None,
+        ),
         Mutation::DeleteFamily { family, timestamp } => (
             Some(vec![TColumn::new(family.as_bytes().to_vec(), None, *timestamp)]),
             Some(TDeleteType::DELETE_FAMILY),
+            None,
+        ),
+        Mutation::DeleteFamilyVersion { family, timestamp } => (
+            Some(vec![TColumn::new(family.as_bytes().to_vec(), None, *timestamp)]),
+            Some(TDeleteType::DELETE_FAMILY_VERSION),
             None,
         ),
         Mutation::DeleteRow { timestamp } => (None, None, *timestamp),
@@ -117,8 +135,11 @@ pub fn tdelete(row: &[u8], m: &Mutation) -> Option<TDelete> {
     Some(TDelete::new(row.to_vec(), columns, timestamp, kind, None, None))
 }
 
-/// A `TDelete` as its row and deletes. HBase's default type is `DELETE_COLUMNS`; deleting
-/// one version (`DELETE_COLUMN`, `DELETE_FAMILY_VERSION`) has no form in the store's model.
+/// A `TDelete` as its row and deletes. HBase's default type is `DELETE_COLUMNS`. A
+/// `DELETE_COLUMN` without a timestamp deletes the column's newest version: it comes out at
+/// `LATEST_TIMESTAMP` (`i64::MAX`), which the server resolves as HBase's region server does;
+/// `DELETE_FAMILY_VERSION` needs a timestamp, as in HBase's `deleteFromThrift`, and of a
+/// family that `DELETE_FAMILY` names twice the last timestamp counts.
 pub fn deletes_of(d: TDelete) -> Result<(Vec<u8>, Vec<Mutation>), String> {
     let Some(columns) = d.columns else {
         return Ok((d.row, vec![Mutation::DeleteRow { timestamp: d.timestamp }]));
@@ -138,10 +159,28 @@ pub fn deletes_of(d: TDelete) -> Result<(Vec<u8>, Vec<Mutation>), String> {
                     family,
                     timestamp: c.timestamp,
                 }),
-                other => Err(format!("delete type {other:?} (one version) is not supported")),
+                TDeleteType::DELETE_COLUMN => Ok(Mutation::DeleteVersion {
+                    family,
+                    qualifier: c.qualifier.unwrap_or_default(),
+                    timestamp: c.timestamp.unwrap_or(i64::MAX),
+                }),
+                TDeleteType::DELETE_FAMILY_VERSION => match c.timestamp {
+                    Some(timestamp) => Ok(Mutation::DeleteFamilyVersion { family, timestamp }),
+                    None => Err("Timestamp is required for TDelete with DeleteFamilyVersion type".into()),
+                },
+                other => Err(format!("unknown delete type {other:?}")),
             }
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<Mutation>, String>>()?;
+    // HBase's `Delete.addFamily` clears what the delete held for the family: of a family
+    // named twice, the last stays.
+    let mut deletes = deletes;
+    if kind == TDeleteType::DELETE_FAMILY {
+        let mut seen = std::collections::HashSet::new();
+        deletes.reverse();
+        deletes.retain(|m| seen.insert(m.family().map(str::to_string)));
+        deletes.reverse();
+    }
     Ok((d.row, deletes))
 }
 
@@ -270,6 +309,12 @@ mod tests {
             (family(), prop::option::of(0i64..9))
                 .prop_map(|(family, timestamp)| Mutation::DeleteFamily { family, timestamp }),
             prop::option::of(0i64..9).prop_map(|timestamp| Mutation::DeleteRow { timestamp }),
+            (family(), bytes(), 0i64..9).prop_map(|(family, qualifier, timestamp)| Mutation::DeleteVersion {
+                family,
+                qualifier,
+                timestamp,
+            }),
+            (family(), 0i64..9).prop_map(|(family, timestamp)| Mutation::DeleteFamilyVersion { family, timestamp }),
         ]
     }
 
@@ -349,15 +394,52 @@ mod tests {
                 timestamp: Some(5)
             }]
         );
-        let one = TDelete::new(
+        // DELETE_COLUMN without a timestamp names the newest version, as LATEST_TIMESTAMP;
+        // DELETE_FAMILY_VERSION has no such form.
+        let one = |kind| {
+            TDelete::new(
+                b"r".to_vec(),
+                vec![TColumn::new(b"f".to_vec(), b"q".to_vec(), None)],
+                None,
+                kind,
+                None,
+                None,
+            )
+        };
+        assert_eq!(
+            deletes_of(one(TDeleteType::DELETE_COLUMN)).unwrap().1,
+            vec![Mutation::delete_version("f", "q", i64::MAX)]
+        );
+        assert!(
+            deletes_of(one(TDeleteType::DELETE_FAMILY_VERSION))
+                .unwrap_err()
+                .contains("Timestamp is required")
+        );
+        let twice = TDelete::new(
             b"r".to_vec(),
-            vec![TColumn::new(b"f".to_vec(), b"q".to_vec(), 5)],
+            vec![
+                TColumn::new(b"f".to_vec(), None, 2),
+                TColumn::new(b"g".to_vec(), None, None),
+                TColumn::new(b"f".to_vec(), None, 1),
+            ],
             None,
-            TDeleteType::DELETE_COLUMN,
+            TDeleteType::DELETE_FAMILY,
             None,
             None,
         );
-        assert!(deletes_of(one).unwrap_err().contains("not supported"));
+        assert_eq!(
+            deletes_of(twice).unwrap().1,
+            vec![
+                Mutation::DeleteFamily {
+                    family: "g".into(),
+                    timestamp: None
+                },
+                Mutation::DeleteFamily {
+                    family: "f".into(),
+                    timestamp: Some(1)
+                },
+            ]
+        );
         let mut g = tget(&Get::new(b"r".to_vec()));
         g.timestamp = Some(7);
         assert_eq!(get_of(g).unwrap().select.time_range, Some((7, 8)));

@@ -257,6 +257,21 @@ pub fn digest_row(d: &mut super::Digest, table: Table, row: &RowMutation) {
                 d.int(4);
                 d.int(ts(timestamp));
             }
+            Mutation::DeleteVersion {
+                family,
+                qualifier,
+                timestamp,
+            } => {
+                d.int(5);
+                d.field(family.as_bytes());
+                d.field(qualifier);
+                d.int(*timestamp as u64);
+            }
+            Mutation::DeleteFamilyVersion { family, timestamp } => {
+                d.int(6);
+                d.field(family.as_bytes());
+                d.int(*timestamp as u64);
+            }
         }
     }
 }

@@ -182,8 +182,10 @@ fn size(row: &RowMutation) -> (u64, u64) {
                 value,
                 ..
             } => family.len() + qualifier.len() + value.len(),
-            Mutation::DeleteColumn { family, qualifier, .. } => family.len() + qualifier.len(),
-            Mutation::DeleteFamily { family, .. } => family.len(),
+            Mutation::DeleteColumn { family, qualifier, .. } | Mutation::DeleteVersion { family, qualifier, .. } => {
+                family.len() + qualifier.len()
+            }
+            Mutation::DeleteFamily { family, .. } | Mutation::DeleteFamilyVersion { family, .. } => family.len(),
             Mutation::DeleteRow { .. } => 0,
         } as u64;
     }

@@ -7,7 +7,7 @@ use super::{
     canonical_table_name, now_millis, validate_mutations, validate_row_key,
 };
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::RwLock;
 
 type Versions = BTreeMap<Reverse<i64>, Vec<u8>>;
@@ -17,7 +17,7 @@ type Columns = BTreeMap<(String, Vec<u8>), Versions>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Semantics {
     /// HBase's: a delete leaves a marker that hides every put at or below its timestamp in
-    /// its scope, also puts written after it (`NEW_VERSION_BEHAVIOR => false`, until a major
+    /// its scope (a one-version delete: at exactly its timestamp), also puts written after it (`NEW_VERSION_BEHAVIOR => false`, until a major
     /// compaction); a read counts versions among the cells inside its time range (what
     /// HBase returns before a flush drops versions past the family's `VERSIONS`).
     #[default]
@@ -28,12 +28,14 @@ pub enum Semantics {
 }
 
 /// The delete markers of one row: the highest timestamp deleted for the whole row, per
-/// family and per column.
+/// family and per column, and the single versions deleted per column and per family.
 #[derive(Default)]
 struct Markers {
     row: Option<i64>,
     families: BTreeMap<String, i64>,
     columns: BTreeMap<(String, Vec<u8>), i64>,
+    versions: BTreeSet<(String, Vec<u8>, i64)>,
+    family_versions: BTreeSet<(String, i64)>,
 }
 
 impl Markers {
@@ -44,6 +46,8 @@ impl Markers {
             .into_iter()
             .flatten()
             .any(|m| ts <= m)
+            || self.versions.contains(&(family.to_string(), qualifier.to_vec(), ts))
+            || self.family_versions.contains(&(family.to_string(), ts))
     }
 }
 
@@ -145,6 +149,25 @@ fn apply(semantics: Semantics, row: &mut RowState, m: &Mutation, now: i64) {
             }
             if markers {
                 raise(row.markers.columns.entry(column).or_insert(ts));
+            }
+        }
+        Mutation::DeleteVersion { family, qualifier, .. } => {
+            let column = (family.clone(), qualifier.clone());
+            if let Some(v) = row.columns.get_mut(&column) {
+                v.remove(&Reverse(ts));
+            }
+            if markers {
+                row.markers.versions.insert((column.0, column.1, ts));
+            }
+        }
+        Mutation::DeleteFamilyVersion { family, .. } => {
+            for ((f, _), v) in row.columns.iter_mut() {
+                if f == family {
+                    v.remove(&Reverse(ts));
+                }
+            }
+            if markers {
+                row.markers.family_versions.insert((family.clone(), ts));
             }
         }
         Mutation::DeleteFamily { family, .. } => {

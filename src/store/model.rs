@@ -140,12 +140,30 @@ pub enum Mutation {
         /// Upper bound, inclusive.
         timestamp: Option<i64>,
     },
+    /// Removes one version of a column: the cell at exactly the timestamp (HBase
+    /// `addColumn` with a timestamp, Thrift2 `DELETE_COLUMN`).
+    DeleteVersion {
+        /// Family.
+        family: String,
+        /// Qualifier.
+        qualifier: Vec<u8>,
+        /// The version removed.
+        timestamp: i64,
+    },
     /// Removes every cell of a family at or below the timestamp.
     DeleteFamily {
         /// Family.
         family: String,
         /// Upper bound, inclusive.
         timestamp: Option<i64>,
+    },
+    /// Removes the cells of every column of a family at exactly the timestamp (HBase
+    /// `addFamilyVersion`, Thrift2 `DELETE_FAMILY_VERSION`).
+    DeleteFamilyVersion {
+        /// Family.
+        family: String,
+        /// The version removed.
+        timestamp: i64,
     },
     /// Removes every cell of the row at or below the timestamp.
     DeleteRow {
@@ -184,12 +202,31 @@ impl Mutation {
         }
     }
 
+    /// Deletes the version of a column at exactly `timestamp`.
+    pub fn delete_version(family: &str, qualifier: impl Into<Vec<u8>>, timestamp: i64) -> Self {
+        Mutation::DeleteVersion {
+            family: family.to_string(),
+            qualifier: qualifier.into(),
+            timestamp,
+        }
+    }
+
+    /// Whether this removes versions at exactly its timestamp, not at or below it.
+    pub fn is_version_delete(&self) -> bool {
+        matches!(
+            self,
+            Mutation::DeleteVersion { .. } | Mutation::DeleteFamilyVersion { .. }
+        )
+    }
+
     /// The family this mutation names, if any.
     pub fn family(&self) -> Option<&str> {
         match self {
             Mutation::Put { family, .. }
             | Mutation::DeleteColumn { family, .. }
-            | Mutation::DeleteFamily { family, .. } => Some(family),
+            | Mutation::DeleteVersion { family, .. }
+            | Mutation::DeleteFamily { family, .. }
+            | Mutation::DeleteFamilyVersion { family, .. } => Some(family),
             Mutation::DeleteRow { .. } => None,
         }
     }
@@ -201,6 +238,9 @@ impl Mutation {
             | Mutation::DeleteColumn { timestamp, .. }
             | Mutation::DeleteFamily { timestamp, .. }
             | Mutation::DeleteRow { timestamp } => *timestamp,
+            Mutation::DeleteVersion { timestamp, .. } | Mutation::DeleteFamilyVersion { timestamp, .. } => {
+                Some(*timestamp)
+            }
         }
     }
 }

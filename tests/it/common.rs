@@ -37,6 +37,11 @@ pub trait Harness {
     fn semantics(&self) -> Semantics {
         Semantics::Hbase
     }
+    /// Whether the backend deletes one version at a time; one that cannot (HBase's Thrift1
+    /// API) must refuse with a clear error, which the contract then checks instead.
+    fn version_deletes(&self) -> bool {
+        true
+    }
 }
 
 /// Drops a harness's store before a restart, checking that no test kept a handle to it.
@@ -168,6 +173,11 @@ impl ThriftHarness {
         Self::with_api(tallrow::wire::Api::Thrift1, transport, protocol)
     }
 
+    /// The address the server listens on, for clients of its own.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.server.as_ref().expect("serving").addr()
+    }
+
     fn with_api(
         api: tallrow::wire::Api,
         transport: tallrow::wire::Transport,
@@ -226,6 +236,10 @@ impl Harness for ThriftHarness {
 
     fn max_row_key(&self, table: &str) -> usize {
         tallrow::store::hbase::max_row_key(table)
+    }
+
+    fn version_deletes(&self) -> bool {
+        self.api == tallrow::wire::Api::Thrift2
     }
 
     fn restart(&mut self) -> bool {
@@ -477,6 +491,10 @@ impl Harness for RealHBaseHarness {
 
     fn max_row_key(&self, table: &str) -> usize {
         tallrow::store::hbase::max_row_key(table)
+    }
+
+    fn version_deletes(&self) -> bool {
+        self.url.contains("api=thrift2")
     }
 }
 

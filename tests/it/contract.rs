@@ -27,7 +27,7 @@ macro_rules! contract_suite {
             $crate::contract_suite!(@tests $make, $guard;
                 table_admin, namespaces_and_names, missing_tables_and_families, put_get_and_server_time,
                 overwrite_same_timestamp, versions_capped_by_family_and_request, delete_column_at_or_below,
-                delete_family_and_row, batch_order_within_a_call, scans_bounds_prefix_limit,
+                delete_family_and_row, one_version_deletes, batch_order_within_a_call, scans_bounds_prefix_limit,
                 reversed_scans, scan_resume_after, column_selection, time_range_reads, wide_row_paging,
                 binary_keys_sort_unsigned, longest_row_key, bad_batches_change_nothing,
                 restart_keeps_acknowledged_data, many_writer_threads, multi_get_answers_each_get,
@@ -370,6 +370,103 @@ pub fn delete_column_at_or_below(h: &mut dyn Harness) {
         cells(&get(&*s, &t, Get::new("r").columns(vec![Column::qualifier("f", "a")]))),
         [c("f", b"a", later, b"later")]
     );
+}
+
+pub fn one_version_deletes(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("delversion");
+    create(&*s, &t, &[("f", 5), ("g", 5)]);
+    for ts in [10, 20, 30] {
+        put(
+            &*s,
+            &t,
+            b"r",
+            vec![
+                Mutation::put("f", "a", ts, format!("a{ts}")),
+                Mutation::put("f", "b", ts, format!("b{ts}")),
+                Mutation::put("g", "a", ts, format!("g{ts}")),
+            ],
+        );
+    }
+    let column = |f: &str, q: &str| {
+        cells(&get(
+            &*s,
+            &t,
+            Get::new("r").versions(5).columns(vec![Column::qualifier(f, q)]),
+        ))
+        .into_iter()
+        .map(|(_, _, ts, _)| ts)
+        .collect::<Vec<_>>()
+    };
+    let family_version = |family: &str, timestamp| Mutation::DeleteFamilyVersion {
+        family: family.into(),
+        timestamp,
+    };
+    if !h.version_deletes() {
+        for m in [Mutation::delete_version("f", "a", 20), family_version("f", 20)] {
+            let err = s.mutate(&t, &[RowMutation::new("r", vec![m])]).unwrap_err();
+            let msg = err.to_string();
+            assert!(
+                matches!(err, Error::BadArgument(_)) && msg.contains("api=thrift2"),
+                "{msg}"
+            );
+            assert!(!msg.contains('\n'), "{msg:?}");
+        }
+        assert_eq!(column("f", "a"), [30, 20, 10], "a refused delete changes nothing");
+        return;
+    }
+    // One version of one column, exactly; a version that is not there changes nothing.
+    put(
+        &*s,
+        &t,
+        b"r",
+        vec![
+            Mutation::delete_version("f", "a", 20),
+            Mutation::delete_version("f", "a", 25),
+        ],
+    );
+    assert_eq!(column("f", "a"), [30, 10]);
+    assert_eq!(column("f", "b"), [30, 20, 10], "other columns untouched");
+    // One version of every column of a family; the other family keeps its own.
+    put(&*s, &t, b"r", vec![family_version("f", 30)]);
+    assert_eq!(column("f", "a"), [10]);
+    assert_eq!(column("f", "b"), [20, 10]);
+    assert_eq!(column("g", "a"), [30, 20, 10]);
+    // A read of the newest version finds the next one down.
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new("r").columns(vec![Column::qualifier("f", "b")]))),
+        [c("f", b"b", 20, b"b20")]
+    );
+    // Puts at the deleted versions, written afterwards: HBase's markers hide exactly those
+    // versions; Bigtable keeps no marker. Other versions are new data everywhere.
+    put(
+        &*s,
+        &t,
+        b"r",
+        vec![
+            Mutation::put("f", "a", 20, "again"),
+            Mutation::put("f", "b", 30, "again"),
+            Mutation::put("f", "a", 40, "new"),
+        ],
+    );
+    match h.semantics() {
+        Semantics::Hbase => {
+            assert_eq!(column("f", "a"), [40, 10]);
+            assert_eq!(column("f", "b"), [20, 10]);
+        }
+        Semantics::Bigtable => {
+            assert_eq!(column("f", "a"), [40, 20, 10]);
+            assert_eq!(column("f", "b"), [30, 20, 10]);
+        }
+    }
+    // In one batch, a version deleted after its put is gone.
+    put(
+        &*s,
+        &t,
+        b"r",
+        vec![Mutation::put("g", "z", 7, "x"), Mutation::delete_version("g", "z", 7)],
+    );
+    assert_eq!(column("g", "z"), Vec::<i64>::new());
 }
 
 pub fn delete_family_and_row(h: &mut dyn Harness) {

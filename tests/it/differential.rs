@@ -3,7 +3,7 @@
 //! Timestamps the servers assign are compared by the order of the versions they stamp,
 //! errors by their kind. Each sequence works on rows of its own, so tables are made once. A failing
 //! sequence is shrunk (operations left out while the difference stays) and printed with
-//! its seed; `TALLROW_DIFF_SEED=N` replays one sequence.
+//! its seed; `TALLROW_DIFF_SEED=N` replays one sequence, `TALLROW_DIFF_SEQUENCES=N` runs N.
 
 use crate::common::{real_hbase, real_hbase_there};
 use hbase_thrift::hbase::{
@@ -809,7 +809,8 @@ fn differential(var: &str, framed_compact: bool, sequences: u64) {
     let _ = hbase.client.delete_table(hbase.table.clone());
 }
 
-/// Runs the sequences of seeds `0..count` (or `TALLROW_DIFF_SEED` alone) through `diff`,
+/// Runs the sequences of seeds `0..count` (`TALLROW_DIFF_SEQUENCES` sets another count for a
+/// longer search; `TALLROW_DIFF_SEED` runs one seed alone) through `diff`,
 /// which runs one on both sides and says where they first differ; a differing sequence is
 /// shrunk and printed. `diff` takes a run number, new for every replay, so that names made
 /// from it start fresh.
@@ -820,7 +821,12 @@ pub(crate) fn each_sequence<O: Clone + std::fmt::Debug>(
 ) {
     let seeds: Vec<u64> = match std::env::var("TALLROW_DIFF_SEED") {
         Ok(s) => vec![s.parse().expect("TALLROW_DIFF_SEED is a number")],
-        Err(_) => (0..count).collect(),
+        Err(_) => {
+            let count = std::env::var("TALLROW_DIFF_SEQUENCES")
+                .map(|n| n.parse().expect("TALLROW_DIFF_SEQUENCES is a number"))
+                .unwrap_or(count);
+            (0..count).collect()
+        }
     };
     let mut run = 0u64;
     for seed in seeds {

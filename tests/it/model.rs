@@ -27,7 +27,9 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         1 => (family(), bytes(2), proptest::option::of(ts.clone()))
             .prop_map(|(family, qualifier, timestamp)| Mutation::DeleteColumn { family, qualifier, timestamp }),
         1 => (family(), ts.clone()).prop_map(|(family, t)| Mutation::DeleteFamily { family, timestamp: Some(t) }),
-        1 => ts.prop_map(|t| Mutation::DeleteRow { timestamp: Some(t) }),
+        1 => ts.clone().prop_map(|t| Mutation::DeleteRow { timestamp: Some(t) }),
+        1 => (family(), bytes(2), ts.clone()).prop_map(|(f, q, t)| Mutation::delete_version(&f, q, t)),
+        1 => (family(), ts).prop_map(|(family, timestamp)| Mutation::DeleteFamilyVersion { family, timestamp }),
     ]
 }
 
@@ -155,8 +157,16 @@ fn run(h: &mut dyn Harness, ops: &[Op], reads: &[Read]) -> Result<(), TestCaseEr
     for op in ops {
         match op {
             Op::Mutate(batch) => {
-                h.store().mutate(&table, batch).unwrap();
-                model.mutate(&table, batch).unwrap();
+                // A backend without one-version deletes refuses them (see the contract).
+                let mut batch = batch.clone();
+                if !h.version_deletes() {
+                    for rm in &mut batch {
+                        rm.mutations.retain(|m| !m.is_version_delete());
+                    }
+                    batch.retain(|rm| !rm.mutations.is_empty());
+                }
+                h.store().mutate(&table, &batch).unwrap();
+                model.mutate(&table, &batch).unwrap();
             }
             Op::Restart => {
                 h.restart();

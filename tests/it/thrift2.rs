@@ -1,9 +1,10 @@
 //! The Thrift2 code generated from HBase's IDL (`tallrow::idl::thrift2`, by
 //! scripts/gen_thrift2.sh) and the store-model conversions (`tallrow::convert::thrift2`)
 //! against real HBase's Thrift2 server: a table made, written with per-cell timestamps in
-//! one `putMultiple`, read back with versions, deleted at or below timestamps, and dropped.
+//! one `putMultiple`, read back with versions, deleted at or below timestamps, and dropped;
+//! and `serve --api thrift2` finding the newest version a `DELETE_COLUMN` deletes.
 
-use crate::common::real_hbase;
+use crate::common::{Harness, real_hbase};
 use std::net::TcpStream;
 use tallrow::convert::thrift2;
 use tallrow::idl::thrift2::{THBaseServiceSyncClient, TTHBaseServiceSyncClient, TTableDescriptor, TTableName};
@@ -102,4 +103,95 @@ fn generated_thrift2_client_round_trips_with_real_hbase() {
     c.disable_table(name.clone()).unwrap();
     c.delete_table(name.clone()).unwrap();
     assert!(!c.table_exists(name).unwrap());
+}
+
+/// `serve --api thrift2` resolves a `DELETE_COLUMN` without a timestamp as HBase's region
+/// server does (the differential test checks the same against real HBase, where it runs).
+#[test]
+fn serve_deletes_the_newest_version_as_hbase_does() {
+    use tallrow::idl::thrift2::{TColumn, TColumnValue, TDelete, TDeleteType, TMutation, TPut, TRowMutations};
+    use tallrow::store::{Column, TableDescriptor};
+    let h = crate::common::ThriftHarness::thrift2();
+    h.store()
+        .create_table(&TableDescriptor::new("latest", &["f"], 5))
+        .unwrap();
+    let stream = TcpStream::connect(h.addr()).unwrap();
+    let (i, o) = TTcpChannel::with_stream(stream).split().unwrap();
+    let mut c: Client = THBaseServiceSyncClient::new(
+        TBinaryInputProtocol::new(TBufferedReadTransport::new(i), true),
+        TBinaryOutputProtocol::new(TBufferedWriteTransport::new(o), true),
+    );
+    let table = b"latest".to_vec();
+    let cell =
+        |q: &str, ts: i64| TColumnValue::new(b"f".to_vec(), q.as_bytes().to_vec(), b"v".to_vec(), ts, None, None);
+    let put = TPut::new(
+        b"r".to_vec(),
+        vec![
+            cell("a", 10),
+            cell("a", 20),
+            cell("a", 30),
+            cell("b", 20),
+            cell("b", 30),
+            cell("d", 3),
+        ],
+        None,
+        None,
+        None,
+        None,
+    );
+    c.put(table.clone(), put).unwrap();
+    let newest = |qs: &[&str]| {
+        let columns: Vec<TColumn> = qs
+            .iter()
+            .map(|q| TColumn::new(b"f".to_vec(), q.as_bytes().to_vec(), None))
+            .collect();
+        TDelete::new(b"r".to_vec(), columns, None, TDeleteType::DELETE_COLUMN, None, None)
+    };
+    let versions = |q: &str| {
+        let mut g = Get::new(b"r".to_vec()).columns(vec![Column::qualifier("f", q)]);
+        g.select.max_versions = 5;
+        let got = h.store().get("latest", &[g]).unwrap().pop().flatten();
+        got.map(|r| r.cells.iter().map(|c| c.timestamp).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+
+    // The newest version goes; twice in one TDelete, the two newest.
+    c.delete_single(table.clone(), newest(&["a"])).unwrap();
+    assert_eq!(versions("a"), [20, 10]);
+    c.delete_single(table.clone(), newest(&["a", "a"])).unwrap();
+    assert_eq!(versions("a"), Vec::<i64>::new());
+    // Two TDeletes of one call both look at the row as it stood before the call.
+    c.delete_multiple(table.clone(), vec![newest(&["b"]), newest(&["b"])])
+        .unwrap();
+    assert_eq!(versions("b"), [20]);
+    // So does a mutateRow: its own put is not the newest version its delete finds.
+    let mutations = vec![
+        TMutation::Put(TPut::new(b"r".to_vec(), vec![cell("d", 5)], None, None, None, None)),
+        TMutation::DeleteSingle(newest(&["d"])),
+    ];
+    c.mutate_row(table.clone(), TRowMutations::new(b"r".to_vec(), mutations))
+        .unwrap();
+    assert_eq!(versions("d"), [5]);
+    // A column without versions has nothing to delete: the marker lands at the server's
+    // time and hides only a put at that very millisecond, not an older one.
+    c.delete_single(table.clone(), newest(&["e"])).unwrap();
+    c.put(
+        table.clone(),
+        TPut::new(b"r".to_vec(), vec![cell("e", 1)], None, None, None, None),
+    )
+    .unwrap();
+    assert_eq!(versions("e"), [1]);
+    // DELETE_FAMILY_VERSION needs a timestamp: HBase's handler lets the exception escape.
+    let no_ts = TDelete::new(
+        b"r".to_vec(),
+        vec![TColumn::new(b"f".to_vec(), None, None)],
+        None,
+        TDeleteType::DELETE_FAMILY_VERSION,
+        None,
+        None,
+    );
+    match c.delete_single(table.clone(), no_ts) {
+        Err(thrift::Error::Application(e)) => assert!(e.message.contains("Internal error"), "{e}"),
+        other => panic!("{other:?}"),
+    }
 }

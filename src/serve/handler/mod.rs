@@ -22,6 +22,7 @@ pub use thrift2::Thrift2;
 use convert::*;
 use errors::*;
 use tables::*;
+use writes::names_latest;
 
 use super::eval::{Evaluator, Verdict};
 use super::filter;
@@ -200,8 +201,11 @@ fn approximate_size(row: &RowMutation) -> usize {
                     value,
                     ..
                 } => 16 + family.len() + qualifier.len() + value.len(),
-                StoreMutation::DeleteColumn { family, qualifier, .. } => 16 + family.len() + qualifier.len(),
-                StoreMutation::DeleteFamily { family, .. } => 16 + family.len(),
+                StoreMutation::DeleteColumn { family, qualifier, .. }
+                | StoreMutation::DeleteVersion { family, qualifier, .. } => 16 + family.len() + qualifier.len(),
+                StoreMutation::DeleteFamily { family, .. } | StoreMutation::DeleteFamilyVersion { family, .. } => {
+                    16 + family.len()
+                }
                 StoreMutation::DeleteRow { .. } => 16,
             })
             .sum::<usize>()

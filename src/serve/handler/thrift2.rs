@@ -71,7 +71,8 @@ fn utf8(bytes: Vec<u8>, what: &str) -> R<String> {
     String::from_utf8(bytes).map_err(|_| tio(format!("{what} is not UTF-8")))
 }
 
-/// LATEST_TIMESTAMP on a mutation means "the server's clock".
+/// LATEST_TIMESTAMP on a mutation means "the server's clock", except on a one-version
+/// column delete, where it means the newest version (see `State::resolve_latest`).
 fn now_if_latest(mut m: StoreMutation) -> StoreMutation {
     match &mut m {
         StoreMutation::Put { timestamp, .. }
@@ -82,6 +83,12 @@ fn now_if_latest(mut m: StoreMutation) -> StoreMutation {
                 *timestamp = None;
             }
         }
+        StoreMutation::DeleteFamilyVersion { timestamp, .. } => {
+            if *timestamp == LATEST {
+                *timestamp = now_millis();
+            }
+        }
+        StoreMutation::DeleteVersion { .. } => {}
     }
     m
 }
@@ -450,15 +457,11 @@ impl Thrift2 {
         if d.row.is_empty() {
             return Err(internal_error());
         }
-        let kind = d.delete_type.unwrap_or(TDeleteType::DELETE_COLUMNS);
-        if d.columns.is_some() && (kind == TDeleteType::DELETE_COLUMN || kind == TDeleteType::DELETE_FAMILY_VERSION) {
-            if kind == TDeleteType::DELETE_FAMILY_VERSION && d.columns.iter().flatten().any(|c| c.timestamp.is_none()) {
-                return Err(internal_error());
-            }
-            return Err(tio(format!(
-                "{DO_NOT_RETRY}: tallrow serve deletes columns and families at or below a timestamp \
-                 (DELETE_COLUMNS, DELETE_FAMILY); one-version deletes ({kind:?}) have no form in its store"
-            )));
+        // HBase's deleteFromThrift lets this IllegalArgumentException escape.
+        if d.delete_type == Some(TDeleteType::DELETE_FAMILY_VERSION)
+            && d.columns.iter().flatten().any(|c| c.timestamp.is_none())
+        {
+            return Err(internal_error());
         }
         let (row, deletes) = t2::deletes_of(d).map_err(tio)?;
         Ok(RowMutation::new(row, deletes.into_iter().map(now_if_latest).collect()))
@@ -466,19 +469,35 @@ impl Thrift2 {
 
     /// Writes rows as HBase's `Table.put(List)` and `delete(List)` do: each row on its own,
     /// so a bad row (a family the table lacks) fails the call without keeping the others out.
-    fn write(&self, table: &[u8], rows: Vec<RowMutation>) -> R<()> {
+    /// With `one_row`, the rows are one `RowMutations`' mutations, written all or none.
+    fn write(&self, table: &[u8], rows: Vec<RowMutation>, one_row: bool) -> R<()> {
         let desc = two_r(self.state().tables.writable_table(table))?;
         let mut refused = None;
         let mut good = Vec::with_capacity(rows.len());
-        for row in rows {
-            match store::validate_mutations(&desc, std::slice::from_ref(&row)) {
-                Ok(()) => good.push(row),
-                Err(e) => {
-                    refused.get_or_insert(e);
+        if one_row {
+            match store::validate_mutations(&desc, &rows) {
+                Ok(()) => good = rows,
+                Err(e) => refused = Some(e),
+            }
+        } else {
+            for row in rows {
+                match store::validate_mutations(&desc, std::slice::from_ref(&row)) {
+                    Ok(()) => good.push(row),
+                    Err(e) => {
+                        refused.get_or_insert(e);
+                    }
                 }
             }
         }
-        if !good.is_empty() {
+        if good.iter().any(|r| names_latest(&r.mutations)) {
+            // The newest version is looked up, so this connection's deferred writes go first.
+            two_r(self.0.commit())?;
+            two_r(self.state().apply_resolving(&desc, good, one_row))?;
+        } else if one_row && let Some(first) = good.first() {
+            let row = first.row.clone();
+            let merged = RowMutation::new(row, good.into_iter().flat_map(|g| g.mutations).collect());
+            two_r(self.0.write_rows(&desc, vec![merged]))?;
+        } else if !good.is_empty() {
             two_r(self.0.write_rows(&desc, good))?;
         }
         match refused {
@@ -487,8 +506,9 @@ impl Thrift2 {
         }
     }
 
-    /// A row's mutations in order, each on `row`, as HBase's `RowMutations` takes them.
-    fn row_mutations(row: &[u8], mutations: Vec<TMutation>) -> R<Vec<StoreMutation>> {
+    /// A row's mutations in order, each on `row`, as HBase's `RowMutations` takes them: one
+    /// group per `TMutation`.
+    fn row_mutations(row: &[u8], mutations: Vec<TMutation>) -> R<Vec<Vec<StoreMutation>>> {
         let mut out = Vec::new();
         for m in mutations {
             let rm = match m {
@@ -502,13 +522,14 @@ impl Thrift2 {
                     String::from_utf8_lossy(row)
                 )));
             }
-            out.extend(rm.mutations);
+            out.push(rm.mutations);
         }
         Ok(out)
     }
 
-    /// Checks one cell of `row` and applies `mutations` when the check holds, atomically.
-    fn check_and_mutate(&self, table: &[u8], row: &[u8], check: Check, mutations: Vec<StoreMutation>) -> R<bool> {
+    /// Checks one cell of `row` and applies `groups` (HBase mutations) when the check holds,
+    /// atomically.
+    fn check_and_mutate(&self, table: &[u8], row: &[u8], check: Check, groups: Vec<Vec<StoreMutation>>) -> R<bool> {
         Tables::table_name(table).map_err(two)?;
         let Check {
             family,
@@ -518,30 +539,28 @@ impl Thrift2 {
         } = check;
         let family = utf8(family, "column family")?;
         let columns = [(family, qualifier)];
-        two_r(self.state().read_modify_write(table, row, &columns, |found| {
+        two_r(self.state().read_modify_write_groups(table, row, &columns, |found| {
             if !matches(found[0].as_ref(), op, &value)? {
                 return Ok((Vec::new(), false));
             }
             // A put without a timestamp is not eclipsed by the cell it checked.
             let at = now_millis().max(found[0].as_ref().map_or(0, |c| c.timestamp));
-            let mutations = mutations
-                .into_iter()
-                .map(|m| match m {
-                    StoreMutation::Put {
-                        family,
-                        qualifier,
-                        timestamp: None,
-                        value,
-                    } => StoreMutation::Put {
-                        family,
-                        qualifier,
-                        timestamp: Some(at),
-                        value,
-                    },
-                    m => m,
-                })
-                .collect();
-            Ok((mutations, true))
+            let stamp = |m| match m {
+                StoreMutation::Put {
+                    family,
+                    qualifier,
+                    timestamp: None,
+                    value,
+                } => StoreMutation::Put {
+                    family,
+                    qualifier,
+                    timestamp: Some(at),
+                    value,
+                },
+                m => m,
+            };
+            let groups = groups.into_iter().map(|g| g.into_iter().map(stamp).collect()).collect();
+            Ok((groups, true))
         }))
     }
 
@@ -550,7 +569,7 @@ impl Thrift2 {
         if action.row != row {
             return Err(tio(format!("{DO_NOT_RETRY}: Action's getRow must match")));
         }
-        self.check_and_mutate(table, row, check, action.mutations)
+        self.check_and_mutate(table, row, check, vec![action.mutations])
     }
 
     /// A scan as HBase's `scanFromThrift` builds it, with what the scanner does beyond it.
@@ -772,7 +791,7 @@ impl THBaseServiceSyncHandler for Thrift2 {
     fn handle_put_multiple(&self, table: Vec<u8>, tputs: Vec<TPut>) -> R<()> {
         Tables::table_name(&table).map_err(two)?;
         let rows = tputs.into_iter().map(Self::put_row).collect::<R<Vec<_>>>()?;
-        self.write(&table, rows)
+        self.write(&table, rows, false)
     }
 
     fn handle_delete_single(&self, table: Vec<u8>, tdelete: TDelete) -> R<()> {
@@ -782,7 +801,7 @@ impl THBaseServiceSyncHandler for Thrift2 {
     fn handle_delete_multiple(&self, table: Vec<u8>, tdeletes: Vec<TDelete>) -> R<Vec<TDelete>> {
         Tables::table_name(&table).map_err(two)?;
         let rows = tdeletes.into_iter().map(Self::delete_row).collect::<R<Vec<_>>>()?;
-        self.write(&table, rows)?;
+        self.write(&table, rows, false)?;
         // HBase always answers an empty list, for compatibility.
         Ok(Vec::new())
     }
@@ -876,11 +895,12 @@ impl THBaseServiceSyncHandler for Thrift2 {
     fn handle_mutate_row(&self, table: Vec<u8>, trow_mutations: TRowMutations) -> R<()> {
         Tables::table_name(&table).map_err(two)?;
         let row = trow_mutations.row;
-        let mutations = Self::row_mutations(&row, trow_mutations.mutations)?;
-        if mutations.is_empty() {
+        let groups = Self::row_mutations(&row, trow_mutations.mutations)?;
+        if groups.iter().all(Vec::is_empty) {
             return Ok(());
         }
-        self.write(&table, vec![RowMutation::new(row, mutations)])
+        let groups = groups.into_iter().map(|g| RowMutation::new(row.clone(), g)).collect();
+        self.write(&table, groups, true)
     }
 
     fn handle_get_scanner_results(&self, table: Vec<u8>, tscan: TScan2, num_rows: i32) -> R<Vec<TResult>> {

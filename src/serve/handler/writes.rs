@@ -100,6 +100,20 @@ impl State {
         columns: &[(String, Vec<u8>)],
         f: impl FnOnce(&[Option<Cell>]) -> R<(Vec<StoreMutation>, T)>,
     ) -> R<T> {
+        self.read_modify_write_groups(table, row, columns, |found| {
+            f(found).map(|(mutations, out)| (vec![mutations], out))
+        })
+    }
+
+    /// `read_modify_write` where `f` answers HBase mutations one by one (a `RowMutations`),
+    /// so that one-version deletes of the newest version resolve per mutation.
+    pub(super) fn read_modify_write_groups<T>(
+        &self,
+        table: &[u8],
+        row: &[u8],
+        columns: &[(String, Vec<u8>)],
+        f: impl FnOnce(&[Option<Cell>]) -> R<(Vec<Vec<StoreMutation>>, T)>,
+    ) -> R<T> {
         if row.is_empty() {
             return Err(illegal("Row length is 0"));
         }
@@ -119,13 +133,95 @@ impl State {
             .iter()
             .map(|(f, q)| cells.iter().find(|c| c.family == *f && c.qualifier == *q).cloned())
             .collect();
-        let (mutations, out) = f(&found)?;
+        let (mut groups, out) = f(&found)?;
+        if groups.iter().any(|g| names_latest(g)) {
+            let all: Vec<StoreMutation> = groups.iter().flatten().cloned().collect();
+            store::validate_mutations(&desc, &[RowMutation::new(row.to_vec(), all)]).map_err(store_error)?;
+            let now = now_millis();
+            for group in &mut groups {
+                self.resolve_latest(&desc, &state, row, group, now)?;
+            }
+        }
+        let mutations: Vec<StoreMutation> = groups.into_iter().flatten().collect();
         if !mutations.is_empty() {
             self.store
                 .mutate(&desc.name, &[RowMutation::new(row.to_vec(), mutations)])
                 .map_err(store_error)?;
         }
         Ok(out)
+    }
+
+    /// Gives the one-version deletes at `LATEST_TIMESTAMP` in `group` (one HBase mutation on
+    /// `row`) the timestamp HBase's region server gives them (`prepareDeleteTimestamps`):
+    /// the n-th such delete of a column takes the column's n-th newest version as the row
+    /// stands (no further back than the family's `VERSIONS`), or `now` when it has fewer.
+    /// The caller holds the row's stripe exclusively and has validated the mutations.
+    pub(super) fn resolve_latest(
+        &self,
+        desc: &TableDescriptor,
+        state: &TableState,
+        row: &[u8],
+        group: &mut [StoreMutation],
+        now: i64,
+    ) -> R<()> {
+        let mut counts: HashMap<(String, Vec<u8>), u32> = HashMap::new();
+        let ttls = Tables::ttls(state);
+        for m in group {
+            let StoreMutation::DeleteVersion {
+                family,
+                qualifier,
+                timestamp,
+            } = m
+            else {
+                continue;
+            };
+            if *timestamp != LATEST {
+                continue;
+            }
+            let n = counts.entry((family.clone(), qualifier.clone())).or_insert(0);
+            *n += 1;
+            let get = Get {
+                row: row.to_vec(),
+                select: Selection {
+                    columns: vec![Column::qualifier(family, qualifier.clone())],
+                    max_versions: *n,
+                    ..Selection::default()
+                },
+            };
+            let mut found = self.store.get(&desc.name, &[get]).map_err(store_error)?;
+            let mut cells = found.pop().flatten().map(|r| r.cells).unwrap_or_default();
+            Tables::expire(&ttls, &mut cells);
+            *timestamp = cells.get(*n as usize - 1).map_or(now, |c| c.timestamp);
+        }
+        Ok(())
+    }
+
+    /// Applies HBase mutations (`groups`, each on one row) whose one-version deletes may
+    /// name the newest version: under the rows' stripes, held exclusively, those deletes
+    /// are resolved against the rows as they stand before any is applied, as HBase
+    /// prepares a batch. With `one_row`, the groups are one `RowMutations`, applied as one.
+    pub(super) fn apply_resolving(&self, desc: &TableDescriptor, groups: Vec<RowMutation>, one_row: bool) -> R<()> {
+        let (_, state) = self.tables.data_table(desc.name.as_bytes())?;
+        let mut stripes: Vec<usize> = groups.iter().map(|r| stripe_of(&r.row)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        let _guards: Vec<_> = stripes
+            .iter()
+            .map(|&s| self.stripes[s].write().expect("lock"))
+            .collect();
+        let now = now_millis();
+        let mut groups = groups;
+        for g in &mut groups {
+            self.resolve_latest(desc, &state, &g.row, &mut g.mutations, now)?;
+        }
+        if one_row && let Some(first) = groups.first() {
+            let row = first.row.clone();
+            groups = vec![RowMutation::new(
+                row,
+                groups.into_iter().flat_map(|g| g.mutations).collect(),
+            )];
+        }
+        self.store.mutate(&desc.name, &groups).map_err(store_error)
     }
 
     pub(super) fn increment(&self, table: &[u8], row: &[u8], column: &[u8], amount: i64) -> R<i64> {
@@ -150,4 +246,12 @@ impl State {
             Ok((vec![put], new))
         })
     }
+}
+
+/// Whether `mutations` hold a one-version delete of the newest version, which must be
+/// resolved against the row before it is applied.
+pub(super) fn names_latest(mutations: &[StoreMutation]) -> bool {
+    mutations
+        .iter()
+        .any(|m| matches!(m, StoreMutation::DeleteVersion { timestamp: LATEST, .. }))
 }

@@ -11,6 +11,14 @@ pub(super) fn at_or_below(ts: i64) -> TimestampRange {
     }
 }
 
+/// The one millisecond at `ts`.
+pub(super) fn exactly(ts: i64) -> TimestampRange {
+    TimestampRange {
+        start_timestamp_micros: micros(ts),
+        end_timestamp_micros: micros(ts + 1),
+    }
+}
+
 pub(super) fn filter(f: row_filter::Filter) -> RowFilter {
     RowFilter { filter: Some(f) }
 }

@@ -394,9 +394,14 @@ impl Store for Bigtable {
             .iter()
             .filter(|row| {
                 by_row[*row].iter().any(|rm| {
-                    rm.mutations
-                        .iter()
-                        .any(|m| matches!(m, StoreMutation::DeleteFamily { .. } | StoreMutation::DeleteRow { .. }))
+                    rm.mutations.iter().any(|m| {
+                        matches!(
+                            m,
+                            StoreMutation::DeleteFamily { .. }
+                                | StoreMutation::DeleteFamilyVersion { .. }
+                                | StoreMutation::DeleteRow { .. }
+                        )
+                    })
                 })
             })
             .map(|row| row.to_vec())

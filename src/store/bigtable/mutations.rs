@@ -58,6 +58,24 @@ pub(super) fn row_mutations(ms: &[StoreMutation], now: i64, known: &mut Columns,
                     time_range: Some(at_or_below(ts)),
                 })));
             }
+            StoreMutation::DeleteVersion { family, qualifier, .. } => {
+                out.push(m(mutation::Mutation::DeleteFromColumn(mutation::DeleteFromColumn {
+                    family_name: family.clone(),
+                    column_qualifier: qualifier.clone(),
+                    time_range: Some(exactly(ts)),
+                })));
+            }
+            StoreMutation::DeleteFamilyVersion { family, .. } => {
+                // Bigtable deletes a family whole or a column's time range: the version
+                // goes column by column.
+                for (f, q) in known.keys().filter(|(f, _)| f == family) {
+                    out.push(m(mutation::Mutation::DeleteFromColumn(mutation::DeleteFromColumn {
+                        family_name: f.clone(),
+                        column_qualifier: q.clone(),
+                        time_range: Some(exactly(ts)),
+                    })));
+                }
+            }
             StoreMutation::DeleteFamily { family, .. } => {
                 let columns: Vec<_> = known.iter().filter(|((f, _), _)| f == family).collect();
                 if columns.iter().all(|(_, newest)| **newest <= ts) {

@@ -8,14 +8,16 @@
 //!
 //! `table keyspace name 00 | row prefix (cellkey) | 00` for the whole row,
 //! `... | 01 family index` for a family, `... | 02 family index escape(qualifier) 00 01` for
-//! a column.
+//! a column. A one-version delete hides puts at exactly its timestamp, so its marker holds
+//! the timestamp in its key (its value is empty): `... | 03 family index escape(qualifier)
+//! 00 01 | ts` for a column's version, `... | 04 family index | ts` for a family's.
 //!
 //! A table's keyspace name is never reused, so a dropped table's markers cannot hide a new
 //! table's puts; `delete_table` removes them all the same.
 
 use super::cellkey;
 use fjall::{Keyspace, OwnedWriteBatch, UserKey};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The keyspace of the markers.
 pub const KEYSPACE: &str = "tallrow_markers";
@@ -28,6 +30,10 @@ pub enum Scope<'a> {
     Family(&'a [u8], u8),
     /// One column.
     Column(&'a [u8], u8, &'a [u8]),
+    /// One version of one column.
+    Version(&'a [u8], u8, &'a [u8], i64),
+    /// One version of every column of a family.
+    FamilyVersion(&'a [u8], u8, i64),
 }
 
 fn table_prefix(table: &str) -> Vec<u8> {
@@ -51,6 +57,17 @@ fn key(table: &str, scope: &Scope) -> Vec<u8> {
             out.extend_from_slice(row);
             out.extend_from_slice(&[2, *family]);
             cellkey::push_escaped(qualifier, &mut out);
+        }
+        Scope::Version(row, family, qualifier, ts) => {
+            out.extend_from_slice(row);
+            out.extend_from_slice(&[3, *family]);
+            cellkey::push_escaped(qualifier, &mut out);
+            out.extend_from_slice(&ts.to_be_bytes());
+        }
+        Scope::FamilyVersion(row, family, ts) => {
+            out.extend_from_slice(row);
+            out.extend_from_slice(&[4, *family]);
+            out.extend_from_slice(&ts.to_be_bytes());
         }
     }
     out
@@ -76,6 +93,7 @@ pub struct Pending<'a> {
     table: &'a str,
     committed: bool,
     raised: BTreeMap<Vec<u8>, i64>,
+    versions: BTreeSet<Vec<u8>>,
 }
 
 impl<'a> Pending<'a> {
@@ -86,6 +104,7 @@ impl<'a> Pending<'a> {
             table,
             committed,
             raised: BTreeMap::new(),
+            versions: BTreeSet::new(),
         }
     }
 
@@ -102,10 +121,18 @@ impl<'a> Pending<'a> {
         }))
     }
 
+    /// Whether a one-version marker exists at `key`.
+    fn version_marker(&self, key: &[u8]) -> fjall::Result<bool> {
+        if self.versions.contains(key) {
+            return Ok(true);
+        }
+        Ok(self.committed && self.markers.contains_key(key)?)
+    }
+
     /// Whether a put of the column at `ts` is hidden by a marker of its row, family or
-    /// column.
+    /// column, or by a one-version marker of the column or family at `ts`.
     pub fn hides(&self, row: &[u8], family: u8, qualifier: &[u8], ts: i64) -> fjall::Result<bool> {
-        if !self.committed && self.raised.is_empty() {
+        if !self.committed && self.raised.is_empty() && self.versions.is_empty() {
             return Ok(false);
         }
         for scope in [
@@ -117,12 +144,24 @@ impl<'a> Pending<'a> {
                 return Ok(true);
             }
         }
+        for scope in [
+            Scope::Version(row, family, qualifier, ts),
+            Scope::FamilyVersion(row, family, ts),
+        ] {
+            if self.version_marker(&key(self.table, &scope))? {
+                return Ok(true);
+            }
+        }
         Ok(false)
     }
 
     /// Records a delete at `ts` over `scope`.
     pub fn raise(&mut self, scope: Scope, ts: i64) -> fjall::Result<()> {
         let key = key(self.table, &scope);
+        if matches!(scope, Scope::Version(..) | Scope::FamilyVersion(..)) {
+            self.versions.insert(key);
+            return Ok(());
+        }
         if self.marker(&key)?.is_none_or(|m| ts > m) {
             self.raised.insert(key, ts);
         }
@@ -131,9 +170,12 @@ impl<'a> Pending<'a> {
 
     /// Adds the raised markers to `batch`; returns whether there were any.
     pub fn write_into(self, batch: &mut OwnedWriteBatch) -> bool {
-        let any = !self.raised.is_empty();
+        let any = !self.raised.is_empty() || !self.versions.is_empty();
         for (key, ts) in self.raised {
             batch.insert(self.markers, key, ts.to_be_bytes().to_vec());
+        }
+        for key in self.versions {
+            batch.insert(self.markers, key, Vec::new());
         }
         any
     }
@@ -151,6 +193,14 @@ mod tests {
         assert_eq!(
             key("t3", &Scope::Column(&row, 7, b"q")),
             b"t3\x00r\x00\xff\x00\x01\x02\x07q\x00\x01"
+        );
+        assert_eq!(
+            key("t3", &Scope::Version(&row, 7, b"q", 258)),
+            b"t3\x00r\x00\xff\x00\x01\x03\x07q\x00\x01\0\0\0\0\0\0\x01\x02"
+        );
+        assert_eq!(
+            key("t3", &Scope::FamilyVersion(&row, 7, 258)),
+            b"t3\x00r\x00\xff\x00\x01\x04\x07\0\0\0\0\0\0\x01\x02"
         );
     }
 }

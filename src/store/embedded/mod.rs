@@ -7,7 +7,7 @@
 //!
 //! Deletes behave as HBase's do by default: they remove the cells they cover and leave a
 //! marker (in the markers keyspace, the `markers` module) that hides any later put at or
-//! below its timestamp in its scope. A read counts versions among the cells inside its time
+//! below its timestamp in its scope (a one-version delete: at exactly its timestamp). A read counts versions among the cells inside its time
 //! range, at most the family's `VERSIONS`, as HBase reads before a flush.
 
 mod cellkey;
@@ -124,18 +124,18 @@ impl Embedded {
             .ok_or(Error::TableNotFound(name))
     }
 
-    /// Marks every key in `prefix` whose timestamp is at or below `ts` deleted, both the
+    /// Marks every key in `prefix` whose timestamp `covered` takes deleted, both the
     /// committed ones and those earlier in the same batch.
     fn delete_prefix(
         &self,
         t: &Table,
         pending: &mut BTreeMap<Vec<u8>, Option<Vec<u8>>>,
         prefix: &[u8],
-        ts: i64,
+        covered: impl Fn(i64) -> bool,
     ) -> Result<()> {
         for guard in t.keyspace.prefix(prefix) {
             let key = guard.key().map_err(io)?;
-            if cellkey::decode_ts(&key) <= ts {
+            if covered(cellkey::decode_ts(&key)) {
                 pending.insert(key.to_vec(), None);
             }
         }
@@ -143,7 +143,7 @@ impl Embedded {
             if !key.starts_with(prefix) {
                 break;
             }
-            if cellkey::decode_ts(key) <= ts {
+            if covered(cellkey::decode_ts(key)) {
                 *value = None;
             }
         }
@@ -305,9 +305,18 @@ impl Store for Embedded {
                     Mutation::DeleteColumn { family, qualifier, .. } => {
                         let family = t.family_index(family);
                         cellkey::column_prefix(&row, family, qualifier, &mut key);
-                        self.delete_prefix(&t, &mut pending, &key, ts)?;
+                        self.delete_prefix(&t, &mut pending, &key, |at| at <= ts)?;
                         marks
                             .raise(markers::Scope::Column(&row, family, qualifier), ts)
+                            .map_err(io)?;
+                    }
+                    Mutation::DeleteVersion { family, qualifier, .. } => {
+                        let family = t.family_index(family);
+                        cellkey::column_prefix(&row, family, qualifier, &mut key);
+                        key.extend_from_slice(&cellkey::encode_ts(ts));
+                        pending.insert(key.clone(), None);
+                        marks
+                            .raise(markers::Scope::Version(&row, family, qualifier, ts), ts)
                             .map_err(io)?;
                     }
                     Mutation::DeleteFamily { family, .. } => {
@@ -315,11 +324,21 @@ impl Store for Embedded {
                         key.clear();
                         key.extend_from_slice(&row);
                         key.push(family);
-                        self.delete_prefix(&t, &mut pending, &key, ts)?;
+                        self.delete_prefix(&t, &mut pending, &key, |at| at <= ts)?;
                         marks.raise(markers::Scope::Family(&row, family), ts).map_err(io)?;
                     }
+                    Mutation::DeleteFamilyVersion { family, .. } => {
+                        let family = t.family_index(family);
+                        key.clear();
+                        key.extend_from_slice(&row);
+                        key.push(family);
+                        self.delete_prefix(&t, &mut pending, &key, |at| at == ts)?;
+                        marks
+                            .raise(markers::Scope::FamilyVersion(&row, family, ts), ts)
+                            .map_err(io)?;
+                    }
                     Mutation::DeleteRow { .. } => {
-                        self.delete_prefix(&t, &mut pending, &row, ts)?;
+                        self.delete_prefix(&t, &mut pending, &row, |at| at <= ts)?;
                         marks.raise(markers::Scope::Row(&row), ts).map_err(io)?;
                     }
                 }

@@ -261,6 +261,16 @@ impl Store for Hbase {
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let desc = self.descriptor(table)?;
         validate_mutations(&desc, rows)?;
+        if rows
+            .iter()
+            .any(|r| r.mutations.iter().any(StoreMutation::is_version_delete))
+        {
+            return Err(Error::BadArgument(
+                "HBase's Thrift1 API deletes a column's or family's versions at or below a timestamp, \
+                 never one version alone: use api=thrift2 for one-version deletes"
+                    .into(),
+            ));
+        }
         let max = max_row_key(&desc.name);
         for r in rows {
             within_locatable_length(&desc.name, max, &r.row)?;

@@ -81,7 +81,10 @@ pub(super) fn steps(rm: &RowMutation) -> Vec<Step> {
         let ts = m.timestamp();
         let is_delete = match m {
             StoreMutation::Put { .. } => false,
-            StoreMutation::DeleteColumn { .. } | StoreMutation::DeleteFamily { .. } => true,
+            StoreMutation::DeleteColumn { .. }
+            | StoreMutation::DeleteFamily { .. }
+            | StoreMutation::DeleteVersion { .. }
+            | StoreMutation::DeleteFamilyVersion { .. } => true,
             StoreMutation::DeleteRow { timestamp } => {
                 out.push(Step::DeleteRow(*timestamp));
                 has_delete = false;
@@ -127,6 +130,9 @@ pub(super) fn write_batch(
             StoreMutation::DeleteColumn { family, qualifier, .. } => (family, Some(qualifier.as_slice()), None),
             StoreMutation::DeleteFamily { family, .. } => (family, None, None),
             StoreMutation::DeleteRow { .. } => unreachable!("row deletes are steps of their own"),
+            StoreMutation::DeleteVersion { .. } | StoreMutation::DeleteFamilyVersion { .. } => {
+                unreachable!("Thrift1 batches refuse one-version deletes before they are written")
+            }
         };
         column.clear();
         column.extend_from_slice(family.as_bytes());
