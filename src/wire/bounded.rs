@@ -10,9 +10,13 @@ use thrift::protocol::{
     TSetIdentifier, TStructIdentifier, TType,
 };
 
-/// The arguments of a call, by field id and type, that a reader fills with empty values
-/// when the caller left them out.
-pub type ArgDefaults = fn(&str) -> &'static [(i16, TType)];
+/// A call argument a caller may leave out: its field id, its type, and the value an omitted
+/// integer reads as (the IDL's default; 0 where it has none).
+pub type Arg = (i16, TType, i64);
+
+/// The arguments of a call that a reader fills in when the caller left them out: empty
+/// values, or an integer's default.
+pub type ArgDefaults = fn(&str) -> &'static [Arg];
 
 /// An input protocol (binary or compact) that holds each message to a byte budget.
 ///
@@ -22,11 +26,12 @@ pub type ArgDefaults = fn(&str) -> &'static [(i16, TType)];
 pub struct Input<R> {
     r: R,
     defaults: Option<ArgDefaults>,
-    args: &'static [(i16, TType)],
+    args: &'static [Arg],
     depth: usize,
     seen: u64,
     stopped: bool,
-    synthetic: Option<TType>,
+    /// An omitted argument being read: its type and, for an integer, its value.
+    synthetic: Option<(TType, i64)>,
     synthetic_struct: Option<usize>,
     protocol: Protocol,
     limit: usize,
@@ -67,11 +72,17 @@ impl<R: Read> Input<R> {
 
     /// Takes a pending synthetic value of type `t`.
     fn synthetic(&mut self, t: TType) -> bool {
-        if self.synthetic == Some(t) {
-            self.synthetic = None;
-            true
-        } else {
-            false
+        self.synthetic_int(t).is_some()
+    }
+
+    /// Takes a pending synthetic value of type `t`, with its integer value.
+    fn synthetic_int(&mut self, t: TType) -> Option<i64> {
+        match self.synthetic {
+            Some((pending, value)) if pending == t => {
+                self.synthetic = None;
+                Some(value)
+            }
+            _ => None,
         }
     }
 
@@ -90,11 +101,11 @@ impl<R: Read> Input<R> {
             }
             self.stopped = true;
         }
-        let missing = self.args.iter().find(|(id, _)| self.seen & (1 << id) == 0).copied();
+        let missing = self.args.iter().find(|(id, _, _)| self.seen & (1 << id) == 0).copied();
         match missing {
-            Some((id, t)) => {
+            Some((id, t, value)) => {
                 self.seen |= 1 << id;
-                self.synthetic = Some(t);
+                self.synthetic = Some((t, value));
                 Ok(TFieldIdentifier::new::<Option<String>, String, i16>(None, t, id))
             }
             None => Ok(TFieldIdentifier::new::<Option<String>, String, Option<i16>>(
@@ -433,8 +444,8 @@ impl<R: Read> TInputProtocol for Input<R> {
     }
 
     fn read_i32(&mut self) -> thrift::Result<i32> {
-        if self.synthetic(TType::I32) {
-            return Ok(0);
+        if let Some(value) = self.synthetic_int(TType::I32) {
+            return Ok(value as i32);
         }
         match self.protocol {
             Protocol::Binary => Ok(i32::from_be_bytes(self.array()?)),
@@ -443,8 +454,8 @@ impl<R: Read> TInputProtocol for Input<R> {
     }
 
     fn read_i64(&mut self) -> thrift::Result<i64> {
-        if self.synthetic(TType::I64) {
-            return Ok(0);
+        if let Some(value) = self.synthetic_int(TType::I64) {
+            return Ok(value);
         }
         match self.protocol {
             Protocol::Binary => Ok(i64::from_be_bytes(self.array()?)),

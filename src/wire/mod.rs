@@ -14,7 +14,7 @@ pub mod bounded;
 pub mod framed;
 pub mod held;
 
-pub use bounded::{ArgDefaults, Input, Watched};
+pub use bounded::{Arg, ArgDefaults, Input, Watched};
 pub use framed::{FramedReader, Outbox};
 pub use held::{Held, SendBeforeRead};
 
@@ -204,6 +204,46 @@ mod tests {
             assert_eq!(TScan::read_from_in_protocol(&mut i).unwrap(), scan);
             assert_eq!(i.read_i64().unwrap(), i64::MIN);
             assert_eq!(i.read_double().unwrap(), -1.5);
+        }
+    }
+
+    #[test]
+    fn omitted_arguments_read_as_empty_values_or_their_defaults() {
+        use thrift::protocol::{TFieldIdentifier, TStructIdentifier, TType};
+        fn defaults(method: &str) -> &'static [Arg] {
+            match method {
+                "scan" => &[(1, TType::String, 0), (2, TType::I32, 1), (3, TType::I64, 0)],
+                _ => &[],
+            }
+        }
+        for protocol in [Protocol::Binary, Protocol::Compact] {
+            // The caller sends only argument 3.
+            let bytes = encode(protocol, |o| {
+                o.write_message_begin(&TMessageIdentifier::new("scan", TMessageType::Call, 1))
+                    .unwrap();
+                o.write_struct_begin(&TStructIdentifier::new("args")).unwrap();
+                o.write_field_begin(&TFieldIdentifier::new("c", TType::I64, 3)).unwrap();
+                o.write_i64(9).unwrap();
+                o.write_field_end().unwrap();
+                o.write_field_stop().unwrap();
+                o.write_struct_end().unwrap();
+                o.write_message_end().unwrap();
+            });
+            let mut i = Input::new(bytes.as_slice(), protocol, 1 << 20).with_defaults(defaults);
+            i.read_message_begin().unwrap();
+            i.read_struct_begin().unwrap();
+            assert_eq!(i.read_field_begin().unwrap().id, Some(3));
+            assert_eq!(i.read_i64().unwrap(), 9);
+            i.read_field_end().unwrap();
+            let f = i.read_field_begin().unwrap();
+            assert_eq!((f.id, f.field_type), (Some(1), TType::String));
+            assert_eq!(i.read_bytes().unwrap(), b"");
+            i.read_field_end().unwrap();
+            let f = i.read_field_begin().unwrap();
+            assert_eq!((f.id, f.field_type), (Some(2), TType::I32));
+            assert_eq!(i.read_i32().unwrap(), 1, "the IDL's default");
+            i.read_field_end().unwrap();
+            assert_eq!(i.read_field_begin().unwrap().field_type, TType::Stop);
         }
     }
 
