@@ -29,19 +29,45 @@ pub(super) fn write_no_attributes(o: &mut dyn TOutputProtocol, id: i16) -> thrif
     o.write_field_end()
 }
 
+/// A service whose calls can be pipelined: how its replies declare exceptions, and what an
+/// error means for a retry.
+pub(super) trait Service: TThriftClient {
+    /// The exception a result struct's field `id` holds; `None` for a field that is not one.
+    fn exception(id: i16, t: TType, i: &mut dyn TInputProtocol) -> thrift::Result<Option<thrift::Error>>;
+    /// What `e` means for a retry, worded for `table`.
+    fn classify(e: thrift::Error, table: &str) -> Failure;
+}
+
+impl Service for ThriftClient {
+    fn exception(id: i16, t: TType, i: &mut dyn TInputProtocol) -> thrift::Result<Option<thrift::Error>> {
+        Ok(match (id, t) {
+            (1, TType::Struct) => Some(thrift::Error::User(Box::new(IOError::read_from_in_protocol(i)?))),
+            (2, TType::Struct) => Some(thrift::Error::User(Box::new(IllegalArgument::read_from_in_protocol(
+                i,
+            )?))),
+            _ => None,
+        })
+    }
+
+    fn classify(e: thrift::Error, table: &str) -> Failure {
+        failure(e, table)
+    }
+}
+
 /// Sends `calls` back to back, then reads their replies in order; `success` reads the
 /// result struct's field 0. Sent in windows so that unread replies never fill the socket.
-pub(super) fn pipeline<T>(
-    client: &mut Client,
+pub(super) fn pipeline<S: Service, T>(
+    client: &mut Connected<S>,
     table: &str,
     calls: &[Call],
     success: impl Fn(&mut dyn TInputProtocol) -> thrift::Result<T>,
 ) -> std::result::Result<Vec<Option<T>>, Failure> {
+    let failure = S::classify;
     let mut out = Vec::with_capacity(calls.len());
     let mut first_error: Option<Failure> = None;
     for window in calls.chunks(WINDOW) {
         let mut seqs = Vec::with_capacity(window.len());
-        let send = |client: &mut Client, seqs: &mut Vec<i32>| -> thrift::Result<()> {
+        let send = |client: &mut Connected<S>, seqs: &mut Vec<i32>| -> thrift::Result<()> {
             client.held.hold(true);
             for c in window {
                 let seq = client.increment_sequence_number();
@@ -64,7 +90,7 @@ pub(super) fn pipeline<T>(
             f => f,
         })?;
         for seq in seqs {
-            let reply = read_reply(client.i_prot_mut(), seq, &success).map_err(|e| failure(e, table))?;
+            let reply = read_reply::<S, T>(client.i_prot_mut(), seq, &success).map_err(|e| failure(e, table))?;
             match reply {
                 Ok(v) => out.push(v),
                 Err(e) => {
@@ -82,7 +108,7 @@ pub(super) fn pipeline<T>(
 
 /// Reads one reply: the outer error is the connection's, the inner the call's.
 #[allow(clippy::type_complexity)]
-pub(super) fn read_reply<T>(
+pub(super) fn read_reply<S: Service, T>(
     i: &mut dyn TInputProtocol,
     seq: i32,
     success: &impl Fn(&mut dyn TInputProtocol) -> thrift::Result<T>,
@@ -108,15 +134,11 @@ pub(super) fn read_reply<T>(
         }
         match f.id {
             Some(0) => result = Ok(Some(success(i)?)),
-            Some(1) if f.field_type == TType::Struct => {
-                result = Err(thrift::Error::User(Box::new(IOError::read_from_in_protocol(i)?)))
-            }
-            Some(2) if f.field_type == TType::Struct => {
-                result = Err(thrift::Error::User(Box::new(IllegalArgument::read_from_in_protocol(
-                    i,
-                )?)))
-            }
-            _ => i.skip(f.field_type)?,
+            Some(id) => match S::exception(id, f.field_type, i)? {
+                Some(e) => result = Err(e),
+                None => i.skip(f.field_type)?,
+            },
+            None => i.skip(f.field_type)?,
         }
         i.read_field_end()?;
     }

@@ -6,25 +6,28 @@ use super::*;
 
 pub(super) type ThriftClient = HbaseSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
 
-/// A connection: the generated client, and the hold on its outgoing bytes that lets a
-/// pipeline send a whole window in one write.
-pub(super) struct Client {
-    pub(super) thrift: ThriftClient,
+/// A connection: the generated client of its service, and the hold on its outgoing bytes
+/// that lets a pipeline send a whole window in one write.
+pub(super) struct Connected<T> {
+    pub(super) thrift: T,
     pub(super) held: wire::Held,
 }
 
-impl std::ops::Deref for Client {
-    type Target = ThriftClient;
-    fn deref(&self) -> &ThriftClient {
+impl<T> std::ops::Deref for Connected<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
         &self.thrift
     }
 }
 
-impl std::ops::DerefMut for Client {
-    fn deref_mut(&mut self) -> &mut ThriftClient {
+impl<T> std::ops::DerefMut for Connected<T> {
+    fn deref_mut(&mut self) -> &mut T {
         &mut self.thrift
     }
 }
+
+/// A Thrift1 connection.
+pub(super) type Client = Connected<ThriftClient>;
 
 /// What a failure means for a retry.
 #[derive(Debug)]
@@ -66,7 +69,7 @@ impl Hbase {
 
     pub(super) fn connect(&self) -> std::result::Result<Client, Failure> {
         let (input, output, held) = open_connection(&self.spec, self.addr, self.connect_timeout, self.read_timeout)?;
-        Ok(Client {
+        Ok(Connected {
             thrift: HbaseSyncClient::new(input, output),
             held,
         })

@@ -2,7 +2,8 @@
 //! `hbase://HOST:PORT?api=thrift2`). Thrift2 carries a timestamp per cell and versions and
 //! time ranges in reads, so the store's model maps onto it directly:
 //! - a batch is one `putMultiple` and one `deleteMultiple` per round of the rows' steps (a
-//!   row's puts, then its deletes, in order), after the batch is validated;
+//!   row's puts, then its deletes, in order), every round pipelined on one connection, after
+//!   the batch is validated;
 //! - gets are one `getMultiple` with `maxVersions` and time ranges; qualifier cursors are a
 //!   `QualifierFilter`, cell limits are counted here;
 //! - a scan that one batch answers is one `getScannerResults` call; longer ones page with
@@ -14,8 +15,51 @@ use crate::idl::thrift2::{
     TColumnFamilyDescriptor, THBaseServiceSyncClient, TIOError, TIllegalArgument, TScan as TScan2,
     TTHBaseServiceSyncClient, TTableDescriptor, TTableName, TTimeRange,
 };
+use thrift::protocol::TSerializable;
 
-type Client2 = THBaseServiceSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
+type ThriftClient2 = THBaseServiceSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
+
+/// A Thrift2 connection.
+type Client2 = Connected<ThriftClient2>;
+
+impl Service for ThriftClient2 {
+    fn exception(id: i16, t: TType, i: &mut dyn TInputProtocol) -> thrift::Result<Option<thrift::Error>> {
+        Ok(match (id, t) {
+            (1, TType::Struct) => Some(thrift::Error::User(Box::new(TIOError::read_from_in_protocol(i)?))),
+            (2, TType::Struct) => Some(thrift::Error::User(Box::new(TIllegalArgument::read_from_in_protocol(
+                i,
+            )?))),
+            _ => None,
+        })
+    }
+
+    fn classify(e: thrift::Error, table: &str) -> Failure {
+        failure2(e, table)
+    }
+}
+
+/// A `putMultiple` or `deleteMultiple` call (`name`, its list argument `list`), for a
+/// pipeline.
+fn multiple<'a, T: 'a>(
+    (name, list): (&'static str, &'static str),
+    table: &'a [u8],
+    items: Vec<T>,
+    write: fn(&T, &mut dyn TOutputProtocol) -> thrift::Result<()>,
+) -> Call<'a> {
+    Call {
+        name,
+        args: Box::new(move |o| {
+            write_bytes_field(o, "table", 1, table)?;
+            write_field(o, list, TType::List, 2)?;
+            o.write_list_begin(&TListIdentifier::new(TType::Struct, items.len() as i32))?;
+            for item in &items {
+                write(item, o)?;
+            }
+            o.write_list_end()?;
+            o.write_field_end()
+        }),
+    }
+}
 
 /// The backend over Thrift2.
 pub struct Hbase2 {
@@ -86,8 +130,11 @@ impl Hbase2 {
     }
 
     fn connect(&self) -> std::result::Result<Client2, Failure> {
-        let (input, output, _) = open_connection(&self.spec, self.addr, self.connect_timeout, self.read_timeout)?;
-        Ok(THBaseServiceSyncClient::new(input, output))
+        let (input, output, held) = open_connection(&self.spec, self.addr, self.connect_timeout, self.read_timeout)?;
+        Ok(Connected {
+            thrift: THBaseServiceSyncClient::new(input, output),
+            held,
+        })
     }
 
     /// Runs `f` on a pooled connection, retrying on a fresh one when `f` fails in transit
@@ -129,6 +176,20 @@ fn tcolumns(select: &crate::store::Selection) -> Option<Vec<crate::idl::thrift2:
         .map(|c| crate::idl::thrift2::TColumn::new(c.family.as_bytes().to_vec(), c.qualifier.clone(), None))
         .collect();
     (!kept.is_empty()).then_some(kept)
+}
+
+/// A `TTableDescriptor` as the store describes the table `name`: its families and versions.
+fn descriptor_of(name: String, d: TTableDescriptor) -> Result<TableDescriptor> {
+    let mut families = Vec::new();
+    for f in d.columns.unwrap_or_default() {
+        let family = String::from_utf8(f.name).map_err(|_| Error::Io("family name in reply is not UTF-8".into()))?;
+        families.push(crate::store::FamilyDescriptor {
+            name: family,
+            max_versions: f.max_versions.unwrap_or(1).max(1) as u32,
+        });
+    }
+    families.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(TableDescriptor { name, families })
 }
 
 fn to_row2(r: crate::idl::thrift2::TResult) -> Result<Row> {
@@ -185,12 +246,17 @@ impl Store for Hbase2 {
     }
 
     fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
-        let names = self.call(true, |c| {
-            c.get_table_names_by_pattern(".*".into(), false)
+        // Every user table's descriptor in one call.
+        let descriptors = self.call(true, |c| {
+            c.get_table_descriptors_by_pattern(".*".into(), false)
                 .map_err(|e| failure2(e, ""))
         })?;
-        let names = names.iter().map(name_of).collect::<Result<Vec<_>>>()?;
-        crate::store::describe_all(self, names)
+        let mut tables = descriptors
+            .into_iter()
+            .map(|d| descriptor_of(name_of(&d.table_name)?, d))
+            .collect::<Result<Vec<_>>>()?;
+        tables.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(tables)
     }
 
     fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
@@ -210,17 +276,7 @@ impl Store for Hbase2 {
                 });
             }
         };
-        let mut families = Vec::new();
-        for f in d.columns.unwrap_or_default() {
-            let family =
-                String::from_utf8(f.name).map_err(|_| Error::Io("family name in reply is not UTF-8".into()))?;
-            families.push(crate::store::FamilyDescriptor {
-                name: family,
-                max_versions: f.max_versions.unwrap_or(1).max(1) as u32,
-            });
-        }
-        families.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(TableDescriptor { name, families })
+        descriptor_of(name, d)
     }
 
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
@@ -238,7 +294,9 @@ impl Store for Hbase2 {
         let per_row: Vec<(&RowMutation, Vec<Step>)> = rows.iter().map(|r| (r, steps(r))).collect();
         let rounds = per_row.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
         let repeatable = rows.iter().all(|r| r.mutations.iter().all(|m| m.timestamp().is_some()));
-        let name = desc.name.as_bytes().to_vec();
+        let name = desc.name.as_bytes();
+        // Every round's calls, pipelined on one connection: the server applies them in order.
+        let mut calls = Vec::new();
         for k in 0..rounds {
             let (mut puts, mut deletes) = (Vec::new(), Vec::new());
             for (rm, steps) in &per_row {
@@ -258,20 +316,20 @@ impl Store for Hbase2 {
                 }
             }
             if !puts.is_empty() {
-                self.call(repeatable, |c| {
-                    c.put_multiple(name.clone(), puts.clone())
-                        .map_err(|e| failure2(e, &desc.name))
-                })?;
+                calls.push(multiple(("putMultiple", "tputs"), name, puts, |p, o| {
+                    p.write_to_out_protocol(o)
+                }));
             }
             if !deletes.is_empty() {
-                self.call(repeatable, |c| {
-                    c.delete_multiple(name.clone(), deletes.clone())
-                        .map(|_| ())
-                        .map_err(|e| failure2(e, &desc.name))
-                })?;
+                calls.push(multiple(("deleteMultiple", "tdeletes"), name, deletes, |d, o| {
+                    d.write_to_out_protocol(o)
+                }));
             }
         }
-        Ok(())
+        // deleteMultiple answers the deletes it could not apply: none, since HBase 2.
+        self.call(repeatable, |c| {
+            pipeline(c, &desc.name, &calls, |i| i.skip(TType::List)).map(|_| ())
+        })
     }
 
     fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
