@@ -11,6 +11,7 @@
 //!    as large as the mean row's values, as HBase's reference write rate.
 //! 2. Action pages of 10 and 100 rows by cursor, and a get of one row, through the hbase
 //!    backend and through the native client, over the rows the native loader left.
+//! 3. Home timelines (seed 001) through Thrift1 and Thrift2, with their round trips.
 //!
 //! This drops the workload's tables wherever they are: run it against a scratch HBase.
 //!
@@ -26,8 +27,11 @@ use std::sync::Arc;
 use tallrow::generate::{Generator, Scratch, Sink, Table};
 use tallrow::keys;
 use tallrow::report::{fmt_ns, thousands};
+use tallrow::run::ops::PAGE;
+use tallrow::schema::microblog::Microblog;
 use tallrow::schema::{self, actions};
 use tallrow::stats::{self, Summary};
+use tallrow::store::hbase::{Hbase, Hbase2, Spec};
 use tallrow::store::{Backend, Mutation, RowMutation, Store};
 use tallrow::workload::Workload;
 
@@ -175,8 +179,69 @@ fn main() {
         thousands(pe_rows)
     );
 
-    pages(store.clone(), g, &w, samples, tmp.path());
+    pages(store.clone(), g.clone(), &w, samples, tmp.path());
+    timelines(&g, &w, samples);
     drop_tables();
+}
+
+/// Home timelines (seed 001) of a page of posts through Thrift1 and Thrift2, with the round
+/// trips each costs, counted by the backend, over the rows the native loader left.
+fn timelines(g: &Generator, w: &Workload, samples: usize) {
+    let spec = |var: &str, query: &str| {
+        let addr = std::env::var(var).ok()?;
+        Some(Spec::parse(&format!("{addr}{query}")).unwrap())
+    };
+    // Each API's name, its backend and its round-trip counter.
+    type Counted = (&'static str, Arc<dyn Store>, Box<dyn Fn() -> u64>);
+    let mut apis: Vec<Counted> = Vec::new();
+    if let Some(s) = spec("TALLROW_HBASE_THRIFT1", "") {
+        let store = Arc::new(Hbase::open(&s).unwrap());
+        apis.push(("Thrift1", store.clone(), Box::new(move || store.round_trips())));
+    }
+    if let Some(s) = spec("TALLROW_HBASE_THRIFT2", "?api=thrift2") {
+        let store = Arc::new(Hbase2::open(&s).unwrap());
+        apis.push(("Thrift2", store.clone(), Box::new(move || store.round_trips())));
+    }
+    let cfg = g.microblog_config();
+    let probe = Microblog::new(apis[0].1.clone(), cfg);
+    let celebrities = probe.load_celebrities().unwrap();
+    // Users whose timeline fills a page.
+    let users: Vec<u64> = (1..=w.data.users)
+        .filter(|&u| probe.timeline(u, PAGE, None).unwrap().len() == PAGE)
+        .take(500)
+        .collect();
+    assert!(users.len() > 50, "{} users with a full timeline", users.len());
+    println!(
+        "== home timelines of {PAGE} posts ({} users with as many; inbox VERSIONS = {}; {samples} reads each)",
+        users.len(),
+        cfg.inbox_versions
+    );
+    for (api, store, trips) in apis {
+        let dao = Microblog::new(store, cfg).with_celebrities(celebrities.clone());
+        let mut h = stats::histogram();
+        let mut counted = 0;
+        // A first pass warms caches, connections and the backend's table descriptors.
+        for pass in 0..2 {
+            let before = trips();
+            for i in 0..samples {
+                let t = std::time::Instant::now();
+                let n = dao.timeline(users[i % users.len()], PAGE, None).unwrap().len();
+                let ns = t.elapsed().as_nanos() as u64;
+                assert_eq!(n, PAGE);
+                if pass == 1 {
+                    stats::record(&mut h, ns);
+                }
+            }
+            counted = trips() - before;
+        }
+        let s = Summary::of(&h);
+        println!(
+            "home timeline: hbase backend ({api}) p50 {:>9} p99 {:>9} | round trips per page {:.2}",
+            fmt_ns(s.p50),
+            fmt_ns(s.p99),
+            counted as f64 / samples as f64
+        );
+    }
 }
 
 /// What the generator emits: rows, cells and bytes of values.

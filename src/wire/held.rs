@@ -22,6 +22,7 @@ struct HeldState {
     buf: Vec<u8>,
     holding: bool,
     before_send: Option<BeforeSend>,
+    sends: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl HeldState {
@@ -35,6 +36,9 @@ impl HeldState {
             None => Ok(()),
         }
         .and_then(|()| self.stream.write_all(&self.buf));
+        if let Some(sends) = &self.sends {
+            sends.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         self.buf.clear();
         if self.buf.capacity() > HOLD_LIMIT {
             self.buf.shrink_to(64 << 10);
@@ -51,7 +55,15 @@ impl Held {
             buf: Vec::new(),
             holding: false,
             before_send: None,
+            sends: None,
         })))
+    }
+
+    /// Counts every write of held bytes in `sends`: for a client, its round trips (a
+    /// pipelined window is one write).
+    pub fn counting(self, sends: std::sync::Arc<std::sync::atomic::AtomicU64>) -> Self {
+        self.state().sends = Some(sends);
+        self
     }
 
     /// Runs `hook` before every send of held bytes; an error from it fails the send and

@@ -208,16 +208,21 @@ impl ThriftHarness {
             ..tallrow::serve::Options::default()
         };
         let server = tallrow::serve::Server::start(embedded, &opts).expect("serve");
-        let url = format!(
+        self.server = Some(server);
+        let url = self.url();
+        let backend = tallrow::store::Backend::parse(&url, Path::new(".")).expect("url");
+        self.store = Some(backend.open().expect("connect"));
+    }
+
+    /// The hbase backend's URL for the server.
+    pub fn url(&self) -> String {
+        format!(
             "hbase://{}?api={}&transport={}&protocol={}",
-            server.addr(),
+            self.addr(),
             self.api,
             self.transport,
             self.protocol
-        );
-        let backend = tallrow::store::Backend::parse(&url, Path::new(".")).expect("url");
-        self.store = Some(backend.open().expect("connect"));
-        self.server = Some(server);
+        )
     }
 }
 

@@ -460,3 +460,43 @@ fn series_latest_and_inclusive_ranges(store: Arc<dyn Store>, opts: KeyOptions, _
     }
     assert!(dao.latest(2, 5).unwrap().is_empty());
 }
+
+/// A home timeline's round trips through each Thrift API (counted by the backend, after a
+/// first read has fetched the tables' descriptors): Thrift2 reads the inbox's versions in
+/// one call and the posts in another; Thrift1 needs a `getVerTs` window between them.
+#[test]
+fn home_timeline_round_trips_per_api() {
+    use tallrow::store::hbase::{Hbase, Hbase2, Spec};
+    for (h, trips) in [
+        (crate::common::ThriftHarness::buffered_binary(), 3),
+        (crate::common::ThriftHarness::thrift2(), 2),
+    ] {
+        let cfg = Config {
+            inbox_versions: 3,
+            ..Config::default()
+        };
+        let writer = Microblog::new(h.store(), cfg);
+        writer.create_tables().unwrap();
+        for followee in 1..=5u64 {
+            writer.follow(100, followee, T0).unwrap();
+            for i in 0..4 {
+                writer.publish(&post(followee, T0 + 10 * i + followee as i64)).unwrap();
+            }
+        }
+        let url = h.url();
+        let spec = Spec::parse(url.strip_prefix("hbase://").unwrap()).unwrap();
+        let (store, counter): (Arc<dyn Store>, Box<dyn Fn() -> u64>) = if url.contains("api=thrift2") {
+            let s = Arc::new(Hbase2::open(&spec).unwrap());
+            (s.clone(), Box::new(move || s.round_trips()))
+        } else {
+            let s = Arc::new(Hbase::open(&spec).unwrap());
+            (s.clone(), Box::new(move || s.round_trips()))
+        };
+        let reader = Microblog::new(store, cfg);
+        assert_eq!(reader.timeline(100, 10, None).unwrap().len(), 10);
+        let before = counter();
+        let page = reader.timeline(100, 10, None).unwrap();
+        assert_eq!(page.len(), 10);
+        assert_eq!(counter() - before, trips, "{url}");
+    }
+}

@@ -139,6 +139,8 @@ pub struct Hbase {
     pub read_timeout: Duration,
     /// Attempts of a retryable call.
     pub attempts: u32,
+    /// Writes of requests to the server, all connections together.
+    round_trips: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 /// The longest row key HBase's client can reach in `table`: to find a row's region it
 /// scans `hbase:meta` from `table,row,99999999999999`, and no row key, that one included,

@@ -60,6 +60,7 @@ impl Hbase {
             connect_timeout: Duration::from_secs(5),
             read_timeout: Duration::from_secs(60),
             attempts: 4,
+            round_trips: Default::default(),
         };
         // Fail fast with one line when nothing listens there.
         let client = store.connect().map_err(Failure::error)?;
@@ -71,8 +72,14 @@ impl Hbase {
         let (input, output, held) = open_connection(&self.spec, self.addr, self.connect_timeout, self.read_timeout)?;
         Ok(Connected {
             thrift: HbaseSyncClient::new(input, output),
-            held,
+            held: held.counting(self.round_trips.clone()),
         })
+    }
+
+    /// Round trips to the server so far, all connections together: each write of requests
+    /// (one call, or a pipelined window of them) that a reply answers.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs `f` on a pooled connection, retrying on a fresh one when `f` fails in transit

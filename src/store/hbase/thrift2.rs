@@ -73,6 +73,8 @@ pub struct Hbase2 {
     pub read_timeout: Duration,
     /// Attempts of a retryable call.
     pub attempts: u32,
+    /// Writes of requests to the server, all connections together.
+    round_trips: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// `ns:qualifier` as a `TTableName` (no namespace: `default`).
@@ -123,6 +125,7 @@ impl Hbase2 {
             connect_timeout: Duration::from_secs(5),
             read_timeout: Duration::from_secs(60),
             attempts: 4,
+            round_trips: Default::default(),
         };
         let client = store.connect().map_err(Failure::error)?;
         store.pool.lock().expect("lock").push(client);
@@ -133,8 +136,13 @@ impl Hbase2 {
         let (input, output, held) = open_connection(&self.spec, self.addr, self.connect_timeout, self.read_timeout)?;
         Ok(Connected {
             thrift: THBaseServiceSyncClient::new(input, output),
-            held,
+            held: held.counting(self.round_trips.clone()),
         })
+    }
+
+    /// Round trips to the server so far, as [`Hbase::round_trips`] counts them.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs `f` on a pooled connection, retrying on a fresh one when `f` fails in transit
