@@ -92,44 +92,27 @@ pub fn puts_of(p: TPut) -> Result<(Vec<u8>, Vec<Mutation>), String> {
 
 /// A delete as a `TDelete`; `None` for a put.
 pub fn tdelete(row: &[u8], m: &Mutation) -> Option<TDelete> {
+    // One column (a family alone without a qualifier) of one delete type.
+    let one = |family: &str, qualifier: Option<&Vec<u8>>, timestamp: Option<i64>, kind| {
+        let column = TColumn::new(family.as_bytes().to_vec(), qualifier.cloned(), timestamp);
+        (Some(vec![column]), Some(kind), None)
+    };
     let (columns, kind, timestamp) = match m {
         Mutation::Put { .. } => return None,
         Mutation::DeleteColumn {
             family,
             qualifier,
             timestamp,
-        } => (
-            Some(vec![TColumn::new(
-                family.as_bytes().to_vec(),
-                qualifier.clone(),
-                *timestamp,
-            )]),
-            Some(TDeleteType::DELETE_COLUMNS),
-            None,
-        ),
+        } => one(family, Some(qualifier), *timestamp, TDeleteType::DELETE_COLUMNS),
         Mutation::DeleteVersion {
             family,
             qualifier,
             timestamp,
-        } => (
-            Some(vec![TColumn::new(
-                family.as_bytes().to_vec(),
-                qualifier.clone(),
-                *timestamp,
-            )]),
-            Some(TDeleteType::DELETE_COLUMN),
-            None,
-        ),
-        Mutation::DeleteFamily { family, timestamp } => (
-            Some(vec![TColumn::new(family.as_bytes().to_vec(), None, *timestamp)]),
-            Some(TDeleteType::DELETE_FAMILY),
-            None,
-        ),
-        Mutation::DeleteFamilyVersion { family, timestamp } => (
-            Some(vec![TColumn::new(family.as_bytes().to_vec(), None, *timestamp)]),
-            Some(TDeleteType::DELETE_FAMILY_VERSION),
-            None,
-        ),
+        } => one(family, Some(qualifier), Some(*timestamp), TDeleteType::DELETE_COLUMN),
+        Mutation::DeleteFamily { family, timestamp } => one(family, None, *timestamp, TDeleteType::DELETE_FAMILY),
+        Mutation::DeleteFamilyVersion { family, timestamp } => {
+            one(family, None, Some(*timestamp), TDeleteType::DELETE_FAMILY_VERSION)
+        }
         Mutation::DeleteRow { timestamp } => (None, None, *timestamp),
     };
     Some(TDelete::new(row.to_vec(), columns, timestamp, kind, None, None))
