@@ -16,7 +16,7 @@ pub use manifest::write_manifest;
 
 use crate::generate::{Digest, Generator, Scratch, Sink, Table, digest_row};
 use crate::schema;
-use crate::store::{self, Mutation, RowMutation, Store};
+use crate::store::{self, RowMutation, Store};
 use serde::Serialize;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -172,26 +172,6 @@ struct Writer<'a> {
     failure: Option<String>,
 }
 
-fn size(row: &RowMutation) -> (u64, u64) {
-    let mut bytes = row.row.len() as u64;
-    for m in &row.mutations {
-        bytes += 8 + match m {
-            Mutation::Put {
-                family,
-                qualifier,
-                value,
-                ..
-            } => family.len() + qualifier.len() + value.len(),
-            Mutation::DeleteColumn { family, qualifier, .. } | Mutation::DeleteVersion { family, qualifier, .. } => {
-                family.len() + qualifier.len()
-            }
-            Mutation::DeleteFamily { family, .. } | Mutation::DeleteFamilyVersion { family, .. } => family.len(),
-            Mutation::DeleteRow { .. } => 0,
-        } as u64;
-    }
-    (row.mutations.len() as u64, bytes)
-}
-
 impl Writer<'_> {
     fn flush(&mut self, t: Table) -> schema::Result<()> {
         let i = t.index();
@@ -228,7 +208,7 @@ impl Sink for Writer<'_> {
     fn row(&mut self, t: Table, row: RowMutation) -> schema::Result<()> {
         digest_row(&mut self.digest, t, &row);
         let i = t.index();
-        let (cells, bytes) = size(&row);
+        let (cells, bytes) = row.size();
         self.cells[i] += cells;
         self.bytes[i] += bytes;
         self.bufs[i].push(row);

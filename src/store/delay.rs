@@ -136,6 +136,10 @@ impl Store for Delay {
         self.inner.describe_table(table)
     }
 
+    fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
+        self.inner.regions(table)
+    }
+
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         self.wait();
         self.inner.mutate(table, rows)

@@ -80,6 +80,12 @@ pub trait Store: Send + Sync {
     /// One table's descriptor.
     fn describe_table(&self, table: &str) -> Result<TableDescriptor>;
 
+    /// Where the table's regions begin, read from the backend: the sorted start keys of every
+    /// region but the first (whose start is empty). A table of one region answers none.
+    fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
+        Ok(self.describe_table(table)?.splits)
+    }
+
     /// Applies a batch of row mutations. When this returns `Ok`, all of it is durable; when
     /// it returns a validation error, none of it was applied.
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
@@ -112,6 +118,15 @@ pub fn describe_all(store: &dyn Store, names: impl IntoIterator<Item = String>) 
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+/// Region start keys as a backend lists them, as [`Store::regions`] answers: sorted, without
+/// the first region's empty start, each once.
+pub(crate) fn split_keys(starts: impl IntoIterator<Item = Vec<u8>>) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = starts.into_iter().filter(|k| !k.is_empty()).collect();
+    keys.sort();
+    keys.dedup();
+    keys
 }
 
 /// The first line of a service's error message, trimmed: the rest is a stack trace.

@@ -22,6 +22,11 @@ pub struct TableDescriptor {
     pub name: String,
     /// Column families, at least one.
     pub families: Vec<FamilyDescriptor>,
+    /// Split keys to create the table with, one region per gap: N keys give N + 1 regions.
+    /// A backend that keeps descriptors itself (embedded, memory) reports them back; a remote
+    /// one leaves them empty, and [`Store::regions`](super::Store::regions) reads where its
+    /// regions actually begin.
+    pub splits: Vec<Vec<u8>>,
 }
 
 impl TableDescriptor {
@@ -36,7 +41,14 @@ impl TableDescriptor {
                     max_versions: versions,
                 })
                 .collect(),
+            splits: Vec::new(),
         }
+    }
+
+    /// The same table created with `splits`.
+    pub fn with_splits(mut self, splits: Vec<Vec<u8>>) -> Self {
+        self.splits = splits;
+        self
     }
 
     /// The family named `name`.
@@ -77,9 +89,35 @@ impl TableDescriptor {
                 )));
             }
         }
-        Ok(TableDescriptor { name, families })
+        let mut splits = self.splits.clone();
+        splits.sort();
+        if splits.iter().any(Vec::is_empty) {
+            return Err(Error::BadArgument(format!("table {name}: a split key is empty")));
+        }
+        if let Some(w) = splits.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::BadArgument(format!(
+                "table {name}: split key {} is given twice",
+                crate::keys::to_string_binary(&w[0])
+            )));
+        }
+        if splits.len() > MAX_SPLITS {
+            return Err(Error::BadArgument(format!(
+                "table {name}: {} split keys, at most {MAX_SPLITS}",
+                splits.len()
+            )));
+        }
+        if let Some(k) = splits.iter().find(|k| k.len() > MAX_ROW_LEN) {
+            return Err(Error::BadArgument(format!(
+                "table {name}: a split key of {} bytes is longer than a row key may be",
+                k.len()
+            )));
+        }
+        Ok(TableDescriptor { name, families, splits })
     }
 }
+
+/// Most split keys a table is created with (regions less one).
+pub const MAX_SPLITS: usize = 9_999;
 
 /// Checks a table name as HBase's `TableName` does and drops an explicit `default:` namespace.
 pub fn canonical_table_name(name: &str) -> Result<String> {
@@ -255,6 +293,27 @@ pub struct RowMutation {
 }
 
 impl RowMutation {
+    /// Cells and bytes: the key, and per mutation its family, qualifier, value and an 8-byte
+    /// timestamp.
+    pub fn size(&self) -> (u64, u64) {
+        let mut bytes = self.row.len() as u64;
+        for m in &self.mutations {
+            bytes += 8 + match m {
+                Mutation::Put {
+                    family,
+                    qualifier,
+                    value,
+                    ..
+                } => family.len() + qualifier.len() + value.len(),
+                Mutation::DeleteColumn { family, qualifier, .. }
+                | Mutation::DeleteVersion { family, qualifier, .. } => family.len() + qualifier.len(),
+                Mutation::DeleteFamily { family, .. } | Mutation::DeleteFamilyVersion { family, .. } => family.len(),
+                Mutation::DeleteRow { .. } => 0,
+            } as u64;
+        }
+        (self.mutations.len() as u64, bytes)
+    }
+
     /// Mutations of `row`.
     pub fn new(row: impl Into<Vec<u8>>, mutations: Vec<Mutation>) -> Self {
         RowMutation {
@@ -330,6 +389,17 @@ pub struct Row {
 }
 
 impl Row {
+    /// Bytes of the key and of every cell's family, qualifier, value and timestamp: what a
+    /// read carried, counted as [`RowMutation::size`] counts a write.
+    pub fn bytes(&self) -> u64 {
+        let cells: usize = self
+            .cells
+            .iter()
+            .map(|c| 8 + c.family.len() + c.qualifier.len() + c.value.len())
+            .sum();
+        (self.key.len() + cells) as u64
+    }
+
     /// The newest value of a column.
     pub fn value(&self, family: &str, qualifier: &[u8]) -> Option<&[u8]> {
         self.cells

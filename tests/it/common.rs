@@ -42,6 +42,17 @@ pub trait Harness {
     fn version_deletes(&self) -> bool {
         true
     }
+    /// Whether the backend creates a table of several regions; one that cannot (HBase's
+    /// Thrift1 API) must refuse with a clear error, which the contract then checks instead.
+    fn presplits(&self) -> bool {
+        true
+    }
+    /// Whether the backend reports a table's regions where they were split at creation.
+    /// Bigtable answers `SampleRowKeys` from the tablets it keeps, which it may merge (the
+    /// emulator keeps one per table).
+    fn regions_as_created(&self) -> bool {
+        true
+    }
 }
 
 /// Drops a harness's store before a restart, checking that no test kept a handle to it.
@@ -247,6 +258,10 @@ impl Harness for ThriftHarness {
         self.api == tallrow::wire::Api::Thrift2
     }
 
+    fn presplits(&self) -> bool {
+        self.api == tallrow::wire::Api::Thrift2
+    }
+
     fn restart(&mut self) -> bool {
         release(self.store.take());
         drop(self.server.take());
@@ -321,6 +336,10 @@ impl Harness for BigtableHarness {
 
     fn semantics(&self) -> Semantics {
         Semantics::Bigtable
+    }
+
+    fn regions_as_created(&self) -> bool {
+        false
     }
 }
 
@@ -499,6 +518,10 @@ impl Harness for RealHBaseHarness {
     }
 
     fn version_deletes(&self) -> bool {
+        self.url.contains("api=thrift2")
+    }
+
+    fn presplits(&self) -> bool {
         self.url.contains("api=thrift2")
     }
 }

@@ -30,7 +30,7 @@ macro_rules! contract_suite {
                 delete_family_and_row, one_version_deletes, batch_order_within_a_call, scans_bounds_prefix_limit,
                 reversed_scans, scan_resume_after, column_selection, time_range_reads, wide_row_paging,
                 binary_keys_sort_unsigned, longest_row_key, bad_batches_change_nothing,
-                restart_keeps_acknowledged_data, many_writer_threads, multi_get_answers_each_get,
+                restart_keeps_acknowledged_data, many_writer_threads, multi_get_answers_each_get, pre_split_regions,
                 cases_the_model_found_on_hbase);
             $(
                 #[test]
@@ -84,6 +84,7 @@ fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
                 max_versions: *v,
             })
             .collect(),
+        splits: Vec::new(),
     })
     .expect("create table");
 }
@@ -370,6 +371,61 @@ pub fn delete_column_at_or_below(h: &mut dyn Harness) {
         cells(&get(&*s, &t, Get::new("r").columns(vec![Column::qualifier("f", "a")]))),
         [c("f", b"a", later, b"later")]
     );
+}
+
+/// A table created with split keys reports its regions where they begin, and reads and writes
+/// span them; a backend that cannot pre-split says so in one line.
+pub fn pre_split_regions(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("presplit");
+    let splits = vec![b"m".to_vec(), vec![0x00, 0xff], b"g".to_vec()];
+    let desc = TableDescriptor::new(&t, &["f"], 1).with_splits(splits);
+    if !h.presplits() {
+        let e = s.create_table(&desc).expect_err("a pre-split table through Thrift1");
+        assert!(e.to_string().contains("api=thrift2"), "{e}");
+        assert!(matches!(s.describe_table(&t), Err(Error::TableNotFound(_))));
+        create(&*s, &t, &[("f", 1)]);
+        assert_eq!(s.regions(&t).unwrap(), Vec::<Vec<u8>>::new());
+        return;
+    }
+    s.create_table(&desc).expect("create a pre-split table");
+    for key in ["a", "g", "h", "m", "z"] {
+        put(&*s, &t, key.as_bytes(), vec![Mutation::put("f", "q", 1, key)]);
+    }
+    let regions = s.regions(&t).unwrap();
+    if h.regions_as_created() {
+        assert_eq!(regions, vec![vec![0x00, 0xff], b"g".to_vec(), b"m".to_vec()]);
+    } else {
+        // Whatever the service reports: sorted, each once, none empty.
+        assert!(regions.windows(2).all(|w| w[0] < w[1]) && regions.iter().all(|k| !k.is_empty()));
+    }
+    let keys: Vec<Vec<u8>> = s
+        .scan(&t, &Scan::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.key)
+        .collect();
+    let want: Vec<Vec<u8>> = ["a", "g", "h", "m", "z"]
+        .iter()
+        .map(|k| k.as_bytes().to_vec())
+        .collect();
+    assert_eq!(keys, want);
+    let one = h.table("oneregion");
+    create(&*s, &one, &[("f", 1)]);
+    if h.regions_as_created() {
+        assert_eq!(s.regions(&one).unwrap(), Vec::<Vec<u8>>::new());
+    }
+    let missing = s.regions(&h.table("nosuch"));
+    assert!(matches!(missing, Err(Error::TableNotFound(_))), "{missing:?}");
+    for (bad, why) in [
+        (vec![Vec::new()], "empty"),
+        (vec![b"k".to_vec(), b"k".to_vec()], "twice"),
+    ] {
+        let e = s
+            .create_table(&TableDescriptor::new(&h.table("badsplit"), &["f"], 1).with_splits(bad))
+            .expect_err(why);
+        assert!(e.to_string().contains(why), "{e}");
+    }
 }
 
 pub fn one_version_deletes(h: &mut dyn Harness) {

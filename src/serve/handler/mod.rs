@@ -111,9 +111,6 @@ struct TableState {
     enabled: bool,
     created: i64,
     families: BTreeMap<String, FamilyOptions>,
-    /// Split keys given at creation, sorted: the table's regions are reported by them.
-    #[serde(default)]
-    splits: Vec<Vec<u8>>,
     /// Thrift2's table attributes and durability, kept and reported.
     #[serde(default)]
     attributes: BTreeMap<Vec<u8>, Vec<u8>>,

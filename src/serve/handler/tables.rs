@@ -31,7 +31,6 @@ impl Tables {
                     .iter()
                     .map(|f| (f.name.clone(), FamilyOptions::default()))
                     .collect(),
-                splits: Vec::new(),
                 attributes: BTreeMap::new(),
                 durability: 0,
             },
@@ -109,18 +108,36 @@ impl Tables {
         Ok(desc)
     }
 
-    pub(super) fn region(&self, desc: &TableDescriptor, state: &TableState) -> TRegionInfo {
+    /// The table's regions, one per gap between its split keys, as Thrift1's
+    /// `getTableRegions` reports them (region names as HBase writes them:
+    /// `table,startKey,id.`).
+    pub(super) fn regions(&self, desc: &TableDescriptor, state: &TableState) -> Vec<TRegionInfo> {
         let id = state.created;
-        TRegionInfo::new(
-            Vec::new(),
-            Vec::new(),
-            id,
-            format!("{},,{id}.", desc.name).into_bytes(),
-            1i8,
-            self.host.clone().into_bytes(),
-            self.port,
-        )
+        region_bounds(desc)
+            .map(|(start, end)| {
+                let mut name = format!("{},", desc.name).into_bytes();
+                name.extend_from_slice(start);
+                name.extend_from_slice(format!(",{id}.").as_bytes());
+                TRegionInfo::new(
+                    start.to_vec(),
+                    end.to_vec(),
+                    id,
+                    name,
+                    1i8,
+                    self.host.clone().into_bytes(),
+                    self.port,
+                )
+            })
+            .collect()
     }
+}
+
+/// Each region's start and end key (empty for the table's first start and last end).
+pub(super) fn region_bounds(desc: &TableDescriptor) -> impl Iterator<Item = (&[u8], &[u8])> {
+    let empty: &[u8] = &[];
+    let starts = std::iter::once(empty).chain(desc.splits.iter().map(Vec::as_slice));
+    let ends = desc.splits.iter().map(Vec::as_slice).chain(std::iter::once(empty));
+    starts.zip(ends)
 }
 
 pub(super) fn family_options(cd: &ColumnDescriptor) -> R<(String, u32, FamilyOptions)> {

@@ -73,7 +73,7 @@ impl HbaseSyncHandler for Handler {
     fn handle_get_table_regions(&self, table_name: Text) -> R<Vec<TRegionInfo>> {
         Tables::table_name(&table_name)?;
         match self.state.tables.lookup(&table_name) {
-            Ok((desc, state)) => Ok(vec![self.state.tables.region(&desc, &state)]),
+            Ok((desc, state)) => Ok(self.state.tables.regions(&desc, &state)),
             // HBase answers an empty list for a table that does not exist.
             Err(_) => Ok(Vec::new()),
         }
@@ -107,13 +107,16 @@ impl HbaseSyncHandler for Handler {
                 "{DO_NOT_RETRY}: Table should have at least one column family. Set hbase.table.sanity.checks to false at conf or table descriptor if you want to bypass sanity checks"
             )));
         }
-        let desc = TableDescriptor { name, families };
+        let desc = TableDescriptor {
+            name,
+            families,
+            splits: Vec::new(),
+        };
         self.state.store.create_table(&desc).map_err(store_error)?;
         let state = TableState {
             enabled: true,
             created: now_millis(),
             families: options,
-            splits: Vec::new(),
             attributes: BTreeMap::new(),
             durability: 0,
         };
@@ -484,15 +487,29 @@ impl HbaseSyncHandler for Handler {
     }
 
     fn handle_get_region_info(&self, row: Text) -> R<TRegionInfo> {
-        // A meta row key: `table,row,...`.
-        let table = row.split(|&b| b == b',').next().unwrap_or_default();
+        // A meta row key: `table,row,id` (the row may hold commas; the id does not).
+        let mut parts = row.splitn(2, |&b| b == b',');
+        let table = parts.next().unwrap_or_default();
+        let rest = parts.next().unwrap_or_default();
+        let key = match rest.iter().rposition(|&b| b == b',') {
+            Some(at) => &rest[..at],
+            None => rest,
+        };
         let (desc, state) = self.state.tables.lookup(table).map_err(|_| {
             io_error(format!(
                 "Cannot find row in hbase:meta, row={}",
                 String::from_utf8_lossy(&row)
             ))
         })?;
-        Ok(self.state.tables.region(&desc, &state))
+        let regions = self.state.tables.regions(&desc, &state);
+        let at = regions
+            .iter()
+            .position(|r| {
+                let end = r.end_key.as_deref().unwrap_or_default();
+                end.is_empty() || key < end
+            })
+            .unwrap_or(regions.len() - 1);
+        Ok(regions.into_iter().nth(at).expect("a region"))
     }
 
     fn handle_append(&self, append: TAppend) -> R<Vec<TCell>> {

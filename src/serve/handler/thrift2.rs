@@ -663,21 +663,17 @@ impl Thrift2 {
     }
 
     /// A table's regions from its split keys, as HBase's region locator reports them.
-    fn locations(&self, desc: &TableDescriptor, state: &TableState) -> Vec<THRegionLocation> {
+    fn locations(&self, desc: &TableDescriptor) -> Vec<THRegionLocation> {
         let t = &self.state().tables;
-        let mut bounds = vec![Vec::new()];
-        bounds.extend(state.splits.iter().cloned());
-        bounds.push(Vec::new());
-        bounds
-            .windows(2)
-            .map(|w| {
+        region_bounds(desc)
+            .map(|(start, end)| {
                 THRegionLocation::new(
                     TServerName::new(t.host.clone(), t.port, t.started),
                     THRegionInfo::new(
                         0,
                         desc.name.as_bytes().to_vec(),
-                        w[0].clone(),
-                        w[1].clone(),
+                        start.to_vec(),
+                        end.to_vec(),
                         false,
                         false,
                         0,
@@ -911,8 +907,8 @@ impl THBaseServiceSyncHandler for Thrift2 {
     }
 
     fn handle_get_region_location(&self, table: Vec<u8>, row: Vec<u8>, _reload: bool) -> R<THRegionLocation> {
-        let (desc, state) = two_r(self.state().tables.lookup(&table))?;
-        let mut locations = self.locations(&desc, &state);
+        let (desc, _) = two_r(self.state().tables.lookup(&table))?;
+        let mut locations = self.locations(&desc);
         let at = locations
             .iter()
             .position(|l| {
@@ -924,8 +920,8 @@ impl THBaseServiceSyncHandler for Thrift2 {
     }
 
     fn handle_get_all_region_locations(&self, table: Vec<u8>) -> R<Vec<THRegionLocation>> {
-        let (desc, state) = two_r(self.state().tables.lookup(&table))?;
-        Ok(self.locations(&desc, &state))
+        let (desc, _) = two_r(self.state().tables.lookup(&table))?;
+        Ok(self.locations(&desc))
     }
 
     fn handle_check_and_mutate(
@@ -1061,13 +1057,13 @@ impl THBaseServiceSyncHandler for Thrift2 {
         let table = TableDescriptor {
             name,
             families: store_families,
+            splits,
         };
         two_r(self.state().store.create_table(&table).map_err(store_error))?;
         let state = TableState {
             enabled: true,
             created: now_millis(),
             families: options,
-            splits,
             attributes: desc.attributes.unwrap_or_default(),
             durability: desc.durability.map_or(0, |d| d.0),
         };
@@ -1088,13 +1084,14 @@ impl THBaseServiceSyncHandler for Thrift2 {
                 desc.name
             )));
         }
+        let mut desc = desc;
+        if !preserve_splits {
+            desc.splits.clear();
+        }
         two_r(self.state().store.delete_table(&desc.name).map_err(store_error))?;
         two_r(self.state().store.create_table(&desc).map_err(store_error))?;
         state.enabled = true;
         state.created = now_millis();
-        if !preserve_splits {
-            state.splits.clear();
-        }
         two_r(tables.save_state(&desc.name, Some(&state)))
     }
 

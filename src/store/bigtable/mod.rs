@@ -35,8 +35,8 @@ use super::{
 };
 use bigtable_rs::bigtable::{BigTable, BigTableConnection, RowCell};
 use bigtable_rs::google::bigtable::v2::{
-    ColumnRange, MutateRowsRequest, Mutation, ReadRowsRequest, RowFilter, RowRange, RowSet, TimestampRange,
-    column_range, mutate_rows_request::Entry, mutation, row_filter, row_range,
+    ColumnRange, MutateRowsRequest, Mutation, ReadRowsRequest, RowFilter, RowRange, RowSet, SampleRowKeysRequest,
+    TimestampRange, column_range, mutate_rows_request::Entry, mutation, row_filter, row_range,
 };
 use futures_util::StreamExt;
 use googleapis_tonic_google_bigtable_admin_v2::google::bigtable::admin::v2 as admin;
@@ -304,7 +304,11 @@ impl Store for Bigtable {
                 column_families,
                 ..Default::default()
             }),
-            ..Default::default()
+            initial_splits: desc
+                .splits
+                .iter()
+                .map(|k| admin::create_table_request::Split { key: k.clone() })
+                .collect(),
         };
         self.forget(&desc.name);
         self.admin_call(req, &desc.name, async |mut c, r| c.create_table(r).await)?;
@@ -349,7 +353,11 @@ impl Store for Bigtable {
             })
             .collect();
         families.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(TableDescriptor { name, families })
+        Ok(TableDescriptor {
+            name,
+            families,
+            splits: Vec::new(),
+        })
     }
 
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
@@ -496,6 +504,27 @@ impl Store for Bigtable {
             .into_iter()
             .filter_map(|(key, cells)| to_row(key, cells, &scan.select))
             .collect())
+    }
+
+    /// `SampleRowKeys`: the keys the service reports as dividing the table into contiguous
+    /// sections (its tablets' boundaries).
+    fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
+        let name = canonical_table_name(table)?;
+        let req = SampleRowKeysRequest {
+            table_name: self.table_path(&bigtable_names::table_id(&name)?),
+            ..Default::default()
+        };
+        let keys = self.rt.block_on(async {
+            let mut client = self.data.clone();
+            let mut stream = client.sample_row_keys(req).await.map_err(|e| client_error(e, &name))?;
+            let mut keys = Vec::new();
+            while let Some(sample) = stream.next().await {
+                let sample = sample.map_err(|e| client_error(e.into(), &name))?;
+                keys.push(sample.row_key);
+            }
+            Ok::<_, Error>(keys)
+        })?;
+        Ok(super::split_keys(keys))
     }
 
     /// One streamed `ReadRows` for the whole scan rather than a request per page: the

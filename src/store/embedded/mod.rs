@@ -466,16 +466,22 @@ fn table_key(name: &str) -> Vec<u8> {
     [TABLE_PREFIX, name.as_bytes()].concat()
 }
 
-// Descriptor format: 1 (version), keyspace name (u8 length + bytes), family count (u8), then per
-// family its name (u16 length + bytes) and VERSIONS (u32).
+// Descriptor format: 2 (version), keyspace name (u8 length + bytes), family count (u8), then per
+// family its name (u16 length + bytes) and VERSIONS (u32); then the split count (u32) and per
+// split key its length (u16) and bytes. Version 1, without splits, reads as one region.
 fn encode_descriptor(desc: &TableDescriptor, keyspace: &str) -> Vec<u8> {
-    let mut out = vec![1, keyspace.len() as u8];
+    let mut out = vec![2, keyspace.len() as u8];
     out.extend_from_slice(keyspace.as_bytes());
     out.push(desc.families.len() as u8);
     for f in &desc.families {
         out.extend_from_slice(&(f.name.len() as u16).to_be_bytes());
         out.extend_from_slice(f.name.as_bytes());
         out.extend_from_slice(&f.max_versions.to_be_bytes());
+    }
+    out.extend_from_slice(&(desc.splits.len() as u32).to_be_bytes());
+    for k in &desc.splits {
+        out.extend_from_slice(&(k.len() as u16).to_be_bytes());
+        out.extend_from_slice(k);
     }
     out
 }
@@ -491,7 +497,8 @@ fn decode_descriptor(name: &str, bytes: &[u8]) -> Result<(TableDescriptor, Strin
         r = tail;
         Ok(head)
     };
-    if take(1)? != [1] {
+    let version = take(1)?[0];
+    if version != 1 && version != 2 {
         return Err(corrupt());
     }
     let n = take(1)?[0] as usize;
@@ -507,10 +514,19 @@ fn decode_descriptor(name: &str, bytes: &[u8]) -> Result<(TableDescriptor, Strin
             max_versions,
         });
     }
+    let mut splits = Vec::new();
+    if version == 2 {
+        let count = u32::from_be_bytes(take(4)?.try_into().expect("4 bytes"));
+        for _ in 0..count {
+            let n = u16::from_be_bytes(take(2)?.try_into().expect("2 bytes")) as usize;
+            splits.push(take(n)?.to_vec());
+        }
+    }
     Ok((
         TableDescriptor {
             name: name.to_string(),
             families,
+            splits,
         },
         keyspace,
     ))

@@ -190,6 +190,13 @@ impl Store for Hbase {
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let desc = table.validated()?;
+        if !desc.splits.is_empty() {
+            return Err(Error::BadArgument(format!(
+                "table {}: HBase's Thrift1 API cannot create a table of {} regions; use api=thrift2 (hbase://HOST:PORT?api=thrift2)",
+                desc.name,
+                desc.splits.len() + 1
+            )));
+        }
         let families: Vec<ColumnDescriptor> = desc
             .families
             .iter()
@@ -257,7 +264,26 @@ impl Store for Hbase {
             });
         }
         families.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(TableDescriptor { name, families })
+        Ok(TableDescriptor {
+            name,
+            families,
+            splits: Vec::new(),
+        })
+    }
+
+    fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
+        let name = canonical_table_name(table)?;
+        let regions = self.call(true, |c| {
+            c.get_table_regions(name.clone().into_bytes())
+                .map_err(|e| failure(e, &name))
+        })?;
+        if regions.is_empty() {
+            // HBase answers no regions for a table that does not exist.
+            return Err(Error::TableNotFound(name));
+        }
+        Ok(super::split_keys(
+            regions.into_iter().map(|r| r.start_key.unwrap_or_default()),
+        ))
     }
 
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {

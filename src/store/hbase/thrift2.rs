@@ -197,7 +197,11 @@ fn descriptor_of(name: String, d: TTableDescriptor) -> Result<TableDescriptor> {
         });
     }
     families.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(TableDescriptor { name, families })
+    Ok(TableDescriptor {
+        name,
+        families,
+        splits: Vec::new(),
+    })
 }
 
 fn to_row2(r: crate::idl::thrift2::TResult) -> Result<Row> {
@@ -234,9 +238,26 @@ impl Store for Hbase2 {
         }
         self.families.forget(&desc.name);
         self.call(false, |c| {
-            c.create_table(t.clone(), Vec::new())
+            c.create_table(t.clone(), desc.splits.clone())
                 .map_err(|e| failure2(e, &desc.name))
         })
+    }
+
+    fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
+        let name = canonical_table_name(table)?;
+        let locations = self.call(true, |c| {
+            c.get_all_region_locations(name.clone().into_bytes())
+                .map_err(|e| failure2(e, &name))
+        })?;
+        if locations.is_empty() {
+            // HBase answers no regions for a table that does not exist.
+            return Err(Error::TableNotFound(name));
+        }
+        Ok(crate::store::split_keys(
+            locations
+                .into_iter()
+                .map(|l| l.region_info.start_key.unwrap_or_default()),
+        ))
     }
 
     fn delete_table(&self, table: &str) -> Result<()> {
