@@ -72,6 +72,7 @@ fn main() {
         batch: w.load.batch,
         shard: Shard::ALL,
         progress: false,
+        regions: 1,
     };
     let g = Generator::new(&w);
 

@@ -50,6 +50,7 @@ fn load_into(w: &Workload, store: Arc<dyn Store>) -> Arc<Generator> {
         batch: 1000,
         shard: Shard::ALL,
         progress: false,
+        regions: 1,
     };
     let out = load::load(store, &g, &opts).unwrap();
     assert!(out.error.is_none());

@@ -116,6 +116,10 @@ pub struct LoadArgs {
     /// Load only shard i of N (blocks of users i, i+N, ...); the shards together are the whole.
     #[arg(long, value_name = "i/N")]
     pub shard: Option<crate::load::Shard>,
+    /// Create each missing table with N regions, split where the key design and the
+    /// generated keys put them (default: the workload's load.regions).
+    #[arg(long, value_name = "N", value_parser = parse_regions)]
+    pub regions: Option<usize>,
     /// Folder for the load manifest.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
@@ -165,6 +169,10 @@ pub struct RunArgs {
     /// Length of a reporting interval.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1s")]
     pub interval: Duration,
+    /// When the target is empty and the run loads it first: create each table with N
+    /// regions (default: the workload's load.regions).
+    #[arg(long, value_name = "N", value_parser = parse_regions)]
+    pub regions: Option<usize>,
     /// Run as shard i of N: draw from that shard's random streams (merge the shards' reports
     /// with `tallrow report merge`).
     #[arg(long, value_name = "i/N")]
@@ -206,6 +214,14 @@ pub struct MergeArgs {
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
     crate::workload::parse_duration(text)
+}
+
+fn parse_regions(text: &str) -> Result<usize, String> {
+    let max = crate::regions::MAX_REGIONS;
+    match text.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("must be a whole number from 1 to {max}, got {text:?}")),
+    }
 }
 
 /// `tallrow keys ...`

@@ -3,6 +3,7 @@
 use super::{LoadArgs, VerifyArgs};
 use crate::generate::Generator;
 use crate::load::{self, Options, Shard};
+use crate::regions::report::{fmt_ratio, fmt_share};
 use crate::report::{TextTable, thousands};
 use crate::store::Store;
 use crate::store::now_millis;
@@ -57,6 +58,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         batch,
         shard: args.shard.unwrap_or(Shard::ALL),
         progress: load::progress_wanted(),
+        regions: args.regions.unwrap_or(w.load.regions),
     };
     let g = Generator::new(&w);
     let (out, manifest) = load_recorded(&store, &g, &opts, &args.target.workload, &args.reports)?;
@@ -69,14 +71,28 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
             "-".into()
         }
     };
-    let mut table = TextTable::new(&["table", "rows", "cells", "MiB", "rows/s"]);
+    let skews = crate::regions::report::skew(&out.spread);
+    let mut table = TextTable::new(&[
+        "table",
+        "rows",
+        "cells",
+        "MiB",
+        "rows/s",
+        "regions",
+        "hottest region",
+        "max/mean",
+    ]);
     for (t, s) in &out.tables {
+        let skew = skews.iter().find(|k| k.table == t.name());
         table.row(vec![
             t.name().into(),
             thousands(s.rows),
             thousands(s.cells),
             format!("{:.1}", s.bytes as f64 / (1 << 20) as f64),
             rate(s.rows),
+            skew.map_or("-".into(), |k| k.regions.to_string()),
+            fmt_share(skew.and_then(|k| k.write_hottest_share)),
+            fmt_ratio(skew.and_then(|k| k.write_max_mean)),
         ]);
     }
     let cells: u64 = out.tables.iter().map(|(_, s)| s.cells).sum();
@@ -87,6 +103,9 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         thousands(cells),
         format!("{:.1}", bytes as f64 / (1 << 20) as f64),
         rate(out.rows()),
+        String::new(),
+        String::new(),
+        String::new(),
     ]);
     let mut o = std::io::stdout().lock();
     writeln!(

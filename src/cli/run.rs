@@ -5,6 +5,8 @@ use super::load::threads;
 use super::{CompareArgs, MergeArgs, RunArgs};
 use crate::generate::Generator;
 use crate::load::{self, Shard};
+use crate::regions::count::Counted;
+use crate::regions::report::{fmt_ratio, fmt_share};
 use crate::report::compare::compare;
 use crate::report::run::{Context, OpReport, RunConfig, RunSummary};
 use crate::report::{RunData, TextTable, fmt_ns, thousands};
@@ -59,10 +61,16 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     )?;
     out.flush()?;
+    let names: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
+    let bounds = Counted::bounds_of(&*store, &names).context("reading the tables' regions")?;
+    let counted = Arc::new(Counted::new(store.clone(), bounds, opts.interval));
     let live = Live::new(&opts, load::progress_wanted());
     let mut on_interval = |iv: &Interval, _: &[Op]| live.interval(iv);
-    let outcome = run::run(store.clone(), g.clone(), &r.mix, &opts, &mut on_interval)?;
+    let outcome = run::run(counted.clone(), g.clone(), &r.mix, &opts, &mut on_interval)?;
     live.finish();
+    let spread = Arc::into_inner(counted)
+        .expect("the run's workers are done with the store")
+        .finish();
 
     let config = RunConfig {
         threads: opts.threads,
@@ -90,6 +98,7 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         config,
     };
     let mut data = RunData::from_run(&outcome, &cx);
+    data.spread = Some(spread);
     let dir = crate::report::run::folder(&args.reports, &w.name, outcome.started_ms);
     data.write(&dir)?;
     print_summary(&mut out, &data.summary)?;
@@ -151,6 +160,7 @@ fn prepare_store(w: &Workload, g: &Generator, store: &Arc<dyn Store>, args: &Run
             batch: w.load.batch,
             shard: Shard::ALL,
             progress: load::progress_wanted(),
+            regions: args.regions.unwrap_or(w.load.regions),
         };
         let (out, manifest) = super::load::load_recorded(store, g, &opts, &args.target.workload, &args.reports)?;
         if let Some(e) = &out.error {
@@ -287,6 +297,35 @@ pub(super) fn print_summary(out: &mut impl Write, s: &RunSummary) -> anyhow::Res
                 e.first
             )?;
         }
+    }
+    if s.regions.iter().any(|r| r.rows_written + r.rows_read > 0) {
+        let mut t = TextTable::new(&[
+            "table",
+            "regions",
+            "rows written",
+            "hottest",
+            "max/mean",
+            "rows read",
+            "hottest",
+            "max/mean",
+        ]);
+        for r in s.regions.iter().filter(|r| r.rows_written + r.rows_read > 0) {
+            t.row(vec![
+                r.table.clone(),
+                r.regions.to_string(),
+                thousands(r.rows_written),
+                fmt_share(r.write_hottest_share),
+                fmt_ratio(r.write_max_mean),
+                thousands(r.rows_read),
+                fmt_share(r.read_hottest_share),
+                fmt_ratio(r.read_max_mean),
+            ]);
+        }
+        writeln!(
+            out,
+            "regions (warm-up included; the hottest region's share of the rows, and its rows over the mean):"
+        )?;
+        write!(out, "{}", t.render())?;
     }
     match (&s.invalid_reason, s.on_time_share) {
         (Some(why), _) => writeln!(out, "INVALID: {why}")?,

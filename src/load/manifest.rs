@@ -22,11 +22,22 @@ pub fn write_manifest(
     let secs = out.write_time.as_secs_f64();
     let rate = |rows: u64| if secs > 0.0 { rows as f64 / secs } else { 0.0 };
     let mut tables = Map::new();
+    let skews = crate::regions::report::skew(&out.spread);
     for (t, s) in &out.tables {
-        tables.insert(
-            t.name().to_string(),
-            json!({ "rows": s.rows, "cells": s.cells, "bytes": s.bytes, "rows_per_second": rate(s.rows).round() }),
-        );
+        let mut entry =
+            json!({ "rows": s.rows, "cells": s.cells, "bytes": s.bytes, "rows_per_second": rate(s.rows).round() });
+        if let Some((_, splits)) = out.splits.iter().find(|(s, _)| s == t) {
+            let keys: Vec<String> = splits.iter().map(|k| crate::keys::to_string_binary(k)).collect();
+            entry["split_points"] = json!(keys);
+        }
+        if let Some(spread) = out.spread.tables.iter().find(|s| s.bounds.table == t.name()) {
+            entry["regions"] = crate::regions::report::manifest_regions(spread);
+        }
+        if let Some(skew) = skews.iter().find(|s| s.table == t.name()) {
+            entry["write_hottest_share"] = json!(skew.write_hottest_share);
+            entry["write_max_mean"] = json!(skew.write_max_mean);
+        }
+        tables.insert(t.name().to_string(), entry);
     }
     let total = json!({
         "rows": out.rows(),
@@ -46,6 +57,7 @@ pub fn write_manifest(
         "shard": opts.shard.to_string(),
         "threads": opts.threads,
         "batch": opts.batch,
+        "regions_asked": opts.regions,
         "backend": backend,
         "started": crate::date::iso(started_ms),
         "finished": crate::date::iso(finished_ms),

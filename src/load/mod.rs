@@ -15,6 +15,7 @@ pub use progress::wanted as progress_wanted;
 pub use manifest::write_manifest;
 
 use crate::generate::{Digest, Generator, Scratch, Sink, Table, digest_row};
+use crate::regions::count::{Counted, Spread};
 use crate::schema;
 use crate::store::{self, RowMutation, Store};
 use serde::Serialize;
@@ -85,6 +86,8 @@ pub struct Options {
     pub shard: Shard,
     /// Draw progress bars.
     pub progress: bool,
+    /// Regions to create each missing table with (1: unsplit).
+    pub regions: usize,
 }
 
 /// What was written to one table.
@@ -116,6 +119,11 @@ pub struct Outcome {
     pub celebrities: usize,
     /// Why the load stopped early.
     pub error: Option<String>,
+    /// Per table, the split points it was created with (none where it existed already or
+    /// one region was asked for).
+    pub splits: Vec<(Table, Vec<Vec<u8>>)>,
+    /// How the acknowledged rows spread over the regions the backend reported.
+    pub spread: Spread,
 }
 
 impl Outcome {
@@ -239,10 +247,24 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 /// Creates the workload's tables (unless they exist) and loads its rows. A failed load
 /// returns an outcome whose `error` says what failed and whose counts say how far it got.
 pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outcome, schema::Error> {
+    let mut splits = crate::regions::split_points(g, opts.regions)?;
     for t in g.tables() {
-        store::ensure_table(&*store, &t)?;
+        let s = splits.iter().find(|(s, _)| s.name() == t.name).map(|(_, s)| s.clone());
+        let created = store.create_table(&t.clone().with_splits(s.unwrap_or_default()));
+        if let Err(store::Error::TableExists(_)) = created {
+            store::ensure_table(&*store, &t)?;
+            splits.retain(|(s, _)| s.name() != t.name);
+        } else {
+            created?;
+        }
     }
     let tables: Vec<Table> = Table::ALL.into_iter().filter(|&t| g.writes(t)).collect();
+    let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
+    let counted = Counted::new(
+        store.clone(),
+        Counted::bounds_of(&*store, &names)?,
+        Duration::from_secs(1),
+    );
     let total = opts.shard.len(g.blocks());
     let shared = Shared {
         rows: Default::default(),
@@ -258,7 +280,7 @@ pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outc
     let write_started = Instant::now();
     pool(opts.threads).broadcast(|_| {
         let mut w = Writer {
-            store: &*store,
+            store: &counted,
             g,
             batch: opts.batch.max(1),
             bufs: vec![Vec::with_capacity(opts.batch.min(4096)); Table::ALL.len()],
@@ -309,6 +331,8 @@ pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outc
         digest: *shared.digest.lock().expect("digest lock"),
         celebrities: g.plan().celebrities().len(),
         error: shared.error.into_inner().expect("error lock"),
+        splits,
+        spread: counted.finish(),
     })
 }
 

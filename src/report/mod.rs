@@ -9,6 +9,7 @@ mod read;
 pub mod run;
 mod text;
 
+pub(crate) use plot::escape;
 pub use read::{merge, read};
 pub use run::{RunData, RunSummary};
 pub use text::{TextTable, fmt_ns, thousands};

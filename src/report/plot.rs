@@ -173,7 +173,9 @@ pub fn html(s: &RunSummary) -> String {
         }
         h.push_str("</tr>\n");
     }
-    h.push_str("</table></div>\n<p>Files: <a href=\"summary.json\">summary.json</a>, <a href=\"ops.csv\">ops.csv</a>, \
+    h.push_str("</table></div>\n");
+    regions_html(&mut h, s);
+    h.push_str("<p>Files: <a href=\"summary.json\">summary.json</a>, <a href=\"ops.csv\">ops.csv</a>, \
                 <a href=\"timeseries.csv\">timeseries.csv</a>; per operation a <code>.hgrm</code> percentile distribution and a <code>.hlog</code> interval log.</p>\n</body></html>\n");
     h
 }
@@ -189,7 +191,39 @@ fn decade(e: i32) -> String {
     format!("{} {unit}", 10u64.pow((e - base).max(0) as u32))
 }
 
-fn escape(s: &str) -> String {
+/// The regions section: per table its skew figures, then the heat map (`regions.svg`).
+fn regions_html(h: &mut String, s: &RunSummary) {
+    use crate::regions::report::{fmt_ratio, fmt_share};
+    if s.regions.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<h2>Regions</h2>\n<p>Rows written and read per region of each table, warm-up included: the hottest \
+         region's share of the table's rows and its rows over the mean per region (1.00 is even). Every region \
+         is in <a href=\"regions.csv\">regions.csv</a>.</p>\n<table>\n<tr><th>table</th><th>regions</th>\
+         <th>rows written</th><th>hottest</th><th>max/mean</th><th>hottest starts at</th><th>rows read</th>\
+         <th>hottest</th><th>max/mean</th><th>hottest starts at</th></tr>\n",
+    );
+    for r in &s.regions {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&r.table),
+            r.regions,
+            super::thousands(r.rows_written),
+            fmt_share(r.write_hottest_share),
+            fmt_ratio(r.write_max_mean),
+            escape(r.write_hottest_start.as_deref().unwrap_or("-")),
+            super::thousands(r.rows_read),
+            fmt_share(r.read_hottest_share),
+            fmt_ratio(r.read_max_mean),
+            escape(r.read_hottest_start.as_deref().unwrap_or("-")),
+        );
+    }
+    h.push_str("</table>\n<p><img src=\"regions.svg\" alt=\"rows per region and interval\"></p>\n");
+}
+
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

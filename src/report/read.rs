@@ -90,6 +90,7 @@ pub fn read(dir: &Path) -> Result<RunData, Error> {
         summary,
         totals,
         intervals,
+        spread: None,
     })
 }
 
@@ -217,6 +218,8 @@ pub fn merge(dirs: &[PathBuf]) -> Result<RunData, Error> {
     summary.config.shard = format!("{} merged", reports.len());
     summary.backend.identity = identities.join("; ");
     summary.merged_from = dirs.iter().map(|d| d.display().to_string()).collect();
+    // Each shard's regions.csv stays with its shard; the merge does not add them up.
+    summary.regions = Vec::new();
     summary.ops = names.iter().map(|n| super::run::empty_op(n)).collect();
     if summary.open_loop {
         let (late, total) = totals.iter().fold((0, 0), |(l, t), s| (l + s.late, t + s.total()));
@@ -258,5 +261,6 @@ pub fn merge(dirs: &[PathBuf]) -> Result<RunData, Error> {
         totals,
         ops_per_s: rates.into_iter().map(Some).collect(),
         intervals,
+        spread: None,
     })
 }

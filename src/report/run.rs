@@ -7,7 +7,9 @@
 //! - `timeseries.csv`: per interval and operation, throughput and p50/p99;
 //! - `<op>.hgrm`: HdrHistogram's percentile distribution of the response times;
 //! - `<op>.hlog`: HdrHistogram's interval log of the response times, one per operation;
-//! - `latency.svg` and `index.html`: the percentile curves beside the table.
+//! - `latency.svg` and `index.html`: the percentile curves beside the table;
+//! - `regions.csv` and `regions.svg`: rows and bytes written and read per region, and the
+//!   heat map of regions against intervals (when the run counted them).
 
 use super::{Error, fmt_ns, thousands};
 use crate::run::{Interval, IntervalOp, Outcome};
@@ -62,6 +64,10 @@ pub struct RunSummary {
     /// The report folders this one merges (empty for a single run).
     #[serde(default)]
     pub merged_from: Vec<String>,
+    /// Per table, how the run's rows written and read spread over its regions (warm-up
+    /// included); `regions.csv` has every region.
+    #[serde(default)]
+    pub regions: Vec<crate::regions::report::TableSkew>,
 }
 
 /// The workload of a run.
@@ -220,6 +226,8 @@ pub struct RunData {
     pub ops_per_s: Vec<Option<f64>>,
     /// The intervals.
     pub intervals: Vec<Interval>,
+    /// Rows and bytes per region and interval, when counted.
+    pub spread: Option<crate::regions::count::Spread>,
 }
 
 /// The parts of a summary that come from outside the run.
@@ -269,6 +277,7 @@ impl RunData {
             ops: Vec::new(),
             all: empty_op(ALL),
             merged_from: Vec::new(),
+            regions: Vec::new(),
         };
         summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
         RunData {
@@ -276,6 +285,7 @@ impl RunData {
             totals: out.totals.clone(),
             ops_per_s: vec![None; out.ops.len()],
             intervals: out.intervals.clone(),
+            spread: None,
         }
     }
 
@@ -307,6 +317,13 @@ impl RunData {
     pub fn write(&mut self, dir: &Path) -> Result<(), Error> {
         self.finish();
         std::fs::create_dir_all(dir).map_err(|e| Error::at(dir, e))?;
+        if let Some(spread) = &self.spread {
+            self.summary.regions = crate::regions::report::skew(spread);
+            write_file(&dir.join("regions.csv"), &crate::regions::report::csv(spread))?;
+            let warmup = std::time::Duration::from_secs_f64(self.summary.config.warmup_s);
+            let svg = crate::regions::report::heat_map(spread, warmup);
+            write_file(&dir.join("regions.svg"), svg.as_bytes())?;
+        }
         let s = &self.summary;
         let json = serde_json::to_string_pretty(s).expect("a summary serializes");
         write_file(&dir.join("summary.json"), (json + "\n").as_bytes())?;

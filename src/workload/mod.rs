@@ -191,6 +191,9 @@ pub struct Load {
     pub batch: usize,
     /// Worker threads; 0 uses every core.
     pub threads: usize,
+    /// Regions each table is created with (split points from the key design and the
+    /// generated keys); 1 leaves the table unsplit.
+    pub regions: usize,
 }
 
 /// How a run schedules operations under a target rate.

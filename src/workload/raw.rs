@@ -114,6 +114,7 @@ pub(super) struct Microblog {
 pub(super) struct Load {
     pub batch: Option<u32>,
     pub threads: Option<u32>,
+    pub regions: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]

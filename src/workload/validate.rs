@@ -5,6 +5,7 @@ use super::{
     Actions, Arrival, Articles, Data, Follows, Keys, Load, Microblog, Op, Posts, Run, Series, Skew, Workload, raw,
 };
 use crate::keys::{KeyOptions, Order, Salt};
+use crate::regions::MAX_REGIONS;
 use std::time::Duration;
 
 type Result<T> = std::result::Result<T, (String, String)>;
@@ -61,10 +62,12 @@ pub(super) fn workload(w: raw::Workload) -> Result<Workload> {
     let l = w.load.unwrap_or(raw::Load {
         batch: None,
         threads: None,
+        regions: None,
     });
     let load = Load {
         batch: num("load.batch", l.batch, 1000, 1, 100_000)? as usize,
         threads: num("load.threads", l.threads, 0, 0, 1024)? as usize,
+        regions: num("load.regions", l.regions, 1, 1, MAX_REGIONS as u32)? as usize,
     };
     let run = run(w.run, &data)?;
     Ok(Workload {

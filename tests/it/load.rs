@@ -25,6 +25,7 @@ fn options(threads: usize, shard: Shard) -> Options {
         batch: 97,
         shard,
         progress: false,
+        regions: 1,
     }
 }
 

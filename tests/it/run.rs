@@ -24,6 +24,7 @@ fn loaded_into(store: Arc<dyn Store>) -> (Arc<Generator>, Arc<dyn Store>) {
         batch: 500,
         shard: load::Shard::ALL,
         progress: false,
+        regions: 1,
     };
     let out = load::load(store.clone(), &g, &opts).unwrap();
     assert!(out.error.is_none());

@@ -170,6 +170,28 @@ fn to_row(r: TRowResult) -> Result<Row> {
     thrift1::row_of(r).map_err(|e| Error::Io(format!("{e} in reply")))
 }
 
+/// A table's split keys from the region start keys `ask` lists, asked again while HBase
+/// lists none for a table that exists: HBase answers an empty list for a missing table, and
+/// for a table just created under the name of one just dropped, until its Thrift server's
+/// cached locations are reloaded.
+pub(crate) fn regions_of(
+    store: &dyn Store,
+    name: &str,
+    mut ask: impl FnMut() -> Result<Vec<Vec<u8>>>,
+) -> Result<Vec<Vec<u8>>> {
+    for _ in 0..50 {
+        let starts = ask()?;
+        if !starts.is_empty() {
+            return Ok(super::split_keys(starts));
+        }
+        store.describe_table(name)?;
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Err(Error::Io(format!(
+        "HBase lists no regions for table {name}, which exists"
+    )))
+}
+
 impl Store for Hbase {
     fn identity(&self) -> String {
         format!(
@@ -273,17 +295,13 @@ impl Store for Hbase {
 
     fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
         let name = canonical_table_name(table)?;
-        let regions = self.call(true, |c| {
-            c.get_table_regions(name.clone().into_bytes())
-                .map_err(|e| failure(e, &name))
-        })?;
-        if regions.is_empty() {
-            // HBase answers no regions for a table that does not exist.
-            return Err(Error::TableNotFound(name));
-        }
-        Ok(super::split_keys(
-            regions.into_iter().map(|r| r.start_key.unwrap_or_default()),
-        ))
+        regions_of(self, &name, || {
+            let regions = self.call(true, |c| {
+                c.get_table_regions(name.clone().into_bytes())
+                    .map_err(|e| failure(e, &name))
+            })?;
+            Ok(regions.into_iter().map(|r| r.start_key.unwrap_or_default()).collect())
+        })
     }
 
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {

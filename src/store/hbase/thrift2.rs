@@ -245,19 +245,16 @@ impl Store for Hbase2 {
 
     fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
         let name = canonical_table_name(table)?;
-        let locations = self.call(true, |c| {
-            c.get_all_region_locations(name.clone().into_bytes())
-                .map_err(|e| failure2(e, &name))
-        })?;
-        if locations.is_empty() {
-            // HBase answers no regions for a table that does not exist.
-            return Err(Error::TableNotFound(name));
-        }
-        Ok(crate::store::split_keys(
-            locations
+        super::regions_of(self, &name, || {
+            let locations = self.call(true, |c| {
+                c.get_all_region_locations(name.clone().into_bytes())
+                    .map_err(|e| failure2(e, &name))
+            })?;
+            Ok(locations
                 .into_iter()
-                .map(|l| l.region_info.start_key.unwrap_or_default()),
-        ))
+                .map(|l| l.region_info.start_key.unwrap_or_default())
+                .collect())
+        })
     }
 
     fn delete_table(&self, table: &str) -> Result<()> {

@@ -1,0 +1,203 @@
+//! Regions: where a workload's tables are split before a load, and how a load or run spread
+//! over the regions a backend reports.
+//!
+//! Split points follow the key design: a bucket-salted layout splits at bucket boundaries, so
+//! each region takes whole buckets; every other layout (no salt, seed 002's `hash(id)`, the
+//! text `uid` keys of the microblog) splits at quantiles of the keys the generator writes,
+//! sampled deterministically from evenly spaced users. [`count`] tallies rows and bytes per
+//! region while a load or run works.
+
+pub mod count;
+pub mod report;
+
+use crate::generate::{Generator, Scratch, Sink, Table};
+use crate::keys::Salt;
+use crate::schema;
+use crate::store::RowMutation;
+
+/// Most regions a workload asks a table to be created with.
+pub const MAX_REGIONS: usize = 1024;
+
+/// Users whose rows the quantile split points are drawn from.
+const SAMPLE_USERS: u64 = 2048;
+
+/// Keys kept per table while sampling: past this, every other kept key is dropped and the
+/// stride doubles, so a table of long per-user series stays small.
+const SAMPLE_KEYS: usize = 1 << 17;
+
+/// How `table`'s row keys begin: its salt, and whether the layout is binary.
+fn salt_of(g: &Generator, table: Table) -> (Salt, bool) {
+    let keys = g.workload().keys;
+    match table {
+        Table::Actions => (keys.actions.salt, true),
+        Table::Blog => (keys.blog.salt, true),
+        Table::Content => (keys.weibo.salt, false),
+        Table::Series => (keys.series.salt, false),
+        Table::User | Table::Relation | Table::Celebrity | Table::Inbox => (Salt::None, false),
+    }
+}
+
+/// The split points of every table the workload writes for `regions` regions each, in
+/// [`Table::ALL`] order. A table gets fewer regions when its sampled keys have fewer distinct
+/// values than asked.
+pub fn split_points(g: &Generator, regions: usize) -> schema::Result<Vec<(Table, Vec<Vec<u8>>)>> {
+    let tables: Vec<Table> = Table::ALL.into_iter().filter(|&t| g.writes(t)).collect();
+    if regions <= 1 {
+        return Ok(tables.into_iter().map(|t| (t, Vec::new())).collect());
+    }
+    let sampled = sample(g)?;
+    Ok(tables
+        .into_iter()
+        .map(|t| {
+            let splits = match salt_of(g, t) {
+                (Salt::Buckets(n), binary) if regions <= usize::from(n) => bucket_splits(n, binary, regions),
+                _ => quantiles(sampled.keys[t.index()].clone(), regions),
+            };
+            (t, splits)
+        })
+        .collect())
+}
+
+/// The first key of each bucket group: `regions` groups of `n` buckets, as even as whole
+/// buckets allow.
+fn bucket_splits(n: u16, binary: bool, regions: usize) -> Vec<Vec<u8>> {
+    let n = usize::from(n);
+    (1..regions)
+        .map(|i| {
+            let b = (i * n).div_ceil(regions);
+            if binary {
+                vec![b as u8]
+            } else {
+                let width = (n - 1).max(1).to_string().len();
+                format!("{b:0width$}_").into_bytes()
+            }
+        })
+        .collect()
+}
+
+/// The keys at the `regions`-quantiles of `keys` (each key weighted by the row mutations
+/// sampled for it), each once.
+fn quantiles(mut keys: Vec<Vec<u8>>, regions: usize) -> Vec<Vec<u8>> {
+    keys.sort_unstable();
+    let mut out: Vec<Vec<u8>> = (1..regions)
+        .filter_map(|i| keys.get(i * keys.len() / regions).cloned())
+        .filter(|k| !k.is_empty())
+        .collect();
+    out.dedup();
+    out
+}
+
+/// Row keys of evenly spaced users, per table.
+struct Sampled {
+    keys: Vec<Vec<Vec<u8>>>,
+    stride: Vec<u64>,
+    seen: Vec<u64>,
+}
+
+impl Sink for Sampled {
+    fn row(&mut self, t: Table, row: RowMutation) -> schema::Result<()> {
+        let i = t.index();
+        self.seen[i] += 1;
+        if !self.seen[i].is_multiple_of(self.stride[i]) {
+            return Ok(());
+        }
+        self.keys[i].push(row.row);
+        if self.keys[i].len() >= SAMPLE_KEYS {
+            let mut n = 0u64;
+            self.keys[i].retain(|_| {
+                n += 1;
+                n.is_multiple_of(2)
+            });
+            self.stride[i] *= 2;
+        }
+        Ok(())
+    }
+}
+
+fn sample(g: &Generator) -> schema::Result<Sampled> {
+    let users = g.workload().data.users;
+    let picks = users.min(SAMPLE_USERS);
+    let mut s = Sampled {
+        keys: vec![Vec::new(); Table::ALL.len()],
+        stride: vec![1; Table::ALL.len()],
+        seen: vec![0; Table::ALL.len()],
+    };
+    let mut scratch = Scratch::default();
+    for i in 0..picks {
+        // Evenly spaced over 1..=users, the first and the last included.
+        let uid = 1 + if picks > 1 { i * (users - 1) / (picks - 1) } else { 0 };
+        g.emit_user(uid, &mut scratch, &mut s)?;
+    }
+    Ok(s)
+}
+
+/// A table's regions as a backend reports them: the start keys of all but the first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounds {
+    /// The table's name.
+    pub table: String,
+    /// Sorted split keys; N keys make N + 1 regions.
+    pub splits: Vec<Vec<u8>>,
+}
+
+impl Bounds {
+    /// Regions in the table.
+    pub fn len(&self) -> usize {
+        self.splits.len() + 1
+    }
+
+    /// Always false: a table has at least one region.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The region (0-based) that holds `key`.
+    pub fn locate(&self, key: &[u8]) -> usize {
+        self.splits.partition_point(|s| s.as_slice() <= key)
+    }
+
+    /// Region `i`'s start and end keys (empty for the table's first start and last end).
+    pub fn range(&self, i: usize) -> (&[u8], &[u8]) {
+        let start = if i == 0 { &[][..] } else { &self.splits[i - 1][..] };
+        let end = self.splits.get(i).map_or(&[][..], |k| &k[..]);
+        (start, end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_splits_take_whole_buckets() {
+        assert_eq!(bucket_splits(16, true, 4), vec![vec![4], vec![8], vec![12]]);
+        assert_eq!(bucket_splits(10, true, 3), vec![vec![4], vec![7]]);
+        assert_eq!(bucket_splits(16, false, 2), vec![b"08_".to_vec()]);
+        assert_eq!(bucket_splits(8, false, 8).len(), 7);
+        assert_eq!(bucket_splits(8, false, 8)[0], b"1_".to_vec());
+    }
+
+    #[test]
+    fn quantiles_split_evenly_and_once() {
+        let keys: Vec<Vec<u8>> = (0u8..100).map(|b| vec![b]).collect();
+        assert_eq!(quantiles(keys.clone(), 4), vec![vec![25], vec![50], vec![75]]);
+        assert_eq!(quantiles(vec![vec![7]; 50], 4), vec![vec![7]]);
+        assert!(quantiles(Vec::new(), 4).is_empty());
+    }
+
+    #[test]
+    fn bounds_locate_keys_in_their_regions() {
+        let b = Bounds {
+            table: "t".into(),
+            splits: vec![b"g".to_vec(), b"m".to_vec()],
+        };
+        assert_eq!(b.len(), 3);
+        assert_eq!(b.locate(b""), 0);
+        assert_eq!(b.locate(b"f\xff"), 0);
+        assert_eq!(b.locate(b"g"), 1);
+        assert_eq!(b.locate(b"m"), 2);
+        assert_eq!(b.locate(b"\xff"), 2);
+        assert_eq!(b.range(0), (&b""[..], &b"g"[..]));
+        assert_eq!(b.range(2), (&b"m"[..], &b""[..]));
+    }
+}

@@ -1,0 +1,327 @@
+//! What a [`Spread`] looks like in reports: `regions.csv`, the per-table skew figures of
+//! `summary.json`, the terminal and the load manifest, and the heat map of `index.html`.
+
+use super::count::{Spread, TableSpread, Tally};
+use crate::keys::to_string_binary;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// One table's spread in figures. Shares and max/mean ratios count rows; they are absent
+/// where the table saw no rows of that kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableSkew {
+    /// The table.
+    pub table: String,
+    /// Its regions, as the backend reported them.
+    pub regions: usize,
+    /// Row mutations written, over all regions.
+    pub rows_written: u64,
+    /// Rows read.
+    pub rows_read: u64,
+    /// The busiest region's share of the rows written.
+    pub write_hottest_share: Option<f64>,
+    /// The busiest region's rows written over the mean per region (1 is even; the region
+    /// count is the most).
+    pub write_max_mean: Option<f64>,
+    /// Start key (`toStringBinary`) of the region that took the most writes.
+    pub write_hottest_start: Option<String>,
+    /// The busiest region's share of the rows read.
+    pub read_hottest_share: Option<f64>,
+    /// The busiest region's rows read over the mean per region.
+    pub read_max_mean: Option<f64>,
+    /// Start key of the region that served the most reads.
+    pub read_hottest_start: Option<String>,
+}
+
+/// (hottest share, max/mean, index of the hottest) of per-region counts; `None` when all
+/// are zero.
+fn hottest(counts: &[u64]) -> Option<(f64, f64, usize)> {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let (at, &max) = counts
+        .iter()
+        .enumerate()
+        .max_by_key(|&(i, &c)| (c, std::cmp::Reverse(i)))
+        .expect("a region");
+    let mean = total as f64 / counts.len() as f64;
+    Some((max as f64 / total as f64, max as f64 / mean, at))
+}
+
+/// Every table's skew figures.
+pub fn skew(spread: &Spread) -> Vec<TableSkew> {
+    spread.tables.iter().map(table_skew).collect()
+}
+
+fn table_skew(t: &TableSpread) -> TableSkew {
+    let totals = t.totals();
+    let written: Vec<u64> = totals.iter().map(|r| r.rows_written).collect();
+    let read: Vec<u64> = totals.iter().map(|r| r.rows_read).collect();
+    let w = hottest(&written);
+    let r = hottest(&read);
+    let start = |i: usize| to_string_binary(t.bounds.range(i).0);
+    TableSkew {
+        table: t.bounds.table.clone(),
+        regions: t.bounds.len(),
+        rows_written: written.iter().sum(),
+        rows_read: read.iter().sum(),
+        write_hottest_share: w.map(|w| w.0),
+        write_max_mean: w.map(|w| w.1),
+        write_hottest_start: w.map(|w| start(w.2)),
+        read_hottest_share: r.map(|r| r.0),
+        read_max_mean: r.map(|r| r.1),
+        read_hottest_start: r.map(|r| start(r.2)),
+    }
+}
+
+/// The header of `regions.csv`.
+pub const CSV_HEADER: [&str; 10] = [
+    "table",
+    "start",
+    "end",
+    "rows_written",
+    "bytes_written",
+    "rows_read",
+    "bytes_read",
+    "write_share",
+    "read_share",
+    "region",
+];
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 { 0.0 } else { part as f64 / whole as f64 }
+}
+
+/// Per table and region: start and end keys in HBase's `toStringBinary` form, rows and
+/// bytes written and read, and the region's share of the table's rows written and read.
+pub fn csv(spread: &Spread) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(CSV_HEADER).expect("writing to memory");
+    for t in &spread.tables {
+        let totals = t.totals();
+        let (rw, rr) = sums(&totals);
+        for (i, r) in totals.iter().enumerate() {
+            let (start, end) = t.bounds.range(i);
+            w.write_record([
+                t.bounds.table.clone(),
+                to_string_binary(start),
+                to_string_binary(end),
+                r.rows_written.to_string(),
+                r.bytes_written.to_string(),
+                r.rows_read.to_string(),
+                r.bytes_read.to_string(),
+                format!("{:.6}", share(r.rows_written, rw)),
+                format!("{:.6}", share(r.rows_read, rr)),
+                (i + 1).to_string(),
+            ])
+            .expect("writing to memory");
+        }
+    }
+    w.into_inner().expect("writing to memory")
+}
+
+fn sums(totals: &[Tally]) -> (u64, u64) {
+    (
+        totals.iter().map(|r| r.rows_written).sum(),
+        totals.iter().map(|r| r.rows_read).sum(),
+    )
+}
+
+/// One table's regions as the load manifest lists them.
+pub fn manifest_regions(t: &TableSpread) -> serde_json::Value {
+    let totals = t.totals();
+    let (rw, rr) = sums(&totals);
+    let regions: Vec<serde_json::Value> = totals
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let (start, end) = t.bounds.range(i);
+            serde_json::json!({
+                "start": to_string_binary(start),
+                "end": to_string_binary(end),
+                "rows_written": r.rows_written,
+                "bytes_written": r.bytes_written,
+                "rows_read": r.rows_read,
+                "bytes_read": r.bytes_read,
+                "write_share": share(r.rows_written, rw),
+                "read_share": share(r.rows_read, rr),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(regions)
+}
+
+/// A ratio as the terminal shows it.
+pub fn fmt_share(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+/// A max/mean ratio as the terminal shows it.
+pub fn fmt_ratio(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.2}"))
+}
+
+const CELL_W: f64 = 6.0;
+
+/// Which count of a tally a heat-map panel shows.
+type Pick = fn(&Tally) -> u64;
+const LABEL_W: f64 = 190.0;
+
+/// The heat map: per table, regions (rows, first region on top) against columns of time,
+/// one panel for rows written and one for rows read, each shaded against its own busiest
+/// cell. Columns before `warmup` ends are marked.
+pub fn heat_map(spread: &Spread, warmup: Duration) -> String {
+    let mut panels: Vec<(String, &TableSpread, Pick)> = Vec::new();
+    for t in &spread.tables {
+        let totals = t.totals();
+        let (rw, rr) = sums(&totals);
+        if rw > 0 {
+            panels.push((format!("{} — rows written", t.bounds.table), t, |c| c.rows_written));
+        }
+        if rr > 0 {
+            panels.push((format!("{} — rows read", t.bounds.table), t, |c| c.rows_read));
+        }
+    }
+    let columns = spread.tables.iter().map(|t| t.tallies.len()).max().unwrap_or(0).max(1);
+    let col_s = spread.column.as_secs_f64();
+    let width = LABEL_W + columns as f64 * CELL_W + 20.0;
+    let mut body = String::new();
+    let mut y = 10.0;
+    for (title, t, pick) in &panels {
+        let regions = t.bounds.len();
+        let cell_h = (240.0 / regions as f64).clamp(2.0, 14.0);
+        let max = t.tallies.iter().flatten().map(pick).max().unwrap_or(0).max(1);
+        let _ = writeln!(
+            body,
+            r#"<text x="4" y="{:.1}" font-size="13" font-weight="bold">{}</text>"#,
+            y + 12.0,
+            crate::report::escape(title)
+        );
+        y += 20.0;
+        let top = y;
+        // Label at most about 16 regions.
+        let every = regions.div_ceil(16).max(1);
+        for r in 0..regions {
+            let ry = top + r as f64 * cell_h;
+            if r % every == 0 {
+                let mut label = to_string_binary(t.bounds.range(r).0);
+                if label.is_empty() {
+                    label = "(first)".into();
+                }
+                if label.chars().count() > 28 {
+                    label = label.chars().take(27).collect::<String>() + "…";
+                }
+                let _ = writeln!(
+                    body,
+                    r#"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"#,
+                    LABEL_W - 6.0,
+                    ry + cell_h.max(10.0) - 2.0,
+                    crate::report::escape(&label)
+                );
+            }
+            for (c, column) in t.tallies.iter().enumerate() {
+                let v = column.get(r).map(pick).unwrap_or(0);
+                if v == 0 {
+                    continue;
+                }
+                // Square root so that a region at a quarter of the busiest still shows.
+                let level = (v as f64 / max as f64).sqrt();
+                let shade = (255.0 * (1.0 - level)).round() as u8;
+                let _ = writeln!(
+                    body,
+                    r#"<rect x="{:.1}" y="{ry:.1}" width="{CELL_W}" height="{cell_h:.1}" fill="rgb(200,{shade},{shade})"><title>region {} at {:.0} s: {v} rows</title></rect>"#,
+                    LABEL_W + c as f64 * CELL_W,
+                    r + 1,
+                    c as f64 * col_s
+                );
+            }
+        }
+        let bottom = top + regions as f64 * cell_h;
+        let _ = writeln!(
+            body,
+            r##"<rect x="{LABEL_W}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#999"/>"##,
+            columns as f64 * CELL_W,
+            bottom - top
+        );
+        if !warmup.is_zero() && col_s > 0.0 {
+            let x = LABEL_W + (warmup.as_secs_f64() / col_s) * CELL_W;
+            let _ = writeln!(
+                body,
+                r##"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{bottom:.1}" stroke="#333" stroke-dasharray="3,2"><title>end of warm-up</title></line>"##
+            );
+        }
+        let _ = writeln!(
+            body,
+            r#"<text x="{LABEL_W}" y="{:.1}" font-size="10">0 s</text><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{:.0} s ({:.1} s per column)</text>"#,
+            bottom + 12.0,
+            LABEL_W + columns as f64 * CELL_W,
+            bottom + 12.0,
+            columns as f64 * col_s,
+            col_s
+        );
+        y = bottom + 26.0;
+    }
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{:.0}\" font-family=\"sans-serif\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n{body}</svg>\n",
+        y + 4.0
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::regions::Bounds;
+
+    fn spread() -> Spread {
+        let tally = |w: u64, r: u64| Tally {
+            rows_written: w,
+            bytes_written: w * 10,
+            rows_read: r,
+            bytes_read: r * 10,
+        };
+        Spread {
+            column: Duration::from_secs(1),
+            tables: vec![TableSpread {
+                bounds: Bounds {
+                    table: "t".into(),
+                    splits: vec![b"m".to_vec(), vec![b'x', 0xff]],
+                },
+                tallies: vec![
+                    vec![tally(1, 0), tally(2, 0), tally(5, 4)],
+                    vec![tally(0, 0), tally(0, 0), tally(2, 0)],
+                ],
+            }],
+        }
+    }
+
+    #[test]
+    fn skew_names_the_hottest_region() {
+        let s = skew(&spread());
+        assert_eq!(s.len(), 1);
+        let t = &s[0];
+        assert_eq!((t.regions, t.rows_written, t.rows_read), (3, 10, 4));
+        assert_eq!(t.write_hottest_share, Some(0.7));
+        assert!((t.write_max_mean.unwrap() - 2.1).abs() < 1e-9);
+        assert_eq!(t.write_hottest_start.as_deref(), Some("x\\xFF"));
+        assert_eq!(t.read_max_mean, Some(3.0));
+    }
+
+    #[test]
+    fn csv_lists_each_region_with_its_keys_and_shares() {
+        let text = String::from_utf8(csv(&spread())).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], CSV_HEADER.join(","));
+        assert_eq!(lines[1], "t,,m,1,10,0,0,0.100000,0.000000,1");
+        assert_eq!(lines[3], "t,x\\xFF,,7,70,4,40,0.700000,1.000000,3");
+    }
+
+    #[test]
+    fn heat_map_has_a_cell_per_busy_region_and_interval() {
+        let svg = heat_map(&spread(), Duration::from_secs(1));
+        assert_eq!(svg.matches("<rect x=").count(), 4 + 1 + 1 + 1, "{svg}");
+        assert!(svg.contains("t — rows written") && svg.contains("t — rows read"));
+        assert!(svg.contains("end of warm-up"));
+    }
+}
