@@ -12,6 +12,7 @@ mod kill;
 mod load;
 mod load_cli;
 mod model;
+mod regions;
 mod run;
 mod run_cli;
 mod serve;
