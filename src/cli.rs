@@ -1,14 +1,14 @@
 //! The command line: clap definitions and the dispatch from subcommand to library call.
 
+mod keys;
 mod load;
 mod run;
 
-use crate::keys::{self, KeyOptions, Layout, Order, Salt};
+use crate::keys::Layout;
 use crate::store::Backend;
 use crate::workload::Workload;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -148,6 +148,25 @@ pub struct RunArgs {
     /// Workload and backend.
     #[command(flatten)]
     pub target: Target,
+    /// Threads, length, rate and intervals.
+    #[command(flatten)]
+    pub settings: RunSettings,
+    /// When the target is empty and the run loads it first: create each table with N
+    /// regions (default: the workload's load.regions).
+    #[arg(long, value_name = "N", value_parser = parse_regions)]
+    pub regions: Option<usize>,
+    /// Run as shard i of N: draw from that shard's random streams (merge the shards' reports
+    /// with `tallrow report merge`).
+    #[arg(long, value_name = "i/N")]
+    pub shard: Option<crate::load::Shard>,
+    /// Folder the report folder goes under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
+}
+
+/// Command-line settings over a workload's `[run]`.
+#[derive(Debug, Args)]
+pub struct RunSettings {
     /// Worker threads (default: the workload's run.threads; 0 = every core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -169,17 +188,6 @@ pub struct RunArgs {
     /// Length of a reporting interval.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1s")]
     pub interval: Duration,
-    /// When the target is empty and the run loads it first: create each table with N
-    /// regions (default: the workload's load.regions).
-    #[arg(long, value_name = "N", value_parser = parse_regions)]
-    pub regions: Option<usize>,
-    /// Run as shard i of N: draw from that shard's random streams (merge the shards' reports
-    /// with `tallrow report merge`).
-    #[arg(long, value_name = "i/N")]
-    pub shard: Option<crate::load::Shard>,
-    /// Folder the report folder goes under.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    pub reports: PathBuf,
 }
 
 /// `tallrow compare`
@@ -238,6 +246,9 @@ pub enum KeysCommand {
         #[command(flatten)]
         variant: VariantArgs,
     },
+    /// Load a workload once per key-design variant, run the same mix on each for the same
+    /// time, and report side by side where each variant's writes and reads landed.
+    Compare(KeysCompareArgs),
     /// Read a row key given as hex.
     Decode {
         /// Layout: actions, weibo-content, blog, blog-index, series.
@@ -248,6 +259,43 @@ pub enum KeysCommand {
         #[command(flatten)]
         variant: VariantArgs,
     },
+}
+
+/// `tallrow keys compare`
+#[derive(Debug, Args)]
+pub struct KeysCompareArgs {
+    /// The workload file, e.g. workloads/actions.toml.
+    pub workload: PathBuf,
+    /// Backend: embedded:DIR puts each variant in DIR/VARIANT (default: data/NAME-keys/VARIANT);
+    /// memory: and null: open a fresh store per variant; hbase:// and bigtable:// load the
+    /// variants one after another into the workload's tables, dropping them in between.
+    #[arg(long, value_name = "URL")]
+    pub backend: Option<String>,
+    /// A variant as NAME=SPEC, SPEC being comma-separated settings over the seed layouts:
+    /// order=reverse|forward, salt=none|hash|N, each for every design or prefixed with
+    /// actions., weibo., blog. or series. for one (e.g. fwd=order=forward,
+    /// b32=actions.salt=32); `seed` alone is the seed layouts. Repeatable. Default: seed,
+    /// forward, salt-none, salt-hash and salt-16, less those that key this workload's
+    /// tables as an earlier one does.
+    #[arg(long = "variant", value_name = "NAME=SPEC")]
+    pub variants: Vec<String>,
+    /// Regions each table is created with (default: the workload's load.regions, or 8 when
+    /// that is 1).
+    #[arg(long, value_name = "N", value_parser = parse_regions)]
+    pub regions: Option<usize>,
+    /// Threads, length, rate and intervals of each variant's run.
+    #[command(flatten)]
+    pub settings: RunSettings,
+    /// On hbase:// or bigtable://, drop the workload's tables first when they exist.
+    #[arg(long)]
+    pub replace: bool,
+    /// Keep the loaded data: every variant's data directory on the embedded store, the last
+    /// variant's tables on a remote backend.
+    #[arg(long)]
+    pub keep: bool,
+    /// Folder the comparison folder goes under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
 }
 
 /// The key-design variant; the seed's layout when omitted.
@@ -261,33 +309,6 @@ pub struct VariantArgs {
     pub salt: Option<String>,
 }
 
-impl VariantArgs {
-    fn options(&self, layout: Layout) -> anyhow::Result<KeyOptions> {
-        let mut opts = layout.seed_options();
-        if let Some(order) = &self.order {
-            opts.order = match order.as_str() {
-                "reverse" => Order::Reverse,
-                "forward" => Order::Forward,
-                other => bail!("--order: {other:?} is not reverse or forward"),
-            };
-        }
-        if let Some(salt) = &self.salt {
-            opts.salt = match salt.as_str() {
-                "none" => Salt::None,
-                "hash" => Salt::Hash,
-                n => {
-                    let n: u16 = n
-                        .parse()
-                        .ok()
-                        .with_context(|| format!("--salt: {n:?} is not none, hash or a bucket count"))?;
-                    Salt::Buckets(n).validate().context("--salt")?
-                }
-            };
-        }
-        Ok(opts)
-    }
-}
-
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
@@ -296,42 +317,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Compare(args) => run::compare_command(args),
         Command::Report(ReportCommand::Merge(args)) => run::merge_command(args),
-        Command::Keys(cmd) => keys_command(cmd),
+        Command::Keys(cmd) => keys::command(cmd),
         Command::Serve(args) => serve_command(args),
     }
-}
-
-fn keys_command(cmd: KeysCommand) -> anyhow::Result<ExitCode> {
-    let (layout, key, opts) = match cmd {
-        KeysCommand::Encode {
-            layout,
-            fields,
-            variant,
-        } => {
-            let opts = variant.options(layout)?;
-            let mut pairs = Vec::with_capacity(fields.len());
-            for f in &fields {
-                let Some((name, value)) = f.split_once('=') else {
-                    bail!("{}: argument {f:?} is not field=value", layout.name());
-                };
-                pairs.push((name, value));
-            }
-            (layout, layout.encode(opts, &pairs)?, opts)
-        }
-        KeysCommand::Decode { layout, hex, variant } => {
-            let opts = variant.options(layout)?;
-            let key = keys::parse_hex(hex.trim()).map_err(|e| anyhow::anyhow!("{}: {e}", layout.name()))?;
-            (layout, key, opts)
-        }
-    };
-    let fields = layout.decode(opts, &key)?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "hex: {}", keys::hex(&key))?;
-    writeln!(out, "binary: {}", keys::to_string_binary(&key))?;
-    for (name, value) in fields {
-        writeln!(out, "{name}: {value}")?;
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {

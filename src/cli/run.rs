@@ -2,7 +2,7 @@
 //! they print.
 
 use super::load::threads;
-use super::{CompareArgs, MergeArgs, RunArgs};
+use super::{CompareArgs, MergeArgs, RunArgs, RunSettings};
 use crate::generate::Generator;
 use crate::load::{self, Shard};
 use crate::regions::count::Counted;
@@ -22,7 +22,7 @@ use std::time::Duration;
 
 pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let (mut w, store) = args.target.open()?;
-    apply_overrides(&mut w, &args)?;
+    apply_overrides(&mut w, &args.settings)?;
     let g = Arc::new(Generator::new(&w));
     let url = args
         .target
@@ -30,87 +30,142 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| format!("embedded:{}", w.default_data_dir().display()));
     prepare_store(&w, &g, &store, &args)?;
-
-    let r = &w.run;
     let shard = args.shard.unwrap_or(Shard::ALL);
-    let opts = Options {
-        threads: threads(r.threads),
-        duration: r.duration,
-        ops: r.ops,
-        rate: r.rate,
-        arrival: r.arrival,
-        warmup: r.warmup,
-        interval: args.interval,
-        stream: shard.index,
-    };
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "running {} against {}: {} threads, {}, {} warm-up, {}",
-        w.name,
-        store.identity(),
-        opts.threads,
-        match opts.ops {
-            Some(n) => format!("{} operations", thousands(n)),
-            None => format!("{:?}", opts.duration),
-        },
-        format_args!("{:?}", opts.warmup),
-        match opts.rate {
-            Some(rate) => format!("open loop at {rate} ops/s ({})", arrival_name(opts.arrival)),
-            None => "closed loop".into(),
-        }
-    )?;
-    out.flush()?;
-    let names: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
-    let bounds = Counted::bounds_of(&*store, &names).context("reading the tables' regions")?;
-    let counted = Arc::new(Counted::new(store.clone(), bounds, opts.interval));
-    let live = Live::new(&opts, load::progress_wanted());
-    let mut on_interval = |iv: &Interval, _: &[Op]| live.interval(iv);
-    let outcome = run::run(counted.clone(), g.clone(), &r.mix, &opts, &mut on_interval)?;
-    live.finish();
-    let spread = Arc::into_inner(counted)
-        .expect("the run's workers are done with the store")
-        .finish();
-
-    let config = RunConfig {
-        threads: opts.threads,
-        duration_s: opts.ops.is_none().then_some(opts.duration.as_secs_f64()),
-        ops: opts.ops,
-        rate: opts.rate,
-        arrival: arrival_name(opts.arrival).into(),
-        warmup_s: opts.warmup.as_secs_f64(),
-        interval_s: opts.interval.as_secs_f64(),
-        skew: match r.skew {
-            Skew::Zipf => "zipf",
-            Skew::Latest => "latest",
-            Skew::Uniform => "uniform",
-        }
-        .into(),
-        skew_exponent: r.skew_exponent,
-        mix: r.mix.iter().map(|(op, wt)| (op.name().to_string(), *wt)).collect(),
-        shard: shard.to_string(),
-    };
-    let cx = Context {
-        workload: &w,
+    let target = Measure {
+        g: &g,
+        store: &store,
         file: &args.target.workload,
         url: &url,
-        store: &*store,
-        config,
+        shard,
+        interval: args.settings.interval,
     };
-    let mut data = RunData::from_run(&outcome, &cx);
-    data.spread = Some(spread);
-    let dir = crate::report::run::folder(&args.reports, &w.name, outcome.started_ms);
-    data.write(&dir)?;
+    let mut out = std::io::stdout().lock();
+    let data = target.run(&mut out, |started| {
+        Ok(crate::report::run::folder(&args.reports, &w.name, started))
+    })?;
     print_summary(&mut out, &data.summary)?;
-    writeln!(out, "report: {}", dir.display())?;
+    writeln!(out, "report: {}", data.dir.display())?;
     if let Some(why) = &data.summary.invalid_reason {
         bail!("the run is invalid: {why}");
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// A written run report and its folder.
+pub(super) struct Written {
+    /// The summary as written.
+    pub summary: RunSummary,
+    /// The report folder.
+    pub dir: std::path::PathBuf,
+}
+
+/// What one measured run works on.
+pub(super) struct Measure<'a> {
+    /// The workload (its `[run]` with the command line's settings applied).
+    pub g: &'a Arc<Generator>,
+    /// The loaded store.
+    pub store: &'a Arc<dyn Store>,
+    /// The workload file.
+    pub file: &'a std::path::Path,
+    /// `--backend` as given.
+    pub url: &'a str,
+    /// Which random streams to draw from.
+    pub shard: Shard,
+    /// Reporting interval.
+    pub interval: Duration,
+}
+
+impl Measure<'_> {
+    /// Runs the mix, counting rows per region, and writes the report into the folder
+    /// `folder(start of measurement)` names.
+    pub fn run(
+        &self,
+        out: &mut impl Write,
+        folder: impl FnOnce(i64) -> anyhow::Result<std::path::PathBuf>,
+    ) -> anyhow::Result<Written> {
+        let (g, store) = (self.g, self.store);
+        let w = g.workload();
+        let r = &w.run;
+        let opts = Options {
+            threads: threads(r.threads),
+            duration: r.duration,
+            ops: r.ops,
+            rate: r.rate,
+            arrival: r.arrival,
+            warmup: r.warmup,
+            interval: self.interval,
+            stream: self.shard.index,
+        };
+        writeln!(
+            out,
+            "running {} against {}: {} threads, {}, {} warm-up, {}",
+            w.name,
+            store.identity(),
+            opts.threads,
+            match opts.ops {
+                Some(n) => format!("{} operations", thousands(n)),
+                None => format!("{:?}", opts.duration),
+            },
+            format_args!("{:?}", opts.warmup),
+            match opts.rate {
+                Some(rate) => format!("open loop at {rate} ops/s ({})", arrival_name(opts.arrival)),
+                None => "closed loop".into(),
+            }
+        )?;
+        out.flush()?;
+        let names: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
+        let bounds = Counted::bounds_of(&**store, &names).context("reading the tables' regions")?;
+        let counted = Arc::new(Counted::new(store.clone(), bounds, opts.interval));
+        let live = Live::new(&opts, load::progress_wanted());
+        let mut on_interval = |iv: &Interval, _: &[Op]| live.interval(iv);
+        let outcome = run::run(counted.clone(), g.clone(), &r.mix, &opts, &mut on_interval)?;
+        live.finish();
+        let spread = Arc::into_inner(counted)
+            .expect("the run's workers are done with the store")
+            .finish();
+
+        let config = RunConfig {
+            threads: opts.threads,
+            duration_s: opts.ops.is_none().then_some(opts.duration.as_secs_f64()),
+            ops: opts.ops,
+            rate: opts.rate,
+            arrival: arrival_name(opts.arrival).into(),
+            warmup_s: opts.warmup.as_secs_f64(),
+            interval_s: opts.interval.as_secs_f64(),
+            skew: skew_name(r.skew).into(),
+            skew_exponent: r.skew_exponent,
+            mix: r.mix.iter().map(|(op, wt)| (op.name().to_string(), *wt)).collect(),
+            shard: self.shard.to_string(),
+        };
+        let cx = Context {
+            workload: w,
+            file: self.file,
+            url: self.url,
+            store: &**store,
+            config,
+        };
+        let mut data = RunData::from_run(&outcome, &cx);
+        data.spread = Some(spread);
+        let dir = folder(outcome.started_ms)?;
+        data.write(&dir)?;
+        Ok(Written {
+            summary: data.summary,
+            dir,
+        })
+    }
+}
+
+/// The name a skew has in workload files and reports.
+pub(super) fn skew_name(s: Skew) -> &'static str {
+    match s {
+        Skew::Zipf => "zipf",
+        Skew::Latest => "latest",
+        Skew::Uniform => "uniform",
+    }
+}
+
 /// Command-line settings over the workload's `[run]`.
-fn apply_overrides(w: &mut Workload, args: &RunArgs) -> anyhow::Result<()> {
+pub(super) fn apply_overrides(w: &mut Workload, args: &RunSettings) -> anyhow::Result<()> {
     let r = &mut w.run;
     if let Some(t) = args.threads {
         r.threads = t;

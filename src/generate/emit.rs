@@ -54,6 +54,23 @@ impl Table {
         }
     }
 
+    /// The key design (a field of the workload's `[keys]`) of the table's row keys; `None`
+    /// for the microblog tables keyed by the text uid alone.
+    pub fn design(self) -> Option<&'static str> {
+        match self {
+            Table::Content => Some("weibo"),
+            Table::Actions => Some("actions"),
+            Table::Blog => Some("blog"),
+            Table::Series => Some("series"),
+            Table::User | Table::Relation | Table::Celebrity | Table::Inbox => None,
+        }
+    }
+
+    /// Whether the table's row keys are binary (big-endian integers) rather than text.
+    pub fn binary_keys(self) -> bool {
+        matches!(self, Table::Actions | Table::Blog)
+    }
+
     /// Position in [`Table::ALL`].
     pub fn index(self) -> usize {
         self as usize

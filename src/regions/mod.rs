@@ -27,14 +27,11 @@ const SAMPLE_KEYS: usize = 1 << 17;
 
 /// How `table`'s row keys begin: its salt, and whether the layout is binary.
 fn salt_of(g: &Generator, table: Table) -> (Salt, bool) {
-    let keys = g.workload().keys;
-    match table {
-        Table::Actions => (keys.actions.salt, true),
-        Table::Blog => (keys.blog.salt, true),
-        Table::Content => (keys.weibo.salt, false),
-        Table::Series => (keys.series.salt, false),
-        Table::User | Table::Relation | Table::Celebrity | Table::Inbox => (Salt::None, false),
-    }
+    let salt = table
+        .design()
+        .and_then(|d| g.workload().keys.design(d))
+        .map_or(Salt::None, |o| o.salt);
+    (salt, table.binary_keys())
 }
 
 /// The split points of every table the workload writes for `regions` regions each, in

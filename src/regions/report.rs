@@ -26,12 +26,18 @@ pub struct TableSkew {
     pub write_max_mean: Option<f64>,
     /// Start key (`toStringBinary`) of the region that took the most writes.
     pub write_hottest_start: Option<String>,
+    /// Which region that is, 1 for the first in key order and `regions` for the last.
+    #[serde(default)]
+    pub write_hottest_region: Option<usize>,
     /// The busiest region's share of the rows read.
     pub read_hottest_share: Option<f64>,
     /// The busiest region's rows read over the mean per region.
     pub read_max_mean: Option<f64>,
     /// Start key of the region that served the most reads.
     pub read_hottest_start: Option<String>,
+    /// Which region that is, counted from 1 in key order.
+    #[serde(default)]
+    pub read_hottest_region: Option<usize>,
 }
 
 /// (hottest share, max/mean, index of the hottest) of per-region counts; `None` when all
@@ -70,9 +76,11 @@ fn table_skew(t: &TableSpread) -> TableSkew {
         write_hottest_share: w.map(|w| w.0),
         write_max_mean: w.map(|w| w.1),
         write_hottest_start: w.map(|w| start(w.2)),
+        write_hottest_region: w.map(|w| w.2 + 1),
         read_hottest_share: r.map(|r| r.0),
         read_max_mean: r.map(|r| r.1),
         read_hottest_start: r.map(|r| start(r.2)),
+        read_hottest_region: r.map(|r| r.2 + 1),
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod compare;
 mod hgrm;
+pub mod keys;
 mod plot;
 mod read;
 pub mod run;

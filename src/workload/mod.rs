@@ -171,6 +171,94 @@ pub struct Keys {
     pub series: KeyOptions,
 }
 
+impl Keys {
+    /// The seed layouts: reverse stamps everywhere, seed 002's `hash(id)` for the blog, no
+    /// salt elsewhere.
+    pub const SEED: Keys = Keys {
+        actions: KeyOptions::SEED,
+        weibo: KeyOptions::SEED,
+        blog: KeyOptions::BLOG_SEED,
+        series: KeyOptions::SEED,
+    };
+
+    /// The designs by name, as `[keys]` and variant specs name them.
+    pub const DESIGNS: [&'static str; 4] = ["actions", "weibo", "blog", "series"];
+
+    /// The options of a design named in [`Keys::DESIGNS`].
+    pub fn design(&self, name: &str) -> Option<KeyOptions> {
+        match name {
+            "actions" => Some(self.actions),
+            "weibo" => Some(self.weibo),
+            "blog" => Some(self.blog),
+            "series" => Some(self.series),
+            _ => None,
+        }
+    }
+
+    fn design_mut(&mut self, name: &str) -> Option<&mut KeyOptions> {
+        match name {
+            "actions" => Some(&mut self.actions),
+            "weibo" => Some(&mut self.weibo),
+            "blog" => Some(&mut self.blog),
+            "series" => Some(&mut self.series),
+            _ => None,
+        }
+    }
+
+    /// The seed layouts changed by `spec`: comma-separated settings `order=reverse|forward`
+    /// and `salt=none|hash|N` (1 to 256 buckets), each for every design or, prefixed with
+    /// `actions.`, `weibo.`, `blog.` or `series.`, for one; `seed` alone changes nothing.
+    pub fn from_spec(spec: &str) -> Result<Keys, String> {
+        let mut keys = Keys::SEED;
+        let spec = spec.trim();
+        if spec.is_empty() || spec == "seed" {
+            return Ok(keys);
+        }
+        for part in spec.split(',') {
+            let part = part.trim();
+            let Some((name, value)) = part.split_once('=') else {
+                return Err(format!(
+                    "{part:?} is not SETTING=VALUE (order=forward, salt=hash, actions.salt=16)"
+                ));
+            };
+            let (design, setting) = match name.split_once('.') {
+                Some((d, s)) => {
+                    if keys.design(d).is_none() {
+                        return Err(format!("{d:?} is not a design (one of {})", Keys::DESIGNS.join(", ")));
+                    }
+                    (Some(d), s)
+                }
+                None => (None, name),
+            };
+            let apply: Box<dyn Fn(&mut KeyOptions)> = match (setting, value) {
+                ("order", "reverse") => Box::new(|o| o.order = crate::keys::Order::Reverse),
+                ("order", "forward") => Box::new(|o| o.order = crate::keys::Order::Forward),
+                ("order", other) => return Err(format!("order: {other:?} is not reverse or forward")),
+                ("salt", "none") => Box::new(|o| o.salt = crate::keys::Salt::None),
+                ("salt", "hash") => Box::new(|o| o.salt = crate::keys::Salt::Hash),
+                ("salt", n) => {
+                    let salt = n
+                        .parse::<u16>()
+                        .ok()
+                        .and_then(|n| crate::keys::Salt::Buckets(n).validate().ok())
+                        .ok_or_else(|| format!("salt: {n:?} is not none, hash or a bucket count from 1 to 256"))?;
+                    Box::new(move |o| o.salt = salt)
+                }
+                (other, _) => return Err(format!("{other:?} is not order or salt")),
+            };
+            match design {
+                Some(d) => apply(keys.design_mut(d).expect("checked above")),
+                None => {
+                    for d in Keys::DESIGNS {
+                        apply(keys.design_mut(d).expect("a design"));
+                    }
+                }
+            }
+        }
+        Ok(keys)
+    }
+}
+
 fn as_text<S: serde::Serializer>(v: &KeyOptions, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
 }
@@ -288,8 +376,61 @@ impl Workload {
         d.hex()
     }
 
+    /// The key designs ([`Keys::DESIGNS`]) whose rows the workload generates.
+    pub fn designs(&self) -> Vec<&'static str> {
+        let d = &self.data;
+        [
+            ("actions", d.actions.is_some()),
+            ("weibo", d.posts.is_some()),
+            ("blog", d.articles.is_some()),
+            ("series", d.series.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, has)| has.then_some(name))
+        .collect()
+    }
+
     /// The end of the time span (epoch ms, exclusive).
     pub fn end_ms(&self) -> i64 {
         self.data.start_ms + self.data.span_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{Order, Salt};
+
+    #[test]
+    fn a_variant_spec_changes_the_seed_layouts_for_every_design_or_one() {
+        assert_eq!(Keys::from_spec("seed").unwrap(), Keys::SEED);
+        assert_eq!(Keys::from_spec("").unwrap(), Keys::SEED);
+        let k = Keys::from_spec("order=forward, salt=16,blog.salt=none").unwrap();
+        for d in ["actions", "weibo", "series"] {
+            let o = k.design(d).unwrap();
+            assert_eq!((o.order, o.salt), (Order::Forward, Salt::Buckets(16)), "{d}");
+        }
+        assert_eq!(k.blog.salt, Salt::None);
+        assert_eq!(k.blog.order, Order::Forward);
+        let k = Keys::from_spec("actions.salt=hash").unwrap();
+        assert_eq!(k.actions.salt, Salt::Hash);
+        assert_eq!(k.series, KeyOptions::SEED);
+        for (bad, says) in [
+            ("order=sideways", "order: \"sideways\" is not reverse or forward"),
+            (
+                "salt=0",
+                "salt: \"0\" is not none, hash or a bucket count from 1 to 256",
+            ),
+            ("salt=257", "bucket count from 1 to 256"),
+            ("pepper=1", "\"pepper\" is not order or salt"),
+            (
+                "users.salt=1",
+                "\"users\" is not a design (one of actions, weibo, blog, series)",
+            ),
+            ("forward", "is not SETTING=VALUE"),
+        ] {
+            let e = Keys::from_spec(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }

@@ -8,6 +8,7 @@ mod differential;
 mod differential2;
 mod hbase;
 mod keys_cli;
+mod keys_compare;
 mod kill;
 mod load;
 mod load_cli;
