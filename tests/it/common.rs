@@ -48,8 +48,8 @@ pub trait Harness {
         true
     }
     /// Whether the backend reports a table's regions where they were split at creation.
-    /// Bigtable answers `SampleRowKeys` from the tablets it keeps, which it may merge (the
-    /// emulator keeps one per table).
+    /// Bigtable answers `SampleRowKeys` from the tablets it keeps, which it may merge; the
+    /// emulator keeps none, and a table there is one region.
     fn regions_as_created(&self) -> bool {
         true
     }

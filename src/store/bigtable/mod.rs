@@ -507,7 +507,9 @@ impl Store for Bigtable {
     }
 
     /// `SampleRowKeys`: the keys the service reports as dividing the table into contiguous
-    /// sections (its tablets' boundaries).
+    /// sections (its tablets' boundaries). The emulator has no tablets: it answers with a
+    /// random 1% of the row keys and the last one, different on every call, so a table there
+    /// is one region (the call still reports a missing table).
     fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
         let name = canonical_table_name(table)?;
         let req = SampleRowKeysRequest {
@@ -524,6 +526,9 @@ impl Store for Bigtable {
             }
             Ok::<_, Error>(keys)
         })?;
+        if self.emulator.is_some() {
+            return Ok(Vec::new());
+        }
         Ok(super::split_keys(keys))
     }
 
