@@ -69,11 +69,23 @@ pub struct ServeArgs {
     #[arg(long, default_value = "binary")]
     pub protocol: crate::wire::Protocol,
     /// Largest request accepted, in MiB; larger frames and strings are refused unread.
-    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = parse_request_mib)]
     pub max_request_mib: usize,
     /// Idle time after which an open scanner is closed.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_lease)]
     pub scanner_lease: std::time::Duration,
+}
+
+/// Largest `--max-request-mib`: Thrift's frame, string and collection lengths are 32-bit.
+const MAX_REQUEST_MIB: usize = 2047;
+
+fn parse_request_mib(s: &str) -> Result<usize, String> {
+    match s.parse::<u64>() {
+        Ok(n) if (1..=MAX_REQUEST_MIB as u64).contains(&n) => Ok(n as usize),
+        _ => Err(format!(
+            "must be a whole number of MiB from 1 to {MAX_REQUEST_MIB} (Thrift's lengths are 32-bit), got {s:?}"
+        )),
+    }
 }
 
 fn parse_lease(s: &str) -> Result<std::time::Duration, String> {
@@ -110,6 +122,9 @@ pub struct LoadArgs {
     /// Worker threads (default: the workload's load.threads; 0 = every core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Allow more than 64 worker threads per core (never more than 4,096).
+    #[arg(long)]
+    pub force_threads: bool,
     /// Rows per store call (default: the workload's load.batch).
     #[arg(long, value_name = "N")]
     pub batch: Option<usize>,
@@ -137,6 +152,9 @@ pub struct VerifyArgs {
     /// Worker threads (0 = every core).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
+    /// Allow more than 64 worker threads per core (never more than 4,096).
+    #[arg(long)]
+    pub force_threads: bool,
     /// Differences printed; all are counted.
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub show: usize,
@@ -170,6 +188,9 @@ pub struct RunSettings {
     /// Worker threads (default: the workload's run.threads; 0 = every core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Allow more than 64 worker threads per core (never more than 4,096).
+    #[arg(long)]
+    pub force_threads: bool,
     /// How long to measure after warm-up, e.g. 60s (default: the workload's run.duration).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "ops")]
     pub duration: Option<Duration>,
@@ -335,9 +356,6 @@ fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {
             "--bind {}: not a loopback address; the server has no authentication, so pass --allow-remote to serve other hosts",
             args.bind
         );
-    }
-    if args.max_request_mib == 0 {
-        anyhow::bail!("--max-request-mib must be at least 1");
     }
     let store = Backend::Embedded(args.data.clone())
         .open()

@@ -15,9 +15,23 @@ fn main() -> ExitCode {
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => e.exit(),
         Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
         Err(e) => {
-            // One line: what is wrong and where; clap's usage hint follows on later lines.
+            // One line: what is wrong and where. Clap's first paragraph says it, listing
+            // missing arguments on indented lines; its usage hint follows a blank line.
             let text = e.to_string();
-            eprintln!("{}", text.lines().next().unwrap_or("error: invalid arguments"));
+            let first: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let line = first.join(" ");
+            eprintln!(
+                "{}",
+                if line.is_empty() {
+                    "error: invalid arguments".into()
+                } else {
+                    line
+                }
+            );
             return ExitCode::from(2);
         }
     };

@@ -22,6 +22,28 @@ pub fn threads(n: usize) -> usize {
     }
 }
 
+/// Most worker threads a command starts.
+pub const MAX_THREADS: usize = 4096;
+
+/// Worker threads per core above which a count must be forced.
+const PER_CORE: usize = 64;
+
+/// The worker threads `n` asks for (0: every core), refused above [`MAX_THREADS`] and, unless
+/// `force`, above 64 per core; `what` names where `n` came from.
+pub fn checked_threads(n: usize, force: bool, what: &str) -> anyhow::Result<usize> {
+    let t = threads(n);
+    if t > MAX_THREADS {
+        bail!("{what} {t}: at most {MAX_THREADS} worker threads");
+    }
+    let cores = threads(0);
+    if t > PER_CORE * cores && !force {
+        bail!(
+            "{what} {t}: more than {PER_CORE} worker threads per core on this machine's {cores} cores; pass --force-threads to start them anyway"
+        );
+    }
+    Ok(t)
+}
+
 /// Loads `g`'s data into `store` and writes the load manifest under `reports`.
 pub(super) fn load_recorded(
     store: &Arc<dyn Store>,
@@ -54,7 +76,15 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         bail!("--batch: must be between 1 and 100000, got {batch}");
     }
     let opts = Options {
-        threads: threads(args.threads.unwrap_or(w.load.threads)),
+        threads: checked_threads(
+            args.threads.unwrap_or(w.load.threads),
+            args.force_threads,
+            if args.threads.is_some() {
+                "--threads"
+            } else {
+                "load.threads"
+            },
+        )?,
         batch,
         shard: args.shard.unwrap_or(Shard::ALL),
         progress: load::progress_wanted(),
@@ -128,15 +158,21 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         thousands(out.celebrities as u64),
         out.digest
     )?;
-    match &manifest {
-        Ok(p) => writeln!(o, "manifest: {}", p.display())?,
-        Err(e) => writeln!(o, "manifest not written: {e}")?,
+    if let Ok(p) = &manifest {
+        writeln!(o, "manifest: {}", p.display())?;
     }
     if let Some(e) = &out.error {
         bail!(
             "load failed after {} of {} blocks with {} rows acknowledged: {e}",
             thousands(out.blocks_done),
             thousands(out.blocks_total),
+            thousands(out.rows())
+        );
+    }
+    if let Err(e) = manifest {
+        bail!(
+            "the load manifest could not be written under {}: {e} (the {} rows loaded stay)",
+            args.reports.display(),
             thousands(out.rows())
         );
     }
@@ -148,7 +184,7 @@ pub(super) fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let g = Generator::new(&w);
     let opts = crate::verify::Options {
         sample: args.sample,
-        threads: threads(args.threads),
+        threads: checked_threads(args.threads, args.force_threads, "--threads")?,
         show: args.show,
     };
     let report = crate::verify::verify(store.clone(), &g, &opts)?;

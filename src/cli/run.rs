@@ -1,7 +1,7 @@
 //! `tallrow run`, `tallrow compare` and `tallrow report merge`: argument handling and what
 //! they print.
 
-use super::load::threads;
+use super::load::{checked_threads, threads};
 use super::{CompareArgs, MergeArgs, RunArgs, RunSettings};
 use crate::generate::Generator;
 use crate::load::{self, Shard};
@@ -202,6 +202,42 @@ pub(super) fn apply_overrides(w: &mut Workload, args: &RunSettings) -> anyhow::R
     if args.interval < Duration::from_millis(10) {
         bail!("--interval: must be at least 10ms");
     }
+    let what = if args.threads.is_some() {
+        "--threads"
+    } else {
+        "run.threads"
+    };
+    let workers = checked_threads(w.run.threads, args.force_threads, what)?;
+    checked_threads(w.load.threads, args.force_threads, "load.threads")?;
+    if let Some(rate) = w.run.rate {
+        let what = if args.rate.is_some() { "--rate" } else { "run.rate" };
+        check_rate(rate, workers, &w.run, what)?;
+    }
+    Ok(())
+}
+
+/// Refuses a rate that leaves a worker without an operation to schedule in the run's
+/// duration, or that would take longer than a week for the run's `--ops`.
+fn check_rate(rate: f64, workers: usize, r: &crate::workload::Run, what: &str) -> anyhow::Result<()> {
+    match r.ops {
+        None => {
+            let secs = r.duration.as_secs_f64();
+            let scheduled = rate * secs;
+            if scheduled < workers as f64 {
+                bail!(
+                    "{what} {rate:?}: schedules {scheduled:.3} operations in the run's {:?}, fewer than one for each of its {workers} workers; at least {:.4} operations/s gives each one",
+                    r.duration,
+                    workers as f64 / secs
+                );
+            }
+        }
+        Some(n) => {
+            let secs = n as f64 / rate;
+            if secs > 7.0 * 24.0 * 3600.0 {
+                bail!("{what} {rate:?}: {n} operations at that rate take {secs:.0} s, longer than a week");
+            }
+        }
+    }
     Ok(())
 }
 
@@ -221,6 +257,13 @@ fn prepare_store(w: &Workload, g: &Generator, store: &Arc<dyn Store>, args: &Run
         if let Some(e) = &out.error {
             bail!("loading {} failed after {} rows: {e}", w.name, thousands(out.rows()));
         }
+        let manifest = manifest.map_err(|e| {
+            anyhow::anyhow!(
+                "the load manifest could not be written under {}: {e} (the {} rows loaded stay)",
+                args.reports.display(),
+                thousands(out.rows())
+            )
+        })?;
         let secs = out.write_time.as_secs_f64();
         println!(
             "the target was empty: loaded {} rows of {} in {:.1} s ({} rows/s){}",
@@ -228,9 +271,7 @@ fn prepare_store(w: &Workload, g: &Generator, store: &Arc<dyn Store>, args: &Run
             w.name,
             secs,
             thousands((out.rows() as f64 / secs.max(1e-9)) as u64),
-            manifest
-                .map(|p| format!("; manifest {}", p.display()))
-                .unwrap_or_default()
+            format_args!("; manifest {}", manifest.display())
         );
         return Ok(());
     }

@@ -74,6 +74,48 @@ fn descend(value: &Spanned<DeValue>, at: usize, path: &mut Vec<String>, best: &m
     }
 }
 
+/// The byte offset of the line whose key has the most dotted parts, and that count: where a
+/// recursion limit the TOML reader reports without a place comes from. Quoted parts count
+/// as one part, whatever dots they hold.
+pub(super) fn deepest_key(src: &str) -> Option<(usize, usize)> {
+    let mut best: Option<(usize, usize)> = None;
+    let mut start = 0;
+    for line in src.split_inclusive('\n') {
+        let mut parts = 1;
+        let mut quote: Option<char> = None;
+        for c in line.chars() {
+            match (quote, c) {
+                (None, '"' | '\'') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, '.') => parts += 1,
+                (None, '=' | '#') => break,
+                _ => {}
+            }
+        }
+        if parts > 1 && best.is_none_or(|(_, n)| parts > n) {
+            best = Some((start, parts));
+        }
+        start += line.len();
+    }
+    best
+}
+
+/// Why bytes are not a UTF-8 workload, and where (a byte offset into them).
+pub(super) fn not_utf8(bytes: &[u8]) -> Option<(usize, String)> {
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Some((
+            0,
+            "the file starts with a UTF-16 byte-order mark; workload files are UTF-8 (convert it, e.g. iconv -f UTF-16 -t UTF-8)".into(),
+        ));
+    }
+    let e = std::str::from_utf8(bytes).err()?;
+    let at = e.valid_up_to();
+    Some((
+        at,
+        format!("byte 0x{:02x} is not UTF-8; workload files are UTF-8 text", bytes[at]),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +133,23 @@ mod tests {
         // A missing key points at the deepest table that exists.
         let span = span_of(SRC, "data.posts.per_month").unwrap();
         assert_eq!(line_col(SRC, span.start).0, 2);
+    }
+
+    #[test]
+    fn the_deepest_key_is_found_outside_quotes_and_comments() {
+        let src = "a = \"x.y.z.w\"\nb.c = 1 # d.e.f.g\n[h.i.j]\n'k.l'.m = 2\n";
+        assert_eq!(deepest_key(src), Some((src.find("[h").unwrap(), 3)));
+        assert_eq!(deepest_key("a = 1\n"), None);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_placed() {
+        assert_eq!(not_utf8(b"abc"), None);
+        let (at, why) = not_utf8(b"ab\ncd\x9c").unwrap();
+        assert_eq!(
+            (at, why.as_str()),
+            (5, "byte 0x9c is not UTF-8; workload files are UTF-8 text")
+        );
+        assert_eq!(not_utf8(&[0xfe, 0xff, 0, b'a']).unwrap().0, 0);
     }
 }

@@ -332,11 +332,24 @@ pub struct Run {
 impl Workload {
     /// Reads and validates a workload file.
     pub fn from_file(path: &Path) -> Result<Workload, Error> {
-        let src = std::fs::read_to_string(path).map_err(|e| Error::Read {
+        let bytes = std::fs::read(path).map_err(|e| Error::Read {
             file: path.to_path_buf(),
             reason: e.to_string(),
         })?;
-        Workload::from_str(path, &src)
+        if let Some((at, message)) = locate::not_utf8(&bytes) {
+            // The place counts the characters before the bad byte, which are valid UTF-8.
+            let before = String::from_utf8_lossy(&bytes[..at]);
+            let (line, column) = locate::line_col(&before, before.len());
+            return Err(Error::Invalid {
+                file: path.to_path_buf(),
+                line,
+                column,
+                field: None,
+                message,
+            });
+        }
+        let src = String::from_utf8(bytes).expect("checked above");
+        Workload::from_str(path, src.strip_prefix('\u{feff}').unwrap_or(&src))
     }
 
     /// Validates a workload's text; `path` names it in errors.
@@ -352,9 +365,20 @@ impl Workload {
             }
         };
         let raw: raw::Workload = toml::from_str(src).map_err(|e| {
+            let message = e.message().trim().replace('\n', " ");
+            if e.span().is_none() && message.contains("recursion limit") {
+                // The reader gives no place for a key nested too deep: the longest dotted key is it.
+                if let Some((offset, parts)) = locate::deepest_key(src) {
+                    return at(
+                        offset,
+                        None,
+                        format!("{message}: a key of {parts} dotted parts nests too deep"),
+                    );
+                }
+            }
             let offset = e.span().map_or(0, |s| s.start);
             let field = locate::path_at(src, offset);
-            at(offset, field, e.message().trim().replace('\n', " "))
+            at(offset, field, message)
         })?;
         validate::workload(raw).map_err(|(field, message)| {
             let offset = locate::span_of(src, &field).map_or(0, |s| s.start);

@@ -1,5 +1,6 @@
 //! The integration suite: one binary, one module per area.
 
+mod bad_values;
 mod bigtable;
 mod common;
 mod contract;

@@ -1,0 +1,177 @@
+//! Bad command-line values and unreadable workload files through the binary: each gets one
+//! line that says what is wrong and where, and a non-zero exit.
+
+use crate::common::{small_fixture, tallrow};
+
+/// Runs `args` in a fresh folder and checks the one-line error that names `says`.
+fn refused(args: &[&str], says: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tallrow(dir.path(), args);
+    assert_ne!(out.code, 0, "{args:?}: {}", out.stdout);
+    assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
+    assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+}
+
+#[test]
+fn thread_counts_are_bounded() {
+    let wl = small_fixture();
+    let w = wl.to_str().unwrap();
+    for cmd in ["load", "run", "verify"] {
+        refused(
+            &[cmd, w, "--backend", "null:", "--threads", "100000"],
+            "--threads 100000: at most 4096 worker threads",
+        );
+    }
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let many = 64 * cores + 1;
+    if many > 4096 {
+        return;
+    }
+    let n = many.to_string();
+    refused(
+        &["load", w, "--backend", "null:", "--threads", &n],
+        "pass --force-threads",
+    );
+    refused(
+        &["run", w, "--backend", "null:", "--threads", &n, "--ops", "10"],
+        "pass --force-threads",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = tallrow(
+        dir.path(),
+        &["load", w, "--backend", "null:", "--threads", &n, "--force-threads"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains(&format!("{n} threads")), "{}", out.stdout);
+}
+
+#[test]
+fn a_manifest_that_cannot_be_written_fails_the_load_and_keeps_the_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let url = format!("embedded:{}", data.display());
+    let wl = small_fixture();
+    let blocked = dir.path().join("file");
+    std::fs::write(&blocked, "a file where the reports folder would be").unwrap();
+    let reports = blocked.join("reports");
+    let out = tallrow(
+        dir.path(),
+        &[
+            "load",
+            wl.to_str().unwrap(),
+            "--backend",
+            &url,
+            "--reports",
+            reports.to_str().unwrap(),
+        ],
+    );
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the load manifest could not be written") && out.stderr.contains("rows loaded stay"),
+        "{}",
+        out.stderr
+    );
+    let out = tallrow(dir.path(), &["verify", wl.to_str().unwrap(), "--backend", &url]);
+    assert_eq!(out.code, 0, "the loaded data stays: {}{}", out.stdout, out.stderr);
+
+    // A run that loads first fails the same way.
+    let fresh = format!("embedded:{}", dir.path().join("fresh").display());
+    let out = tallrow(
+        dir.path(),
+        &[
+            "run",
+            wl.to_str().unwrap(),
+            "--backend",
+            &fresh,
+            "--ops",
+            "10",
+            "--reports",
+            reports.to_str().unwrap(),
+        ],
+    );
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("the load manifest could not be written"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn missing_arguments_are_named() {
+    refused(&["report", "merge"], "not provided: <DIR>...");
+    refused(&["keys", "encode", "actions"], "not provided: <FIELD=VALUE>...");
+}
+
+#[test]
+fn a_rate_too_low_to_schedule_every_worker_is_refused() {
+    let wl = small_fixture();
+    let w = wl.to_str().unwrap();
+    refused(
+        &["run", w, "--backend", "memory:", "--rate", "1e-300", "--threads", "2"],
+        "--rate 1e-300: schedules 0.000 operations in the run's 60s, fewer than one for each of its 2 workers",
+    );
+    refused(
+        &["run", w, "--backend", "memory:", "--rate", "0.001", "--ops", "10000"],
+        "take 10000000 s, longer than a week",
+    );
+}
+
+#[test]
+fn workload_files_that_are_not_utf8_say_what_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        (
+            "latin1.toml",
+            b"name = \"x\"\nseed = 1\n[data]\nusers = 1\xe9\n".to_vec(),
+            "latin1.toml:4:10: byte 0xe9 is not UTF-8",
+        ),
+        (
+            "utf16.toml",
+            [0xff, 0xfe, b'n', 0, b'a', 0].to_vec(),
+            "utf16.toml:1:1: the file starts with a UTF-16 byte-order mark",
+        ),
+        (
+            "binary.toml",
+            b"\x7fELF\x02\x01\x01\x00\x00\x00\x9c\x00".to_vec(),
+            "binary.toml:1:11: byte 0x9c is not UTF-8",
+        ),
+    ];
+    for (name, bytes, says) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        refused(&["load", path.to_str().unwrap(), "--backend", "null:"], says);
+    }
+    // A UTF-8 byte-order mark is allowed.
+    let bom = dir.path().join("bom.toml");
+    let text = std::fs::read_to_string(small_fixture()).unwrap();
+    std::fs::write(&bom, format!("\u{feff}{text}")).unwrap();
+    let out = tallrow(dir.path(), &["load", bom.to_str().unwrap(), "--backend", "null:"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_key_nested_too_deep_is_reported_on_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(small_fixture()).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    lines.resize(40, "# ...".into());
+    lines.push(format!("a{} = 1", ".a".repeat(99_999)));
+    let path = dir.path().join("deep.toml");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    refused(
+        &["load", path.to_str().unwrap(), "--backend", "null:"],
+        "deep.toml:41:1: recursion limit: a key of 100000 dotted parts nests too deep",
+    );
+}
+
+#[test]
+fn request_limits_that_cannot_be_represented_are_refused_at_startup() {
+    for v in ["17592186044416", "18446744073709551615", "2048", "0"] {
+        refused(
+            &["serve", "--bind", "127.0.0.1:0", "--max-request-mib", v],
+            "must be a whole number of MiB from 1 to 2047",
+        );
+    }
+}
