@@ -5,8 +5,8 @@
 //!
 //! Errors are messages; each side words them into its own error type.
 
+use crate::idl::thrift1::{TCell, TColumn, TRowResult};
 use crate::store::{Cell, Column, Row};
-use hbase_thrift::hbase::{TCell, TColumn, TRowResult};
 use std::collections::BTreeMap;
 
 /// A selection's column as a column argument: `family` alone for the whole family.

@@ -1138,7 +1138,7 @@ impl TSerializable for TResult {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnValue> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TColumnValue> = Vec::with_capacity(crate::wire::capacity::<TColumnValue>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_0 = TColumnValue::read_from_in_protocol(i_prot)?;
             val.push(list_elem_0);
@@ -1230,7 +1230,7 @@ impl TSerializable for TAuthorization {
       match field_id {
         1 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<String> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<String> = Vec::with_capacity(crate::wire::capacity::<String>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_1 = i_prot.read_string()?;
             val.push(list_elem_1);
@@ -1427,7 +1427,7 @@ impl TSerializable for TGet {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumn> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TColumn> = Vec::with_capacity(crate::wire::capacity::<TColumn>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_2 = TColumn::read_from_in_protocol(i_prot)?;
             val.push(list_elem_2);
@@ -1670,7 +1670,7 @@ impl TSerializable for TPut {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnValue> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TColumnValue> = Vec::with_capacity(crate::wire::capacity::<TColumnValue>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_5 = TColumnValue::read_from_in_protocol(i_prot)?;
             val.push(list_elem_5);
@@ -1836,7 +1836,7 @@ impl TSerializable for TDelete {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumn> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TColumn> = Vec::with_capacity(crate::wire::capacity::<TColumn>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_8 = TColumn::read_from_in_protocol(i_prot)?;
             val.push(list_elem_8);
@@ -1984,7 +1984,7 @@ impl TSerializable for TIncrement {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnIncrement> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TColumnIncrement> = Vec::with_capacity(crate::wire::capacity::<TColumnIncrement>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_11 = TColumnIncrement::read_from_in_protocol(i_prot)?;
             val.push(list_elem_11);
@@ -2126,7 +2126,7 @@ impl TSerializable for TAppend {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnValue> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TColumnValue> = Vec::with_capacity(crate::wire::capacity::<TColumnValue>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_14 = TColumnValue::read_from_in_protocol(i_prot)?;
             val.push(list_elem_14);
@@ -2310,7 +2310,7 @@ impl TSerializable for TScan {
         },
         3 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumn> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TColumn> = Vec::with_capacity(crate::wire::capacity::<TColumn>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_17 = TColumn::read_from_in_protocol(i_prot)?;
             val.push(list_elem_17);
@@ -2621,7 +2621,7 @@ impl TSerializable for TMutation {
         )
       )
     } else {
-      Ok(ret.expect("return value should have been constructed"))
+      ret.ok_or_else(|| thrift::Error::Protocol(ProtocolError::new(ProtocolErrorKind::InvalidData, "received an unknown field for a union")))
     }
   }
   fn write_to_out_protocol(&self, o_prot: &mut dyn TOutputProtocol) -> thrift::Result<()> {
@@ -2682,7 +2682,7 @@ impl TSerializable for TRowMutations {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TMutation> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TMutation> = Vec::with_capacity(crate::wire::capacity::<TMutation>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_22 = TMutation::read_from_in_protocol(i_prot)?;
             val.push(list_elem_22);
@@ -3453,7 +3453,7 @@ impl TSerializable for TTableDescriptor {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TColumnFamilyDescriptor> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TColumnFamilyDescriptor> = Vec::with_capacity(crate::wire::capacity::<TColumnFamilyDescriptor>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_27 = TColumnFamilyDescriptor::read_from_in_protocol(i_prot)?;
             val.push(list_elem_27);
@@ -9283,7 +9283,7 @@ impl <H: THBaseServiceSyncHandler> TProcessor for THBaseServiceSyncProcessor<H> 
         )
       },
     };
-    thrift::server::handle_process_result(&message_ident, res, o_prot)
+    crate::wire::answer_failed_call(&message_ident, res, o_prot)
   }
 }
 
@@ -9455,7 +9455,7 @@ impl THBaseServiceExistsAllArgs {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TGet> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TGet> = Vec::with_capacity(crate::wire::capacity::<TGet>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_32 = TGet::read_from_in_protocol(i_prot)?;
             val.push(list_elem_32);
@@ -9536,7 +9536,7 @@ impl THBaseServiceExistsAllResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<bool> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<bool> = Vec::with_capacity(crate::wire::capacity::<bool>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_33 = i_prot.read_bool()?;
             val.push(list_elem_33);
@@ -9753,7 +9753,7 @@ impl THBaseServiceGetMultipleArgs {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TGet> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TGet> = Vec::with_capacity(crate::wire::capacity::<TGet>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_34 = TGet::read_from_in_protocol(i_prot)?;
             val.push(list_elem_34);
@@ -9834,7 +9834,7 @@ impl THBaseServiceGetMultipleResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TResult> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TResult> = Vec::with_capacity(crate::wire::capacity::<TResult>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_35 = TResult::read_from_in_protocol(i_prot)?;
             val.push(list_elem_35);
@@ -10216,7 +10216,7 @@ impl THBaseServicePutMultipleArgs {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TPut> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TPut> = Vec::with_capacity(crate::wire::capacity::<TPut>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_36 = TPut::read_from_in_protocol(i_prot)?;
             val.push(list_elem_36);
@@ -10460,7 +10460,7 @@ impl THBaseServiceDeleteMultipleArgs {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TDelete> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TDelete> = Vec::with_capacity(crate::wire::capacity::<TDelete>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_37 = TDelete::read_from_in_protocol(i_prot)?;
             val.push(list_elem_37);
@@ -10541,7 +10541,7 @@ impl THBaseServiceDeleteMultipleResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TDelete> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TDelete> = Vec::with_capacity(crate::wire::capacity::<TDelete>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_38 = TDelete::read_from_in_protocol(i_prot)?;
             val.push(list_elem_38);
@@ -11296,7 +11296,7 @@ impl THBaseServiceGetScannerRowsResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TResult> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TResult> = Vec::with_capacity(crate::wire::capacity::<TResult>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_39 = TResult::read_from_in_protocol(i_prot)?;
             val.push(list_elem_39);
@@ -11703,7 +11703,7 @@ impl THBaseServiceGetScannerResultsResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TResult> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TResult> = Vec::with_capacity(crate::wire::capacity::<TResult>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_40 = TResult::read_from_in_protocol(i_prot)?;
             val.push(list_elem_40);
@@ -11985,7 +11985,7 @@ impl THBaseServiceGetAllRegionLocationsResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<THRegionLocation> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<THRegionLocation> = Vec::with_capacity(crate::wire::capacity::<THRegionLocation>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_41 = THRegionLocation::read_from_in_protocol(i_prot)?;
             val.push(list_elem_41);
@@ -12380,7 +12380,7 @@ impl THBaseServiceGetTableDescriptorsArgs {
       match field_id {
         1 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableName> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TTableName> = Vec::with_capacity(crate::wire::capacity::<TTableName>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_42 = TTableName::read_from_in_protocol(i_prot)?;
             val.push(list_elem_42);
@@ -12456,7 +12456,7 @@ impl THBaseServiceGetTableDescriptorsResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableDescriptor> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TTableDescriptor> = Vec::with_capacity(crate::wire::capacity::<TTableDescriptor>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_43 = TTableDescriptor::read_from_in_protocol(i_prot)?;
             val.push(list_elem_43);
@@ -12730,7 +12730,7 @@ impl THBaseServiceGetTableDescriptorsByPatternResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableDescriptor> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TTableDescriptor> = Vec::with_capacity(crate::wire::capacity::<TTableDescriptor>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_44 = TTableDescriptor::read_from_in_protocol(i_prot)?;
             val.push(list_elem_44);
@@ -12866,7 +12866,7 @@ impl THBaseServiceGetTableDescriptorsByNamespaceResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableDescriptor> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TTableDescriptor> = Vec::with_capacity(crate::wire::capacity::<TTableDescriptor>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_45 = TTableDescriptor::read_from_in_protocol(i_prot)?;
             val.push(list_elem_45);
@@ -13014,7 +13014,7 @@ impl THBaseServiceGetTableNamesByPatternResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableName> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TTableName> = Vec::with_capacity(crate::wire::capacity::<TTableName>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_46 = TTableName::read_from_in_protocol(i_prot)?;
             val.push(list_elem_46);
@@ -13150,7 +13150,7 @@ impl THBaseServiceGetTableNamesByNamespaceResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TTableName> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TTableName> = Vec::with_capacity(crate::wire::capacity::<TTableName>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_47 = TTableName::read_from_in_protocol(i_prot)?;
             val.push(list_elem_47);
@@ -13227,7 +13227,7 @@ impl THBaseServiceCreateTableArgs {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Vec<u8>> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Vec<u8>> = Vec::with_capacity(crate::wire::capacity::<Vec<u8>>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_48 = i_prot.read_bytes()?;
             val.push(list_elem_48);
@@ -14164,7 +14164,7 @@ impl THBaseServiceIsTableAvailableWithSplitArgs {
         },
         2 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<Vec<u8>> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<Vec<u8>> = Vec::with_capacity(crate::wire::capacity::<Vec<u8>>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_49 = i_prot.read_bytes()?;
             val.push(list_elem_49);
@@ -15255,7 +15255,7 @@ impl THBaseServiceListNamespaceDescriptorsResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TNamespaceDescriptor> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TNamespaceDescriptor> = Vec::with_capacity(crate::wire::capacity::<TNamespaceDescriptor>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_50 = TNamespaceDescriptor::read_from_in_protocol(i_prot)?;
             val.push(list_elem_50);
@@ -15378,7 +15378,7 @@ impl THBaseServiceListNamespacesResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<String> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<String> = Vec::with_capacity(crate::wire::capacity::<String>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_51 = i_prot.read_string()?;
             val.push(list_elem_51);
@@ -15635,7 +15635,7 @@ impl THBaseServiceGetSlowLogResponsesResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<TOnlineLogRecord> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<TOnlineLogRecord> = Vec::with_capacity(crate::wire::capacity::<TOnlineLogRecord>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_53 = TOnlineLogRecord::read_from_in_protocol(i_prot)?;
             val.push(list_elem_53);
@@ -15781,7 +15781,7 @@ impl THBaseServiceClearSlowLogResponsesResult {
       match field_id {
         0 => {
           let list_ident = i_prot.read_list_begin()?;
-          let mut val: Vec<bool> = Vec::with_capacity(list_ident.size as usize);
+          let mut val: Vec<bool> = Vec::with_capacity(crate::wire::capacity::<bool>(list_ident.size));
           for _ in 0..list_ident.size {
             let list_elem_55 = i_prot.read_bool()?;
             val.push(list_elem_55);

@@ -81,8 +81,6 @@ pub fn of(method: &str) -> &'static [Arg] {
             (6, Struct, 0),
             (7, Map, 0),
         ],
-        "grant" => &[(1, Struct, 0)],
-        "revoke" => &[(1, Struct, 0)],
         _ => &[],
     }
 }

@@ -4,8 +4,12 @@
 //! One thread per connection, so a slow client never holds up another; TCP_NODELAY on
 //! every accepted socket, so small paged replies are not held back by Nagle's algorithm.
 //! Requests are read through the bounded protocols of [`crate::wire`]: a frame, string or
-//! list larger than the message limit is refused before anything is allocated for it, and
-//! the connection is closed. Scanners idle longer than their lease are closed by a reaper.
+//! list larger than the message limit is refused before anything is allocated for it, a
+//! claimed length reserves only what arrives, and a call that cannot be read is answered
+//! with a protocol error and its connection closed. A connection silent for the idle
+//! timeout is closed; at the connection limit new ones wait to be accepted. Scanners idle
+//! longer than their lease are closed by a reaper, and a connection's scanners when it
+//! closes; one connection holds at most its own share of them.
 //!
 //! Replies are held while more requests are already buffered and sent in one write before
 //! the connection would wait for input; the mutations they acknowledge are applied in one
@@ -16,17 +20,22 @@ pub mod args2;
 pub mod eval;
 pub mod filter;
 pub mod handler;
+#[cfg(test)]
+mod hostile;
 
+use crate::idl::thrift1::HbaseSyncProcessor;
 use crate::idl::thrift2::THBaseServiceSyncProcessor;
 use crate::store::Store;
 use crate::wire::{self, Api, Outbox, Protocol, Transport};
 use handler::{Handler, Thrift2};
-use hbase_thrift::hbase::HbaseSyncProcessor;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use thrift::server::TProcessor;
+
+/// The wire bytes a request's structs must average (see [`wire::Input::struct_bytes`]).
+const STRUCT_BYTES: usize = 4;
 
 /// How the server listens and talks.
 #[derive(Debug, Clone)]
@@ -41,10 +50,17 @@ pub struct Options {
     pub protocol: Protocol,
     /// Largest request accepted, in bytes.
     pub max_message: usize,
-    /// Most connections served at once; more are closed on accept.
+    /// Most connections served at once; more wait to be accepted until one closes.
     pub max_connections: usize,
+    /// How long a connection may send nothing while the server waits for it (for its next
+    /// call, or for the rest of one) before it is closed; also how long a reply may wait
+    /// for a client that does not read. `None`: forever.
+    pub idle_timeout: Option<Duration>,
     /// Idle time after which a scanner is closed.
     pub scanner_lease: Duration,
+    /// Most scanners one connection may hold open; a connection's scanners are closed
+    /// when it closes.
+    pub max_scanners_per_connection: usize,
 }
 
 impl Default for Options {
@@ -56,7 +72,9 @@ impl Default for Options {
             protocol: Protocol::Binary,
             max_message: wire::DEFAULT_MAX_MESSAGE,
             max_connections: 1024,
+            idle_timeout: Some(Duration::from_secs(60)),
             scanner_lease: Duration::from_secs(60),
+            max_scanners_per_connection: handler::DEFAULT_SCANNERS_PER_CONNECTION,
         }
     }
 }
@@ -77,6 +95,7 @@ impl Server {
         let addr = listener.local_addr()?;
         let handler = Handler::new(store, &addr.ip().to_string(), addr.port(), opts.scanner_lease)
             .map_err(|e| anyhow::anyhow!("cannot prepare the store for serving: {e}"))?;
+        handler.limit_scanners_per_connection(opts.max_scanners_per_connection);
         let stop = Arc::new(AtomicBool::new(false));
 
         let reaper = {
@@ -151,7 +170,28 @@ impl Drop for Server {
 
 fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &AtomicBool) {
     let open = Arc::new(AtomicUsize::new(0));
-    for stream in listener.incoming() {
+    let mut full_since: Option<std::time::Instant> = None;
+    let mut last_told: Option<std::time::Instant> = None;
+    loop {
+        // At the limit, new connections wait in the listen queue (as HBase's server queues
+        // them for a worker) until one of ours closes.
+        while open.load(Ordering::Relaxed) >= opts.max_connections {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            if full_since.is_none() {
+                full_since = Some(std::time::Instant::now());
+                if last_told.is_none_or(|t| t.elapsed() >= Duration::from_secs(60)) {
+                    last_told = full_since;
+                    eprintln!("{}", at_the_limit(opts));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        full_since = None;
+        let Some(stream) = listener.incoming().next() else {
+            return;
+        };
         if stop.load(Ordering::Relaxed) {
             return;
         }
@@ -160,10 +200,6 @@ fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &
             std::thread::sleep(Duration::from_millis(10));
             continue;
         };
-        if open.load(Ordering::Relaxed) >= opts.max_connections {
-            drop(stream);
-            continue;
-        }
         let _ = stream.set_nodelay(true);
         open.fetch_add(1, Ordering::Relaxed);
         let (handler, open, opts) = (handler.for_connection(), open.clone(), opts.clone());
@@ -180,6 +216,18 @@ fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &
     }
 }
 
+/// The line logged when the connection limit is reached (at most once a minute).
+fn at_the_limit(opts: &Options) -> String {
+    let idle = match opts.idle_timeout {
+        Some(t) => format!("connections idle for {} are closed", humantime::format_duration(t)),
+        None => "idle connections are never closed (--idle-timeout 0)".to_string(),
+    };
+    format!(
+        "tallrow serve: {} connections open, the most --max-connections allows; new ones wait to be accepted until one closes ({idle})",
+        opts.max_connections
+    )
+}
+
 /// Calls whose replies may wait for a commit; any other call commits first.
 fn defers(api: Api, method: &str) -> bool {
     match api {
@@ -193,6 +241,10 @@ fn defers(api: Api, method: &str) -> bool {
 
 fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
     let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    // Socket options, shared by both halves: a read waits at most the idle timeout for the
+    // client, and so does a reply for a client that does not read.
+    let _ = stream.set_read_timeout(opts.idle_timeout);
+    let _ = stream.set_write_timeout(opts.idle_timeout);
     let Ok(reader) = stream.try_clone() else {
         return;
     };
@@ -215,7 +267,8 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
         .with_defaults(match opts.api {
             Api::Thrift1 => args::of,
             Api::Thrift2 => args2::of,
-        }),
+        })
+        .struct_bytes(STRUCT_BYTES),
     )
     .on_call({
         let (handler, api) = (handler.clone(), opts.api);
@@ -226,25 +279,50 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
     });
     let mut output = wire::output(Outbox::new(held.clone(), opts.transport), opts.protocol);
     let processor: Box<dyn TProcessor> = match opts.api {
-        Api::Thrift1 => Box::new(HbaseSyncProcessor::new(handler)),
-        Api::Thrift2 => Box::new(THBaseServiceSyncProcessor::new(Thrift2(handler))),
+        Api::Thrift1 => Box::new(HbaseSyncProcessor::new(handler.clone())),
+        Api::Thrift2 => Box::new(THBaseServiceSyncProcessor::new(Thrift2(handler.clone()))),
     };
     let outcome = loop {
         match processor.process(&mut input, output.as_mut()) {
-            Ok(()) if input.failed() => break Err("a request could not be read".to_string()),
-            Ok(()) => {}
+            Ok(()) => {
+                if let Some(why) = input.failed() {
+                    break Err(format!("a request could not be read: {why}"));
+                }
+            }
             Err(e) if is_disconnect_error(&e) => break Ok(()),
+            // Nothing sent for the idle timeout between calls: closed, as HBase closes it.
+            Err(e) if is_timeout(&e) && input.inner().waited_between_calls() => break Ok(()),
+            Err(e) if is_timeout(&e) => {
+                break Err(format!(
+                    "nothing sent for {} in the middle of a request",
+                    opts.idle_timeout
+                        .map(humantime::format_duration)
+                        .map(|d| d.to_string())
+                        .unwrap_or_default()
+                ));
+            }
             Err(e) => break Err(describe(&e)),
         }
     };
     // Calls served before the one that failed are answered.
     let sent = held.send();
+    handler.close_connection();
     match (outcome, sent) {
         (Err(why), _) => eprintln!("tallrow serve: closing connection from {peer}: {why}"),
         (Ok(()), Err(e)) if !is_disconnect_io(&e) => {
             eprintln!("tallrow serve: closing connection from {peer}: {e}")
         }
         _ => {}
+    }
+}
+
+/// A read that waited the idle timeout: the socket's timeout reports itself as "would block".
+fn is_timeout(e: &thrift::Error) -> bool {
+    match e {
+        thrift::Error::Transport(t) => {
+            t.kind == thrift::TransportErrorKind::TimedOut || t.message.contains("temporarily unavailable")
+        }
+        _ => false,
     }
 }
 

@@ -10,6 +10,12 @@ use thrift::protocol::{
     TSetIdentifier, TStructIdentifier, TType,
 };
 
+/// Structs any message may hold before [`Input::struct_bytes`] applies.
+const STRUCT_ALLOWANCE: usize = 64;
+
+/// What a string reserves before its first bytes arrive.
+const CLAIM_RESERVE: usize = 4 << 10;
+
 /// A call argument a caller may leave out: its field id, its type, and the value an omitted
 /// integer reads as (the IDL's default; 0 where it has none).
 pub type Arg = (i16, TType, i64);
@@ -36,6 +42,10 @@ pub struct Input<R> {
     protocol: Protocol,
     limit: usize,
     left: usize,
+    /// Structs begun in this message, and the wire bytes each must average (0: no rule).
+    structs: usize,
+    struct_bytes: usize,
+    between_calls: bool,
     // Compact protocol state: field ids are deltas within a struct, and a bool field's value
     // travels in its header.
     last_field: i16,
@@ -58,6 +68,9 @@ impl<R: Read> Input<R> {
             protocol,
             limit,
             left: limit,
+            structs: 0,
+            struct_bytes: 0,
+            between_calls: false,
             last_field: 0,
             field_stack: Vec::new(),
             pending_bool: None,
@@ -68,6 +81,33 @@ impl<R: Read> Input<R> {
     pub fn with_defaults(mut self, defaults: ArgDefaults) -> Self {
         self.defaults = Some(defaults);
         self
+    }
+
+    /// Refuses a message with more than one struct per `bytes` of it (after the first
+    /// [`STRUCT_ALLOWANCE`] structs). An empty struct takes one byte on the wire and a
+    /// hundred or more in memory, so this is what holds a request's decoded size to a small
+    /// multiple of its own; no real request comes close (a compact column of a one-letter
+    /// family is 4 bytes). A list or map of structs is then held to `bytes` per struct
+    /// when its header is read.
+    pub fn struct_bytes(mut self, bytes: usize) -> Self {
+        self.struct_bytes = bytes;
+        self
+    }
+
+    /// Counts a struct against [`Input::struct_bytes`].
+    fn count_struct(&mut self) -> thrift::Result<()> {
+        self.structs += 1;
+        let read = self.limit - self.left;
+        if self.struct_bytes > 0 && self.structs > STRUCT_ALLOWANCE && self.structs * self.struct_bytes > read {
+            return Err(protocol_error(
+                ProtocolErrorKind::SizeLimit,
+                format!(
+                    "{} structs in the first {read} bytes of a message: more than one per {} bytes",
+                    self.structs, self.struct_bytes
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Takes a pending synthetic value of type `t`.
@@ -173,23 +213,61 @@ impl<R: Read> Input<R> {
         if len as u64 > self.left as u64 {
             return Err(too_large("string", len as u64, self.left));
         }
-        let mut buf = vec![0u8; len as usize];
-        self.fill(&mut buf)?;
+        self.bytes(len as usize)
+    }
+
+    /// `len` bytes, already checked against the budget. Memory follows the bytes that
+    /// arrive: a length is only a claim, so the buffer doubles as its bytes come in.
+    fn bytes(&mut self, len: usize) -> thrift::Result<Vec<u8>> {
+        self.take(len)?;
+        let mut buf = Vec::new();
+        while buf.len() < len {
+            let start = buf.len();
+            let step = (len - start).min(start.max(CLAIM_RESERVE));
+            buf.reserve_exact(step);
+            buf.resize(start + step, 0);
+            self.r.read_exact(&mut buf[start..]).map_err(thrift::Error::from)?;
+        }
         Ok(buf)
     }
 
-    /// Checks a collection's element count: every element takes at least one byte.
-    fn count(&self, n: i64) -> thrift::Result<i32> {
+    /// Checks a collection's element count: each element takes at least the smallest
+    /// encoding of its declared type (one byte for a struct or a compact integer), and the
+    /// elements must fit in what is left of the message's budget.
+    fn count(&self, n: i64, each: usize) -> thrift::Result<i32> {
         if n < 0 {
             return Err(protocol_error(
                 ProtocolErrorKind::NegativeSize,
                 format!("collection size {n}"),
             ));
         }
-        if n as u64 > self.left as u64 {
-            return Err(too_large("collection", n as u64, self.left));
+        let bytes = (n as u64).saturating_mul(each.max(1) as u64);
+        if bytes > self.left as u64 {
+            return Err(protocol_error(
+                ProtocolErrorKind::SizeLimit,
+                format!(
+                    "collection of {n} elements (at least {bytes} bytes) exceeds the {} bytes left of the message limit",
+                    self.left
+                ),
+            ));
         }
         Ok(n as i32)
+    }
+
+    /// The fewest bytes a value of type `t` takes on the wire; for a struct, what
+    /// [`Input::struct_bytes`] asks structs to average.
+    fn smallest(&self, t: TType) -> usize {
+        match (self.protocol, t) {
+            (_, TType::Double) => 8,
+            (_, TType::Struct) => self.struct_bytes.max(1),
+            (Protocol::Compact, _) => 1,
+            (Protocol::Binary, TType::I16) => 2,
+            (Protocol::Binary, TType::I32 | TType::String | TType::Utf8 | TType::Utf16) => 4,
+            (Protocol::Binary, TType::I64) => 8,
+            (Protocol::Binary, TType::List | TType::Set) => 5,
+            (Protocol::Binary, TType::Map) => 6,
+            (Protocol::Binary, _) => 1,
+        }
     }
 
     fn binary_type(b: u8) -> thrift::Result<TType> {
@@ -244,7 +322,13 @@ impl<R: Read> Input<R> {
     fn read_message_head(&mut self) -> thrift::Result<TMessageIdentifier> {
         match self.protocol {
             Protocol::Binary => {
-                let head: [u8; 4] = self.array()?;
+                let [b0, b1, b2, b3] = [
+                    self.first_byte()?,
+                    self.read_byte()?,
+                    self.read_byte()?,
+                    self.read_byte()?,
+                ];
+                let head = [b0, b1, b2, b3];
                 if head[0] & 0x80 != 0 {
                     if head[..2] != [0x80, 0x01] {
                         return Err(protocol_error(
@@ -262,9 +346,13 @@ impl<R: Read> Input<R> {
                     if len as usize > self.left {
                         return Err(too_large("method name", len as u64, self.left));
                     }
-                    let mut name = vec![0u8; len as usize];
-                    self.fill(&mut name)?;
-                    let name = String::from_utf8(name)?;
+                    if len < 0 {
+                        return Err(protocol_error(
+                            ProtocolErrorKind::NegativeSize,
+                            format!("method name length {len}"),
+                        ));
+                    }
+                    let name = String::from_utf8(self.bytes(len as usize)?)?;
                     let [kind] = self.array::<1>()?;
                     let kind = TMessageType::try_from(kind)?;
                     let seq = self.read_i32()?;
@@ -272,7 +360,7 @@ impl<R: Read> Input<R> {
                 }
             }
             Protocol::Compact => {
-                let [id, version] = self.array::<2>()?;
+                let [id, version] = [self.first_byte()?, self.read_byte()?];
                 if id != 0x82 || version & 0x1f != 1 {
                     return Err(protocol_error(
                         ProtocolErrorKind::BadVersion,
@@ -285,6 +373,20 @@ impl<R: Read> Input<R> {
                 Ok(TMessageIdentifier::new(name, kind, seq))
             }
         }
+    }
+
+    /// A message's first byte; whether the wait for it failed is kept for
+    /// [`Input::waited_between_calls`].
+    fn first_byte(&mut self) -> thrift::Result<u8> {
+        let b = self.array::<1>();
+        self.between_calls = b.is_err();
+        Ok(b?[0])
+    }
+
+    /// Whether the last failed read was the wait for a message's first byte: nothing of
+    /// a call had arrived (as when a connection sits idle).
+    pub fn waited_between_calls(&self) -> bool {
+        self.between_calls
     }
 
     fn read_field(&mut self) -> thrift::Result<TFieldIdentifier> {
@@ -332,7 +434,7 @@ impl<R: Read> Input<R> {
         } else {
             i64::from(short)
         };
-        Ok((element, self.count(n)?))
+        Ok((element, self.count(n, self.smallest(element))?))
     }
 }
 
@@ -343,6 +445,7 @@ impl<R: Read> TInputProtocol for Input<R> {
         self.field_stack.clear();
         self.pending_bool = None;
         self.depth = 0;
+        self.structs = 0;
         self.seen = 0;
         self.stopped = false;
         self.synthetic = None;
@@ -365,6 +468,7 @@ impl<R: Read> TInputProtocol for Input<R> {
             self.synthetic_struct = Some(self.depth);
             return Ok(None);
         }
+        self.count_struct()?;
         if self.protocol == Protocol::Compact {
             if self.field_stack.len() >= 64 {
                 return Err(protocol_error(
@@ -486,7 +590,7 @@ impl<R: Read> TInputProtocol for Input<R> {
                 let [b] = self.array::<1>()?;
                 let kind = Self::binary_type(b)?;
                 let n = self.read_i32()?;
-                (kind, self.count(i64::from(n))?)
+                (kind, self.count(i64::from(n), self.smallest(kind))?)
             }
             Protocol::Compact => self.compact_collection()?,
         };
@@ -515,18 +619,19 @@ impl<R: Read> TInputProtocol for Input<R> {
                 let [k, v] = self.array::<2>()?;
                 let (k, v) = (Self::binary_type(k)?, Self::binary_type(v)?);
                 let n = self.read_i32()?;
-                Ok(TMapIdentifier::new(k, v, self.count(i64::from(n))?))
+                let each = self.smallest(k) + self.smallest(v);
+                Ok(TMapIdentifier::new(k, v, self.count(i64::from(n), each)?))
             }
             Protocol::Compact => {
                 let n = self.varint()? as i64;
-                let n = self.count(n)?;
                 if n == 0 {
                     return Ok(TMapIdentifier::new(None, None, 0));
                 }
                 let [types] = self.array::<1>()?;
                 let k = Self::compact_type(types >> 4)?;
                 let v = Self::compact_type(types & 0x0f)?;
-                Ok(TMapIdentifier::new(k, v, n))
+                let each = self.smallest(k) + self.smallest(v);
+                Ok(TMapIdentifier::new(k, v, self.count(n, each)?))
             }
         }
     }
@@ -545,7 +650,7 @@ impl<R: Read> TInputProtocol for Input<R> {
 /// is then mid-message: the server closes such a connection.
 pub struct Watched<P> {
     inner: P,
-    failed: bool,
+    failed: Option<String>,
     on_call: Option<OnCall>,
 }
 
@@ -556,7 +661,7 @@ impl<P: TInputProtocol> Watched<P> {
     pub fn new(inner: P) -> Self {
         Watched {
             inner,
-            failed: false,
+            failed: None,
             on_call: None,
         }
     }
@@ -568,9 +673,25 @@ impl<P: TInputProtocol> Watched<P> {
         self
     }
 
-    /// Whether a read has failed since the connection opened.
-    pub fn failed(&self) -> bool {
-        self.failed
+    /// What the first read that failed since the connection opened found wrong.
+    pub fn failed(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    fn note(&mut self, e: &thrift::Error) {
+        if self.failed.is_none() {
+            self.failed = Some(match e {
+                thrift::Error::Transport(t) => t.message.clone(),
+                thrift::Error::Protocol(p) => p.message.clone(),
+                thrift::Error::Application(a) => a.message.clone(),
+                thrift::Error::User(u) => u.to_string(),
+            });
+        }
+    }
+
+    /// The protocol watched.
+    pub fn inner(&self) -> &P {
+        &self.inner
     }
 }
 
@@ -579,7 +700,9 @@ macro_rules! watched {
         impl<P: TInputProtocol> TInputProtocol for Watched<P> {
             fn read_message_begin(&mut self) -> thrift::Result<TMessageIdentifier> {
                 let m = self.inner.read_message_begin();
-                self.failed |= m.is_err();
+                if let Err(e) = &m {
+                    self.note(e);
+                }
                 let m = m?;
                 if let Some(hook) = self.on_call.as_mut() {
                     hook(&m.name)?;
@@ -588,7 +711,9 @@ macro_rules! watched {
             }
             $(fn $name(&mut self) -> thrift::Result<$t> {
                 let r = self.inner.$name();
-                self.failed |= r.is_err();
+                if let Err(e) = &r {
+                    self.note(e);
+                }
                 r
             })*
         }

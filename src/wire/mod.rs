@@ -8,22 +8,33 @@
 //!
 //! - [`framed`]: frames in and out (`FramedReader`, `Outbox`);
 //! - [`bounded`]: the bounded input protocols (`Input`, `Watched`);
+//! - [`buffered`]: a connection's reading buffer, grown and shrunk with the traffic;
 //! - [`held`]: outgoing messages held and sent in one write (`Held`, `SendBeforeRead`).
 
 pub mod bounded;
+pub mod buffered;
 pub mod framed;
 pub mod held;
 
 pub use bounded::{Arg, ArgDefaults, Input, Watched};
+pub use buffered::Buffered;
 pub use framed::{FramedReader, Outbox};
 pub use held::{Held, SendBeforeRead};
 
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 use thrift::protocol::{TBinaryOutputProtocol, TCompactOutputProtocol, TOutputProtocol};
 use thrift::{ProtocolError, ProtocolErrorKind};
 
 /// The default limit on one message (framed or not): large batches fit, hostile lengths do not.
 pub const DEFAULT_MAX_MESSAGE: usize = 64 << 20;
+
+/// What a generated list reader reserves before its elements arrive: the claimed count, but
+/// at most 4 KiB of elements. A list header is only a claim; the rest grows as elements
+/// are actually read (`scripts/gen_thrift.sh` puts this call into the generated readers).
+pub fn capacity<T>(claimed: i32) -> usize {
+    let most = (4 << 10) / std::mem::size_of::<T>().max(1);
+    usize::try_from(claimed).unwrap_or(0).min(most)
+}
 
 /// How messages are delimited on the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +136,32 @@ fn too_large(what: &str, claimed: u64, left: usize) -> thrift::Error {
     )
 }
 
+/// Answers a call that failed before its handler could answer it, for the generated
+/// processors (`scripts/gen_thrift.sh` puts this call there): arguments that could not be
+/// read get a `PROTOCOL_ERROR` with what was wrong, as Thrift's Java processor answers
+/// them; anything else the `thrift` crate's answer.
+pub fn answer_failed_call(
+    call: &thrift::protocol::TMessageIdentifier,
+    result: thrift::Result<()>,
+    o: &mut dyn TOutputProtocol,
+) -> thrift::Result<()> {
+    use thrift::protocol::{TMessageIdentifier, TMessageType};
+    match result {
+        Err(thrift::Error::Protocol(p)) => {
+            let e = thrift::ApplicationError::new(thrift::ApplicationErrorKind::ProtocolError, p.message);
+            o.write_message_begin(&TMessageIdentifier::new(
+                &call.name,
+                TMessageType::Exception,
+                call.sequence_number,
+            ))?;
+            thrift::Error::write_application_error_to_out_protocol(&e, o)?;
+            o.write_message_end()?;
+            o.flush()
+        }
+        other => thrift::server::handle_process_result(call, other, o),
+    }
+}
+
 /// An output protocol of either kind over `w`.
 pub fn output<W: Write + Send + 'static>(w: W, protocol: Protocol) -> Box<dyn TOutputProtocol + Send> {
     match protocol {
@@ -141,8 +178,8 @@ pub fn input<R: Read + Send + 'static>(
     limit: usize,
 ) -> Input<Box<dyn Read + Send>> {
     let r: Box<dyn Read + Send> = match transport {
-        Transport::Buffered => Box::new(io::BufReader::with_capacity(256 << 10, r)),
-        Transport::Framed => Box::new(FramedReader::new(io::BufReader::with_capacity(256 << 10, r), limit)),
+        Transport::Buffered => Box::new(Buffered::new(r)),
+        Transport::Framed => Box::new(FramedReader::new(Buffered::new(r), limit)),
     };
     Input::new(r, protocol, limit)
 }
@@ -150,7 +187,7 @@ pub fn input<R: Read + Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use thrift::protocol::{TInputProtocol, TMessageIdentifier, TMessageType};
+    use thrift::protocol::{TInputProtocol, TMessageIdentifier, TMessageType, TSerializable};
 
     fn encode(protocol: Protocol, write: impl FnOnce(&mut dyn TOutputProtocol)) -> Vec<u8> {
         let mut buf = Vec::new();
@@ -167,7 +204,7 @@ mod tests {
 
     #[test]
     fn round_trips_what_the_crate_writes() {
-        use hbase_thrift::hbase::{BatchMutation, Mutation, TScan};
+        use crate::idl::thrift1::{BatchMutation, Mutation, TScan};
         for protocol in [Protocol::Binary, Protocol::Compact] {
             let batch = BatchMutation::new(
                 b"row\x00\xff".to_vec(),
@@ -274,6 +311,64 @@ mod tests {
         let endless = [0xffu8; 16];
         let mut i = Input::new(&endless[..], Protocol::Compact, 1 << 20);
         assert!(i.read_i64().is_err());
+    }
+
+    #[test]
+    fn counts_are_held_to_the_smallest_size_of_their_elements() {
+        // 1,000 i64s take at least 8,000 bytes in binary, 1,000 in compact: a 4,000-byte
+        // message can hold the one and not the other.
+        let binary = [10u8, 0, 0, 0x03, 0xe8];
+        let mut i = Input::new(&binary[..], Protocol::Binary, 4_000);
+        let err = format!("{:?}", i.read_list_begin().unwrap_err());
+        assert!(err.contains("1000 elements (at least 8000 bytes)"), "{err}");
+        let compact = [0xf6u8, 0xe8, 0x07];
+        let mut i = Input::new(&compact[..], Protocol::Compact, 4_000);
+        assert_eq!(i.read_list_begin().unwrap().size, 1000);
+        // A binary map of 1,000 string pairs: at least 8 bytes each.
+        let map = [11u8, 11, 0, 0, 0x03, 0xe8];
+        let mut i = Input::new(&map[..], Protocol::Binary, 7_999);
+        assert!(i.read_map_begin().is_err());
+        let mut i = Input::new(&map[..], Protocol::Binary, 8_006);
+        assert_eq!(i.read_map_begin().unwrap().size, 1000);
+    }
+
+    #[test]
+    fn a_claimed_string_length_reserves_only_what_arrives() {
+        // 2^20 bytes claimed in a 64 MiB budget, 3 sent.
+        let bytes = [0u8, 0x10, 0, 0, b'a', b'b', b'c'];
+        let mut i = Input::new(&bytes[..], Protocol::Binary, 64 << 20);
+        let held = allocation_counter::measure(|| assert!(i.read_bytes().is_err())).bytes_max;
+        assert!(held <= 5 << 10, "{held} bytes reserved for 3 that arrived");
+        // A 10 KiB string that arrives whole is read exactly.
+        let mut bytes = vec![0u8, 0, 0x28, 0];
+        bytes.extend(std::iter::repeat_n(b'x', 10 << 10));
+        let mut i = Input::new(&bytes[..], Protocol::Binary, 64 << 20);
+        let read = i.read_bytes().unwrap();
+        assert_eq!((read.len(), read.capacity()), (10 << 10, 10 << 10));
+    }
+
+    #[test]
+    fn structs_must_average_the_bytes_asked_for() {
+        // A list of 10,000 empty structs (one byte each) in a message of 10,005 bytes.
+        let mut bytes = vec![12u8, 0, 0, 0x27, 0x10];
+        bytes.extend(std::iter::repeat_n(0u8, 10_000));
+        let read_all = |i: &mut Input<&[u8]>| -> thrift::Result<()> {
+            let n = i.read_list_begin()?.size;
+            for _ in 0..n {
+                i.read_struct_begin()?;
+                assert_eq!(i.read_field_begin()?.field_type, thrift::protocol::TType::Stop);
+                i.read_struct_end()?;
+            }
+            Ok(())
+        };
+        read_all(&mut Input::new(&bytes[..], Protocol::Binary, 1 << 20)).unwrap();
+        let mut strict = Input::new(&bytes[..], Protocol::Binary, 1 << 20).struct_bytes(4);
+        let err = format!("{:?}", read_all(&mut strict).unwrap_err());
+        assert!(err.contains("more than one per 4 bytes"), "{err}");
+        // The first 64 structs of a message are free of the rule.
+        let mut few = vec![12u8, 0, 0, 0, 64];
+        few.extend([0u8; 64]);
+        read_all(&mut Input::new(&few[..], Protocol::Binary, 1 << 20).struct_bytes(4)).unwrap();
     }
 
     #[test]

@@ -6,13 +6,13 @@
 //! its seed; `TALLROW_DIFF_SEED=N` replays one sequence, `TALLROW_DIFF_SEQUENCES=N` runs N.
 
 use crate::common::{real_hbase, real_hbase_there};
-use hbase_thrift::hbase::{
-    AlreadyExists, BatchMutation, ColumnDescriptor, HbaseSyncClient, IOError, IllegalArgument, Mutation, TAppend,
-    TCell, THbaseSyncClient, TIncrement, TRowResult, TScan,
-};
 use std::collections::BTreeMap;
 use std::net::TcpStream;
 use std::sync::Arc;
+use tallrow::idl::thrift1::{
+    AlreadyExists, BatchMutation, ColumnDescriptor, HbaseSyncClient, IOError, IllegalArgument, Mutation, TAppend,
+    TCell, THbaseSyncClient, TIncrement, TRowResult, TScan,
+};
 use thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol, TInputProtocol,
     TOutputProtocol,

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tallrow::store::{Backend, Get, Mutation, RowMutation, Scan, Store, TableDescriptor, embedded::Embedded};
 use tallrow::wire::{Protocol, Transport};
+use thrift::protocol::TSerializable;
 
 /// A `tallrow serve` child process, killed when dropped.
 struct Served {
@@ -21,13 +22,29 @@ struct Served {
 
 impl Served {
     fn start(data: &Path, extra: &[&str]) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tallrow"));
+        command.stderr(Stdio::inherit());
+        Self::spawn(command, data, extra)
+    }
+
+    /// Started under an address-space limit of `kib` KiB (`ulimit -v`), so that an
+    /// allocation beyond it fails the process instead of being reserved and left untouched.
+    fn limited(kib: u64, data: &Path, extra: &[&str]) -> Served {
+        let mut sh = Command::new("sh");
+        sh.args(["-c", &format!("ulimit -v {kib} && exec \"$0\" \"$@\"")])
+            .arg(env!("CARGO_BIN_EXE_tallrow"))
+            .stderr(Stdio::null());
+        Self::spawn(sh, data, extra)
+    }
+
+    /// Starts `command` (the binary, its standard error already directed) serving `data`.
+    fn spawn(mut command: Command, data: &Path, extra: &[&str]) -> Served {
+        let mut child = command
             .args(["serve", "--data"])
             .arg(data)
             .args(["--bind", "127.0.0.1:0"])
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -41,6 +58,20 @@ impl Served {
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("no port in {line:?}"));
         Served { child, port }
+    }
+
+    fn addr(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    /// A figure from /proc/PID/status, in KiB.
+    fn status_kib(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {field} in {status}"))
     }
 
     fn url(&self, transport: Transport, protocol: Protocol) -> String {
@@ -476,6 +507,68 @@ fn hostile_requests_are_refused_and_the_server_lives_on() {
     );
 }
 
+/// The 39-byte `createTable` whose column list claims 67,108,800 descriptors, as buffered
+/// binary, buffered compact and framed binary: each is answered with a protocol error naming
+/// the claim, the server's memory does not move, and it serves on. Under a 4 GiB address
+/// space, so that reserving what the request claims (7.5 GB) would fail the server.
+#[test]
+fn a_request_that_claims_gigabytes_is_answered_with_an_error_and_costs_nothing() {
+    let binary = hex_bytes("800100010000000b6372656174655461626c65000000010b000100000001740f00020c03ffffc0");
+    assert_eq!(binary.len(), 39);
+    // The same call in the compact protocol: header, name, field 1 "t", field 2 a list of
+    // structs claiming 67,108,800 elements (varint c0 ff ff 1f).
+    let mut compact = vec![0x82, 0x21, 0x01, 0x0b];
+    compact.extend_from_slice(b"createTable");
+    compact.extend_from_slice(&[0x18, 0x01, b't', 0x19, 0xfc, 0xc0, 0xff, 0xff, 0x1f]);
+    let framed = [&(binary.len() as u32).to_be_bytes()[..], &binary].concat();
+    for (transport, protocol, request) in [
+        ("buffered", "binary", &binary),
+        ("buffered", "compact", &compact),
+        ("framed", "binary", &framed),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let served = Served::limited(4 << 20, dir.path(), &["--transport", transport, "--protocol", protocol]);
+        let url = format!(
+            "hbase://127.0.0.1:{}?transport={transport}&protocol={protocol}",
+            served.port
+        );
+        let store = Backend::parse(&url, dir.path()).unwrap().open().unwrap();
+        store.create_table(&TableDescriptor::new("t0", &["f"], 1)).unwrap();
+        let send = || {
+            let mut s = raw(served.addr());
+            s.write_all(request).unwrap();
+            let mut reply = Vec::new();
+            s.read_to_end(&mut reply).unwrap();
+            let text = String::from_utf8_lossy(&reply);
+            assert!(
+                text.contains("createTable") && text.contains("collection of 67108800 elements"),
+                "{transport}/{protocol}: {text:?}"
+            );
+        };
+        // The first calls warm the allocator's per-thread heaps.
+        (0..5).for_each(|_| send());
+        let (rss, peak) = (served.status_kib("VmRSS"), served.status_kib("VmPeak"));
+        (0..50).for_each(|_| send());
+        assert_eq!(
+            store.list_tables().unwrap().len(),
+            1,
+            "{transport}/{protocol}: serving on"
+        );
+        let (rss_after, peak_after) = (served.status_kib("VmRSS"), served.status_kib("VmPeak"));
+        assert!(
+            rss_after < rss + (8 << 10) && peak_after < peak + (64 << 10),
+            "{transport}/{protocol}: resident {rss} -> {rss_after} KiB, peak address space {peak} -> {peak_after} KiB"
+        );
+    }
+}
+
+fn hex_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 #[test]
 fn abandoned_scanners_are_freed_when_their_lease_ends() {
     let server = in_process(Transport::Buffered, Duration::from_millis(300), 1 << 20);
@@ -497,8 +590,8 @@ fn abandoned_scanners_are_freed_when_their_lease_ends() {
         tallrow::wire::Outbox::new(stream, Transport::Buffered),
         Protocol::Binary,
     );
-    let mut client = hbase_thrift::hbase::HbaseSyncClient::new(input, output);
-    use hbase_thrift::hbase::THbaseSyncClient;
+    let mut client = tallrow::idl::thrift1::HbaseSyncClient::new(input, output);
+    use tallrow::idl::thrift1::THbaseSyncClient;
     let id = client
         .scanner_open(b"t".to_vec(), Vec::new(), Vec::new(), Default::default())
         .unwrap();
@@ -515,7 +608,7 @@ fn abandoned_scanners_are_freed_when_their_lease_ends() {
         std::thread::sleep(Duration::from_millis(20));
     }
     match client.scanner_get_list(id, 3) {
-        Err(thrift::Error::User(e)) => assert!(e.downcast_ref::<hbase_thrift::hbase::IllegalArgument>().is_some()),
+        Err(thrift::Error::User(e)) => assert!(e.downcast_ref::<tallrow::idl::thrift1::IllegalArgument>().is_some()),
         other => panic!("expected IllegalArgument, got {other:?}"),
     }
     // The backend's own scans close their scanners: whole, and one batch whose close goes
@@ -529,6 +622,152 @@ fn abandoned_scanners_are_freed_when_their_lease_ends() {
     let keys: Vec<_> = store.scan("t", &first3).unwrap().into_iter().map(|r| r.key).collect();
     assert_eq!(keys, [b"r0".to_vec(), b"r1".to_vec(), b"r2".to_vec()]);
     assert_eq!(server.open_scanners(), 0);
+}
+
+/// A raw Thrift1 client on a connection of its own.
+fn thrift1_client(
+    addr: std::net::SocketAddr,
+) -> tallrow::idl::thrift1::HbaseSyncClient<
+    tallrow::wire::Input<Box<dyn Read + Send>>,
+    Box<dyn thrift::protocol::TOutputProtocol + Send>,
+> {
+    let stream = TcpStream::connect(addr).unwrap();
+    let input = tallrow::wire::input(
+        stream.try_clone().unwrap(),
+        Transport::Buffered,
+        Protocol::Binary,
+        1 << 20,
+    );
+    let output = tallrow::wire::output(
+        tallrow::wire::Outbox::new(stream, Transport::Buffered),
+        Protocol::Binary,
+    );
+    tallrow::idl::thrift1::HbaseSyncClient::new(input, output)
+}
+
+/// One client opening scanners until refused holds its own cap (50 here), not the server's
+/// 100,000: another client's scans are served meanwhile, and the first client's scanners
+/// are closed when its connection closes.
+#[test]
+fn one_client_holding_its_scanner_cap_leaves_scans_for_others() {
+    use tallrow::idl::thrift1::THbaseSyncClient;
+    let opts = tallrow::serve::Options {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        max_scanners_per_connection: 50,
+        ..tallrow::serve::Options::default()
+    };
+    let server = tallrow::serve::Server::start(Arc::new(tallrow::store::memory::Memory::new()), &opts).unwrap();
+    let store = backend(&server, Transport::Buffered);
+    store.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+    let rows: Vec<RowMutation> = (0..10)
+        .map(|i| RowMutation::new(format!("r{i}"), vec![Mutation::put("f", "q", 1, "v")]))
+        .collect();
+    store.mutate("t", &rows).unwrap();
+
+    let mut greedy = thrift1_client(server.addr());
+    let mut opened = 0;
+    let refusal = loop {
+        match greedy.scanner_open(b"t".to_vec(), Vec::new(), Vec::new(), Default::default()) {
+            Ok(_) => opened += 1,
+            Err(e) => break e,
+            // Bounded, for a server without a cap: its own runs out at 100,000.
+        }
+        assert!(opened <= 200_000);
+    };
+    assert_eq!(opened, 50, "{refusal:?}");
+    match &refusal {
+        thrift::Error::User(e) => {
+            let io = e.downcast_ref::<tallrow::idl::thrift1::IOError>().expect("an IOError");
+            assert!(
+                io.message
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("--max-scanners-per-connection"),
+                "{io:?}"
+            );
+        }
+        other => panic!("expected an IOError, got {other:?}"),
+    }
+    // Another client's scan is served while the first holds its cap.
+    assert_eq!(store.scan("t", &Scan::default()).unwrap().len(), 10);
+    assert_eq!(server.open_scanners(), 50);
+    // Its scanners are closed when its connection closes.
+    drop(greedy);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.open_scanners() > 0 {
+        assert!(Instant::now() < deadline, "a closed connection's scanners stay open");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// With every connection the server allows held by idle clients, a new client waits to be
+/// accepted until the idle ones are closed (after --idle-timeout), then is served; the limit
+/// is logged once, and a client that stops in the middle of a request is closed too.
+#[test]
+fn idle_connections_at_the_limit_do_not_lock_a_client_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("serve.log");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tallrow"));
+    command.stderr(std::fs::File::create(&log).unwrap());
+    let served = Served::spawn(
+        command,
+        &dir.path().join("data"),
+        &["--max-connections", "8", "--idle-timeout", "1s"],
+    );
+    let mut idle: Vec<TcpStream> = (0..7).map(|_| raw(served.addr())).collect();
+    // The eighth sends half a call and stops.
+    let mut half = raw(served.addr());
+    half.write_all(&[0x80, 0x01, 0x00, 0x01, 0, 0, 0, 13, b'g', b'e', b't'])
+        .unwrap();
+    idle.push(half);
+    std::thread::sleep(Duration::from_millis(200));
+
+    let url = format!("hbase://127.0.0.1:{}", served.port);
+    let store = Backend::parse(&url, dir.path()).unwrap().open().unwrap();
+    store.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+    assert_eq!(store.list_tables().unwrap().len(), 1);
+    for mut s in idle {
+        let mut rest = Vec::new();
+        assert_eq!(s.read_to_end(&mut rest).unwrap(), 0, "closed without a reply");
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let at_limit = text
+        .lines()
+        .filter(|l| l.contains("8 connections open, the most --max-connections allows"))
+        .count();
+    assert_eq!(at_limit, 1, "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("nothing sent for 1s in the middle of a request"))
+            .count(),
+        1,
+        "{text}"
+    );
+}
+
+/// An idle connection holds little memory: a small read buffer (grown only while a client
+/// sends much) and no huge page per connection thread.
+#[test]
+fn idle_connections_cost_little_memory() {
+    use tallrow::idl::thrift1::THbaseSyncClient;
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(&dir.path().join("data"), &[]);
+    thrift1_client(served.addr()).get_table_names().unwrap();
+    let before = served.status_kib("VmRSS");
+    let clients: Vec<_> = (0..100)
+        .map(|_| {
+            let mut c = thrift1_client(served.addr());
+            c.get_table_names().unwrap();
+            c
+        })
+        .collect();
+    let after = served.status_kib("VmRSS");
+    let each = (after.saturating_sub(before)) / 100;
+    assert!(
+        each < 512,
+        "{each} KiB resident per idle connection ({before} -> {after} KiB)"
+    );
+    drop(clients);
 }
 
 /// A store that counts the write batches reaching it and can be told to fail them.
@@ -643,7 +882,7 @@ fn a_read_pipelined_after_writes_on_one_connection_sees_them() {
             o.write_bytes(b"r").unwrap();
             field(&mut o, TType::List, 3).unwrap();
             o.write_list_begin(&TListIdentifier::new(TType::Struct, 1)).unwrap();
-            hbase_thrift::hbase::Mutation::new(false, b"f:q".to_vec(), format!("v{i}").into_bytes(), None)
+            tallrow::idl::thrift1::Mutation::new(false, b"f:q".to_vec(), format!("v{i}").into_bytes(), None)
                 .write_to_out_protocol(&mut o)
                 .unwrap();
             field(&mut o, TType::I64, 4).unwrap();
@@ -679,7 +918,7 @@ fn a_read_pipelined_after_writes_on_one_connection_sees_them() {
     assert_eq!((f.id, f.field_type), (Some(0), TType::List));
     let list = i.read_list_begin().unwrap();
     assert_eq!(list.size, 1);
-    let row = hbase_thrift::hbase::TRowResult::read_from_in_protocol(&mut i).unwrap();
+    let row = tallrow::idl::thrift1::TRowResult::read_from_in_protocol(&mut i).unwrap();
     let cell = &row.columns.unwrap()[&b"f:q".to_vec()];
     assert_eq!((cell.value.as_deref(), cell.timestamp), (Some(&b"v3"[..]), Some(3)));
 }

@@ -1,5 +1,5 @@
 //! The Thrift2 code generated from HBase's IDL (`tallrow::idl::thrift2`, by
-//! scripts/gen_thrift2.sh) and the store-model conversions (`tallrow::convert::thrift2`)
+//! scripts/gen_thrift.sh) and the store-model conversions (`tallrow::convert::thrift2`)
 //! against real HBase's Thrift2 server: a table made, written with per-cell timestamps in
 //! one `putMultiple`, read back with versions, deleted at or below timestamps, and dropped;
 //! and `serve --api thrift2` finding the newest version a `DELETE_COLUMN` deletes.
@@ -194,4 +194,39 @@ fn serve_deletes_the_newest_version_as_hbase_does() {
         Err(thrift::Error::Application(e)) => assert!(e.message.contains("Internal error"), "{e}"),
         other => panic!("{other:?}"),
     }
+}
+
+/// Table and family attributes are byte strings: `serve --api thrift2` keeps any bytes
+/// there (the table's state once failed to save a non-text key, and the connection died).
+#[test]
+fn serve_keeps_table_and_family_attributes_of_any_bytes() {
+    let h = crate::common::ThriftHarness::thrift2();
+    let stream = TcpStream::connect(h.addr()).unwrap();
+    let (i, o) = TTcpChannel::with_stream(stream).split().unwrap();
+    let mut c: Client = THBaseServiceSyncClient::new(
+        TBinaryInputProtocol::new(TBufferedReadTransport::new(i), true),
+        TBinaryOutputProtocol::new(TBufferedWriteTransport::new(o), true),
+    );
+    let attributes = std::collections::BTreeMap::from([(b"k\xff\x00".to_vec(), b"v\x80".to_vec())]);
+    let mut family = thrift2::family_descriptor(b"f", 1);
+    family.attributes = Some(attributes.clone());
+    let name = TTableName::new(None, b"attrs".to_vec());
+    let desc = TTableDescriptor::new(name.clone(), vec![family], attributes.clone(), None);
+    c.create_table(desc, Vec::new()).expect("createTable");
+    let got = c.get_table_descriptor(name).expect("getTableDescriptor");
+    let table_attributes = got.attributes.unwrap_or_default();
+    assert_eq!(
+        table_attributes.get(&b"k\xff\x00"[..]),
+        Some(&b"v\x80".to_vec()),
+        "{table_attributes:?}"
+    );
+    let family_attributes = got.columns.unwrap_or_default()[0]
+        .attributes
+        .clone()
+        .unwrap_or_default();
+    assert_eq!(
+        family_attributes.get(&b"k\xff\x00"[..]),
+        Some(&b"v\x80".to_vec()),
+        "{family_attributes:?}"
+    );
 }

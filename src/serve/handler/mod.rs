@@ -21,19 +21,19 @@ pub use thrift2::Thrift2;
 
 use convert::*;
 use errors::*;
+use scanners::ScannerMap;
 use tables::*;
 use writes::names_latest;
 
 use super::eval::{Evaluator, Verdict};
 use super::filter;
+use crate::idl::thrift1::{
+    AlreadyExists, BatchMutation, Bytes, ColumnDescriptor, HbaseSyncHandler, IOError, IllegalArgument, Mutation,
+    ScannerID, TAppend, TCell, TIncrement, TRegionInfo, TRowResult, TScan, TThriftServerType, Text,
+};
 use crate::store::{
     self, Cell, Column, Get, Mutation as StoreMutation, Row, RowMutation, Scan, Selection, Store, TableDescriptor,
     canonical_table_name, now_millis,
-};
-use hbase_thrift::hbase::{
-    AlreadyExists, BatchMutation, Bytes, ColumnDescriptor, HbaseSyncHandler, IOError, IllegalArgument, Mutation,
-    ScannerID, TAccessControlEntity, TAppend, TCell, TIncrement, TRegionInfo, TRowResult, TScan, TThriftServerType,
-    Text,
 };
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -49,6 +49,10 @@ pub const META_TABLE: &str = "hbase:thrift";
 const META_FAMILY: &str = "m";
 const META_QUALIFIER: &[u8] = b"state";
 const STRIPES: usize = 256;
+/// Scanners one connection may hold open unless `serve --max-scanners-per-connection` says
+/// otherwise.
+pub const DEFAULT_SCANNERS_PER_CONNECTION: usize = 1_000;
+
 /// Rows read from the store per step of a scanner.
 const SCAN_STEP: usize = 256;
 
@@ -89,7 +93,32 @@ struct MoreOptions {
     compress_tags: Option<bool>,
     evict_blocks_on_close: Option<bool>,
     configuration: BTreeMap<String, String>,
+    #[serde(default, with = "byte_map")]
     attributes: BTreeMap<Vec<u8>, Vec<u8>>,
+}
+
+/// A map with byte-string keys, kept as a list of pairs: JSON object keys must be text.
+mod byte_map {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::collections::BTreeMap;
+
+    pub fn serialize<S: Serializer>(m: &BTreeMap<Vec<u8>, Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.iter())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Pairs(Vec<(Vec<u8>, Vec<u8>)>),
+            /// States written before pairs: always empty, as a non-empty map could not be.
+            Object(BTreeMap<String, Vec<u8>>),
+        }
+        Ok(match Form::deserialize(d)? {
+            Form::Pairs(pairs) => pairs.into_iter().collect(),
+            Form::Object(m) => m.into_iter().map(|(k, v)| (k.into_bytes(), v)).collect(),
+        })
+    }
 }
 
 impl Default for FamilyOptions {
@@ -112,7 +141,7 @@ struct TableState {
     created: i64,
     families: BTreeMap<String, FamilyOptions>,
     /// Thrift2's table attributes and durability, kept and reported.
-    #[serde(default)]
+    #[serde(default, with = "byte_map")]
     attributes: BTreeMap<Vec<u8>, Vec<u8>>,
     #[serde(default)]
     durability: i32,
@@ -169,6 +198,8 @@ impl Default for ScanOptions {
 #[derive(Clone)]
 pub struct Handler {
     state: Arc<State>,
+    /// The connection served, numbered from 1; 0 for a handler of no connection.
+    conn: u64,
     /// A connection's mutations awaiting [`Handler::commit`]; `None` applies them at once.
     deferred: Option<Arc<Mutex<Deferred>>>,
 }
@@ -240,14 +271,18 @@ pub(super) struct Tables {
 /// Meta rows that hold a namespace, not a table (no table name starts with a NUL byte).
 const NAMESPACE_PREFIX: &[u8] = b"\0namespace:";
 
-/// Open scanners by id, with their lease and limit.
+/// Open scanners by id, with their lease and limits.
 pub(super) struct Scanners {
-    map: Mutex<HashMap<i32, Arc<Mutex<Scanner>>>>,
+    map: Mutex<ScannerMap>,
     next: AtomicI32,
     /// Idle time after which a scanner is closed, as HBase's scanner lease.
     lease: Duration,
     /// Most scanners open at once.
     max: usize,
+    /// Most scanners one connection may hold.
+    per_connection: std::sync::atomic::AtomicUsize,
+    /// The last connection number handed out.
+    connections: std::sync::atomic::AtomicU64,
 }
 
 fn stripe_of(row: &[u8]) -> usize {
@@ -300,15 +335,36 @@ impl Handler {
                     started: now_millis(),
                 },
                 scanners: Scanners {
-                    map: Mutex::new(HashMap::new()),
+                    map: Mutex::new(ScannerMap::default()),
                     next: AtomicI32::new(0),
                     lease,
                     max: 100_000,
+                    per_connection: DEFAULT_SCANNERS_PER_CONNECTION.into(),
+                    connections: 0.into(),
                 },
                 stripes: (0..STRIPES).map(|_| RwLock::new(())).collect(),
             }),
+            conn: 0,
             deferred: None,
         })
+    }
+
+    /// Caps the scanners one connection may hold open (default
+    /// [`DEFAULT_SCANNERS_PER_CONNECTION`]), so that no client takes the server's whole
+    /// allowance (100,000) from the others.
+    pub fn limit_scanners_per_connection(&self, n: usize) {
+        self.state.scanners.per_connection.store(n, Ordering::Relaxed);
+    }
+
+    /// Closes the scanners this handler's connection was the last to use: called when
+    /// the connection closes. A scanner another connection read since is theirs to close.
+    pub fn close_connection(&self) -> usize {
+        self.state
+            .scanners
+            .map
+            .lock()
+            .expect("lock")
+            .close_connection(self.conn)
     }
 
     /// Closes scanners idle past their lease; how many it closed.
@@ -327,6 +383,7 @@ impl Handler {
     pub fn for_connection(&self) -> Handler {
         Handler {
             state: self.state.clone(),
+            conn: self.state.scanners.connections.fetch_add(1, Ordering::Relaxed) + 1,
             deferred: Some(Arc::new(Mutex::new(Deferred::default()))),
         }
     }

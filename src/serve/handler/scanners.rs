@@ -2,11 +2,87 @@
 
 use super::*;
 
+/// Open scanners by id, each with the connection that last used it, and how many each
+/// connection holds.
+#[derive(Default)]
+pub(super) struct ScannerMap {
+    by_id: HashMap<i32, (u64, Arc<Mutex<Scanner>>)>,
+    held: HashMap<u64, usize>,
+}
+
+impl ScannerMap {
+    pub(super) fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    fn held_by(&self, conn: u64) -> usize {
+        self.held.get(&conn).copied().unwrap_or(0)
+    }
+
+    fn release(&mut self, conn: u64) {
+        if let Some(n) = self.held.get_mut(&conn) {
+            *n -= 1;
+            if *n == 0 {
+                self.held.remove(&conn);
+            }
+        }
+    }
+
+    fn insert(&mut self, id: i32, conn: u64, scanner: Arc<Mutex<Scanner>>) {
+        *self.held.entry(conn).or_default() += 1;
+        self.by_id.insert(id, (conn, scanner));
+    }
+
+    /// The scanner `id`, now held by `conn`.
+    fn get(&mut self, id: i32, conn: u64) -> Option<Arc<Mutex<Scanner>>> {
+        let (holder, scanner) = self.by_id.get_mut(&id)?;
+        let scanner = scanner.clone();
+        if *holder != conn {
+            let before = std::mem::replace(holder, conn);
+            self.release(before);
+            *self.held.entry(conn).or_default() += 1;
+        }
+        Some(scanner)
+    }
+
+    pub(super) fn remove(&mut self, id: i32) -> Option<Arc<Mutex<Scanner>>> {
+        let (conn, scanner) = self.by_id.remove(&id)?;
+        self.release(conn);
+        Some(scanner)
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&Arc<Mutex<Scanner>>) -> bool) {
+        let held = &mut self.held;
+        self.by_id.retain(|_, (conn, s)| {
+            let kept = keep(s);
+            if !kept && let Some(n) = held.get_mut(conn) {
+                *n -= 1;
+            }
+            kept
+        });
+        held.retain(|_, n| *n > 0);
+    }
+
+    /// Closes the scanners `conn` holds; how many.
+    pub(super) fn close_connection(&mut self, conn: u64) -> usize {
+        let before = self.by_id.len();
+        self.by_id.retain(|_, (holder, _)| *holder != conn);
+        self.held.remove(&conn);
+        before - self.by_id.len()
+    }
+}
+
 impl State {
-    pub(super) fn open_scanner(&self, table: &[u8], scan: Scan, how: ScanOptions) -> R<i32> {
+    pub(super) fn open_scanner(&self, conn: u64, table: &[u8], scan: Scan, how: ScanOptions) -> R<i32> {
         let (desc, state) = self.tables.data_table(table)?;
         scan.select.validate(&desc).map_err(store_error)?;
         let mut scanners = self.scanners.map.lock().expect("lock");
+        let per_connection = self.scanners.per_connection.load(Ordering::Relaxed);
+        if conn != 0 && scanners.held_by(conn) >= per_connection {
+            return Err(io_error(format!(
+                "too many open scanners on this connection ({per_connection}, the server's --max-scanners-per-connection); close scanners when done"
+            )));
+        }
         if scanners.len() >= self.scanners.max {
             return Err(io_error(format!(
                 "too many open scanners ({}); close scanners when done",
@@ -15,12 +91,13 @@ impl State {
         }
         let id = loop {
             let id = self.scanners.next.fetch_add(1, Ordering::Relaxed) & i32::MAX;
-            if !scanners.contains_key(&id) {
+            if !scanners.by_id.contains_key(&id) {
                 break id;
             }
         };
         scanners.insert(
             id,
+            conn,
             Arc::new(Mutex::new(Scanner {
                 table: desc.name,
                 scan,
@@ -37,13 +114,13 @@ impl State {
         Ok(id)
     }
 
-    pub(super) fn scanner(&self, id: i32) -> R<Arc<Mutex<Scanner>>> {
+    /// The scanner `id`, now held by connection `conn`.
+    pub(super) fn scanner(&self, conn: u64, id: i32) -> R<Arc<Mutex<Scanner>>> {
         self.scanners
             .map
             .lock()
             .expect("lock")
-            .get(&id)
-            .cloned()
+            .get(id, conn)
             .ok_or_else(|| illegal("scanner ID is invalid"))
     }
 
@@ -51,7 +128,7 @@ impl State {
     pub fn expire_scanners(&self) -> usize {
         let mut scanners = self.scanners.map.lock().expect("lock");
         let before = scanners.len();
-        scanners.retain(|_, s| match s.try_lock() {
+        scanners.retain(|s| match s.try_lock() {
             Ok(s) => s.used.elapsed() < self.scanners.lease,
             Err(_) => true, // in use right now
         });
@@ -65,8 +142,8 @@ impl State {
 
     /// Up to `n` rows (or parts of rows), each passed through `out` with whether more of
     /// its row follows and whether the scanner sorts columns.
-    pub(super) fn next_rows<T>(&self, id: i32, n: i32, out_of: impl Fn(Row, bool, bool) -> T) -> R<Vec<T>> {
-        let scanner = self.scanner(id)?;
+    pub(super) fn next_rows<T>(&self, conn: u64, id: i32, n: i32, out_of: impl Fn(Row, bool, bool) -> T) -> R<Vec<T>> {
+        let scanner = self.scanner(conn, id)?;
         let mut s = scanner.lock().expect("lock");
         s.used = Instant::now();
         if let Some(why) = s.failure {

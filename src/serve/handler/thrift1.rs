@@ -372,6 +372,7 @@ impl HbaseSyncHandler for Handler {
             ..Scan::default()
         });
         let id = self.state.open_scanner(
+            self.conn,
             &table_name,
             scan_,
             ScanOptions {
@@ -384,7 +385,7 @@ impl HbaseSyncHandler for Handler {
         if batch.is_some() && row_filter {
             // The region server refuses such a scan when it reaches it, so the open succeeds
             // and every read fails (HBase's client retries it for about 48 s first).
-            self.state.scanner(id)?.lock().expect("lock").failure = Some(
+            self.state.scanner(self.conn, id)?.lock().expect("lock").failure = Some(
                 "org.apache.hadoop.hbase.filter.IncompatibleFilterException: Cannot set batch on a scan using a filter that returns true for filter.hasFilterRow",
             );
         }
@@ -430,7 +431,8 @@ impl HbaseSyncHandler for Handler {
             select,
             ..Scan::default()
         };
-        self.state.open_scanner(&table_name, scan, ScanOptions::default())
+        self.state
+            .open_scanner(self.conn, &table_name, scan, ScanOptions::default())
     }
 
     fn handle_scanner_open_ts(
@@ -464,15 +466,18 @@ impl HbaseSyncHandler for Handler {
             select,
             ..Scan::default()
         });
-        self.state.open_scanner(&table_name, scan, ScanOptions::default())
+        self.state
+            .open_scanner(self.conn, &table_name, scan, ScanOptions::default())
     }
 
     fn handle_scanner_get(&self, id: ScannerID) -> R<Vec<TRowResult>> {
-        self.state.next_rows(id, 1, |r, _, sorted| row_result(r, sorted))
+        self.state
+            .next_rows(self.conn, id, 1, |r, _, sorted| row_result(r, sorted))
     }
 
     fn handle_scanner_get_list(&self, id: ScannerID, nb_rows: i32) -> R<Vec<TRowResult>> {
-        self.state.next_rows(id, nb_rows, |r, _, sorted| row_result(r, sorted))
+        self.state
+            .next_rows(self.conn, id, nb_rows, |r, _, sorted| row_result(r, sorted))
     }
 
     fn handle_scanner_close(&self, id: ScannerID) -> R<()> {
@@ -481,7 +486,7 @@ impl HbaseSyncHandler for Handler {
             .map
             .lock()
             .expect("lock")
-            .remove(&id)
+            .remove(id)
             .map(|_| ())
             .ok_or_else(|| illegal("scanner ID is invalid"))
     }
@@ -586,13 +591,5 @@ impl HbaseSyncHandler for Handler {
 
     fn handle_get_cluster_id(&self) -> R<String> {
         Ok(format!("tallrow-{}", self.state.store.identity()))
-    }
-
-    fn handle_grant(&self, _info: TAccessControlEntity) -> R<bool> {
-        Err(io_error("access control is not enabled on this server"))
-    }
-
-    fn handle_revoke(&self, _info: TAccessControlEntity) -> R<bool> {
-        Err(io_error("access control is not enabled on this server"))
     }
 }

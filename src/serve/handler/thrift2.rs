@@ -640,10 +640,13 @@ impl Thrift2 {
     fn open(&self, table: &[u8], tscan: TScan2) -> R<i32> {
         Tables::table_name(table).map_err(two)?;
         let (scan, how, incompatible) = self.scan_in(table, tscan)?;
-        let id = two_r(self.state().open_scanner(table, scan, how))?;
+        let id = two_r(self.state().open_scanner(self.0.conn, table, scan, how))?;
         if incompatible {
             // The region server refuses such a scan when it reaches it, as in Thrift1.
-            two_r(self.state().scanner(id))?.lock().expect("lock").failure = Some(
+            two_r(self.state().scanner(self.0.conn, id))?
+                .lock()
+                .expect("lock")
+                .failure = Some(
                 "org.apache.hadoop.hbase.filter.IncompatibleFilterException: Cannot set batch on a scan using a filter that returns true for filter.hasFilterRow",
             );
         }
@@ -651,7 +654,7 @@ impl Thrift2 {
     }
 
     fn next(&self, id: i32, n: i32) -> R<Vec<TResult>> {
-        two_r(self.state().next_rows(id, n, |row, partial, _| {
+        two_r(self.state().next_rows(self.0.conn, id, n, |row, partial, _| {
             let mut r = t2::tresult(row);
             r.partial = Some(partial);
             r
@@ -659,7 +662,7 @@ impl Thrift2 {
     }
 
     fn close(&self, id: i32) {
-        self.state().scanners.map.lock().expect("lock").remove(&id);
+        self.state().scanners.map.lock().expect("lock").remove(id);
     }
 
     /// A table's regions from its split keys, as HBase's region locator reports them.
@@ -874,7 +877,7 @@ impl THBaseServiceSyncHandler for Thrift2 {
     }
 
     fn handle_get_scanner_rows(&self, scanner_id: i32, num_rows: i32) -> R<Vec<TResult>> {
-        if self.state().scanner(scanner_id).is_err() {
+        if self.state().scanner(self.0.conn, scanner_id).is_err() {
             return Err(thrift::Error::User(Box::new(TIllegalArgument::new(
                 "Invalid scanner Id".to_string(),
             ))));

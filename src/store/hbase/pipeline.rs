@@ -2,6 +2,7 @@
 //! the argument writers and reply readers the generated client has no form for.
 
 use super::*;
+use thrift::protocol::TSerializable;
 
 /// Writes a call's argument fields.
 pub(super) type ArgsWriter<'a> = Box<dyn Fn(&mut dyn TOutputProtocol) -> thrift::Result<()> + 'a>;

@@ -55,7 +55,7 @@ impl Hbase {
         let store = Hbase {
             spec: spec.clone(),
             addr,
-            pool: Mutex::new(Vec::new()),
+            pool: Pool::new(),
             families: Descriptors::default(),
             connect_timeout: Duration::from_secs(5),
             read_timeout: Duration::from_secs(60),
@@ -64,7 +64,7 @@ impl Hbase {
         };
         // Fail fast with one line when nothing listens there.
         let client = store.connect().map_err(Failure::error)?;
-        store.pool.lock().expect("lock").push(client);
+        store.pool.put(client);
         Ok(store)
     }
 
@@ -176,16 +176,43 @@ pub(super) fn open_connection(
 
 /// Runs `f` on a connection from `pool` (or a new one), retrying on a fresh one when `f`
 /// fails in transit and `repeatable` says repeating it is safe.
+/// Idle connections, one per caller that has finished with one. A connection idle longer
+/// than [`Pool::STALE`] is closed instead of reused: HBase's Thrift servers (and `tallrow
+/// serve`) close connections that send nothing for 60 s (`hbase.thrift.server.socket.read.timeout`),
+/// and a write sent on such a connection may be lost without an answer.
+pub(super) struct Pool<C>(Mutex<Vec<(C, Instant)>>);
+
+impl<C> Pool<C> {
+    /// Less than the servers' 60 s idle timeout.
+    pub(super) const STALE: Duration = Duration::from_secs(30);
+
+    pub(super) fn new() -> Self {
+        Pool(Mutex::new(Vec::new()))
+    }
+
+    /// The most recently used connection that is not stale.
+    pub(super) fn take(&self) -> Option<C> {
+        let mut idle = self.0.lock().expect("lock");
+        // The oldest are at the front: stale ones go first.
+        idle.retain(|(_, since)| since.elapsed() < Self::STALE);
+        idle.pop().map(|(c, _)| c)
+    }
+
+    pub(super) fn put(&self, c: C) {
+        self.0.lock().expect("lock").push((c, Instant::now()));
+    }
+}
+
 pub(super) fn retrying<C, T>(
     attempts: u32,
     repeatable: bool,
-    pool: &Mutex<Vec<C>>,
+    pool: &Pool<C>,
     connect: impl Fn() -> std::result::Result<C, Failure>,
     mut f: impl FnMut(&mut C) -> std::result::Result<T, Failure>,
 ) -> Result<T> {
     let mut delay = Duration::from_millis(20);
     for attempt in 1..=attempts {
-        let pooled = pool.lock().expect("lock").pop();
+        let pooled = pool.take();
         let mut client = match pooled {
             Some(c) => c,
             None => match connect() {
@@ -203,11 +230,11 @@ pub(super) fn retrying<C, T>(
         };
         match f(&mut client) {
             Ok(v) => {
-                pool.lock().expect("lock").push(client);
+                pool.put(client);
                 return Ok(v);
             }
             Err(Failure::Answered(e)) => {
-                pool.lock().expect("lock").push(client);
+                pool.put(client);
                 return Err(e);
             }
             Err(Failure::NotSent(e)) | Err(Failure::Broken(e)) if !repeatable || attempt == attempts => {

@@ -65,7 +65,7 @@ fn multiple<'a, T: 'a>(
 pub struct Hbase2 {
     spec: Spec,
     addr: SocketAddr,
-    pool: Mutex<Vec<Client2>>,
+    pool: Pool<Client2>,
     families: Descriptors,
     /// Time allowed to establish a connection.
     pub connect_timeout: Duration,
@@ -120,7 +120,7 @@ impl Hbase2 {
         let store = Hbase2 {
             spec: spec.clone(),
             addr,
-            pool: Mutex::new(Vec::new()),
+            pool: Pool::new(),
             families: Descriptors::default(),
             connect_timeout: Duration::from_secs(5),
             read_timeout: Duration::from_secs(60),
@@ -128,7 +128,7 @@ impl Hbase2 {
             round_trips: Default::default(),
         };
         let client = store.connect().map_err(Failure::error)?;
-        store.pool.lock().expect("lock").push(client);
+        store.pool.put(client);
         Ok(store)
     }
 
