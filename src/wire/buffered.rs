@@ -9,8 +9,9 @@ const LARGEST: usize = 256 << 10;
 
 /// Buffers reads from `inner`. A read that fills the whole buffer doubles it (up to
 /// 256 KiB), so that a pipelined window of calls arrives in a few reads; one that fills
-/// less than a quarter of it shrinks it back (to 8 KiB), so that a connection waiting for
-/// its next call holds little. A read as large as the buffer bypasses it.
+/// less than a sixteenth of it (a single small call) shrinks it back to 8 KiB, so that a
+/// connection waiting for its next call holds little. A read as large as the buffer
+/// bypasses it.
 pub struct Buffered<R> {
     inner: R,
     buf: Vec<u8>,
@@ -40,7 +41,7 @@ impl<R: Read> Buffered<R> {
             SMALLEST
         } else if self.end == size {
             (size * 2).min(LARGEST)
-        } else if self.end < size / 4 {
+        } else if self.end < size / 16 {
             SMALLEST
         } else {
             size
