@@ -135,12 +135,16 @@ pub struct Target {
     /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's), memory:, null: (discards writes), hbase://HOST:PORT[?transport=framed&protocol=compact], bigtable://PROJECT/INSTANCE (BIGTABLE_EMULATOR_HOST for the emulator), or delay:DELAY:URL.
     #[arg(long, value_name = "URL")]
     pub backend: Option<String>,
+    /// Override a workload field, validated as the file's own (repeatable), e.g.
+    /// --set data.users=200000 or --set microblog.celebrity_threshold=500.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub set: Vec<crate::workload::Set>,
 }
 
 impl Target {
     /// Reads the workload and opens the backend.
     pub fn open(&self) -> anyhow::Result<(Workload, Arc<dyn crate::store::Store>)> {
-        let w = Workload::from_file(&self.workload)?;
+        let w = Workload::from_file_with(&self.workload, &self.set)?;
         let url = self.backend.as_deref().unwrap_or("embedded:");
         let backend = Backend::parse(url, &w.default_data_dir()).context("--backend")?;
         let store = backend.open().with_context(|| format!("cannot open {url}"))?;
@@ -215,6 +219,20 @@ pub struct RunArgs {
     /// Folder the report folder goes under.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
+    /// A target the run must meet, else it exits 1 after writing its report (repeatable):
+    /// OP:METRIC<VALUE with OP an operation of the mix or all, METRIC mean, p50, p90, p99,
+    /// p99.9 or max (response time, e.g. timeline:p99<5ms), errors (all:errors<0.1%) or
+    /// throughput (all:throughput>2000).
+    #[arg(long, value_name = "TARGET")]
+    pub slo: Vec<crate::report::slo::Slo>,
+    /// Wait until this UTC time (e.g. 2026-11-24T07:00:00Z) before the warm-up begins, after
+    /// any load, so that the shards of a run on several machines measure the same period.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub start_at: Option<std::time::SystemTime>,
+}
+
+fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {
+    humantime::parse_rfc3339_weak(s.trim()).map_err(|_| format!("{s:?} is not a UTC time like 2026-11-24T07:00:00Z"))
 }
 
 /// Command-line settings over a workload's `[run]`.

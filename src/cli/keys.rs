@@ -272,6 +272,7 @@ fn compare(args: KeysCompareArgs) -> anyhow::Result<ExitCode> {
             url: &url,
             shard: Shard::ALL,
             interval: args.settings.interval,
+            targets: &[],
         };
         let written = measure
             .run(&mut out, |_| Ok(vdir.clone()))

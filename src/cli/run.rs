@@ -23,6 +23,13 @@ use std::time::Duration;
 pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let (mut w, store) = args.target.open()?;
     apply_overrides(&mut w, &args.settings)?;
+    let mix: Vec<String> = w.run.mix.iter().map(|(op, _)| op.name().to_string()).collect();
+    for t in &args.slo {
+        t.check_scope(&mix).map_err(anyhow::Error::msg)?;
+    }
+    if let Some(at) = args.start_at {
+        until(at, "")?;
+    }
     let g = Arc::new(Generator::new(&w));
     let url = args
         .target
@@ -30,6 +37,15 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| format!("embedded:{}", w.default_data_dir().display()));
     prepare_store(&w, &g, &store, &args)?;
+    if let Some(at) = args.start_at {
+        let wait = until(at, " while loading")?;
+        println!(
+            "waiting {:.1} s, until {}, to start",
+            wait.as_secs_f64(),
+            humantime::format_rfc3339_millis(at)
+        );
+        std::thread::sleep(wait);
+    }
     let shard = args.shard.unwrap_or(Shard::ALL);
     let target = Measure {
         g: &g,
@@ -38,17 +54,52 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         url: &url,
         shard,
         interval: args.settings.interval,
+        targets: &args.slo,
     };
     let mut out = std::io::stdout().lock();
     let data = target.run(&mut out, |started| {
         Ok(crate::report::run::folder(&args.reports, &w.name, started))
     })?;
     print_summary(&mut out, &data.summary)?;
+    for v in &data.summary.slos {
+        writeln!(out, "target {}", v.line())?;
+    }
     writeln!(out, "report: {}", data.dir.display())?;
     if let Some(why) = &data.summary.invalid_reason {
         bail!("the run is invalid: {why}");
     }
+    let missed: Vec<String> = data
+        .summary
+        .slos
+        .iter()
+        .filter(|v| !v.held)
+        .map(|v| format!("{} (measured {})", v.target, v.measured.as_deref().unwrap_or("nothing")))
+        .collect();
+    if !missed.is_empty() {
+        bail!(
+            "{} of {} targets missed: {}",
+            missed.len(),
+            data.summary.slos.len(),
+            missed.join("; ")
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long until `at`: refused when it has passed (`when` says during what) or is more
+/// than a week away.
+fn until(at: std::time::SystemTime, when: &str) -> anyhow::Result<Duration> {
+    let shown = humantime::format_rfc3339_millis(at);
+    match at.duration_since(std::time::SystemTime::now()) {
+        Ok(wait) if wait > Duration::from_secs(7 * 24 * 3600) => {
+            bail!("--start-at {shown}: more than a week away")
+        }
+        Ok(wait) => Ok(wait),
+        Err(past) => bail!(
+            "--start-at {shown}: passed {:.1} s ago{when}; a run that starts late would not measure the same period as its other shards",
+            past.duration().as_secs_f64()
+        ),
+    }
 }
 
 /// A written run report and its folder.
@@ -73,6 +124,8 @@ pub(super) struct Measure<'a> {
     pub shard: Shard,
     /// Reporting interval.
     pub interval: Duration,
+    /// Latency targets the run is judged against.
+    pub targets: &'a [crate::report::slo::Slo],
 }
 
 impl Measure<'_> {
@@ -146,6 +199,7 @@ impl Measure<'_> {
         };
         let mut data = RunData::from_run(&outcome, &cx);
         data.spread = Some(spread);
+        data.judge(self.targets);
         let dir = folder(outcome.started_ms)?;
         data.write(&dir)?;
         Ok(Written {

@@ -8,6 +8,7 @@ pub mod keys;
 mod plot;
 mod read;
 pub mod run;
+pub mod slo;
 mod text;
 
 pub(crate) use plot::escape;

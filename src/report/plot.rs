@@ -1,6 +1,7 @@
 //! The latency plot (`latency.svg`: one percentile curve per operation, both axes on log
-//! scales, as HdrHistogram's plotter draws them) and `index.html`, which shows it beside the
-//! table of figures.
+//! scales, as HdrHistogram's plotter draws them), the plot over time (`timeseries.svg`:
+//! throughput, p50 and p99 per interval, so that a stall shows where it happened) and
+//! `index.html`, which shows them with the table of figures.
 
 use super::run::{ALL, OpReport, RunSummary};
 use crate::stats::Histogram;
@@ -158,6 +159,27 @@ pub fn html(s: &RunSummary) -> String {
             }
         }
     }
+    if !s.slos.is_empty() {
+        let missed = s.slos.iter().filter(|v| !v.held).count();
+        let _ = writeln!(
+            h,
+            "<h2>Targets</h2>\n<p{}>{} of {} targets met.</p>\n<table>\n<tr><th>target</th><th>measured</th><th>verdict</th></tr>",
+            if missed > 0 { " class=\"bad\"" } else { "" },
+            s.slos.len() - missed,
+            s.slos.len()
+        );
+        for v in &s.slos {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td{}>{}</td></tr>",
+                escape(&v.target),
+                escape(v.measured.as_deref().unwrap_or("no successful operations")),
+                if v.held { "" } else { " class=\"bad\"" },
+                if v.held { "met" } else { "MISSED" }
+            );
+        }
+        h.push_str("</table>\n");
+    }
     h.push_str("<div class=\"row\"><img src=\"latency.svg\" alt=\"response time by percentile\">\n<table>\n");
     let columns = if s.open_loop { 12 } else { 10 };
     h.push_str("<tr>");
@@ -174,10 +196,196 @@ pub fn html(s: &RunSummary) -> String {
         h.push_str("</tr>\n");
     }
     h.push_str("</table></div>\n");
+    h.push_str("<h2>Over time</h2>\n<p>Per interval (<a href=\"timeseries.csv\">timeseries.csv</a>): throughput, and p50 and p99 response time.</p>\n<img src=\"timeseries.svg\" alt=\"throughput and response time per interval\">\n");
     regions_html(&mut h, s);
     h.push_str("<p>Files: <a href=\"summary.json\">summary.json</a>, <a href=\"ops.csv\">ops.csv</a>, \
                 <a href=\"timeseries.csv\">timeseries.csv</a>; per operation a <code>.hgrm</code> percentile distribution and a <code>.hlog</code> interval log.</p>\n</body></html>\n");
     h
+}
+
+/// One operation's figures per interval.
+pub struct Series {
+    /// The operation, or `all`.
+    pub name: String,
+    /// Per interval: its end (seconds from the start of measurement), successful
+    /// operations per second, p50 and p99 (ns).
+    pub points: Vec<Point>,
+}
+
+/// An interval's end (s), throughput (ops/s), p50 and p99 (ns).
+pub type Point = (f64, f64, u64, u64);
+
+/// Throughput (top, linear) and p50 (dashed) and p99 (solid) response time (bottom, log)
+/// of every operation per interval, against time.
+pub fn timeseries(series: &[Series], title: &str) -> String {
+    let (panel, gap) = (200.0, 50.0);
+    let height = TOP + panel + gap + panel + BOTTOM;
+    let pw = W - LEFT - RIGHT;
+    let t_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max)
+        .max(1e-3);
+    let rate_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max)
+        .max(1.0)
+        * 1.05;
+    let latencies = series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|p| [p.2, p.3]))
+        .filter(|&v| v > 0);
+    let (lo, hi) = latencies.fold((u64::MAX, 1u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let y_lo = (lo.min(hi).max(1) as f64).log10().floor();
+    let y_hi = (hi as f64).log10().ceil().max(y_lo + 1.0);
+    let px = |t: f64| LEFT + t / t_max * pw;
+    let rate_y = |r: f64| TOP + panel - r / rate_max * panel;
+    let lat_top = TOP + panel + gap;
+    let lat_y = |ns: u64| lat_top + panel - ((ns.max(1) as f64).log10() - y_lo) / (y_hi - y_lo) * panel;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{} — throughput and response time over time</text>"#,
+        LEFT + pw / 2.0,
+        escape(title)
+    );
+    for top in [TOP, lat_top] {
+        let _ = writeln!(
+            s,
+            r#"<rect x="{LEFT}" y="{top}" width="{pw}" height="{panel}" fill="none" stroke="black"/>"#
+        );
+    }
+    // Time ticks on both panels: about eight, at whole seconds where the run is long enough.
+    let step = nice_step(t_max / 8.0);
+    let mut t = 0.0;
+    while t <= t_max + 1e-9 {
+        let x = px(t);
+        for top in [TOP, lat_top] {
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#eee"/>"##,
+                top + panel
+            );
+        }
+        let _ = writeln!(
+            s,
+            r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            lat_top + panel + 18.0,
+            trim_number(t)
+        );
+        t += step;
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">seconds from the start of measurement</text>"#,
+        LEFT + pw / 2.0,
+        height - 8.0
+    );
+    let rate_step = nice_step(rate_max / 4.0);
+    let mut r = 0.0;
+    while r <= rate_max {
+        let y = rate_y(r);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + pw,
+            LEFT - 6.0,
+            y + 4.0,
+            trim_number(r)
+        );
+        r += rate_step;
+    }
+    for e in (y_lo as i32)..=(y_hi as i32) {
+        let y = lat_y(10u64.pow(e.max(0) as u32));
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + pw,
+            LEFT - 6.0,
+            y + 4.0,
+            decade(e)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">ops/s</text>"#,
+        TOP + panel / 2.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">p50 - - , p99 —</text>"#,
+        lat_top + panel / 2.0
+    );
+    for (i, series) in series.iter().enumerate() {
+        let color = if series.name == ALL {
+            "black"
+        } else {
+            COLORS[i % COLORS.len()]
+        };
+        let width = if series.name == ALL { 2.5 } else { 1.5 };
+        let line = |f: &dyn Fn(&Point) -> Option<(f64, f64)>| -> String {
+            series
+                .points
+                .iter()
+                .filter_map(f)
+                .map(|(x, y)| format!("{x:.1},{y:.1}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let rates = line(&|p| Some((px(p.0), rate_y(p.1))));
+        let p50 = line(&|p| (p.2 > 0).then(|| (px(p.0), lat_y(p.2))));
+        let p99 = line(&|p| (p.3 > 0).then(|| (px(p.0), lat_y(p.3))));
+        let name = escape(&series.name);
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}" points="{rates}"><title>{name} ops/s</title></polyline>"#
+        );
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}" stroke-dasharray="4 3" points="{p50}"><title>{name} p50</title></polyline>"#
+        );
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}" points="{p99}"><title>{name} p99</title></polyline>"#
+        );
+        let ly = TOP + 10.0 + 16.0 * i as f64;
+        let lx = W - RIGHT + 12.0;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="{width}"/><text x="{}" y="{}">{name}</text>"#,
+            lx + 20.0,
+            lx + 26.0,
+            ly + 4.0
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// A round step near `raw`: 1, 2 or 5 times a power of ten.
+fn nice_step(raw: f64) -> f64 {
+    let raw = raw.max(1e-6);
+    let base = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * base)
+        .find(|&s| s >= raw)
+        .unwrap_or(10.0 * base)
+}
+
+/// A tick label: whole numbers without decimals.
+fn trim_number(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{}", v.round() as i64)
+    } else {
+        format!("{v:.2}").trim_end_matches('0').to_string()
+    }
 }
 
 /// `10^e` ns as an axis label: `1 µs`, `100 ms`, `10 s`.

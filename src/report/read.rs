@@ -220,6 +220,8 @@ pub fn merge(dirs: &[PathBuf]) -> Result<RunData, Error> {
     summary.merged_from = dirs.iter().map(|d| d.display().to_string()).collect();
     // Each shard's regions.csv stays with its shard; the merge does not add them up.
     summary.regions = Vec::new();
+    // A shard's verdicts judged its own figures, not the merged ones.
+    summary.slos = Vec::new();
     summary.ops = names.iter().map(|n| super::run::empty_op(n)).collect();
     if summary.open_loop {
         let (late, total) = totals.iter().fold((0, 0), |(l, t), s| (l + s.late, t + s.total()));

@@ -8,6 +8,8 @@
 //! - `<op>.hgrm`: HdrHistogram's percentile distribution of the response times;
 //! - `<op>.hlog`: HdrHistogram's interval log of the response times, one per operation;
 //! - `latency.svg` and `index.html`: the percentile curves beside the table;
+//! - `timeseries.svg`: throughput, p50 and p99 per interval and operation, in `index.html`
+//!   under the table;
 //! - `regions.csv` and `regions.svg`: rows and bytes written and read per region, and the
 //!   heat map of regions against intervals (when the run counted them).
 
@@ -68,6 +70,9 @@ pub struct RunSummary {
     /// included); `regions.csv` has every region.
     #[serde(default)]
     pub regions: Vec<crate::regions::report::TableSkew>,
+    /// The verdicts on the run's latency targets (`--slo`), in the order given.
+    #[serde(default)]
+    pub slos: Vec<super::slo::Verdict>,
 }
 
 /// The workload of a run.
@@ -278,6 +283,7 @@ impl RunData {
             all: empty_op(ALL),
             merged_from: Vec::new(),
             regions: Vec::new(),
+            slos: Vec::new(),
         };
         summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
         RunData {
@@ -313,6 +319,12 @@ impl RunData {
         self.summary.ops = ops;
     }
 
+    /// Judges the run against `targets`: their verdicts go into the summary.
+    pub fn judge(&mut self, targets: &[super::slo::Slo]) {
+        self.finish();
+        self.summary.slos = targets.iter().map(|t| t.verdict(&self.summary)).collect();
+    }
+
     /// Writes the folder `dir` (created; must not exist yet).
     pub fn write(&mut self, dir: &Path) -> Result<(), Error> {
         self.finish();
@@ -345,6 +357,32 @@ impl RunData {
         curves.push((ALL.to_string(), all));
         let svg = super::plot::svg(&curves, &s.workload.name);
         write_file(&dir.join("latency.svg"), svg.as_bytes())?;
+        let series: Vec<super::plot::Series> = s
+            .ops
+            .iter()
+            .map(|o| o.op.clone())
+            .chain([ALL.to_string()])
+            .enumerate()
+            .map(|(i, name)| super::plot::Series {
+                points: self
+                    .intervals
+                    .iter()
+                    .map(|iv| {
+                        let o = iv.ops.get(i).unwrap_or(&iv.all);
+                        let len = iv.length.as_secs_f64().max(1e-9);
+                        (
+                            (iv.start + iv.length).as_secs_f64(),
+                            o.ok as f64 / len,
+                            o.summary.p50,
+                            o.summary.p99,
+                        )
+                    })
+                    .collect(),
+                name,
+            })
+            .collect();
+        let svg = super::plot::timeseries(&series, &s.workload.name);
+        write_file(&dir.join("timeseries.svg"), svg.as_bytes())?;
         write_file(&dir.join("index.html"), super::plot::html(s).as_bytes())?;
         Ok(())
     }

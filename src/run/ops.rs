@@ -52,6 +52,8 @@ pub struct Ctx {
 pub enum Call {
     /// Home timeline page (before `None`: page 1).
     Timeline(u64, Option<i64>),
+    /// Pulled home timeline, page 1.
+    TimelinePull(u64),
     /// A user's own posts, page 1.
     OwnPosts(u64),
     /// An action page by offset.
@@ -153,6 +155,7 @@ impl Ctx {
         match op {
             Op::Timeline => Call::Timeline(uid, None),
             Op::TimelineLater => Call::Timeline(uid, Some(self.later_page_start(uid, s, x))),
+            Op::TimelinePull => Call::TimelinePull(uid),
             Op::OwnPosts => Call::OwnPosts(uid),
             Op::ActionsOffset | Op::ActionsCursor => {
                 let keys = self.action_keys(uid, x);
@@ -283,6 +286,7 @@ impl Ctx {
     pub fn execute(&self, call: &Call) -> Result<()> {
         match call {
             Call::Timeline(uid, before) => self.microblog.timeline(*uid, PAGE, *before).map(drop),
+            Call::TimelinePull(uid) => self.microblog.timeline_pull(*uid, PAGE, None).map(drop),
             Call::OwnPosts(uid) => self.microblog.posts(*uid, None, PAGE).map(drop),
             Call::ActionsOffset(uid, offset) => self.actions.page_by_offset(*uid, *offset, PAGE).map(drop),
             Call::ActionsCursor(uid, cursor) => self.actions.page_after(*uid, cursor.as_deref(), PAGE).map(drop),
@@ -306,7 +310,7 @@ impl Ctx {
         let g = &*self.g;
         match op {
             Op::OwnPosts => g.post_count(uid) > 0,
-            Op::Timeline | Op::TimelineLater | Op::Followees | Op::Unfollow => g.out_degree(uid) > 0,
+            Op::Timeline | Op::TimelineLater | Op::TimelinePull | Op::Followees | Op::Unfollow => g.out_degree(uid) > 0,
             Op::Followers => g.plan().followers(uid) > 0,
             Op::ActionsOffset | Op::ActionsCursor | Op::ActionsRange => !self.action_keys(uid, x).is_empty(),
             Op::SeriesRange => g.point_count(uid) > 0,

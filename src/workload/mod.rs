@@ -4,7 +4,10 @@
 mod locate;
 mod op;
 mod raw;
+mod set;
 mod validate;
+
+pub use set::Set;
 
 pub use op::{Needs, Op};
 pub use validate::parse_duration;
@@ -36,6 +39,14 @@ pub enum Error {
         column: usize,
         /// Dotted path of the field, when the problem has one.
         field: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+    /// A `--set` cannot apply, or gives a value the workload refuses.
+    #[error("--set {set}: {message}")]
+    Set {
+        /// The setting as given.
+        set: String,
         /// What is wrong.
         message: String,
     },
@@ -350,6 +361,39 @@ impl Workload {
         }
         let src = String::from_utf8(bytes).expect("checked above");
         Workload::from_str(path, src.strip_prefix('\u{feff}').unwrap_or(&src))
+    }
+
+    /// Reads and validates `path` with `sets` applied in order. The file must be valid by
+    /// itself; each setting is then validated as the same value in the file would be, and
+    /// an error it causes names it.
+    pub fn from_file_with(path: &Path, sets: &[Set]) -> Result<Workload, Error> {
+        let w = Workload::from_file(path)?;
+        if sets.is_empty() {
+            return Ok(w);
+        }
+        let src = std::fs::read_to_string(path).map_err(|e| Error::Read {
+            file: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let mut doc: toml::Table =
+            toml::from_str(src.strip_prefix('\u{feff}').unwrap_or(&src)).map_err(|e| Error::Read {
+                file: path.to_path_buf(),
+                reason: e.message().to_string(),
+            })?;
+        let mut w = w;
+        // One at a time: the file is valid, so the first setting that fails is the culprit.
+        for s in sets {
+            let refused = |message: String| Error::Set {
+                set: s.to_string(),
+                message,
+            };
+            s.apply(&mut doc).map_err(refused)?;
+            let raw: raw::Workload = toml::Value::Table(doc.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| refused(e.message().trim().replace('\n', " ")))?;
+            w = validate::workload(raw).map_err(|(field, message)| refused(format!("{field}: {message}")))?;
+        }
+        Ok(w)
     }
 
     /// Validates a workload's text; `path` names it in errors.

@@ -10,6 +10,8 @@ pub enum Op {
     Timeline,
     /// Home timeline, a later page.
     TimelineLater,
+    /// Home timeline, first page, pulled: every followee's newest posts merged at read time.
+    TimelinePull,
     /// A user's own posts.
     OwnPosts,
     /// An action page by offset, at a geometric page depth.
@@ -61,9 +63,10 @@ pub enum Needs {
 
 impl Op {
     /// Every operation, in report order.
-    pub const ALL: [Op; 17] = [
+    pub const ALL: [Op; 18] = [
         Op::Timeline,
         Op::TimelineLater,
+        Op::TimelinePull,
         Op::OwnPosts,
         Op::ActionsOffset,
         Op::ActionsCursor,
@@ -86,6 +89,7 @@ impl Op {
         match self {
             Op::Timeline => "timeline",
             Op::TimelineLater => "timeline_later",
+            Op::TimelinePull => "timeline_pull",
             Op::OwnPosts => "own_posts",
             Op::ActionsOffset => "actions_offset",
             Op::ActionsCursor => "actions_cursor",
@@ -112,7 +116,7 @@ impl Op {
     /// The data section the operation works on.
     pub fn needs(self) -> Needs {
         match self {
-            Op::Timeline | Op::TimelineLater => Needs::Timeline,
+            Op::Timeline | Op::TimelineLater | Op::TimelinePull => Needs::Timeline,
             Op::Followers | Op::Followees | Op::Follow | Op::Unfollow => Needs::Follows,
             Op::OwnPosts | Op::Publish => Needs::Posts,
             Op::ActionsOffset | Op::ActionsCursor | Op::ActionsRange | Op::ActionWrite => Needs::Actions,

@@ -185,3 +185,98 @@ fn every_shipped_workload_is_valid() {
     names.sort();
     assert_eq!(names, ["actions", "blog", "capacity", "quickstart", "series", "social"]);
 }
+
+/// `--set KEY=VALUE` overrides a workload field for load, verify and run, shows in the
+/// manifest's and the report's effective workload, and is validated as the file's own
+/// fields, with errors that name it.
+#[test]
+fn set_overrides_a_field_and_its_errors_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let wl = wl.to_str().unwrap();
+    let store = ["--backend", "embedded:store"];
+    let (ok, out, err) = tallrow(
+        dir.path(),
+        &[
+            &[
+                "load",
+                wl,
+                "--set",
+                "data.users=40",
+                "--set",
+                "microblog.celebrity_threshold=5",
+            ][..],
+            &store,
+        ]
+        .concat(),
+    );
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.starts_with("loaded small (shard 1/1, 40 users) into embedded"),
+        "{out}"
+    );
+    let manifest = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    assert_eq!(m["effective"]["data"]["users"], 40, "{m}");
+    assert_eq!(m["effective"]["microblog"]["celebrity_threshold"], 5, "{m}");
+    // The same settings verify what they loaded; without them the store holds other data.
+    let (ok, out, err) = tallrow(
+        dir.path(),
+        &[
+            &[
+                "verify",
+                wl,
+                "--set",
+                "data.users=40",
+                "--set",
+                "microblog.celebrity_threshold=5",
+            ][..],
+            &store,
+        ]
+        .concat(),
+    );
+    assert!(ok, "{out}{err}");
+    let (ok, out, _) = tallrow(dir.path(), &[&["verify", wl][..], &store].concat());
+    assert!(!ok, "{out}");
+    // run: the report's effective workload.
+    let (ok, out, err) = tallrow(
+        dir.path(),
+        &[
+            &["run", wl, "--ops", "20", "--warmup", "0s"][..],
+            &[
+                "--set",
+                "data.users=40",
+                "--set",
+                "microblog.celebrity_threshold=5",
+                "--set",
+                "run.skew=uniform",
+            ],
+            &store,
+        ]
+        .concat(),
+    );
+    assert!(ok, "{out}{err}");
+    let report = out.lines().find_map(|l| l.strip_prefix("report: ")).unwrap();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(report).join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["workload"]["effective"]["run"]["skew"], "uniform", "{s}");
+    assert_eq!(s["workload"]["effective"]["data"]["users"], 40, "{s}");
+
+    for (set, says) in [
+        ("data.users=lots", "--set data.users=lots: "),
+        ("data.users=0", "--set data.users=0: data.users: "),
+        ("data.usres=5", "--set data.usres=5: unknown field `usres`"),
+        ("name.first=x", "--set name.first=x: name is a string, not a table"),
+        ("users", "\"users\" is not KEY=VALUE"),
+    ] {
+        let (ok, out, err) = tallrow(dir.path(), &["load", wl, "--backend", "null:", "--set", set]);
+        assert!(!ok, "{set}: {out}");
+        assert_eq!(err.lines().count(), 1, "{set}: {err}");
+        assert!(err.contains(says), "{set}: {err}");
+    }
+}

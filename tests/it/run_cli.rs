@@ -106,6 +106,17 @@ fn run_loads_an_empty_target_then_reports_every_file() {
     assert!(svg.starts_with("<svg") && svg.contains("<polyline"));
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert!(html.contains("<img src=\"latency.svg\"") && html.contains("<td><a href=\"timeline.hgrm\">"));
+    // Over time: per operation and all, throughput, p50 and p99, a point per interval.
+    assert!(html.contains("<img src=\"timeseries.svg\""));
+    let over_time = std::fs::read_to_string(report.join("timeseries.svg")).unwrap();
+    assert_eq!(over_time.matches("<polyline").count(), 3 * (ops.len() + 1));
+    let intervals = (series.len() - 1) / (ops.len() + 1);
+    let rates = over_time
+        .lines()
+        .find(|l| l.contains("<title>all ops/s</title>"))
+        .expect("the all line");
+    let points = rates.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+    assert_eq!(points.split_whitespace().count(), intervals, "{rates}");
     let hgrm = std::fs::read_to_string(report.join("timeline.hgrm")).unwrap();
     assert!(hgrm.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)"));
     let load_manifests = std::fs::read_dir(dir.path().join("reports"))
@@ -303,5 +314,180 @@ fn broken_reports_and_arguments_get_one_line_errors() {
         assert_ne!(out.code, 0, "{args:?}");
         assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(want), "{args:?}: {}", out.stderr);
+    }
+}
+
+/// `--slo`: the run writes its report, prints each target's verdict, keeps them in
+/// summary.json and index.html, and exits 1 when one is missed, 0 when all are met.
+#[test]
+fn latency_targets_decide_the_exit_code_and_go_into_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let with = |targets: &[&str]| {
+        let mut args = vec![
+            "run",
+            wl.as_str(),
+            "--backend",
+            "delay:5ms:embedded:store",
+            "--threads",
+            "2",
+            "--warmup",
+            "0s",
+            "--ops",
+            "200",
+        ];
+        for t in targets {
+            args.extend(["--slo", t]);
+        }
+        tallrow(dir.path(), &args)
+    };
+    let verdicts = |out: &Out| -> Vec<(String, bool)> {
+        let summary = std::fs::read_to_string(report_dir(dir.path(), &out.stdout).join("summary.json")).unwrap();
+        let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+        summary["slos"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| (v["target"].as_str().unwrap().to_string(), v["held"].as_bool().unwrap()))
+            .collect()
+    };
+
+    let met = with(&["all:p50<1s", "timeline:errors<1%", "all:throughput>1"]);
+    assert_eq!(met.code, 0, "{}{}", met.stdout, met.stderr);
+    assert!(met.stdout.contains("target all p50 < 1.000 s: "), "{}", met.stdout);
+    assert_eq!(met.stdout.matches("(met)").count(), 3, "{}", met.stdout);
+    assert_eq!(
+        verdicts(&met),
+        [
+            ("all p50 < 1.000 s".to_string(), true),
+            ("timeline errors < 1%".to_string(), true),
+            ("all throughput > 1 ops/s".to_string(), true)
+        ]
+    );
+
+    // Every operation waits 5 ms for the store: a 1 ms median cannot hold.
+    let missed = with(&["all:p50<1ms", "all:p99<1s"]);
+    assert_eq!(missed.code, 1, "{}{}", missed.stdout, missed.stderr);
+    assert_eq!(missed.stderr.lines().count(), 1, "{}", missed.stderr);
+    assert!(
+        missed
+            .stderr
+            .starts_with("error: 1 of 2 targets missed: all p50 < 1.00 ms (measured 5."),
+        "{}",
+        missed.stderr
+    );
+    assert_eq!(
+        verdicts(&missed),
+        [
+            ("all p50 < 1.00 ms".to_string(), false),
+            ("all p99 < 1.000 s".to_string(), true)
+        ]
+    );
+    let html = std::fs::read_to_string(report_dir(dir.path(), &missed.stdout).join("index.html")).unwrap();
+    assert!(html.contains("1 of 2 targets met") && html.contains("MISSED"), "{html}");
+
+    for (target, says) in [
+        ("nosuch:p99<5ms", "\"nosuch\" is not an operation of the run's mix"),
+        ("all:p95<5ms", "unknown metric \"p95\""),
+        ("all:errors<5", "a percentage"),
+    ] {
+        let out = tallrow(
+            dir.path(),
+            &[
+                "run",
+                wl.as_str(),
+                "--backend",
+                "memory:",
+                "--ops",
+                "10",
+                "--slo",
+                target,
+            ],
+        );
+        assert_ne!(out.code, 0, "{target}");
+        assert_eq!(out.stderr.lines().count(), 1, "{target}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{target}: {}", out.stderr);
+    }
+}
+
+/// `timeline_pull` runs the DAO's pull timeline (followees' newest posts merged at read).
+#[test]
+fn timeline_pull_is_an_operation_of_the_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, report) = run(
+        dir.path(),
+        "memory:",
+        &[
+            "--ops",
+            "60",
+            "--set",
+            "run.mix.timeline_pull=1",
+            "--slo",
+            "timeline_pull:errors<=0%",
+        ],
+    );
+    let rows = csv_rows(&report.join("ops.csv"));
+    let row = rows
+        .iter()
+        .find(|r| r[0] == "timeline_pull")
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!(
+        (row[1].as_str(), row[2].as_str()),
+        ("60", "0"),
+        "count and errors: {rows:?}"
+    );
+    assert_eq!(rows.len(), 3, "timeline_pull and all: {rows:?}");
+    assert!(
+        out.stdout.contains("target timeline_pull errors <= 0%: 0.000% (met)"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// `--start-at TIME` holds the run until TIME, so that shards measure the same period; a
+/// time already past is refused in one line.
+#[test]
+fn start_at_holds_the_run_until_its_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64
+    };
+    let at = now_ms() + 3_000;
+    let when = tallrow::date::iso(at);
+    let (out, report) = run(dir.path(), "memory:", &["--ops", "20", "--start-at", &when]);
+    assert!(
+        out.stdout.contains(&format!("until {when}, to start")),
+        "{}",
+        out.stdout
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
+    assert!(summary["started_ms"].as_i64().unwrap() >= at, "{summary}");
+
+    let wl = fixture();
+    for (when, says) in [
+        ("2020-01-01T00:00:00Z", "--start-at 2020-01-01T00:00:00.000Z: passed "),
+        ("tomorrow", "is not a UTC time like"),
+        ("2999-01-01T00:00:00Z", "more than a week away"),
+    ] {
+        let out = tallrow(
+            dir.path(),
+            &[
+                "run",
+                wl.as_str(),
+                "--backend",
+                "memory:",
+                "--ops",
+                "5",
+                "--start-at",
+                when,
+            ],
+        );
+        assert_ne!(out.code, 0, "{when}");
+        assert_eq!(out.stderr.lines().count(), 1, "{when}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{when}: {}", out.stderr);
     }
 }

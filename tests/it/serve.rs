@@ -579,18 +579,7 @@ fn abandoned_scanners_are_freed_when_their_lease_ends() {
         .collect();
     store.mutate("t", &rows).unwrap();
     // A client that opens scanners and walks away.
-    let stream = TcpStream::connect(server.addr()).unwrap();
-    let input = tallrow::wire::input(
-        stream.try_clone().unwrap(),
-        Transport::Buffered,
-        Protocol::Binary,
-        1 << 20,
-    );
-    let output = tallrow::wire::output(
-        tallrow::wire::Outbox::new(stream, Transport::Buffered),
-        Protocol::Binary,
-    );
-    let mut client = tallrow::idl::thrift1::HbaseSyncClient::new(input, output);
+    let mut client = thrift1_client(server.addr());
     use tallrow::idl::thrift1::THbaseSyncClient;
     let id = client
         .scanner_open(b"t".to_vec(), Vec::new(), Vec::new(), Default::default())
