@@ -1,5 +1,6 @@
 //! The command line: clap definitions and the dispatch from subcommand to library call.
 
+mod findmax;
 mod keys;
 mod load;
 mod run;
@@ -229,6 +230,18 @@ pub struct RunArgs {
     /// any load, so that the shards of a run on several machines measure the same period.
     #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
     pub start_at: Option<std::time::SystemTime>,
+    /// Find the highest open-loop rate at which every --slo holds and the run is valid: a
+    /// closed-loop probe bounds it, measured steps narrow it; writes
+    /// reports/<workload>-findmax-<UTC>/.
+    #[arg(long, conflicts_with_all = ["rate", "ops"])]
+    pub find_max: bool,
+    /// Measured length of each --find-max step, after the warm-up.
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = findmax::parse_step)]
+    pub step_duration: Duration,
+    /// How close --find-max gets: the answer is within this much of the lowest rate that
+    /// failed.
+    #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = findmax::parse_precision)]
+    pub precision: f64,
 }
 
 fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {

@@ -273,6 +273,7 @@ fn compare(args: KeysCompareArgs) -> anyhow::Result<ExitCode> {
             shard: Shard::ALL,
             interval: args.settings.interval,
             targets: &[],
+            run: &g.workload().run,
         };
         let written = measure
             .run(&mut out, |_| Ok(vdir.clone()))

@@ -46,6 +46,9 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
         std::thread::sleep(wait);
     }
+    if args.find_max {
+        return super::findmax::find_max(&args, &w, &g, &store, &url);
+    }
     let shard = args.shard.unwrap_or(Shard::ALL);
     let target = Measure {
         g: &g,
@@ -55,6 +58,7 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         shard,
         interval: args.settings.interval,
         targets: &args.slo,
+        run: &w.run,
     };
     let mut out = std::io::stdout().lock();
     let data = target.run(&mut out, |started| {
@@ -126,6 +130,8 @@ pub(super) struct Measure<'a> {
     pub interval: Duration,
     /// Latency targets the run is judged against.
     pub targets: &'a [crate::report::slo::Slo],
+    /// The run settings: the workload's `[run]`, or a step's of `--find-max`.
+    pub run: &'a crate::workload::Run,
 }
 
 impl Measure<'_> {
@@ -138,7 +144,7 @@ impl Measure<'_> {
     ) -> anyhow::Result<Written> {
         let (g, store) = (self.g, self.store);
         let w = g.workload();
-        let r = &w.run;
+        let r = self.run;
         let opts = Options {
             threads: threads(r.threads),
             duration: r.duration,

@@ -491,3 +491,128 @@ fn start_at_holds_the_run_until_its_time() {
         assert!(out.stderr.contains(says), "{when}: {}", out.stderr);
     }
 }
+
+/// `--find-max` against a store with a known latency: 2 workers and 20 ms a call (one call
+/// per `own_posts`) allow 100 operations a second. The search converges near that, writes
+/// its folder (steps.csv, findmax.json, index.html, a report per step), and exits 1 when no
+/// rate holds the targets.
+#[test]
+fn find_max_converges_to_the_rate_the_delay_and_threads_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let search = |target: &str| {
+        tallrow(
+            dir.path(),
+            &[
+                "run",
+                wl.as_str(),
+                "--backend",
+                "delay:20ms:embedded:store",
+                "--threads",
+                "2",
+                "--warmup",
+                "500ms",
+                "--set",
+                "run.mix.own_posts=1",
+                "--find-max",
+                "--step-duration",
+                "2s",
+                "--slo",
+                target,
+            ],
+        )
+    };
+    // p99 under 40 ms: a call takes 20 (the rest is room for a busy machine's scheduling),
+    // and above the 100 a second the store allows, calls queue for longer with every step.
+    let out = search("all:p99<40ms");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let line = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("max sustainable rate: "))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    let found: f64 = line
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert!(
+        (70.0..=105.0).contains(&found),
+        "{found} ops/s, not near 100: {}",
+        out.stdout
+    );
+    assert!(line.contains("(all p99 "), "{line}");
+    let folder = report_dir(dir.path(), &out.stdout);
+    assert!(
+        folder
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("small-findmax-")
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("findmax.json")).unwrap()).unwrap();
+    let steps = json["steps"].as_array().unwrap();
+    let probe = steps[0]["achieved_ops_per_s"].as_f64().unwrap();
+    assert!((80.0..=102.0).contains(&probe), "the probe runs flat out: {probe}");
+    assert!(steps[0]["target_ops_per_s"].is_null());
+    let best = &steps[json["best_step"].as_u64().unwrap() as usize];
+    assert_eq!(best["holds"], true);
+    assert!((json["max_ops_per_s"].as_f64().unwrap() - found).abs() < 1.0);
+    // Within the precision of the lowest rate that failed above it.
+    let lowest_failed = steps[1..]
+        .iter()
+        .filter(|s| s["holds"] == false)
+        .map(|s| s["target_ops_per_s"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        lowest_failed.is_infinite() || lowest_failed - found <= 0.05 * lowest_failed + 0.01,
+        "{json}"
+    );
+    let rows = csv_rows(&folder.join("steps.csv"));
+    assert_eq!(
+        rows[0][..4],
+        ["step", "folder", "target_ops_per_s", "achieved_ops_per_s"]
+    );
+    assert_eq!(rows[0].last().unwrap(), "all p99 < 40.00 ms");
+    assert_eq!(rows.len(), steps.len() + 1);
+    for s in steps {
+        let step = folder.join(s["folder"].as_str().unwrap());
+        assert!(step.join("summary.json").is_file(), "{}", step.display());
+    }
+    let html = std::fs::read_to_string(folder.join("index.html")).unwrap();
+    assert!(
+        html.contains("max sustainable rate: ") && html.contains("<circle"),
+        "{html}"
+    );
+
+    // No rate makes a 20 ms call answer within 1 ms.
+    let none = search("all:p99<1ms");
+    assert_eq!(none.code, 1, "{}{}", none.stdout, none.stderr);
+    assert!(
+        none.stderr.starts_with("error: no rate held the targets, down to "),
+        "{}",
+        none.stderr
+    );
+    assert!(
+        none.stdout.contains("no rate tried held the targets"),
+        "{}",
+        none.stdout
+    );
+
+    for (flag, value, says) in [
+        ("--precision", "80%", "must be from 0.1% to 50%"),
+        ("--step-duration", "100ms", "a step must measure at least 1s"),
+        ("--rate", "5", "cannot be used with"),
+    ] {
+        let out = tallrow(
+            dir.path(),
+            &["run", wl.as_str(), "--backend", "memory:", "--find-max", flag, value],
+        );
+        assert_eq!(out.code, 2, "{flag} {value}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains(says), "{flag} {value}: {}", out.stderr);
+    }
+}
