@@ -4,6 +4,7 @@ mod findmax;
 mod keys;
 mod load;
 mod run;
+mod sweep;
 
 use crate::keys::Layout;
 use crate::store::Backend;
@@ -45,6 +46,82 @@ pub enum Command {
     /// Serve a data directory over HBase's Thrift API: Thrift1 (the `Hbase` service, for
     /// clients such as happybase) or Thrift2 (`THBaseService`).
     Serve(ServeArgs),
+    /// Load and run a workload at every combination of some fields' values, into a fresh
+    /// target wherever the data changes, and report each operation's throughput and p99
+    /// against them.
+    Sweep(SweepArgs),
+}
+
+/// `tallrow sweep`
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The workload file, e.g. workloads/fanout.toml.
+    pub workload: PathBuf,
+    /// A field and its values, KEY=V1,V2,... (repeatable: every combination runs, the first
+    /// --vary changing slowest), e.g. microblog.celebrity_threshold=0,100,1000. threads,
+    /// rate, duration and warmup stand for run.threads, run.rate, run.duration, run.warmup.
+    #[arg(long, value_name = "KEY=V1,V2,...", required = true)]
+    pub vary: Vec<Vary>,
+    /// Backend: embedded:DIR loads each data set into DIR/data-N (default:
+    /// data/NAME-sweep/data-N); memory: and null: open a fresh store per data set; hbase://
+    /// and bigtable:// load the data sets one after another into the workload's tables,
+    /// dropping them in between.
+    #[arg(long, value_name = "URL")]
+    pub backend: Option<String>,
+    /// A field fixed for every point (repeatable), as on run.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub set: Vec<crate::workload::Set>,
+    /// Threads, length, rate and intervals of every point's run.
+    #[command(flatten)]
+    pub settings: RunSettings,
+    /// On hbase:// or bigtable://, drop the workload's tables first when they exist.
+    #[arg(long)]
+    pub replace: bool,
+    /// Keep the loaded data: every data set's directory on the embedded store, the last
+    /// data set's tables on a remote backend.
+    #[arg(long)]
+    pub keep: bool,
+    /// Folder the sweep folder goes under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
+}
+
+/// `--vary KEY=V1,V2,...`.
+#[derive(Debug, Clone)]
+pub struct Vary {
+    /// The dotted key.
+    pub key: String,
+    /// Its values, as TOML text.
+    pub values: Vec<String>,
+    /// As given.
+    pub text: String,
+}
+
+impl std::str::FromStr for Vary {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (key, values) = s
+            .split_once('=')
+            .ok_or_else(|| format!("{s:?} is not KEY=V1,V2,..., e.g. microblog.celebrity_threshold=0,100,1000"))?;
+        let key = match key.trim() {
+            k @ ("threads" | "rate" | "duration" | "warmup" | "skew") => format!("run.{k}"),
+            k => k.to_string(),
+        };
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        if values.iter().any(String::is_empty) {
+            return Err(format!("{s:?}: an empty value"));
+        }
+        // Each value must make a setting; the workload checks it when the sweep starts.
+        for v in &values {
+            format!("{key}={v}").parse::<crate::workload::Set>()?;
+        }
+        Ok(Vary {
+            key,
+            values,
+            text: s.to_string(),
+        })
+    }
 }
 
 /// `tallrow serve`
@@ -406,6 +483,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(ReportCommand::Merge(args)) => run::merge_command(args),
         Command::Keys(cmd) => keys::command(cmd),
         Command::Serve(args) => serve_command(args),
+        Command::Sweep(args) => sweep::sweep(args),
     }
 }
 

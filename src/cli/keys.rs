@@ -159,7 +159,7 @@ fn plans(w: &Workload, asked: &[String], out: &mut impl Write) -> anyhow::Result
 
 /// Where a variant's data goes: the embedded store in a directory of its own; a fresh
 /// in-process store; or the shared remote backend. Also the variant's own directory.
-fn per_variant(b: &Backend, name: &str) -> (Backend, Option<PathBuf>) {
+pub(super) fn per_variant(b: &Backend, name: &str) -> (Backend, Option<PathBuf>) {
     match b {
         Backend::Embedded(p) => (Backend::Embedded(p.join(name)), Some(p.join(name))),
         Backend::Delay(spec, inner) => {
@@ -171,7 +171,7 @@ fn per_variant(b: &Backend, name: &str) -> (Backend, Option<PathBuf>) {
 }
 
 /// Whether each variant gets a store of its own (and so tables tallrow may drop at will).
-fn isolated(b: &Backend) -> bool {
+pub(super) fn isolated(b: &Backend) -> bool {
     match b {
         Backend::Embedded(_) | Backend::Memory | Backend::Null => true,
         Backend::Delay(_, inner) => isolated(inner),
@@ -181,7 +181,7 @@ fn isolated(b: &Backend) -> bool {
 
 /// Drops the workload's tables where a variant is to be loaded. A store of the variant's
 /// own must hold nothing else; a shared one's tables are dropped only with `--replace`.
-fn clear(store: &dyn Store, g: &Generator, own: bool, replace: bool) -> anyhow::Result<()> {
+pub(super) fn clear(store: &dyn Store, g: &Generator, own: bool, replace: bool) -> anyhow::Result<()> {
     let ours: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
     for t in store.list_tables().context("listing the target's tables")? {
         if !ours.contains(&t.name) {
@@ -210,7 +210,7 @@ fn clear(store: &dyn Store, g: &Generator, own: bool, replace: bool) -> anyhow::
     Ok(())
 }
 
-fn drop_tables(store: &dyn Store, g: &Generator) -> anyhow::Result<()> {
+pub(super) fn drop_tables(store: &dyn Store, g: &Generator) -> anyhow::Result<()> {
     let have = store.list_tables().context("listing the target's tables")?;
     for t in g.tables() {
         if have.iter().any(|h| h.name == t.name) {
@@ -349,7 +349,7 @@ fn compare(args: KeysCompareArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Loads one variant and writes its manifest as `vdir/load.json`.
-fn load_variant(
+pub(super) fn load_variant(
     store: &Arc<dyn Store>,
     g: &Generator,
     regions: usize,

@@ -10,6 +10,7 @@ mod plot;
 mod read;
 pub mod run;
 pub mod slo;
+pub mod sweep;
 mod text;
 
 pub(crate) use plot::escape;

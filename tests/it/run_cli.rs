@@ -616,3 +616,126 @@ fn find_max_converges_to_the_rate_the_delay_and_threads_allow() {
         assert!(out.stderr.contains(says), "{flag} {value}: {}", out.stderr);
     }
 }
+
+/// `tallrow sweep`: every combination of the varied values runs, loading a fresh data set
+/// only where the data changes; points.csv, load.csv, sweep.json and index.html report each
+/// operation at every point, and the data directories go unless kept.
+#[test]
+fn sweep_runs_every_combination_and_loads_only_where_the_data_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let out = tallrow(
+        dir.path(),
+        &[
+            "sweep",
+            wl.as_str(),
+            "--vary",
+            "microblog.celebrity_threshold=3,1000",
+            "--vary",
+            "threads=1,2",
+            "--set",
+            "run.mix.timeline=1",
+            "--set",
+            "run.mix.timeline_pull=1",
+            "--ops",
+            "40",
+            "--warmup",
+            "0s",
+            "--backend",
+            "embedded:sweepdata",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.starts_with("sweeping small over 4 points: "),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stdout.matches("not loaded again").count(), 2, "{}", out.stdout);
+    let folder = report_dir(dir.path(), &out.stdout);
+    assert!(
+        folder
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("small-sweep-")
+    );
+    assert!(!dir.path().join("sweepdata").exists(), "the data sets are removed");
+
+    let points = csv_rows(&folder.join("points.csv"));
+    assert_eq!(
+        points[0][..5],
+        ["point", "microblog.celebrity_threshold", "run.threads", "op", "count"]
+    );
+    assert_eq!(points.len(), 1 + 4 * 3, "4 points × (timeline, timeline_pull, all)");
+    let at = |threshold: &str, threads: &str, op: &str| {
+        points
+            .iter()
+            .find(|r| r[1] == threshold && r[2] == threads && r[3] == op)
+            .unwrap_or_else(|| panic!("{threshold} {threads} {op} in {points:?}"))
+    };
+    for (threshold, threads) in [("3", "1"), ("3", "2"), ("1000", "1"), ("1000", "2")] {
+        let all = at(threshold, threads, "all");
+        assert_eq!(all[4].parse::<u64>().unwrap() + all[5].parse::<u64>().unwrap(), 40);
+        assert_eq!(at(threshold, threads, "timeline_pull")[5], "0", "no errors");
+    }
+    // A low threshold makes celebrities, whose posts are not pushed: fewer inbox cells.
+    let loads = csv_rows(&folder.join("load.csv"));
+    assert_eq!(
+        loads[0],
+        [
+            "point",
+            "microblog.celebrity_threshold",
+            "run.threads",
+            "table",
+            "rows",
+            "cells",
+            "bytes"
+        ]
+    );
+    let inbox = |threshold: &str| -> u64 {
+        loads
+            .iter()
+            .find(|r| r[1] == threshold && r[3] == "weibo:inbox")
+            .unwrap_or_else(|| panic!("{threshold} in {loads:?}"))[5]
+            .parse()
+            .unwrap()
+    };
+    assert!(inbox("3") < inbox("1000"), "{loads:?}");
+    assert!(loads.iter().all(|r| r[2] != "2"), "loaded once per data set: {loads:?}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("sweep.json")).unwrap()).unwrap();
+    let sets: Vec<u64> = json["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["data_set"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sets, [1, 1, 2, 2]);
+    for p in json["points"].as_array().unwrap() {
+        let run = folder.join(p["folder"].as_str().unwrap()).join("run/summary.json");
+        assert!(run.is_file(), "{}", run.display());
+    }
+    let html = std::fs::read_to_string(folder.join("index.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 3, "a chart per operation and all");
+
+    for (extra, says) in [
+        (
+            vec!["--vary", "threads=1,2", "--threads", "4"],
+            "--vary threads=1,2: --threads fixes what it varies",
+        ),
+        (
+            vec!["--vary", "data.usres=1,2"],
+            "--set data.usres=1: unknown field `usres`",
+        ),
+        (vec!["--vary", "data.users=1,,2"], "an empty value"),
+    ] {
+        let out = tallrow(
+            dir.path(),
+            &[&["sweep", wl.as_str(), "--backend", "memory:"][..], &extra].concat(),
+        );
+        assert_ne!(out.code, 0, "{extra:?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{extra:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{extra:?}: {}", out.stderr);
+    }
+}
