@@ -90,7 +90,7 @@ fn overhead(ops: u64) {
         assert_eq!(failed, 0);
 
         let started = Instant::now();
-        let out = run::run(store.clone(), g.clone(), &w.run.mix, &opts, &mut |_, _| {}).unwrap();
+        let out = run::run(store.clone(), g.clone(), &w.run.mix, &opts, &mut |_, _, _| {}).unwrap();
         best_runner = best_runner.min(started.elapsed().as_secs_f64() / ops as f64);
         assert_eq!(out.all().total(), ops);
     }

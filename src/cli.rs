@@ -163,6 +163,10 @@ pub struct ServeArgs {
     /// connection's scanners are closed when it closes.
     #[arg(long, value_name = "N", default_value_t = crate::serve::handler::DEFAULT_SCANNERS_PER_CONNECTION, value_parser = parse_scanners)]
     pub max_scanners_per_connection: usize,
+    /// Serve Prometheus metrics (calls per method, connections) at
+    /// http://HOST:PORT/metrics; loopback unless --allow-remote.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics: Option<String>,
 }
 
 fn parse_scanners(s: &str) -> Result<usize, String> {
@@ -255,6 +259,67 @@ pub struct LoadArgs {
     /// Folder for the load manifest.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
+    /// Live metrics.
+    #[command(flatten)]
+    pub live: MetricsArgs,
+}
+
+/// Live metrics of `load` and `run`.
+#[derive(Debug, Args)]
+pub struct MetricsArgs {
+    /// Serve Prometheus metrics at http://HOST:PORT/metrics while working (port 0 picks a
+    /// free port, printed on stderr).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics: Option<String>,
+    /// Allow a non-loopback --metrics address. The endpoint has no authentication.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Keep serving --metrics this long after the work ends, so that the last scrape sees
+    /// the final counts.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_idle)]
+    pub metrics_linger: std::time::Duration,
+}
+
+impl MetricsArgs {
+    /// Starts the endpoint when one is asked for; `info` labels `tallrow_info`.
+    pub fn start(&self, command: &str, info: &[(&'static str, String)]) -> anyhow::Result<Option<LiveMetrics>> {
+        let Some(addr) = &self.metrics else {
+            if self.allow_remote {
+                anyhow::bail!("--allow-remote: only applies to --metrics, which is not given");
+            }
+            return Ok(None);
+        };
+        let metrics = Arc::new(crate::metrics::Metrics::new(command, info));
+        let exporter = crate::metrics::http::Exporter::start(addr, self.allow_remote, metrics.clone())?;
+        eprintln!("tallrow: metrics at http://{}/metrics", exporter.addr());
+        Ok(Some(LiveMetrics {
+            metrics,
+            exporter,
+            linger: self.metrics_linger,
+        }))
+    }
+}
+
+/// A running `--metrics` endpoint.
+pub struct LiveMetrics {
+    /// What it serves.
+    pub metrics: Arc<crate::metrics::Metrics>,
+    exporter: crate::metrics::http::Exporter,
+    linger: std::time::Duration,
+}
+
+impl LiveMetrics {
+    /// Serves on for `--metrics-linger`, then stops.
+    pub fn finish(self) {
+        if !self.linger.is_zero() {
+            eprintln!(
+                "tallrow: metrics stay at http://{}/metrics for {}",
+                self.exporter.addr(),
+                humantime::format_duration(self.linger)
+            );
+            std::thread::sleep(self.linger);
+        }
+    }
 }
 
 /// `tallrow verify`
@@ -319,6 +384,9 @@ pub struct RunArgs {
     /// failed.
     #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = findmax::parse_precision)]
     pub precision: f64,
+    /// Live metrics.
+    #[command(flatten)]
+    pub live: MetricsArgs,
 }
 
 fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {
@@ -509,6 +577,18 @@ fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let store = Backend::Embedded(args.data.clone())
         .open()
         .with_context(|| format!("cannot open --data {}", args.data.display()))?;
+    let metrics = args
+        .metrics
+        .as_ref()
+        .map(|addr| -> anyhow::Result<_> {
+            let m = Arc::new(crate::metrics::Metrics::new(
+                "serve",
+                &[("data", args.data.display().to_string()), ("api", args.api.to_string())],
+            ));
+            let exporter = crate::metrics::http::Exporter::start(addr, args.allow_remote, m.clone())?;
+            Ok((m, exporter))
+        })
+        .transpose()?;
     let opts = crate::serve::Options {
         bind,
         api: args.api,
@@ -519,6 +599,7 @@ fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {
         idle_timeout: Some(args.idle_timeout).filter(|t| !t.is_zero()),
         scanner_lease: args.scanner_lease,
         max_scanners_per_connection: args.max_scanners_per_connection,
+        metrics: metrics.as_ref().map(|(m, _)| m.clone()),
     };
     let server = crate::serve::Server::start(store, &opts)?;
     // Tests and scripts read this line for the port.
@@ -530,6 +611,9 @@ fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {
         opts.transport,
         opts.protocol
     );
+    if let Some((_, exporter)) = &metrics {
+        println!("metrics at http://{}/metrics", exporter.addr());
+    }
     use std::io::Write;
     std::io::stdout().flush()?;
     server.wait();

@@ -13,6 +13,7 @@ pub mod generate;
 pub mod idl;
 pub mod keys;
 pub mod load;
+pub mod metrics;
 pub mod regions;
 pub mod report;
 pub mod run;

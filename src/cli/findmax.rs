@@ -26,6 +26,7 @@ pub(super) fn find_max(
     g: &Arc<Generator>,
     store: &Arc<dyn Store>,
     url: &str,
+    metrics: Option<&crate::metrics::Metrics>,
 ) -> anyhow::Result<ExitCode> {
     let step = args.step_duration;
     let precision = args.precision;
@@ -77,6 +78,8 @@ pub(super) fn find_max(
             interval: args.settings.interval,
             targets: &args.slo,
             run: &run,
+            // Each step starts its counters afresh (a counter reset, to Prometheus).
+            metrics,
         };
         let mut sink = Vec::new();
         let written: Written = target.run(&mut sink, |_| Ok(dir.join(&folder)))?;

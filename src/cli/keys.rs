@@ -274,6 +274,7 @@ fn compare(args: KeysCompareArgs) -> anyhow::Result<ExitCode> {
             interval: args.settings.interval,
             targets: &[],
             run: &g.workload().run,
+            metrics: None,
         };
         let written = measure
             .run(&mut out, |_| Ok(vdir.clone()))
@@ -365,19 +366,19 @@ pub(super) fn load_variant(
         progress: load::progress_wanted(),
         regions,
     };
-    let (lout, manifest) = super::load::load_recorded(store, g, &opts, file, vdir)?;
+    let (lout, manifest) = super::load::load_recorded(store, g, &opts, file, vdir, None)?;
     let manifest =
         manifest.with_context(|| format!("the load manifest could not be written under {}", vdir.display()))?;
     let target = vdir.join("load.json");
     std::fs::rename(&manifest, &target).with_context(|| format!("cannot write {}", target.display()))?;
     if let Some(e) = &lout.error {
-        bail!("loading failed after {} rows: {e}", thousands(lout.rows()));
+        bail!("loading failed after {} row writes: {e}", thousands(lout.rows()));
     }
     let secs = lout.write_time.as_secs_f64();
     let rate = lout.rows() as f64 / secs.max(1e-9);
     writeln!(
         out,
-        "  loaded {} rows into {} in {:.1} s ({} rows/s)",
+        "  loaded {} row writes into {} in {:.1} s ({} row writes/s)",
         thousands(lout.rows()),
         store.identity(),
         secs,

@@ -51,9 +51,14 @@ pub(super) fn load_recorded(
     opts: &Options,
     file: &Path,
     reports: &Path,
+    metrics: Option<&crate::metrics::Metrics>,
 ) -> anyhow::Result<(load::Outcome, std::io::Result<PathBuf>)> {
     let started = now_millis();
-    let out = load::load(store.clone(), g, opts)?;
+    let tally = Arc::new(load::Tally::default());
+    if let Some(m) = metrics {
+        m.load(tally.clone());
+    }
+    let out = load::load_tallied(store.clone(), g, opts, &tally)?;
     let finished = now_millis();
     let manifest = load::write_manifest(
         reports,
@@ -71,6 +76,22 @@ pub(super) fn load_recorded(
 
 pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let (w, store) = args.target.open()?;
+    let live = args
+        .live
+        .start("load", &[("workload", w.name.clone()), ("backend", store.identity())])?;
+    let result = load_with(&args, w, store, live.as_ref().map(|l| &*l.metrics));
+    if let Some(l) = live {
+        l.finish();
+    }
+    result
+}
+
+fn load_with(
+    args: &LoadArgs,
+    w: crate::workload::Workload,
+    store: Arc<dyn Store>,
+    metrics: Option<&crate::metrics::Metrics>,
+) -> anyhow::Result<ExitCode> {
     let batch = args.batch.unwrap_or(w.load.batch);
     if !(1..=100_000).contains(&batch) {
         bail!("--batch: must be between 1 and 100000, got {batch}");
@@ -91,7 +112,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         regions: args.regions.unwrap_or(w.load.regions),
     };
     let g = Generator::new(&w);
-    let (out, manifest) = load_recorded(&store, &g, &opts, &args.target.workload, &args.reports)?;
+    let (out, manifest) = load_recorded(&store, &g, &opts, &args.target.workload, &args.reports, metrics)?;
 
     let secs = out.write_time.as_secs_f64();
     let rate = |rows: u64| {
@@ -104,19 +125,23 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let skews = crate::regions::report::skew(&out.spread);
     let mut table = TextTable::new(&[
         "table",
-        "rows",
+        "row writes",
+        "rows in table",
         "cells",
         "MiB",
-        "rows/s",
+        "row writes/s",
         "regions",
         "hottest region",
         "max/mean",
     ]);
+    // Row writes count mutations; a row that several write (a follower list, an inbox) is
+    // one row in the table, as a scan or `cbt count` sees it.
     for (t, s) in &out.tables {
         let skew = skews.iter().find(|k| k.table == t.name());
         table.row(vec![
             t.name().into(),
             thousands(s.rows),
+            out.rows_in(*t).map_or("-".into(), thousands),
             thousands(s.cells),
             format!("{:.1}", s.bytes as f64 / (1 << 20) as f64),
             rate(s.rows),
@@ -130,6 +155,11 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     table.row(vec![
         "total".into(),
         thousands(out.rows()),
+        if out.rows_in_table.len() == out.tables.len() {
+            thousands(out.rows_in_table.iter().map(|(_, n)| n).sum())
+        } else {
+            "-".into()
+        },
         thousands(cells),
         format!("{:.1}", bytes as f64 / (1 << 20) as f64),
         rate(out.rows()),
@@ -140,7 +170,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
-        "{} {} (shard {}, {} users) into {}: {:.2} s writing, {:.2} s counting followers; {} threads, batches of {}",
+        "{} {} (shard {}, {} users) into {}: {:.2} s writing, {:.2} s counting followers, {:.2} s counting rows; {} threads, batches of {}",
         if out.error.is_some() { "partly loaded" } else { "loaded" },
         w.name,
         opts.shard,
@@ -148,6 +178,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         store.identity(),
         secs,
         g.plan_time().as_secs_f64(),
+        out.count_time.as_secs_f64(),
         opts.threads,
         opts.batch
     )?;
@@ -163,7 +194,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(e) = &out.error {
         bail!(
-            "load failed after {} of {} blocks with {} rows acknowledged: {e}",
+            "load failed after {} of {} blocks with {} row writes acknowledged: {e}",
             thousands(out.blocks_done),
             thousands(out.blocks_total),
             thousands(out.rows())
@@ -171,7 +202,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     }
     if let Err(e) = manifest {
         bail!(
-            "the load manifest could not be written under {}: {e} (the {} rows loaded stay)",
+            "the load manifest could not be written under {}: {e} (the {} row writes loaded stay)",
             args.reports.display(),
             thousands(out.rows())
         );

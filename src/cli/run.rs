@@ -21,7 +21,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let (mut w, store) = args.target.open()?;
+    let (w, store) = args.target.open()?;
+    let live = args
+        .live
+        .start("run", &[("workload", w.name.clone()), ("backend", store.identity())])?;
+    let result = run_with(&args, w, store, live.as_ref().map(|l| &*l.metrics));
+    if let Some(l) = live {
+        l.finish();
+    }
+    result
+}
+
+fn run_with(
+    args: &RunArgs,
+    mut w: Workload,
+    store: Arc<dyn Store>,
+    metrics: Option<&crate::metrics::Metrics>,
+) -> anyhow::Result<ExitCode> {
     apply_overrides(&mut w, &args.settings)?;
     let mix: Vec<String> = w.run.mix.iter().map(|(op, _)| op.name().to_string()).collect();
     for t in &args.slo {
@@ -36,7 +52,7 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .backend
         .clone()
         .unwrap_or_else(|| format!("embedded:{}", w.default_data_dir().display()));
-    prepare_store(&w, &g, &store, &args)?;
+    prepare_store(&w, &g, &store, args, metrics)?;
     if let Some(at) = args.start_at {
         let wait = until(at, " while loading")?;
         println!(
@@ -47,7 +63,7 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         std::thread::sleep(wait);
     }
     if args.find_max {
-        return super::findmax::find_max(&args, &w, &g, &store, &url);
+        return super::findmax::find_max(args, &w, &g, &store, &url, metrics);
     }
     let shard = args.shard.unwrap_or(Shard::ALL);
     let target = Measure {
@@ -59,6 +75,7 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         interval: args.settings.interval,
         targets: &args.slo,
         run: &w.run,
+        metrics,
     };
     let mut out = std::io::stdout().lock();
     let data = target.run(&mut out, |started| {
@@ -132,6 +149,8 @@ pub(super) struct Measure<'a> {
     pub targets: &'a [crate::report::slo::Slo],
     /// The run settings: the workload's `[run]`, or a step's of `--find-max`.
     pub run: &'a crate::workload::Run,
+    /// Live metrics to keep up to date.
+    pub metrics: Option<&'a crate::metrics::Metrics>,
 }
 
 impl Measure<'_> {
@@ -176,7 +195,16 @@ impl Measure<'_> {
         let bounds = Counted::bounds_of(&**store, &names).context("reading the tables' regions")?;
         let counted = Arc::new(Counted::new(store.clone(), bounds, opts.interval));
         let live = Live::new(&opts, load::progress_wanted());
-        let mut on_interval = |iv: &Interval, _: &[Op]| live.interval(iv);
+        if let Some(m) = self.metrics {
+            let names: Vec<&str> = r.mix.iter().map(|(op, _)| op.name()).collect();
+            m.run_started(&names, std::time::Instant::now() + opts.warmup);
+        }
+        let mut on_interval = |iv: &Interval, _: &[Op], stats: &[crate::stats::OpStats]| {
+            live.interval(iv);
+            if let Some(m) = self.metrics {
+                m.interval(stats);
+            }
+        };
         let outcome = run::run(counted.clone(), g.clone(), &r.mix, &opts, &mut on_interval)?;
         live.finish();
         let spread = Arc::into_inner(counted)
@@ -208,6 +236,9 @@ impl Measure<'_> {
         data.judge(self.targets);
         let dir = folder(outcome.started_ms)?;
         data.write(&dir)?;
+        if let Some(m) = self.metrics {
+            m.run_finished();
+        }
         Ok(Written {
             summary: data.summary,
             dir,
@@ -303,7 +334,13 @@ fn check_rate(rate: f64, workers: usize, r: &crate::workload::Run, what: &str) -
 
 /// Loads the workload when the target holds no table; refuses a target that holds other
 /// tables than the workload's.
-fn prepare_store(w: &Workload, g: &Generator, store: &Arc<dyn Store>, args: &RunArgs) -> anyhow::Result<()> {
+fn prepare_store(
+    w: &Workload,
+    g: &Generator,
+    store: &Arc<dyn Store>,
+    args: &RunArgs,
+    metrics: Option<&crate::metrics::Metrics>,
+) -> anyhow::Result<()> {
     let have = store.list_tables().context("listing the target's tables")?;
     if have.is_empty() {
         let opts = load::Options {
@@ -313,20 +350,25 @@ fn prepare_store(w: &Workload, g: &Generator, store: &Arc<dyn Store>, args: &Run
             progress: load::progress_wanted(),
             regions: args.regions.unwrap_or(w.load.regions),
         };
-        let (out, manifest) = super::load::load_recorded(store, g, &opts, &args.target.workload, &args.reports)?;
+        let (out, manifest) =
+            super::load::load_recorded(store, g, &opts, &args.target.workload, &args.reports, metrics)?;
         if let Some(e) = &out.error {
-            bail!("loading {} failed after {} rows: {e}", w.name, thousands(out.rows()));
+            bail!(
+                "loading {} failed after {} row writes: {e}",
+                w.name,
+                thousands(out.rows())
+            );
         }
         let manifest = manifest.map_err(|e| {
             anyhow::anyhow!(
-                "the load manifest could not be written under {}: {e} (the {} rows loaded stay)",
+                "the load manifest could not be written under {}: {e} (the {} row writes loaded stay)",
                 args.reports.display(),
                 thousands(out.rows())
             )
         })?;
         let secs = out.write_time.as_secs_f64();
         println!(
-            "the target was empty: loaded {} rows of {} in {:.1} s ({} rows/s){}",
+            "the target was empty: loaded {} row writes of {} in {:.1} s ({} row writes/s){}",
             thousands(out.rows()),
             w.name,
             secs,

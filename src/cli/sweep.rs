@@ -170,6 +170,7 @@ pub(super) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
             interval: args.settings.interval,
             targets: &[],
             run: &w.run,
+            metrics: None,
         };
         let rdir = pdir.join("run");
         let written = measure

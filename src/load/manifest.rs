@@ -24,8 +24,13 @@ pub fn write_manifest(
     let mut tables = Map::new();
     let skews = crate::regions::report::skew(&out.spread);
     for (t, s) in &out.tables {
-        let mut entry =
-            json!({ "rows": s.rows, "cells": s.cells, "bytes": s.bytes, "rows_per_second": rate(s.rows).round() });
+        let mut entry = json!({
+            "row_writes": s.rows,
+            "rows_in_table": out.rows_in(*t),
+            "cells": s.cells,
+            "bytes": s.bytes,
+            "row_writes_per_second": rate(s.rows).round(),
+        });
         if let Some((_, splits)) = out.splits.iter().find(|(s, _)| s == t) {
             let keys: Vec<String> = splits.iter().map(|k| crate::keys::to_string_binary(k)).collect();
             entry["split_points"] = json!(keys);
@@ -40,10 +45,12 @@ pub fn write_manifest(
         tables.insert(t.name().to_string(), entry);
     }
     let total = json!({
-        "rows": out.rows(),
+        "row_writes": out.rows(),
+        "rows_in_tables": (out.rows_in_table.len() == out.tables.len())
+            .then(|| out.rows_in_table.iter().map(|(_, n)| n).sum::<u64>()),
         "cells": out.tables.iter().map(|(_, s)| s.cells).sum::<u64>(),
         "bytes": out.tables.iter().map(|(_, s)| s.bytes).sum::<u64>(),
-        "rows_per_second": rate(out.rows()).round(),
+        "row_writes_per_second": rate(out.rows()).round(),
     });
     let doc = json!({
         "kind": "load",
@@ -63,6 +70,7 @@ pub fn write_manifest(
         "finished": crate::date::iso(finished_ms),
         "plan_seconds": plan_seconds,
         "write_seconds": secs,
+        "count_seconds": out.count_time.as_secs_f64(),
         "blocks_done": out.blocks_done,
         "blocks_total": out.blocks_total,
         "celebrities": out.celebrities,

@@ -124,10 +124,20 @@ pub struct Outcome {
     pub splits: Vec<(Table, Vec<Vec<u8>>)>,
     /// How the acknowledged rows spread over the regions the backend reported.
     pub spread: Spread,
+    /// Per table, the distinct rows it holds after a complete load (whatever wrote them),
+    /// counted with a scan; a row that several mutations wrote counts once.
+    pub rows_in_table: Vec<(Table, u64)>,
+    /// Time spent counting them.
+    pub count_time: Duration,
 }
 
 impl Outcome {
-    /// Rows over all tables.
+    /// Distinct rows of `t` after the load, when counted.
+    pub fn rows_in(&self, t: Table) -> Option<u64> {
+        self.rows_in_table.iter().find(|(x, _)| *x == t).map(|(_, n)| *n)
+    }
+
+    /// Row writes over all tables.
     pub fn rows(&self) -> u64 {
         self.tables.iter().map(|(_, s)| s.rows).sum()
     }
@@ -156,12 +166,56 @@ pub fn mutate_with_retry(store: &dyn Store, table: &str, rows: &[RowMutation]) -
     }
 }
 
-struct Shared {
+/// What a load has had acknowledged so far, per table: readable while it runs (by the live
+/// metrics) and the source of its [`Outcome`]'s counts.
+#[derive(Debug, Default)]
+pub struct Tally {
+    tables: Mutex<Vec<Table>>,
     rows: [AtomicU64; 8],
     cells: [AtomicU64; 8],
     bytes: [AtomicU64; 8],
-    next: AtomicU64,
     done: AtomicU64,
+    total: AtomicU64,
+}
+
+impl Tally {
+    /// The tables the load writes, in [`Table::ALL`] order.
+    pub fn tables(&self) -> Vec<Table> {
+        self.tables.lock().expect("tally lock").clone()
+    }
+
+    /// Row mutations of `t` acknowledged.
+    pub fn row_writes(&self, t: Table) -> u64 {
+        self.rows[t.index()].load(Ordering::Relaxed)
+    }
+
+    /// Cells of `t` acknowledged.
+    pub fn cells(&self, t: Table) -> u64 {
+        self.cells[t.index()].load(Ordering::Relaxed)
+    }
+
+    /// Bytes of `t` acknowledged.
+    pub fn bytes(&self, t: Table) -> u64 {
+        self.bytes[t.index()].load(Ordering::Relaxed)
+    }
+
+    /// Blocks written, and blocks the load writes.
+    pub fn blocks(&self) -> (u64, u64) {
+        (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed))
+    }
+
+    fn stats(&self, t: Table) -> TableStats {
+        TableStats {
+            rows: self.row_writes(t),
+            cells: self.cells(t),
+            bytes: self.bytes(t),
+        }
+    }
+}
+
+struct Shared<'a> {
+    tally: &'a Tally,
+    next: AtomicU64,
     stop: AtomicBool,
     digest: Mutex<u128>,
     error: Mutex<Option<String>>,
@@ -174,7 +228,7 @@ struct Writer<'a> {
     bufs: Vec<Vec<RowMutation>>,
     cells: [u64; 8],
     bytes: [u64; 8],
-    shared: &'a Shared,
+    shared: &'a Shared<'a>,
     progress: &'a progress::Progress,
     digest: Digest,
     failure: Option<String>,
@@ -196,9 +250,10 @@ impl Writer<'_> {
             return Err(e.into());
         }
         let n = self.bufs[i].len() as u64;
-        self.shared.rows[i].fetch_add(n, Ordering::Relaxed);
-        self.shared.cells[i].fetch_add(std::mem::take(&mut self.cells[i]), Ordering::Relaxed);
-        self.shared.bytes[i].fetch_add(std::mem::take(&mut self.bytes[i]), Ordering::Relaxed);
+        let tally = self.shared.tally;
+        tally.rows[i].fetch_add(n, Ordering::Relaxed);
+        tally.cells[i].fetch_add(std::mem::take(&mut self.cells[i]), Ordering::Relaxed);
+        tally.bytes[i].fetch_add(std::mem::take(&mut self.bytes[i]), Ordering::Relaxed);
         self.progress.add(t, n);
         self.bufs[i].clear();
         Ok(())
@@ -247,6 +302,16 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 /// Creates the workload's tables (unless they exist) and loads its rows. A failed load
 /// returns an outcome whose `error` says what failed and whose counts say how far it got.
 pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outcome, schema::Error> {
+    load_tallied(store, g, opts, &Tally::default())
+}
+
+/// [`load`], counting into `tally` as batches are acknowledged.
+pub fn load_tallied(
+    store: Arc<dyn Store>,
+    g: &Generator,
+    opts: &Options,
+    tally: &Tally,
+) -> Result<Outcome, schema::Error> {
     let mut splits = crate::regions::split_points(g, opts.regions)?;
     for t in g.tables() {
         let s = splits.iter().find(|(s, _)| s.name() == t.name).map(|(_, s)| s.clone());
@@ -266,12 +331,11 @@ pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outc
         Duration::from_secs(1),
     );
     let total = opts.shard.len(g.blocks());
+    *tally.tables.lock().expect("tally lock") = tables.clone();
+    tally.total.store(total, Ordering::Relaxed);
     let shared = Shared {
-        rows: Default::default(),
-        cells: Default::default(),
-        bytes: Default::default(),
+        tally,
         next: AtomicU64::new(0),
-        done: AtomicU64::new(0),
         stop: AtomicBool::new(false),
         digest: Mutex::new(0),
         error: Mutex::new(None),
@@ -306,7 +370,7 @@ pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outc
                     let mut sum = shared.digest.lock().expect("digest lock");
                     *sum = sum.wrapping_add(d);
                 }
-                let done = shared.done.fetch_add(1, Ordering::Relaxed) + 1;
+                let done = tally.done.fetch_add(1, Ordering::Relaxed) + 1;
                 progress.blocks(done, total);
             }
             w.flush_all()
@@ -318,21 +382,31 @@ pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outc
         }
     });
     progress.finish();
-    let stats = |t: Table| TableStats {
-        rows: shared.rows[t.index()].load(Ordering::Relaxed),
-        cells: shared.cells[t.index()].load(Ordering::Relaxed),
-        bytes: shared.bytes[t.index()].load(Ordering::Relaxed),
-    };
+    let write_time = write_started.elapsed();
+    let error = shared.error.into_inner().expect("error lock");
+    let count_started = Instant::now();
+    let mut rows_in_table = Vec::new();
+    if error.is_none() {
+        for &t in &tables {
+            // The data is written whether or not it can be counted.
+            match store::count_rows(&*store, t.name()) {
+                Ok(n) => rows_in_table.push((t, n)),
+                Err(e) => eprintln!("tallrow: cannot count the rows of {}: {e}", t.name()),
+            }
+        }
+    }
     Ok(Outcome {
-        tables: tables.iter().map(|&t| (t, stats(t))).collect(),
-        blocks_done: shared.done.load(Ordering::Relaxed),
+        tables: tables.iter().map(|&t| (t, tally.stats(t))).collect(),
+        blocks_done: tally.blocks().0,
         blocks_total: total,
-        write_time: write_started.elapsed(),
+        write_time,
         digest: *shared.digest.lock().expect("digest lock"),
         celebrities: g.plan().celebrities().len(),
-        error: shared.error.into_inner().expect("error lock"),
+        error,
         splits,
         spread: counted.finish(),
+        rows_in_table,
+        count_time: count_started.elapsed(),
     })
 }
 

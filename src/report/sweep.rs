@@ -1,6 +1,7 @@
 //! The `tallrow sweep` folder, beside each point's load manifest and run report:
 //! - `points.csv`: per point and operation, the varied values, throughput, p50, p99, errors;
-//! - `load.csv`: per point that loaded and table, rows, cells and bytes written;
+//! - `load.csv`: per point that loaded and table, row writes, rows in the table, cells and
+//!   bytes written;
 //! - `sweep.json`: all of it;
 //! - `index.html`: per operation, throughput and p99 against the points, and both tables.
 
@@ -47,8 +48,10 @@ impl OpFigures {
 pub struct TableLoad {
     /// The table.
     pub table: String,
-    /// Row mutations.
-    pub rows: u64,
+    /// Row mutations acknowledged (a row written by several counts each).
+    pub row_writes: u64,
+    /// Distinct rows in the table after the load.
+    pub rows_in_table: Option<u64>,
     /// Cells.
     pub cells: u64,
     /// Bytes of keys and values.
@@ -71,7 +74,8 @@ impl TableLoad {
             .iter()
             .map(|(name, t)| TableLoad {
                 table: name.clone(),
-                rows: t["rows"].as_u64().unwrap_or(0),
+                row_writes: t["row_writes"].as_u64().unwrap_or(0),
+                rows_in_table: t["rows_in_table"].as_u64(),
                 cells: t["cells"].as_u64().unwrap_or(0),
                 bytes: t["bytes"].as_u64().unwrap_or(0),
             })
@@ -177,7 +181,7 @@ impl SweepReport {
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = vec!["point".into()];
         header.extend(self.varied.iter().cloned());
-        header.extend(["table", "rows", "cells", "bytes"].map(String::from));
+        header.extend(["table", "row_writes", "rows_in_table", "cells", "bytes"].map(String::from));
         w.write_record(&header)?;
         for p in &self.points {
             for t in &p.tables {
@@ -185,7 +189,8 @@ impl SweepReport {
                 row.extend(p.values.iter().cloned());
                 row.extend([
                     t.table.clone(),
-                    t.rows.to_string(),
+                    t.row_writes.to_string(),
+                    t.rows_in_table.map(|n| n.to_string()).unwrap_or_default(),
                     t.cells.to_string(),
                     t.bytes.to_string(),
                 ]);
@@ -237,15 +242,16 @@ impl SweepReport {
                 );
             }
         }
-        h.push_str("</table>\n<h2>Loads</h2>\n<table>\n<tr><th>point</th><th>table</th><th>rows</th><th>cells</th><th>bytes</th></tr>\n");
+        h.push_str("</table>\n<h2>Loads</h2>\n<table>\n<tr><th>point</th><th>table</th><th>row writes</th><th>rows in table</th><th>cells</th><th>bytes</th></tr>\n");
         for p in &self.points {
             for t in &p.tables {
                 let _ = writeln!(
                     h,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     escape(&self.label(p)),
                     escape(&t.table),
-                    thousands(t.rows),
+                    thousands(t.row_writes),
+                    t.rows_in_table.map_or("-".into(), thousands),
                     thousands(t.cells),
                     thousands(t.bytes)
                 );

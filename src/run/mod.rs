@@ -180,14 +180,18 @@ impl Outcome {
     }
 }
 
+/// What sees each finished interval: its figures, the operations, and per operation what
+/// was recorded in it.
+pub type OnInterval<'a> = dyn FnMut(&Interval, &[Op], &[OpStats]) + 'a;
+
 /// Runs `mix` against `store` with the data of `g`; `on_interval` sees each interval as soon
-/// as every worker is past it (for live output).
+/// as every worker is past it (for live output), with its figures per operation.
 pub fn run(
     store: Arc<dyn Store>,
     g: Arc<Generator>,
     mix: &[(Op, f64)],
     opts: &Options,
-    on_interval: &mut dyn FnMut(&Interval, &[Op]),
+    on_interval: &mut OnInterval<'_>,
 ) -> schema::Result<Outcome> {
     let ctx = Ctx::new(store, g)?;
     let mix = Mix::new(mix);
@@ -246,7 +250,7 @@ pub fn run(
                 ops: stats.iter().map(IntervalOp::of).collect(),
                 all: IntervalOp::of(&all),
             };
-            on_interval(&iv, mix.ops());
+            on_interval(&iv, mix.ops(), &stats);
             intervals.push(iv);
         };
         for msg in rx {

@@ -61,6 +61,8 @@ pub struct Options {
     /// Most scanners one connection may hold open; a connection's scanners are closed
     /// when it closes.
     pub max_scanners_per_connection: usize,
+    /// Where calls and connections are counted, when live metrics are served.
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Default for Options {
@@ -75,6 +77,7 @@ impl Default for Options {
             idle_timeout: Some(Duration::from_secs(60)),
             scanner_lease: Duration::from_secs(60),
             max_scanners_per_connection: handler::DEFAULT_SCANNERS_PER_CONNECTION,
+            metrics: None,
         }
     }
 }
@@ -207,7 +210,13 @@ fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &
             .name("connection".into())
             .stack_size(512 << 10)
             .spawn(move || {
+                if let Some(m) = &opts.metrics {
+                    m.connection(true);
+                }
                 serve_connection(stream, handler, &opts);
+                if let Some(m) = &opts.metrics {
+                    m.connection(false);
+                }
                 open.fetch_sub(1, Ordering::Relaxed);
             });
         if spawned.is_err() {
@@ -271,9 +280,12 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
         .struct_bytes(STRUCT_BYTES),
     )
     .on_call({
-        let (handler, api) = (handler.clone(), opts.api);
+        let (handler, api, metrics) = (handler.clone(), opts.api, opts.metrics.clone());
         move |method| {
             handler::serving(method);
+            if let Some(m) = &metrics {
+                m.call(method);
+            }
             if defers(api, method) { Ok(()) } else { handler.commit() }
         }
     });

@@ -168,6 +168,24 @@ pub fn scan_each(
     store.scan_each(table, scan, page, &mut visit)
 }
 
+/// The rows of `table` (as `cbt count` or HBase's RowCounter count them): a scan that
+/// returns one cell of each row.
+pub fn count_rows(store: &dyn Store, table: &str) -> Result<u64> {
+    let scan = Scan {
+        select: Selection {
+            cell_limit: Some(1),
+            ..Selection::default()
+        },
+        ..Scan::default()
+    };
+    let mut n = 0u64;
+    store.scan_each(table, &scan, 10_000, &mut |_| {
+        n += 1;
+        true
+    })?;
+    Ok(n)
+}
+
 /// Visits every row of a scan in `scan` calls of `page` rows.
 pub fn scan_pages<S: Store + ?Sized>(
     store: &S,

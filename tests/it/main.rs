@@ -13,6 +13,7 @@ mod keys_compare;
 mod kill;
 mod load;
 mod load_cli;
+mod metrics;
 mod model;
 mod regions;
 mod run;

@@ -45,8 +45,8 @@ fn check_against_scans(m: &Value, store: &dyn Store, asked: usize) -> usize {
         let written: u64 = regions.iter().map(|r| r["rows_written"].as_u64().unwrap()).sum();
         assert_eq!(
             written,
-            t["rows"].as_u64().unwrap(),
-            "{name}: every acknowledged row counted once"
+            t["row_writes"].as_u64().unwrap(),
+            "{name}: every acknowledged row write counted once"
         );
         let mut starts = vec![Vec::new()];
         starts.extend(reported.iter().cloned());

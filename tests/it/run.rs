@@ -62,7 +62,7 @@ fn a_store_that_takes_2_ms_reports_2_ms() {
     let mut opts = options(2);
     opts.ops = Some(300);
     let mut seen = 0;
-    let out = run::run(store, g, &mix, &opts, &mut |iv, _| seen += iv.all.ok).unwrap();
+    let out = run::run(store, g, &mix, &opts, &mut |iv, _, _| seen += iv.all.ok).unwrap();
     let all = out.all();
     assert_eq!(all.total(), 300, "exactly the operations asked for");
     assert_eq!(all.failed(), 0, "{:?}", all.errors);
@@ -92,7 +92,7 @@ fn a_stall_under_a_rate_shows_in_response_not_service_time() {
     opts.rate = Some(200.0);
     opts.warmup = Duration::from_millis(500);
     opts.duration = Duration::from_secs(3);
-    let out = run::run(store, g, &[(Op::OwnPosts, 1.0)], &opts, &mut |_, _| {}).unwrap();
+    let out = run::run(store, g, &[(Op::OwnPosts, 1.0)], &opts, &mut |_, _, _| {}).unwrap();
     let (response, service) = summary_of(&out, Op::OwnPosts);
     // 600 operations are due; the ~200 due during the stall wait for its end, 0 to 1 s.
     assert!((550..=610).contains(&response.count), "{}", response.count);
@@ -121,7 +121,7 @@ fn a_run_that_falls_behind_schedule_is_invalid() {
     let mut opts = options(1);
     opts.rate = Some(100.0);
     opts.duration = Duration::from_secs(4);
-    let out = run::run(store, g, &[(Op::SeriesRange, 1.0)], &opts, &mut |_, _| {}).unwrap();
+    let out = run::run(store, g, &[(Op::SeriesRange, 1.0)], &opts, &mut |_, _, _| {}).unwrap();
     // Operations due in the stall's first 1.5 s start over a second late: ~150 of 400.
     let share = out.on_time_share().unwrap();
     assert!(share < 0.9, "{share}");
@@ -137,7 +137,7 @@ fn intervals_cover_the_run_and_add_up_to_the_totals() {
     opts.duration = Duration::from_millis(1200);
     opts.interval = Duration::from_millis(200);
     let mut live = Vec::new();
-    let out = run::run(store, g, &w.run.mix, &opts, &mut |iv, _| live.push(iv.start)).unwrap();
+    let out = run::run(store, g, &w.run.mix, &opts, &mut |iv, _, _| live.push(iv.start)).unwrap();
     assert_eq!(out.intervals.len(), 6);
     assert_eq!(live, out.intervals.iter().map(|iv| iv.start).collect::<Vec<_>>());
     for (k, iv) in out.intervals.iter().enumerate() {
@@ -169,7 +169,7 @@ fn errors_are_counted_by_operation_and_kind() {
     let mut opts = options(1);
     opts.ops = Some(100);
     let mix = [(Op::SeriesRange, 1.0), (Op::OwnPosts, 1.0)];
-    let out = run::run(store, g, &mix, &opts, &mut |_, _| {}).unwrap();
+    let out = run::run(store, g, &mix, &opts, &mut |_, _, _| {}).unwrap();
     let series = &out.totals[0];
     assert_eq!(series.ok(), 0);
     assert!(series.failed() > 20);

@@ -688,7 +688,8 @@ fn sweep_runs_every_combination_and_loads_only_where_the_data_changes() {
             "microblog.celebrity_threshold",
             "run.threads",
             "table",
-            "rows",
+            "row_writes",
+            "rows_in_table",
             "cells",
             "bytes"
         ]
@@ -697,7 +698,7 @@ fn sweep_runs_every_combination_and_loads_only_where_the_data_changes() {
         loads
             .iter()
             .find(|r| r[1] == threshold && r[3] == "weibo:inbox")
-            .unwrap_or_else(|| panic!("{threshold} in {loads:?}"))[5]
+            .unwrap_or_else(|| panic!("{threshold} in {loads:?}"))[6]
             .parse()
             .unwrap()
     };
