@@ -202,7 +202,7 @@ fn load_with(
     }
     if let Err(e) = manifest {
         bail!(
-            "the load manifest could not be written under {}: {e} (the {} row writes loaded stay)",
+            "the load manifest could not be written under {}: {e} (the {} row writes acknowledged stay in the store)",
             args.reports.display(),
             thousands(out.rows())
         );

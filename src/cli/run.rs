@@ -361,7 +361,7 @@ fn prepare_store(
         }
         let manifest = manifest.map_err(|e| {
             anyhow::anyhow!(
-                "the load manifest could not be written under {}: {e} (the {} row writes loaded stay)",
+                "the load manifest could not be written under {}: {e} (the {} row writes acknowledged stay in the store)",
                 args.reports.display(),
                 thousands(out.rows())
             )

@@ -68,7 +68,8 @@ fn a_manifest_that_cannot_be_written_fails_the_load_and_keeps_the_data() {
     assert_ne!(out.code, 0, "{}", out.stdout);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(
-        out.stderr.contains("the load manifest could not be written") && out.stderr.contains("rows loaded stay"),
+        out.stderr.contains("the load manifest could not be written")
+            && out.stderr.contains("row writes acknowledged stay in the store"),
         "{}",
         out.stderr
     );
