@@ -73,6 +73,7 @@ fn main() {
         shard: Shard::ALL,
         progress: false,
         regions: 1,
+        count_rows: false,
     };
     let g = Generator::new(&w);
 

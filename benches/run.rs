@@ -51,6 +51,7 @@ fn load_into(w: &Workload, store: Arc<dyn Store>) -> Arc<Generator> {
         shard: Shard::ALL,
         progress: false,
         regions: 1,
+        count_rows: false,
     };
     let out = load::load(store, &g, &opts).unwrap();
     assert!(out.error.is_none());

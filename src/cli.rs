@@ -259,6 +259,10 @@ pub struct LoadArgs {
     /// Folder for the load manifest.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
+    /// Skip counting the rows in each table after the load (a scan of every table, which
+    /// on a remote store of many rows takes a while).
+    #[arg(long)]
+    pub no_count: bool,
     /// Live metrics.
     #[command(flatten)]
     pub live: MetricsArgs,

@@ -365,6 +365,7 @@ pub(super) fn load_variant(
         shard: Shard::ALL,
         progress: load::progress_wanted(),
         regions,
+        count_rows: true,
     };
     let (lout, manifest) = super::load::load_recorded(store, g, &opts, file, vdir, None)?;
     let manifest =

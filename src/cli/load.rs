@@ -110,6 +110,7 @@ fn load_with(
         shard: args.shard.unwrap_or(Shard::ALL),
         progress: load::progress_wanted(),
         regions: args.regions.unwrap_or(w.load.regions),
+        count_rows: !args.no_count,
     };
     let g = Generator::new(&w);
     let (out, manifest) = load_recorded(&store, &g, &opts, &args.target.workload, &args.reports, metrics)?;

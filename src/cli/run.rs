@@ -349,6 +349,7 @@ fn prepare_store(
             shard: Shard::ALL,
             progress: load::progress_wanted(),
             regions: args.regions.unwrap_or(w.load.regions),
+            count_rows: true,
         };
         let (out, manifest) =
             super::load::load_recorded(store, g, &opts, &args.target.workload, &args.reports, metrics)?;

@@ -88,6 +88,8 @@ pub struct Options {
     pub progress: bool,
     /// Regions to create each missing table with (1: unsplit).
     pub regions: usize,
+    /// Count the rows in each table after a complete load (a scan of every table).
+    pub count_rows: bool,
 }
 
 /// What was written to one table.
@@ -386,7 +388,7 @@ pub fn load_tallied(
     let error = shared.error.into_inner().expect("error lock");
     let count_started = Instant::now();
     let mut rows_in_table = Vec::new();
-    if error.is_none() {
+    if error.is_none() && opts.count_rows {
         for &t in &tables {
             // The data is written whether or not it can be counted.
             match store::count_rows(&*store, t.name()) {

@@ -26,6 +26,7 @@ fn options(threads: usize, shard: Shard) -> Options {
         shard,
         progress: false,
         regions: 1,
+        count_rows: true,
     }
 }
 

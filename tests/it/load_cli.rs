@@ -215,6 +215,29 @@ fn every_shipped_workload_is_valid() {
     );
 }
 
+/// `--no-count` leaves the rows in each table uncounted: "-" in the summary, null in the
+/// manifest, and no counting time.
+#[test]
+fn no_count_skips_counting_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let (ok, out, err) = tallrow(dir.path(), &["load", wl.to_str().unwrap(), "--no-count"]);
+    assert!(ok, "{out}{err}");
+    assert!(out.lines().next().unwrap().contains(", 0.00 s counting rows"), "{out}");
+    let relation = out.lines().find(|l| l.starts_with("weibo:relation")).unwrap();
+    assert_eq!(relation.split_whitespace().nth(2), Some("-"), "{out}");
+    let manifest = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    assert!(m["tables"]["weibo:relation"]["rows_in_table"].is_null(), "{m}");
+    assert!(m["total"]["rows_in_tables"].is_null(), "{m}");
+    assert!(m["tables"]["weibo:relation"]["row_writes"].as_u64().unwrap() > 300);
+}
+
 /// `--set KEY=VALUE` overrides a workload field for load, verify and run, shows in the
 /// manifest's and the report's effective workload, and is validated as the file's own
 /// fields, with errors that name it.

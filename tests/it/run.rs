@@ -25,6 +25,7 @@ fn loaded_into(store: Arc<dyn Store>) -> (Arc<Generator>, Arc<dyn Store>) {
         shard: load::Shard::ALL,
         progress: false,
         regions: 1,
+        count_rows: true,
     };
     let out = load::load(store.clone(), &g, &opts).unwrap();
     assert!(out.error.is_none());
