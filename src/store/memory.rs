@@ -1,6 +1,7 @@
 //! An in-memory backend: the reference model of the store semantics. It is written to be
-//! obviously right rather than fast; property tests require every backend to read exactly
-//! as it does.
+//! obviously right first; property tests require every backend to read exactly as it does.
+//! It is also offered to users, so a scan walks only its key range and a put touches only
+//! its column.
 
 use super::{
     Cell, Error, Get, Mutation, Result, Row, RowMutation, Scan, Selection, Store, TableDescriptor,
@@ -8,6 +9,7 @@ use super::{
 };
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use std::sync::RwLock;
 
 type Versions = BTreeMap<Reverse<i64>, Vec<u8>>;
@@ -141,6 +143,8 @@ fn apply(semantics: Semantics, row: &mut RowState, m: &Mutation, now: i64) {
                     .or_default()
                     .insert(Reverse(ts), value.clone());
             }
+            // A put empties no column.
+            return;
         }
         Mutation::DeleteColumn { family, qualifier, .. } => {
             let column = (family.clone(), qualifier.clone());
@@ -274,7 +278,11 @@ impl Store for Memory {
         let t = tables.get(&name).ok_or(Error::TableNotFound(name))?;
         scan.select.validate(&t.desc)?;
         let limit = scan.limit.unwrap_or(usize::MAX);
-        let rows = t.rows.iter();
+        let Some(bounds) = key_range(scan) else {
+            return Ok(Vec::new());
+        };
+        // The range narrows the walk to the scan's bounds; `contains` stays the rule.
+        let rows = t.rows.range::<Vec<u8>, _>(bounds);
         let matching = |(key, row): (&Vec<u8>, &RowState)| {
             if scan.contains(key) {
                 select(self.semantics, &t.desc, key, &row.columns, &scan.select)
@@ -287,5 +295,75 @@ impl Store for Memory {
         } else {
             rows.filter_map(matching).take(limit).collect()
         })
+    }
+}
+
+/// The keys a scan may return, as a range over row keys (a superset: `Scan::contains`
+/// decides); `None` when there are none.
+fn key_range(scan: &Scan) -> Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+    let bound = |k: &[u8], b: fn(Vec<u8>) -> Bound<Vec<u8>>| if k.is_empty() { Unbounded } else { b(k.to_vec()) };
+    let (mut lower, mut upper) = if scan.reversed {
+        (bound(&scan.stop, Excluded), bound(&scan.start, Included))
+    } else {
+        (bound(&scan.start, Included), bound(&scan.stop, Excluded))
+    };
+    if !scan.prefix.is_empty() {
+        let p = &scan.prefix;
+        if !matches!(&lower, Included(l) | Excluded(l) if l >= p) {
+            lower = Included(p.clone());
+        }
+        // Every row that starts with the prefix sorts below the prefix with its last byte
+        // that is not 0xFF raised (and the rest dropped); all-0xFF prefixes run to the end.
+        if let Some(i) = p.iter().rposition(|&b| b != 0xFF) {
+            let mut end = p[..=i].to_vec();
+            end[i] += 1;
+            if !matches!(&upper, Included(u) | Excluded(u) if *u <= end) {
+                upper = Excluded(end);
+            }
+        }
+    }
+    let empty = match (&lower, &upper) {
+        (Included(l), Included(u)) => l > u,
+        (Included(l) | Excluded(l), Included(u) | Excluded(u)) => l >= u,
+        _ => false,
+    };
+    (!empty).then_some((lower, upper))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![Just(0u8), Just(1), Just(0x7F), Just(0xFE), Just(0xFF)],
+            0..4,
+        )
+    }
+
+    proptest! {
+        /// A scan walks only its key range, and returns exactly the rows `Scan::contains`
+        /// takes, in order, up to its limit.
+        #[test]
+        fn scans_return_what_contains_takes(
+            rows in proptest::collection::btree_set(key().prop_filter("non-empty", |k| !k.is_empty()), 0..40),
+            start in key(), stop in key(), prefix in key(),
+            reversed in any::<bool>(), start_exclusive in any::<bool>(), limit in proptest::option::of(0usize..10),
+        ) {
+            let m = Memory::new();
+            m.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
+            let batch: Vec<RowMutation> =
+                rows.iter().map(|r| RowMutation::new(r.clone(), vec![Mutation::put("f", "q", 1, "v")])).collect();
+            m.mutate("t", &batch).unwrap();
+            let scan = Scan { start, stop, prefix, reversed, start_exclusive, limit, ..Scan::default() };
+            let got: Vec<Vec<u8>> = m.scan("t", &scan).unwrap().into_iter().map(|r| r.key).collect();
+            let mut want: Vec<Vec<u8>> = rows.iter().filter(|r| scan.contains(r)).cloned().collect();
+            if reversed {
+                want.reverse();
+            }
+            want.truncate(limit.unwrap_or(usize::MAX));
+            prop_assert_eq!(got, want);
+        }
     }
 }
