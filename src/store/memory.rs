@@ -298,9 +298,12 @@ impl Store for Memory {
     }
 }
 
+/// Lower and upper bounds over row keys.
+type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
 /// The keys a scan may return, as a range over row keys (a superset: `Scan::contains`
 /// decides); `None` when there are none.
-fn key_range(scan: &Scan) -> Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+fn key_range(scan: &Scan) -> Option<KeyRange> {
     let bound = |k: &[u8], b: fn(Vec<u8>) -> Bound<Vec<u8>>| if k.is_empty() { Unbounded } else { b(k.to_vec()) };
     let (mut lower, mut upper) = if scan.reversed {
         (bound(&scan.stop, Excluded), bound(&scan.start, Included))
