@@ -149,6 +149,14 @@ impl Outcome {
 /// that wide rows (inboxes, articles) keep requests and memory small.
 pub const MAX_BATCH_BYTES: u64 = 8 << 20;
 
+/// What the batches of all workers together may hold, in estimated heap bytes: each worker
+/// gets its share, and past it sends its biggest batch early, so that the loader's memory
+/// does not grow with the thread count (16 workers held 800 MB of batches before).
+pub const BATCH_MEMORY: u64 = 64 << 20;
+
+/// Heap a buffered cell costs beyond its bytes: the mutation and its allocations.
+const CELL_OVERHEAD: u64 = 64;
+
 /// Transient store errors are retried this many times, with doubling delays from 50 ms.
 const RETRIES: u32 = 6;
 
@@ -230,6 +238,9 @@ struct Writer<'a> {
     bufs: Vec<Vec<RowMutation>>,
     cells: [u64; 8],
     bytes: [u64; 8],
+    /// Estimated heap of every buffered batch, and this worker's share of [`BATCH_MEMORY`].
+    held: u64,
+    held_max: u64,
     shared: &'a Shared<'a>,
     progress: &'a progress::Progress,
     digest: Digest,
@@ -252,6 +263,7 @@ impl Writer<'_> {
             return Err(e.into());
         }
         let n = self.bufs[i].len() as u64;
+        self.held -= self.bytes[i] + CELL_OVERHEAD * self.cells[i];
         let tally = self.shared.tally;
         tally.rows[i].fetch_add(n, Ordering::Relaxed);
         tally.cells[i].fetch_add(std::mem::take(&mut self.cells[i]), Ordering::Relaxed);
@@ -277,8 +289,16 @@ impl Sink for Writer<'_> {
         self.cells[i] += cells;
         self.bytes[i] += bytes;
         self.bufs[i].push(row);
+        self.held += bytes + CELL_OVERHEAD * cells;
         if self.bufs[i].len() >= self.batch || self.bytes[i] >= MAX_BATCH_BYTES {
             self.flush(t)?;
+        }
+        if self.held > self.held_max {
+            let biggest = Table::ALL
+                .into_iter()
+                .max_by_key(|t| self.bytes[t.index()] + CELL_OVERHEAD * self.cells[t.index()])
+                .expect("tables");
+            self.flush(biggest)?;
         }
         Ok(())
     }
@@ -352,6 +372,8 @@ pub fn load_tallied(
             bufs: vec![Vec::with_capacity(opts.batch.min(4096)); Table::ALL.len()],
             cells: [0; 8],
             bytes: [0; 8],
+            held: 0,
+            held_max: (BATCH_MEMORY / opts.threads.max(1) as u64).max(256 << 10),
             shared: &shared,
             progress: &progress,
             digest: Digest::default(),

@@ -393,3 +393,61 @@ fn verify_names_exactly_the_rows_that_differ() {
     assert!(!report.ok());
     assert!(report.differences.iter().any(|d| d.starts_with("query ")));
 }
+
+/// A store that remembers the bytes of the largest batch it was sent.
+#[derive(Default)]
+struct Sizes {
+    inner: Memory,
+    largest: AtomicU64,
+}
+
+impl Store for Sizes {
+    fn identity(&self) -> String {
+        "sizes".into()
+    }
+    fn create_table(&self, t: &TableDescriptor) -> store::Result<()> {
+        self.inner.create_table(t)
+    }
+    fn delete_table(&self, t: &str) -> store::Result<()> {
+        self.inner.delete_table(t)
+    }
+    fn list_tables(&self) -> store::Result<Vec<TableDescriptor>> {
+        self.inner.list_tables()
+    }
+    fn describe_table(&self, t: &str) -> store::Result<TableDescriptor> {
+        self.inner.describe_table(t)
+    }
+    fn mutate(&self, t: &str, rows: &[RowMutation]) -> store::Result<()> {
+        let bytes = rows.iter().map(|r| r.size().1).sum();
+        self.largest.fetch_max(bytes, Ordering::SeqCst);
+        self.inner.mutate(t, rows)
+    }
+    fn get(&self, t: &str, gets: &[Get]) -> store::Result<Vec<Option<Row>>> {
+        self.inner.get(t, gets)
+    }
+    fn scan(&self, t: &str, scan: &Scan) -> store::Result<Vec<Row>> {
+        self.inner.scan(t, scan)
+    }
+}
+
+/// The batches of all workers together hold at most `load::BATCH_MEMORY`: with many workers
+/// each sends its batches smaller, so that the loader's memory does not grow with them; the
+/// data loaded is the same.
+#[test]
+fn many_workers_send_smaller_batches_and_load_the_same() {
+    let g = Generator::new(&small());
+    let unbounded = |threads| Options {
+        batch: 100_000,
+        ..options(threads, Shard::ALL)
+    };
+    let one = Arc::new(Sizes::default());
+    load_into(one.clone(), &g, unbounded(1));
+    let many = Arc::new(Sizes::default());
+    load_into(many.clone(), &g, unbounded(256));
+    let share = load::BATCH_MEMORY / 256;
+    // The largest row of the small fixture is a blog article, well under 64 KiB.
+    let (one_largest, many_largest) = (one.largest.load(Ordering::SeqCst), many.largest.load(Ordering::SeqCst));
+    assert!(one_largest > 4 * share, "one worker batches up to 8 MiB: {one_largest}");
+    assert!(many_largest <= share + (64 << 10), "{many_largest} > {share}");
+    assert_eq!(contents(&one.inner), contents(&many.inner));
+}
