@@ -4,6 +4,7 @@
 #
 #   scripts/bench.sh            everything (a few minutes, ~3 GB of scratch disk)
 #   scripts/bench.sh quick      load vs raw, runner overhead, cursor vs offset paging
+#   scripts/bench.sh scale      memory and rate at 10M/20M rows, 2 and 16 threads; run thread scaling
 #   scripts/bench.sh thrift     tallrow serve: loads through Thrift vs happybase and direct
 #   scripts/bench.sh bigtable   the bigtable backend on Google's emulator vs its Python client
 #   scripts/bench.sh hbase      the hbase backend on real HBase vs HBase's native client,
@@ -67,6 +68,81 @@ if [[ "${1:-}" == "hbase" ]]; then
     exit 0
 fi
 
+# capacity.toml scaled by its user count: about 240 rows per user.
+scaled() { # users name
+    sed -e "s/^users = .*/users = $1/" -e "s/^name = .*/name = \"$2\"/" workloads/capacity.toml >"$tmp/$2.toml"
+    echo "$tmp/$2.toml"
+}
+
+# rows/s and peak RSS (KiB) of one load, from the summary line and /usr/bin/time.
+load() { # workload backend
+    /usr/bin/time -o "$tmp/time" -f "%M" "$bin" load "$1" --backend "$2" --reports "$tmp/reports" --no-count "${@:3}" >"$tmp/out"
+    local rows rate
+    # total, row writes, rows in table ("-" without counting), cells, MiB, row writes/s
+    rows=$(awk '$1 == "total" {print $2}' "$tmp/out")
+    rate=$(awk '$1 == "total" {print $6}' "$tmp/out")
+    echo "$rows rows, $rate rows/s, peak RSS $(( $(cat "$tmp/time") / 1024 )) MiB"
+}
+
+# The quickstart mix at 1 thread and at N, each on a fresh copy of one load: a run writes,
+# and the next run on the same data reads what it wrote.
+ops() { # data-dir threads [run flags]
+    rm -rf "$tmp/qrun"
+    cp -r "$1" "$tmp/qrun"
+    "$bin" run workloads/quickstart.toml --backend "embedded:$tmp/qrun" --threads "$2" \
+        --duration 15s --warmup 3s --reports "$tmp/reports" "${@:3}" | awk '$1 == "all" {print $3}'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+# Size and thread scaling of the embedded store and the loader (issue figures in
+# reports/BENCHMARKS.md): peak RSS and load rate at 10M and 20M rows, at 2 and 16 threads;
+# the quickstart mix at 1 thread against N; memory: against embedded.
+scale() {
+    echo "== peak RSS of a 10M-row load (capacity.toml at 42,000 users)"
+    w10=$(scaled 42000 bench-10m)
+    echo "null store (the loader alone):  $(load "$w10" null:)"
+    echo "embedded store:                 $(load "$w10" "embedded:$tmp/d10")"
+    rm -rf "$tmp/d10"
+
+    echo "== load rate at 1M vs 20M rows (capacity.toml at 4,200 and 84,000 users, embedded)"
+    w1=$(scaled 4200 bench-1m)
+    w20=$(scaled 84000 bench-20m)
+    echo "1M:   $(load "$w1" "embedded:$tmp/d1")"
+    rm -rf "$tmp/d1"
+    echo "20M:                        $(load "$w20" "embedded:$tmp/d20")"
+    rm -rf "$tmp/d20"
+    echo "20M at 16 threads:          $(load "$w20" "embedded:$tmp/d20" --threads 16)"
+    rm -rf "$tmp/d20"
+    echo "20M, null store, 16 threads (the loader alone): $(load "$w20" null: --threads 16)"
+
+    "$bin" load workloads/quickstart.toml --backend "embedded:$tmp/q" --reports "$tmp/reports" --no-count >/dev/null
+    cores=$(nproc)
+    echo "== quickstart mix, closed loop: N threads against 1 ($cores cores), fresh data each"
+    # The default mix's reads, in its proportions.
+    read_only=(--set 'run.mix={timeline = 20, timeline_later = 5, own_posts = 5, actions_offset = 8, actions_cursor = 8, actions_range = 5, series_range = 5, followers = 3, followees = 3, category = 5}')
+    for n in 2 "$cores"; do
+        if [[ "$n" == 2 || "$cores" -gt 2 ]]; then
+            one=$(ops "$tmp/q" 1)
+            many=$(ops "$tmp/q" "$n")
+            echo "mixed:     1 thread $one ops/s, $n threads $many ops/s: $(ratio "$many" "$one")x"
+            one=$(ops "$tmp/q" 1 "${read_only[@]}")
+            many=$(ops "$tmp/q" "$n" "${read_only[@]}")
+            echo "read-only: 1 thread $one ops/s, $n threads $many ops/s: $(ratio "$many" "$one")x (reference)"
+        fi
+        [[ "$cores" -gt 2 ]] || break
+    done
+
+    echo "== memory: against the embedded store, quickstart mix, 1 thread"
+    embedded=$(ops "$tmp/q" 1)
+    memory=$("$bin" run workloads/quickstart.toml --backend memory: --threads 1 --duration 15s \
+        --warmup 3s --reports "$tmp/reports" | awk '$1 == "all" {print $3}')
+    echo "embedded $embedded ops/s, memory: $memory ops/s: $(ratio "$memory" "$embedded")"
+    rm -rf "$tmp/q" "$tmp/qrun"
+}
+if [[ "${1:-}" == "scale" ]]; then
+    scale
+    exit 0
+fi
+
 echo "== load vs raw store writes (workloads/quickstart.toml)"
 cargo bench --locked --quiet --bench load -- workloads/quickstart.toml --repeat 3
 
@@ -81,30 +157,4 @@ thrift
 bigtable
 hbase
 
-# capacity.toml scaled by its user count: about 240 rows per user.
-scaled() { # users name
-    sed -e "s/^users = .*/users = $1/" -e "s/^name = .*/name = \"$2\"/" workloads/capacity.toml >"$tmp/$2.toml"
-    echo "$tmp/$2.toml"
-}
-
-# rows/s and peak RSS (KiB) of one load, from the summary line and /usr/bin/time.
-load() { # workload backend
-    /usr/bin/time -o "$tmp/time" -f "%M" "$bin" load "$1" --backend "$2" --reports "$tmp/reports" >"$tmp/out"
-    local rows rate
-    rows=$(awk '$1 == "total" {print $2}' "$tmp/out")
-    rate=$(awk '$1 == "total" {print $5}' "$tmp/out")
-    echo "$rows rows, $rate rows/s, peak RSS $(( $(cat "$tmp/time") / 1024 )) MiB"
-}
-
-echo "== peak RSS of a 10M-row load (capacity.toml at 42,000 users)"
-w10=$(scaled 42000 bench-10m)
-echo "null store (the loader alone):  $(load "$w10" null:)"
-echo "embedded store:                 $(load "$w10" "embedded:$tmp/d10")"
-rm -rf "$tmp/d10"
-
-echo "== load rate at 1M vs 20M rows (capacity.toml at 4,200 and 84,000 users, embedded)"
-w1=$(scaled 4200 bench-1m)
-w20=$(scaled 84000 bench-20m)
-echo "1M:   $(load "$w1" "embedded:$tmp/d1")"
-rm -rf "$tmp/d1"
-echo "20M:  $(load "$w20" "embedded:$tmp/d20")"
+scale

@@ -53,12 +53,13 @@ impl Args {
     }
 }
 
-/// Rows and rows/s from `tallrow load`'s summary line.
+/// Row writes and row writes/s from `tallrow load`'s summary line (the rows in the tables are
+/// not counted: `--no-count`).
 pub fn load(workload: &Path, backend: &str, reports: &Path) -> (u64, f64) {
     let out = Command::new(BIN)
         .arg("load")
         .arg(workload)
-        .args(["--backend", backend, "--reports"])
+        .args(["--no-count", "--backend", backend, "--reports"])
         .arg(reports)
         .output()
         .expect("run tallrow load");
@@ -74,7 +75,8 @@ pub fn load(workload: &Path, backend: &str, reports: &Path) -> (u64, f64) {
         .unwrap_or_else(|| panic!("no total line in {text}"));
     let fields: Vec<&str> = total.split_whitespace().collect();
     let number = |s: &str| s.replace(',', "").parse::<f64>().unwrap();
-    (number(fields[1]) as u64, number(fields[4]))
+    // total, row writes, rows in table ("-"), cells, MiB, row writes/s
+    (number(fields[1]) as u64, number(fields[5]))
 }
 
 /// Writes every generated row as scripts/rows_dump.py reads it (the format is documented there).
