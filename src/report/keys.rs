@@ -130,6 +130,22 @@ pub struct OpFigures {
     pub max_ns: u64,
 }
 
+impl OpFigures {
+    /// The figures of a run report's row.
+    pub fn of(o: &crate::report::run::OpReport) -> OpFigures {
+        OpFigures {
+            op: o.op.clone(),
+            count: o.count,
+            errors: o.errors,
+            ops_per_s: o.ops_per_s,
+            p50_ns: o.response.p50,
+            p99_ns: o.response.p99,
+            p999_ns: o.response.p999,
+            max_ns: o.response.max,
+        }
+    }
+}
+
 impl RunFigures {
     /// The figures of a written run report.
     pub fn of(s: &RunSummary) -> RunFigures {
@@ -138,21 +154,7 @@ impl RunFigures {
             ops_per_s: s.all.ops_per_s,
             errors: s.all.errors,
             invalid_reason: s.invalid_reason.clone(),
-            ops: s
-                .ops
-                .iter()
-                .chain([&s.all])
-                .map(|o| OpFigures {
-                    op: o.op.clone(),
-                    count: o.count,
-                    errors: o.errors,
-                    ops_per_s: o.ops_per_s,
-                    p50_ns: o.response.p50,
-                    p99_ns: o.response.p99,
-                    p999_ns: o.response.p999,
-                    max_ns: o.response.max,
-                })
-                .collect(),
+            ops: s.ops.iter().chain([&s.all]).map(OpFigures::of).collect(),
             regions: s.regions.clone(),
         }
     }

@@ -6,42 +6,13 @@
 //! - `index.html`: per operation, throughput and p99 against the points, and both tables.
 
 use super::plot::escape;
-use super::run::OpReport;
 use super::{TextTable, fmt_ns, thousands};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// One operation's figures at one point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpFigures {
-    /// The operation, or `all`.
-    pub op: String,
-    /// Successful operations.
-    pub count: u64,
-    /// Failed operations.
-    pub errors: u64,
-    /// Successful operations per second.
-    pub ops_per_s: f64,
-    /// Response-time median (ns).
-    pub p50_ns: u64,
-    /// Response-time 99th percentile (ns).
-    pub p99_ns: u64,
-}
-
-impl OpFigures {
-    /// The figures of a run report's row.
-    pub fn of(o: &OpReport) -> OpFigures {
-        OpFigures {
-            op: o.op.clone(),
-            count: o.count,
-            errors: o.errors,
-            ops_per_s: o.ops_per_s,
-            p50_ns: o.response.p50,
-            p99_ns: o.response.p99,
-        }
-    }
-}
+/// One operation's figures at one point: those `keys compare` keeps per variant.
+pub use super::keys::OpFigures;
 
 /// What a load wrote into one table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -660,3 +660,15 @@ pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str, 
     assert!(out.stdout.contains("missing row weibo:user"), "{}", out.stdout);
     summary
 }
+
+/// The Python of the test environment (`TALLROW_PYTHON`, else `.venv` when scripts/test.sh
+/// made it); `None` when there is none.
+pub fn python() -> Option<PathBuf> {
+    match std::env::var("TALLROW_PYTHON") {
+        Ok(p) => Some(PathBuf::from(p)),
+        Err(_) => {
+            let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+            venv.exists().then_some(venv)
+        }
+    }
+}

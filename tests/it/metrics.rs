@@ -1,23 +1,13 @@
 //! `--metrics`: the Prometheus endpoint of `run`, `load` and `serve`, scraped while they work
 //! and parsed by prometheus_client's own text parser (tests/scrape_metrics.py).
 
-use super::common::small_fixture;
+use super::common::{python, small_fixture};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-fn python() -> Option<PathBuf> {
-    match std::env::var("TALLROW_PYTHON") {
-        Ok(p) => Some(PathBuf::from(p)),
-        Err(_) => {
-            let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-            venv.exists().then_some(venv)
-        }
-    }
-}
 
 /// The parsed exposition at `url`, or the parser's complaint.
 fn scrape(python: &Path, url: &str) -> Result<Value, String> {

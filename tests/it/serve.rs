@@ -2,7 +2,7 @@
 //! write) in both wire formats, `load`/`verify` through the hbase backend, kill -9, hostile
 //! requests, scanner leases and its command-line guards.
 
-use crate::common::{small_fixture, tallrow};
+use crate::common::{python, small_fixture, tallrow};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -91,16 +91,6 @@ impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-fn python() -> Option<PathBuf> {
-    match std::env::var("TALLROW_PYTHON") {
-        Ok(p) => Some(PathBuf::from(p)),
-        Err(_) => {
-            let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-            venv.exists().then_some(venv)
-        }
     }
 }
 
