@@ -280,19 +280,7 @@ fn compare(args: KeysCompareArgs) -> anyhow::Result<ExitCode> {
             .run(&mut out, |_| Ok(vdir.clone()))
             .with_context(|| format!("variant {}", plan.name))?;
         let s = &written.summary;
-        writeln!(
-            out,
-            "  ran {} operations in {:.1} s: {:.1} ops/s, p50 {}, p99 {}{}",
-            thousands(s.all.count + s.all.errors),
-            s.measured_s,
-            s.all.ops_per_s,
-            crate::report::fmt_ns(s.all.response.p50),
-            crate::report::fmt_ns(s.all.response.p99),
-            s.invalid_reason
-                .as_ref()
-                .map(|why| format!("; INVALID: {why}"))
-                .unwrap_or_default()
-        )?;
+        writeln!(out, "  {}", super::run::ran(s))?;
         config.get_or_insert_with(|| s.config.clone());
         variants.push(Variant {
             name: plan.name.clone(),

@@ -123,6 +123,22 @@ fn until(at: std::time::SystemTime, when: &str) -> anyhow::Result<Duration> {
     }
 }
 
+/// One line on a measured run: operations, time, rate, p50 and p99, and why it is invalid.
+pub(super) fn ran(s: &RunSummary) -> String {
+    format!(
+        "ran {} operations in {:.1} s: {:.1} ops/s, p50 {}, p99 {}{}",
+        thousands(s.all.count + s.all.errors),
+        s.measured_s,
+        s.all.ops_per_s,
+        fmt_ns(s.all.response.p50),
+        fmt_ns(s.all.response.p99),
+        s.invalid_reason
+            .as_ref()
+            .map(|why| format!("; INVALID: {why}"))
+            .unwrap_or_default()
+    )
+}
+
 /// A written run report and its folder.
 pub(super) struct Written {
     /// The summary as written.

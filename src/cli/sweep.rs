@@ -8,7 +8,6 @@ use super::{SweepArgs, Vary};
 use crate::generate::Generator;
 use crate::load::Shard;
 use crate::report::sweep::{Point, SweepReport, TableLoad};
-use crate::report::thousands;
 use crate::store::{Backend, Store, now_millis};
 use crate::workload::{Set, Workload};
 use anyhow::{Context, bail};
@@ -177,19 +176,7 @@ pub(super) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
             .run(&mut out, |_| Ok(rdir.clone()))
             .with_context(|| name.clone())?;
         let s = &written.summary;
-        writeln!(
-            out,
-            "  ran {} operations in {:.1} s: {:.1} ops/s, p50 {}, p99 {}{}",
-            thousands(s.all.count + s.all.errors),
-            s.measured_s,
-            s.all.ops_per_s,
-            crate::report::fmt_ns(s.all.response.p50),
-            crate::report::fmt_ns(s.all.response.p99),
-            s.invalid_reason
-                .as_ref()
-                .map(|why| format!("; INVALID: {why}"))
-                .unwrap_or_default()
-        )?;
+        writeln!(out, "  {}", super::run::ran(s))?;
         report.points.push(Point {
             folder: name.clone(),
             values: p.iter().map(|(_, v)| v.clone()).collect(),
