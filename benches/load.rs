@@ -1,6 +1,7 @@
 //! The loader against the limit of the store under it: one workload generated without a store
 //! (null), written raw from pre-built batches, and loaded through the loader, each into a fresh
-//! embedded store with the same threads and batch size. Best of `--repeat` runs each.
+//! embedded store with the same threads and batch size: once in batches, once through the
+//! store's bulk load of empty tables. Best of `--repeat` runs each.
 //!
 //! `cargo bench --bench load -- WORKLOAD [--users N] [--threads N] [--repeat N]`
 
@@ -74,6 +75,7 @@ fn main() {
         progress: false,
         regions: 1,
         count_rows: false,
+        bulk: true,
     };
     let g = Generator::new(&w);
 
@@ -104,34 +106,48 @@ fn main() {
     let batches = b.done;
     assert_eq!(batches.iter().map(|(_, r)| r.len() as u64).sum::<u64>(), rows);
 
-    let (mut raw_best, mut load_best) = (0f64, 0f64);
+    // Each path of the loader against the same store path fed the pre-built batches: in
+    // batches through `mutate`, and staged into the store's bulk load of empty tables.
+    let (mut raw, mut loaded) = ([0f64; 2], [0f64; 2]);
+    let tables = g.tables();
+    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
     for _ in 0..repeat {
-        let dir = tempfile::tempdir().unwrap();
-        let raw = Embedded::open(dir.path()).unwrap();
-        for t in g.tables() {
-            store::ensure_table(&raw, &t).unwrap();
-        }
-        let next = AtomicUsize::new(0);
-        let started = Instant::now();
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((t, rows)) = batches.get(i) else { break };
-                        raw.mutate(t.name(), rows).unwrap();
-                    }
-                });
+        for (path, bulk) in [false, true].into_iter().enumerate() {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Embedded::open(dir.path()).unwrap();
+            for t in g.tables() {
+                store::ensure_table(&store, &t).unwrap();
             }
-        });
-        raw_best = raw_best.max(rate(rows, started.elapsed()));
-        drop(raw);
+            let next = AtomicUsize::new(0);
+            let started = Instant::now();
+            let staged = if bulk { store.bulk_load(&names).unwrap() } else { None };
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| {
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some((t, rows)) = batches.get(i) else { break };
+                            match &staged {
+                                Some(b) => b.add(t.name(), rows).unwrap(),
+                                None => store.mutate(t.name(), rows).unwrap(),
+                            }
+                        }
+                    });
+                }
+            });
+            if let Some(b) = staged {
+                b.finish().unwrap();
+            }
+            raw[path] = raw[path].max(rate(rows, started.elapsed()));
+            drop(store);
 
-        let dir = tempfile::tempdir().unwrap();
-        let embedded: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
-        let out = load::load(embedded, &g, &opts).unwrap();
-        assert_eq!(out.rows(), rows);
-        load_best = load_best.max(rate(rows, out.write_time));
+            let dir = tempfile::tempdir().unwrap();
+            let embedded: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
+            let out = load::load(embedded, &g, &Options { bulk, ..opts }).unwrap();
+            assert_eq!(out.rows(), rows);
+            assert_eq!(out.bulk.is_empty(), !bulk);
+            loaded[path] = loaded[path].max(rate(rows, out.write_time));
+        }
     }
 
     println!(
@@ -146,13 +162,17 @@ fn main() {
         "generation only (null store)    {:>12} rows/s",
         thousands(gen_best as u64)
     );
-    println!(
-        "raw store writes (pre-built)    {:>12} rows/s",
-        thousands(raw_best as u64)
-    );
-    println!(
-        "load (embedded)                 {:>12} rows/s",
-        thousands(load_best as u64)
-    );
-    println!("load / raw                      {:>12.2}", load_best / raw_best);
+    for (path, what) in ["batches", "bulk load"].iter().enumerate() {
+        println!("{what}:");
+        println!(
+            "  raw store writes (pre-built)  {:>12} rows/s",
+            thousands(raw[path] as u64)
+        );
+        println!(
+            "  load (embedded)               {:>12} rows/s",
+            thousands(loaded[path] as u64)
+        );
+        println!("  load / raw                    {:>12.2}", loaded[path] / raw[path]);
+    }
+    println!("bulk load / batches, load       {:>12.2}", loaded[1] / loaded[0]);
 }

@@ -52,6 +52,7 @@ fn load_into(w: &Workload, store: Arc<dyn Store>) -> Arc<Generator> {
         progress: false,
         regions: 1,
         count_rows: false,
+        bulk: true,
     };
     let out = load::load(store, &g, &opts).unwrap();
     assert!(out.error.is_none());

@@ -263,6 +263,10 @@ pub struct LoadArgs {
     /// on a remote store of many rows takes a while).
     #[arg(long)]
     pub no_count: bool,
+    /// Write every table in batches through the store's write path, even where the backend
+    /// has a bulk load for empty tables (the embedded store does).
+    #[arg(long)]
+    pub no_bulk: bool,
     /// Live metrics.
     #[command(flatten)]
     pub live: MetricsArgs,

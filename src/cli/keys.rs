@@ -354,6 +354,7 @@ pub(super) fn load_variant(
         progress: load::progress_wanted(),
         regions,
         count_rows: true,
+        bulk: true,
     };
     let (lout, manifest) = super::load::load_recorded(store, g, &opts, file, vdir, None)?;
     let manifest =

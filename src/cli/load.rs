@@ -111,6 +111,7 @@ fn load_with(
         progress: load::progress_wanted(),
         regions: args.regions.unwrap_or(w.load.regions),
         count_rows: !args.no_count,
+        bulk: !args.no_bulk,
     };
     let g = Generator::new(&w);
     let (out, manifest) = load_recorded(&store, &g, &opts, &args.target.workload, &args.reports, metrics)?;
@@ -190,6 +191,13 @@ fn load_with(
         thousands(out.celebrities as u64),
         out.digest
     )?;
+    if !out.bulk.is_empty() {
+        writeln!(
+            o,
+            "bulk-loaded (empty tables, written as sorted files at the end): {}",
+            out.bulk.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+        )?;
+    }
     if let Ok(p) = &manifest {
         writeln!(o, "manifest: {}", p.display())?;
     }

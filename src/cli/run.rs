@@ -366,6 +366,7 @@ fn prepare_store(
             progress: load::progress_wanted(),
             regions: args.regions.unwrap_or(w.load.regions),
             count_rows: true,
+            bulk: true,
         };
         let (out, manifest) =
             super::load::load_recorded(store, g, &opts, &args.target.workload, &args.reports, metrics)?;

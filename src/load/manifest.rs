@@ -27,6 +27,8 @@ pub fn write_manifest(
         let mut entry = json!({
             "row_writes": s.rows,
             "rows_in_table": out.rows_in(*t),
+            // Written whole at the end by the backend's bulk load, not in batches.
+            "bulk": out.bulk.contains(t),
             "cells": s.cells,
             "bytes": s.bytes,
             "row_writes_per_second": rate(s.rows).round(),

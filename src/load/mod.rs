@@ -17,7 +17,7 @@ pub use manifest::write_manifest;
 use crate::generate::{Digest, Generator, Scratch, Sink, Table, digest_row};
 use crate::regions::count::{Counted, Spread};
 use crate::schema;
-use crate::store::{self, RowMutation, Store};
+use crate::store::{self, BulkLoad, RowMutation, Store};
 use serde::Serialize;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -90,6 +90,8 @@ pub struct Options {
     pub regions: usize,
     /// Count the rows in each table after a complete load (a scan of every table).
     pub count_rows: bool,
+    /// Load empty tables through the backend's bulk load where it has one.
+    pub bulk: bool,
 }
 
 /// What was written to one table.
@@ -131,6 +133,9 @@ pub struct Outcome {
     pub rows_in_table: Vec<(Table, u64)>,
     /// Time spent counting them.
     pub count_time: Duration,
+    /// The tables loaded through the backend's bulk load (staged, then written whole at the
+    /// end), in [`Table::ALL`] order.
+    pub bulk: Vec<Table>,
 }
 
 impl Outcome {
@@ -153,6 +158,10 @@ pub const MAX_BATCH_BYTES: u64 = 8 << 20;
 /// gets its share, and past it sends its biggest batch early, so that the loader's memory
 /// does not grow with the thread count (16 workers held 800 MB of batches before).
 pub const BATCH_MEMORY: u64 = 64 << 20;
+
+/// Rows and bytes at which a batch for a bulk load is handed over: the bulk load keeps its
+/// cells more compactly than the batches do, and a small batch costs it no round trip.
+const BULK_BATCH: (usize, u64) = (256, 256 << 10);
 
 /// Heap a buffered cell costs beyond its bytes: the mutation and its allocations.
 const CELL_OVERHEAD: u64 = 64;
@@ -225,6 +234,9 @@ impl Tally {
 
 struct Shared<'a> {
     tally: &'a Tally,
+    /// What the bulk load has staged, per table: acknowledged (moved into `tally`) when it
+    /// finishes.
+    staged: Tally,
     next: AtomicU64,
     stop: AtomicBool,
     digest: Mutex<u128>,
@@ -232,9 +244,11 @@ struct Shared<'a> {
 }
 
 struct Writer<'a> {
-    store: &'a dyn Store,
+    store: &'a Counted,
+    bulk: Option<&'a dyn BulkLoad>,
     g: &'a Generator,
-    batch: usize,
+    /// Rows and bytes at which each table's batch is sent.
+    limits: [(usize, u64); 8],
     bufs: Vec<Vec<RowMutation>>,
     cells: [u64; 8],
     bytes: [u64; 8],
@@ -253,7 +267,14 @@ impl Writer<'_> {
         if self.bufs[i].is_empty() {
             return Ok(());
         }
-        if let Err(e) = mutate_with_retry(self.store, t.name(), &self.bufs[i]) {
+        let bulk = self.bulk.filter(|b| b.covers(t.name()));
+        let written = match bulk {
+            Some(b) => b
+                .add(t.name(), &self.bufs[i])
+                .inspect(|()| self.store.written(t.name(), &self.bufs[i])),
+            None => mutate_with_retry(self.store, t.name(), &self.bufs[i]),
+        };
+        if let Err(e) = written {
             let row = self.g.describe_row(t, &self.bufs[i][0].row);
             self.failure = Some(format!(
                 "table {}, batch of {} rows from {row}: {e}",
@@ -264,7 +285,11 @@ impl Writer<'_> {
         }
         let n = self.bufs[i].len() as u64;
         self.held -= self.bytes[i] + CELL_OVERHEAD * self.cells[i];
-        let tally = self.shared.tally;
+        let tally = if bulk.is_some() {
+            &self.shared.staged
+        } else {
+            self.shared.tally
+        };
         tally.rows[i].fetch_add(n, Ordering::Relaxed);
         tally.cells[i].fetch_add(std::mem::take(&mut self.cells[i]), Ordering::Relaxed);
         tally.bytes[i].fetch_add(std::mem::take(&mut self.bytes[i]), Ordering::Relaxed);
@@ -290,7 +315,8 @@ impl Sink for Writer<'_> {
         self.bytes[i] += bytes;
         self.bufs[i].push(row);
         self.held += bytes + CELL_OVERHEAD * cells;
-        if self.bufs[i].len() >= self.batch || self.bytes[i] >= MAX_BATCH_BYTES {
+        let (rows, bytes) = self.limits[i];
+        if self.bufs[i].len() >= rows || self.bytes[i] >= bytes {
             self.flush(t)?;
         }
         if self.held > self.held_max {
@@ -355,8 +381,19 @@ pub fn load_tallied(
     let total = opts.shard.len(g.blocks());
     *tally.tables.lock().expect("tally lock") = tables.clone();
     tally.total.store(total, Ordering::Relaxed);
+    let bulk = if opts.bulk {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        store.bulk_load(&names)?
+    } else {
+        None
+    };
+    let bulk_tables: Vec<Table> = match &bulk {
+        Some(b) => tables.iter().copied().filter(|t| b.covers(t.name())).collect(),
+        None => Vec::new(),
+    };
     let shared = Shared {
         tally,
+        staged: Tally::default(),
         next: AtomicU64::new(0),
         stop: AtomicBool::new(false),
         digest: Mutex::new(0),
@@ -364,11 +401,16 @@ pub fn load_tallied(
     };
     let progress = progress::Progress::new(&tables, opts.progress);
     let write_started = Instant::now();
-    pool(opts.threads).broadcast(|_| {
+    let pool = pool(opts.threads);
+    pool.broadcast(|_| {
         let mut w = Writer {
             store: &counted,
+            bulk: bulk.as_deref(),
             g,
-            batch: opts.batch.max(1),
+            limits: Table::ALL.map(|t| match &bulk {
+                Some(b) if b.covers(t.name()) => (opts.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1),
+                _ => (opts.batch.max(1), MAX_BATCH_BYTES),
+            }),
             bufs: vec![Vec::with_capacity(opts.batch.min(4096)); Table::ALL.len()],
             cells: [0; 8],
             bytes: [0; 8],
@@ -406,8 +448,27 @@ pub fn load_tallied(
         }
     });
     progress.finish();
+    let mut error = shared.error.into_inner().expect("error lock");
+    // Dropped unfinished after an error: its runs are removed and nothing staged is written.
+    if let Some(b) = bulk
+        && error.is_none()
+    {
+        if opts.progress {
+            eprintln!("tallrow: writing the bulk-loaded tables");
+        }
+        match pool.install(|| b.finish()) {
+            Ok(()) => {
+                for &t in &bulk_tables {
+                    let (i, s) = (t.index(), &shared.staged);
+                    tally.rows[i].fetch_add(s.row_writes(t), Ordering::Relaxed);
+                    tally.cells[i].fetch_add(s.cells(t), Ordering::Relaxed);
+                    tally.bytes[i].fetch_add(s.bytes(t), Ordering::Relaxed);
+                }
+            }
+            Err(e) => error = Some(format!("bulk load of {}: {e}", names_of(&bulk_tables))),
+        }
+    }
     let write_time = write_started.elapsed();
-    let error = shared.error.into_inner().expect("error lock");
     let count_started = Instant::now();
     let mut rows_in_table = Vec::new();
     if error.is_none() && opts.count_rows {
@@ -431,7 +492,12 @@ pub fn load_tallied(
         spread: counted.finish(),
         rows_in_table,
         count_time: count_started.elapsed(),
+        bulk: bulk_tables,
     })
+}
+
+fn names_of(tables: &[Table]) -> String {
+    tables.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// The digest of every row mutation of `shard`, computed without a store on `threads`

@@ -103,6 +103,28 @@ pub trait Store: Send + Sync {
     fn scan_each(&self, table: &str, scan: &Scan, page: usize, visit: &mut dyn FnMut(Row) -> bool) -> Result<()> {
         scan_pages(self, table, scan, page, visit)
     }
+
+    /// A bulk load of puts into those of `tables` that are empty, where the backend writes
+    /// one faster than it applies batches (as HBase's bulk load writes sorted files and adds
+    /// them whole). `None` where it has none, or none of the tables is empty.
+    fn bulk_load(&self, tables: &[&str]) -> Result<Option<Box<dyn BulkLoad>>> {
+        let _ = tables;
+        Ok(None)
+    }
+}
+
+/// Puts staged for a bulk load. Nothing added is acknowledged until [`BulkLoad::finish`]
+/// returns `Ok`: then all of it is durable, and until then none of it is readable.
+pub trait BulkLoad: Send + Sync {
+    /// Whether `table` is loaded in bulk (it was empty when the bulk load began).
+    fn covers(&self, table: &str) -> bool;
+
+    /// Stages a batch of puts into a covered table; a later put of the same cell wins. A
+    /// batch with anything but puts is refused whole.
+    fn add(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
+
+    /// Writes everything staged into the store and acknowledges it.
+    fn finish(self: Box<Self>) -> Result<()>;
 }
 
 /// The descriptors of the tables named, sorted by name; a table dropped while this runs is

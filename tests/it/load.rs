@@ -27,6 +27,7 @@ fn options(threads: usize, shard: Shard) -> Options {
         progress: false,
         regions: 1,
         count_rows: true,
+        bulk: true,
     }
 }
 
@@ -200,12 +201,56 @@ fn the_microblog_equals_a_replay_of_follows_and_posts_in_time_order() {
 }
 
 #[test]
+fn a_bulk_load_holds_what_batches_write() {
+    let g = Generator::new(&small());
+    let reference: Arc<dyn Store> = Arc::new(Memory::new());
+    let out = load_into(reference.clone(), &g, options(2, Shard::ALL));
+    assert!(out.bulk.is_empty(), "memory: has no bulk load");
+    let reference = (contents(&*reference), out.tables);
+
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let bulked: Arc<dyn Store> = Arc::new(Embedded::open(dirs[0].path()).unwrap());
+    let out = load_into(bulked.clone(), &g, options(3, Shard::ALL));
+    assert_eq!(out.bulk, out.tables.iter().map(|(t, _)| *t).collect::<Vec<_>>());
+    assert_eq!((contents(&*bulked), out.tables), reference);
+
+    let batched: Arc<dyn Store> = Arc::new(Embedded::open(dirs[1].path()).unwrap());
+    let out = load_into(
+        batched.clone(),
+        &g,
+        Options {
+            bulk: false,
+            ..options(3, Shard::ALL)
+        },
+    );
+    assert!(out.bulk.is_empty());
+    assert_eq!((contents(&*batched), out.tables), reference);
+
+    // A shard into empty tables goes in bulk; the next finds them written and sends batches.
+    let dir = tempfile::tempdir().unwrap();
+    let sharded: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
+    let first = load_into(sharded.clone(), &g, options(2, Shard { index: 0, count: 2 }));
+    assert!(!first.bulk.is_empty());
+    let second = load_into(sharded.clone(), &g, options(2, Shard { index: 1, count: 2 }));
+    assert!(
+        second.bulk.len() < first.bulk.len(),
+        "{:?} then {:?}",
+        first.bulk,
+        second.bulk
+    );
+    assert_eq!(contents(&*sharded), reference.0);
+    drop(sharded);
+    assert_eq!(contents(&Embedded::open(dir.path()).unwrap()), reference.0);
+}
+
+#[test]
 fn reloading_is_idempotent_and_survives_a_restart() {
     let g = Generator::new(&small());
     let dir = tempfile::tempdir().unwrap();
     let first = {
         let store: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
         let out = load_into(store.clone(), &g, options(2, Shard::ALL));
+        assert!(!out.bulk.is_empty());
         let snapshot = contents(&*store);
         assert_eq!(out.rows(), out.tables.iter().map(|(_, s)| s.rows).sum::<u64>());
         snapshot
@@ -213,7 +258,7 @@ fn reloading_is_idempotent_and_survives_a_restart() {
     // Reopen: everything acknowledged is there; load again: nothing changes.
     let store: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
     assert_eq!(contents(&*store), first);
-    load_into(store.clone(), &g, options(3, Shard::ALL));
+    assert!(load_into(store.clone(), &g, options(3, Shard::ALL)).bulk.is_empty());
     assert_eq!(contents(&*store), first);
     let report = verify_report(store, &g, 40);
     assert!(report.ok(), "{:?}", report.differences);

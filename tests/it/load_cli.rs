@@ -238,6 +238,39 @@ fn no_count_skips_counting_the_rows() {
     assert!(m["tables"]["weibo:relation"]["row_writes"].as_u64().unwrap() > 300);
 }
 
+/// Empty embedded tables are bulk-loaded, and say so; `--no-bulk` sends batches; both hold
+/// the workload's data exactly.
+#[test]
+fn empty_tables_are_bulk_loaded_unless_no_bulk() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let wl = wl.to_str().unwrap();
+    for (store, flags, bulk) in [("embedded:a", &[][..], true), ("embedded:b", &["--no-bulk"][..], false)] {
+        let reports = format!("reports-{bulk}");
+        let args = [&["load", wl, "--backend", store, "--reports", &reports][..], flags].concat();
+        let (ok, out, err) = tallrow(dir.path(), &args);
+        assert!(ok, "{out}{err}");
+        let said = out.lines().find(|l| l.starts_with("bulk-loaded"));
+        assert_eq!(said.is_some(), bulk, "{out}");
+        if let Some(l) = said {
+            assert!(l.contains("weibo:relation") && l.contains("series"), "{l}");
+        }
+        let manifest = std::fs::read_dir(dir.path().join(&reports))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+        assert_eq!(m["tables"]["weibo:relation"]["bulk"], bulk, "{m}");
+        let (ok, out, err) = tallrow(dir.path(), &["verify", wl, "--backend", store]);
+        assert!(ok && out.contains("OK: the store holds exactly"), "{out}{err}");
+        // Loaded again, the tables hold data: batches, and nothing changes.
+        let (ok, out, err) = tallrow(dir.path(), &["load", wl, "--backend", store, "--reports", &reports]);
+        assert!(ok && !out.contains("bulk-loaded"), "{out}{err}");
+    }
+}
+
 /// `--set KEY=VALUE` overrides a workload field for load, verify and run, shows in the
 /// manifest's and the report's effective workload, and is validated as the file's own
 /// fields, with errors that name it.

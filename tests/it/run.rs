@@ -26,6 +26,7 @@ fn loaded_into(store: Arc<dyn Store>) -> (Arc<Generator>, Arc<dyn Store>) {
         progress: false,
         regions: 1,
         count_rows: true,
+        bulk: true,
     };
     let out = load::load(store.clone(), &g, &opts).unwrap();
     assert!(out.error.is_none());

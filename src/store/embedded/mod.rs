@@ -10,11 +10,14 @@
 //! below its timestamp in its scope (a one-version delete: at exactly its timestamp). A read counts versions among the cells inside its time
 //! range, at most the family's `VERSIONS`, as HBase reads before a flush.
 
+mod bulk;
 mod cellkey;
 mod markers;
 
+pub use bulk::MEMORY as BULK_MEMORY;
+
 use super::{
-    Cell, Error, Get, Mutation, Result, Row, RowMutation, Scan, Selection, Store, TableDescriptor,
+    BulkLoad, Cell, Error, Get, Mutation, Result, Row, RowMutation, Scan, Selection, Store, TableDescriptor,
     canonical_table_name, now_millis, validate_mutations, validate_row_key,
 };
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
@@ -80,6 +83,11 @@ impl Embedded {
     /// Opens the store; with `sync`, every batch is also fsynced before it is acknowledged.
     pub fn open_with(path: &Path, sync: bool) -> Result<Self> {
         std::fs::create_dir_all(path).map_err(|e| io(format!("cannot create {}: {e}", path.display())))?;
+        // Runs of a bulk load that never finished: none of it was acknowledged.
+        let runs = path.join(bulk::DIR);
+        if runs.exists() {
+            std::fs::remove_dir_all(&runs).map_err(|e| io(format!("cannot remove {}: {e}", runs.display())))?;
+        }
         let db = Database::builder(path)
             .open()
             .map_err(|e| io(format!("cannot open {}: {e}", path.display())))?;
@@ -357,6 +365,21 @@ impl Store for Embedded {
             t.has_markers.store(true, Ordering::Release);
         }
         batch.commit().map_err(io)
+    }
+
+    fn bulk_load(&self, tables: &[&str]) -> Result<Option<Box<dyn BulkLoad>>> {
+        let mut empty = Vec::new();
+        for name in tables {
+            let t = self.table(name)?;
+            // A marker can hide puts even in a table with no cells.
+            if !t.has_markers.load(Ordering::Acquire) && t.keyspace.is_empty().map_err(io)? {
+                empty.push(t);
+            }
+        }
+        if empty.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(bulk::Bulk::new(&self.path, empty, bulk::MEMORY)?)))
     }
 
     fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
