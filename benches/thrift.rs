@@ -1,7 +1,7 @@
 //! `tallrow serve` under load, all through the real binary and one `serve` process per part:
 //!
-//! 1. Loads of the same rows: `tallrow load` into the embedded store directly (the
-//!    reference), `tallrow load` through the `hbase` backend into `serve`, and a happybase
+//! 1. Loads of the same rows: `tallrow load` into the embedded store directly, in batches
+//!    (the reference: the write path `serve` takes) and in bulk, `tallrow load` through the `hbase` backend into `serve`, and a happybase
 //!    batch loader (`scripts/happybase_load.py`) into the same `serve`, fed the rows the
 //!    generator emits, dumped to a file first.
 //! 2. Action pages of 10 and 100 rows by cursor, read from one data directory directly and
@@ -69,11 +69,13 @@ fn loads(workload: &Path, python: &Path, tmp: &Path) {
     let w = Workload::from_file(workload).unwrap_or_else(|e| panic!("{e}"));
     let reports = tmp.join("reports");
     println!("== loads of {} through tallrow serve", workload.display());
-    let (rows, embedded) = shared::load(
+    let (rows, embedded) = shared::load_with(
         workload,
         &format!("embedded:{}", tmp.join("direct").display()),
         &reports,
+        &["--no-bulk"],
     );
+    let (_, bulk) = shared::load(workload, &format!("embedded:{}", tmp.join("bulk").display()), &reports);
     let served = Served::start(&tmp.join("served"));
     let (hrows, hbase) = shared::load(workload, &served.url(), &reports);
     assert_eq!(rows, hrows);
@@ -94,8 +96,12 @@ fn loads(workload: &Path, python: &Path, tmp: &Path) {
         w.load.batch
     );
     println!(
-        "embedded store, direct             {:>10} rows/s",
+        "embedded store, direct, batches    {:>10} rows/s",
         thousands(embedded as u64)
+    );
+    println!(
+        "embedded store, direct, bulk load  {:>10} rows/s",
+        thousands(bulk as u64)
     );
     println!(
         "hbase backend into serve           {:>10} rows/s",
@@ -107,9 +113,10 @@ fn loads(workload: &Path, python: &Path, tmp: &Path) {
         thousands(calls)
     );
     println!(
-        "hbase / happybase {:.1} (target >= 10); hbase / embedded {:.2} (target >= 0.7)",
+        "hbase / happybase {:.1} (target >= 10); hbase / embedded in batches {:.2} (target >= 0.7); hbase / embedded bulk {:.2}",
         hbase / happy,
-        hbase / embedded
+        hbase / embedded,
+        hbase / bulk
     );
 }
 

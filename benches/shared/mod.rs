@@ -56,11 +56,17 @@ impl Args {
 /// Row writes and row writes/s from `tallrow load`'s summary line (the rows in the tables are
 /// not counted: `--no-count`).
 pub fn load(workload: &Path, backend: &str, reports: &Path) -> (u64, f64) {
+    load_with(workload, backend, reports, &[])
+}
+
+/// [`load`] with more flags.
+pub fn load_with(workload: &Path, backend: &str, reports: &Path, flags: &[&str]) -> (u64, f64) {
     let out = Command::new(BIN)
         .arg("load")
         .arg(workload)
         .args(["--no-count", "--backend", backend, "--reports"])
         .arg(reports)
+        .args(flags)
         .output()
         .expect("run tallrow load");
     let text = String::from_utf8_lossy(&out.stdout);

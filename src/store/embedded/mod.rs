@@ -35,6 +35,8 @@ const META: &str = "tallrow_meta";
 /// (2 threads) and 1.1 GB (16); at 16 MiB at 0.58 and 0.91 GB, at the same rate. Set when a
 /// keyspace is created; existing ones keep theirs.
 const MEMTABLE_BYTES: u64 = 16 << 20;
+/// Block cache over all tables (fjall's default is 32 MiB).
+const CACHE_BYTES: u64 = 128 << 20;
 const TABLE_PREFIX: &[u8] = b"table/";
 const NEXT_ID: &[u8] = b"next_keyspace_id";
 
@@ -89,6 +91,7 @@ impl Embedded {
             std::fs::remove_dir_all(&runs).map_err(|e| io(format!("cannot remove {}: {e}", runs.display())))?;
         }
         let db = Database::builder(path)
+            .cache_size(CACHE_BYTES)
             .open()
             .map_err(|e| io(format!("cannot open {}: {e}", path.display())))?;
         let meta = db.keyspace(META, keyspace_options).map_err(io)?;
