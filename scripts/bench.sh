@@ -84,13 +84,19 @@ load() { # workload backend
     echo "$rows rows, $rate rows/s, peak RSS $(( $(cat "$tmp/time") / 1024 )) MiB"
 }
 
-# The quickstart mix at 1 thread and at N, each on a fresh copy of one load: a run writes,
-# and the next run on the same data reads what it wrote.
+# The quickstart mix at 1 thread and at N, each on a fresh copy of one load (a run writes,
+# and the next run on the same data reads what it wrote); the better of two runs, since
+# repeats here differ by up to 10%.
 ops() { # data-dir threads [run flags]
-    rm -rf "$tmp/qrun"
-    cp -r "$1" "$tmp/qrun"
-    "$bin" run workloads/quickstart.toml --backend "embedded:$tmp/qrun" --threads "$2" \
-        --duration 15s --warmup 3s --reports "$tmp/reports" "${@:3}" | awk '$1 == "all" {print $3}'
+    local best=0 r
+    for _ in 1 2; do
+        rm -rf "$tmp/qrun"
+        cp -r "$1" "$tmp/qrun"
+        r=$("$bin" run workloads/quickstart.toml --backend "embedded:$tmp/qrun" --threads "$2" \
+            --duration 15s --warmup 3s --reports "$tmp/reports" "${@:3}" | awk '$1 == "all" {print $3}')
+        best=$(awk -v a="$best" -v b="$r" 'BEGIN {print (b > a) ? b : a}')
+    done
+    echo "$best"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 # Size and thread scaling of the embedded store and the loader (issue figures in
@@ -111,6 +117,8 @@ scale() {
     echo "20M:                        $(load "$w20" "embedded:$tmp/d20")"
     rm -rf "$tmp/d20"
     echo "20M at 16 threads:          $(load "$w20" "embedded:$tmp/d20" --threads 16)"
+    rm -rf "$tmp/d20"
+    echo "20M in batches (--no-bulk): $(load "$w20" "embedded:$tmp/d20" --no-bulk)"
     rm -rf "$tmp/d20"
     echo "20M, null store, 16 threads (the loader alone): $(load "$w20" null: --threads 16)"
 
