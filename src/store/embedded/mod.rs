@@ -8,11 +8,14 @@
 //! Deletes behave as HBase's do by default: they remove the cells they cover and leave a
 //! marker (in the markers keyspace, the `markers` module) that hides any later put at or
 //! below its timestamp in its scope (a one-version delete: at exactly its timestamp). A read counts versions among the cells inside its time
-//! range, at most the family's `VERSIONS`, as HBase reads before a flush.
+//! range, at most the family's `VERSIONS`, as HBase reads before a flush; compactions drop
+//! the versions past `VERSIONS` (the `prune` module), as HBase's flushes and compactions do.
+//! Empty tables can be bulk-loaded (the `bulk` module).
 
 mod bulk;
 mod cellkey;
 mod markers;
+mod prune;
 
 pub use bulk::MEMORY as BULK_MEMORY;
 
@@ -69,6 +72,8 @@ pub struct Embedded {
     tables: RwLock<HashMap<String, Arc<Table>>>,
     ddl: Mutex<()>,
     persist: PersistMode,
+    /// Each table keyspace's `VERSIONS` per family, for its compactions.
+    versions: prune::Versions,
 }
 
 fn io(e: impl std::fmt::Display) -> Error {
@@ -90,8 +95,17 @@ impl Embedded {
         if runs.exists() {
             std::fs::remove_dir_all(&runs).map_err(|e| io(format!("cannot remove {}: {e}", runs.display())))?;
         }
+        let versions = prune::Versions::default();
+        let assign = versions.clone();
         let db = Database::builder(path)
             .cache_size(CACHE_BYTES)
+            .with_compaction_filter_factories(Arc::new(move |keyspace: &str| {
+                let f: Arc<dyn fjall::compaction::filter::Factory> = Arc::new(prune::Pruning {
+                    keyspace: keyspace.to_string(),
+                    versions: assign.clone(),
+                });
+                Some(f)
+            }))
             .open()
             .map_err(|e| io(format!("cannot open {}: {e}", path.display())))?;
         let meta = db.keyspace(META, keyspace_options).map_err(io)?;
@@ -101,6 +115,10 @@ impl Embedded {
             let (key, value) = guard.into_inner().map_err(io)?;
             let name = String::from_utf8_lossy(&key[TABLE_PREFIX.len()..]).into_owned();
             let (desc, keyspace_name) = decode_descriptor(&name, &value)?;
+            versions.write().expect("lock").insert(
+                keyspace_name.clone(),
+                desc.families.iter().map(|f| f.max_versions).collect(),
+            );
             let keyspace = db.keyspace(&keyspace_name, keyspace_options).map_err(io)?;
             let has_markers = markers::any(&markers, &keyspace_name).map_err(io)?;
             tables.insert(
@@ -120,12 +138,21 @@ impl Embedded {
             path: path.to_path_buf(),
             tables: RwLock::new(tables),
             ddl: Mutex::new(()),
+            versions,
             persist: if sync {
                 PersistMode::SyncData
             } else {
                 PersistMode::Buffer
             },
         })
+    }
+
+    /// Flushes a table's memtable and compacts all of it into one run.
+    #[cfg(test)]
+    fn compact(&self, table: &str) -> Result<()> {
+        let t = self.table(table)?;
+        t.keyspace.rotate_memtable_and_wait().map_err(io)?;
+        t.keyspace.major_compact().map_err(io)
     }
 
     fn table(&self, name: &str) -> Result<Arc<Table>> {
@@ -229,6 +256,10 @@ impl Store for Embedded {
             None => 0,
         };
         let keyspace_name = format!("t{id}");
+        self.versions.write().expect("lock").insert(
+            keyspace_name.clone(),
+            desc.families.iter().map(|f| f.max_versions).collect(),
+        );
         let keyspace = self.db.keyspace(&keyspace_name, keyspace_options).map_err(io)?;
         let mut batch = self.db.batch().durability(Some(self.persist));
         batch.insert(&self.meta, NEXT_ID, (id + 1).to_be_bytes().to_vec());
@@ -265,6 +296,7 @@ impl Store for Embedded {
             batch.remove(&self.markers, key.map_err(io)?);
         }
         batch.commit().map_err(io)?;
+        self.versions.write().expect("lock").remove(&t.keyspace_name);
         debug_assert!(!t.keyspace_name.is_empty());
         self.db.delete_keyspace(t.keyspace.clone()).map_err(io)
     }
