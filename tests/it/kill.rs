@@ -1,10 +1,12 @@
 //! Nothing acknowledged is lost: a writer process is killed with SIGKILL mid-stream, and
-//! every batch it acknowledged must be there when the store is reopened.
+//! every batch it acknowledged must be there when the store is reopened; a bulk load killed
+//! at any point leaves a store that a second load completes.
 //!
 //! The writer is this same test binary, re-run on the ignored `child_writer` test with the
 //! data directory in an environment variable.
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use tallrow::store::{Get, Mutation, RowMutation, Store, TableDescriptor, embedded::Embedded};
 
@@ -97,4 +99,57 @@ fn kill_9_loses_nothing_acknowledged() {
             }
         }
     }
+}
+
+/// A bulk load acknowledges nothing until its end: killed with SIGKILL at any point, it
+/// leaves a store that opens, whose leftover runs are removed, and that a second load
+/// completes to exactly the workload's data.
+#[test]
+fn a_killed_bulk_load_reloads_to_the_same_data() {
+    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/quickstart.toml");
+    let workload = workload.to_str().unwrap();
+    let mut killed_mid_load = 0;
+    for (round, delay_ms) in [150u64, 600, 1000, 1200].into_iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = format!("embedded:{}", dir.path().join("data").display());
+        let load = |extra: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_tallrow"))
+                .current_dir(dir.path())
+                .env("CI", "1")
+                .args([
+                    "load",
+                    workload,
+                    "--set",
+                    "data.users=1500",
+                    "--backend",
+                    &data,
+                    "--no-count",
+                ])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let mut child = load(&[]);
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        if child.try_wait().unwrap().is_none() {
+            killed_mid_load += 1;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let status = load(&[]).wait().unwrap();
+        assert!(status.success(), "round {round}: the reload failed");
+        assert!(
+            !dir.path().join("data/bulk-runs").exists(),
+            "round {round}: runs left behind"
+        );
+        let out = super::common::tallrow(
+            dir.path(),
+            &["verify", workload, "--set", "data.users=1500", "--backend", &data],
+        );
+        assert_eq!(out.code, 0, "round {round}: {}{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("OK: the store holds exactly"), "{}", out.stdout);
+    }
+    assert!(killed_mid_load > 0, "no round killed the load before it ended");
 }

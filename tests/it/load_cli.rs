@@ -13,6 +13,12 @@ fn fixture() -> PathBuf {
     super::common::small_fixture()
 }
 
+/// The first load manifest in `reports`.
+fn first_manifest(reports: &Path) -> serde_json::Value {
+    let path = std::fs::read_dir(reports).unwrap().next().unwrap().unwrap().path();
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 #[test]
 fn load_then_verify_on_the_embedded_backend() {
     let dir = tempfile::tempdir().unwrap();
@@ -226,13 +232,7 @@ fn no_count_skips_counting_the_rows() {
     assert!(out.lines().next().unwrap().contains(", 0.00 s counting rows"), "{out}");
     let relation = out.lines().find(|l| l.starts_with("weibo:relation")).unwrap();
     assert_eq!(relation.split_whitespace().nth(2), Some("-"), "{out}");
-    let manifest = std::fs::read_dir(dir.path().join("reports"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    let m = first_manifest(&dir.path().join("reports"));
     assert!(m["tables"]["weibo:relation"]["rows_in_table"].is_null(), "{m}");
     assert!(m["total"]["rows_in_tables"].is_null(), "{m}");
     assert!(m["tables"]["weibo:relation"]["row_writes"].as_u64().unwrap() > 300);
@@ -255,13 +255,7 @@ fn empty_tables_are_bulk_loaded_unless_no_bulk() {
         if let Some(l) = said {
             assert!(l.contains("weibo:relation") && l.contains("series"), "{l}");
         }
-        let manifest = std::fs::read_dir(dir.path().join(&reports))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
-        let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+        let m = first_manifest(&dir.path().join(&reports));
         assert_eq!(m["tables"]["weibo:relation"]["bulk"], bulk, "{m}");
         let (ok, out, err) = tallrow(dir.path(), &["verify", wl, "--backend", store]);
         assert!(ok && out.contains("OK: the store holds exactly"), "{out}{err}");
@@ -300,13 +294,7 @@ fn set_overrides_a_field_and_its_errors_name_it() {
         out.starts_with("loaded small (shard 1/1, 40 users) into embedded"),
         "{out}"
     );
-    let manifest = std::fs::read_dir(dir.path().join("reports"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    let m = first_manifest(&dir.path().join("reports"));
     assert_eq!(m["effective"]["data"]["users"], 40, "{m}");
     assert_eq!(m["effective"]["microblog"]["celebrity_threshold"], 5, "{m}");
     // The same settings verify what they loaded; without them the store holds other data.

@@ -326,6 +326,10 @@ impl BulkLoad for Bulk {
 impl Drop for Bulk {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+        // The shared parent goes too, unless another bulk load still has its runs there.
+        if let Some(parent) = self.dir.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
     }
 }
 
@@ -464,6 +468,7 @@ mod tests {
             );
             drop(b);
             assert!(!spilled.exists(), "a dropped bulk load removes its runs");
+            assert!(!runs.exists(), "and the folder they shared");
             assert!(cells(&store).is_empty());
         }
         // A crash leaves runs behind.
