@@ -74,6 +74,7 @@ pub struct Embedded {
     persist: PersistMode,
     /// Each table keyspace's `VERSIONS` per family, for its compactions.
     versions: prune::Versions,
+    marked_rows: markers::Rows,
 }
 
 fn io(e: impl std::fmt::Display) -> Error {
@@ -110,6 +111,7 @@ impl Embedded {
             .map_err(|e| io(format!("cannot open {}: {e}", path.display())))?;
         let meta = db.keyspace(META, keyspace_options).map_err(io)?;
         let markers = db.keyspace(markers::KEYSPACE, keyspace_options).map_err(io)?;
+        let marked_rows = markers::Rows::load(&markers).map_err(io)?;
         let mut tables = HashMap::new();
         for guard in meta.prefix(TABLE_PREFIX) {
             let (key, value) = guard.into_inner().map_err(io)?;
@@ -139,6 +141,7 @@ impl Embedded {
             tables: RwLock::new(tables),
             ddl: Mutex::new(()),
             versions,
+            marked_rows,
             persist: if sync {
                 PersistMode::SyncData
             } else {
@@ -324,7 +327,12 @@ impl Store for Embedded {
         // Keyed by cell so that a later mutation of the same cell in the batch wins, and a
         // delete sees the puts before it.
         let mut pending: BTreeMap<Vec<u8>, Option<Vec<u8>>> = BTreeMap::new();
-        let mut marks = markers::Pending::new(&self.markers, &t.keyspace_name, t.has_markers.load(Ordering::Acquire));
+        let mut marks = markers::Pending::new(
+            &self.markers,
+            &self.marked_rows,
+            &t.keyspace_name,
+            t.has_markers.load(Ordering::Acquire),
+        );
         let mut key = Vec::new();
         for rm in rows {
             let row = cellkey::row_prefix(&rm.row);
