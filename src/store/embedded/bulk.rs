@@ -179,16 +179,20 @@ impl Bulk {
             }
         }
         let mut ingestion = t.table.keyspace.start_ingestion().map_err(io)?;
-        let mut last: Option<Vec<u8>> = None;
+        let mut last = Vec::new();
         let mut written = false;
-        while let Some(Reverse((key, Reverse(i)))) = heap.pop() {
-            if last.as_deref() != Some(&key[..]) {
+        // A popped entry's buffer carries its source's next key back into the heap.
+        while let Some(Reverse((mut key, Reverse(i)))) = heap.pop() {
+            if !written || key != last {
                 ingestion.write(key.as_slice(), sources[i].value()).map_err(io)?;
                 written = true;
-                last = Some(key);
+                last.clear();
+                last.extend_from_slice(&key);
             }
             if sources[i].advance()? {
-                heap.push(Reverse((sources[i].key().to_vec(), Reverse(i))));
+                key.clear();
+                key.extend_from_slice(sources[i].key());
+                heap.push(Reverse((key, Reverse(i))));
             }
         }
         if written {
