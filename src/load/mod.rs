@@ -249,6 +249,8 @@ struct Writer<'a> {
     g: &'a Generator,
     /// Rows and bytes at which each table's batch is sent.
     limits: [(usize, u64); 8],
+    /// The tables `bulk` covers.
+    bulk_tables: &'a [Table],
     bufs: Vec<Vec<RowMutation>>,
     cells: [u64; 8],
     bytes: [u64; 8],
@@ -267,7 +269,7 @@ impl Writer<'_> {
         if self.bufs[i].is_empty() {
             return Ok(());
         }
-        let bulk = self.bulk.filter(|b| b.covers(t.name()));
+        let bulk = self.bulk.filter(|_| self.bulk_tables.contains(&t));
         let written = match bulk {
             Some(b) => b
                 .add(t.name(), &self.bufs[i])
@@ -407,10 +409,14 @@ pub fn load_tallied(
             store: &counted,
             bulk: bulk.as_deref(),
             g,
-            limits: Table::ALL.map(|t| match &bulk {
-                Some(b) if b.covers(t.name()) => (opts.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1),
-                _ => (opts.batch.max(1), MAX_BATCH_BYTES),
+            limits: Table::ALL.map(|t| {
+                if bulk_tables.contains(&t) {
+                    (opts.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1)
+                } else {
+                    (opts.batch.max(1), MAX_BATCH_BYTES)
+                }
             }),
+            bulk_tables: &bulk_tables,
             bufs: vec![Vec::with_capacity(opts.batch.min(4096)); Table::ALL.len()],
             cells: [0; 8],
             bytes: [0; 8],

@@ -73,6 +73,21 @@ pub fn split_escaped(key: &[u8], at: usize, mut out: Option<&mut Vec<u8>>) -> us
     }
 }
 
+/// The index just past the escaped, terminated field starting at `at`, or `None` where
+/// the bytes hold none: for keys that may not be well formed, where `split_escaped` would
+/// panic.
+pub fn escaped_end(key: &[u8], at: usize) -> Option<usize> {
+    let mut i = at;
+    while i + 1 < key.len() {
+        match (key[i], key[i + 1]) {
+            (0, 1) => return Some(i + 2),
+            (0, _) => i += 2,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// The fjall key range of a scan's rows: `(lower, upper)` over encoded keys.
 pub fn scan_bounds(scan: &crate::store::Scan) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
     // Past every key of `row`: its encoded prefix with the terminator's last byte raised.

@@ -115,7 +115,7 @@ impl Rows {
             let Some(end) = key.iter().position(|&b| b == 0) else {
                 continue;
             };
-            if let Some(row_end) = escaped_end(&key, end + 1) {
+            if let Some(row_end) = cellkey::escaped_end(&key, end + 1) {
                 let table = String::from_utf8_lossy(&key[..end]);
                 set.insert(fingerprint(&table, &key[end + 1..row_end]));
             }
@@ -130,19 +130,6 @@ impl Rows {
     fn add(&self, table: &str, row: &[u8]) {
         self.0.write().expect("lock").insert(fingerprint(table, row));
     }
-}
-
-/// The end of an escaped, terminated field starting at `at`, if the key holds one.
-fn escaped_end(key: &[u8], at: usize) -> Option<usize> {
-    let mut i = at;
-    while i + 1 < key.len() {
-        match (key[i], key[i + 1]) {
-            (0, 1) => return Some(i + 2),
-            (0, _) => i += 2,
-            _ => i += 1,
-        }
-    }
-    None
 }
 
 /// The markers one batch reads and raises: the committed ones, and those raised earlier in

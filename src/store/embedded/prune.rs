@@ -9,6 +9,7 @@
 //! tables outside the compaction are not counted either, so a compaction may keep more
 //! than `VERSIONS`, never fewer.
 
+use super::cellkey;
 use fjall::compaction::filter::{CompactionFilter, Context, Factory, ItemAccessor, Verdict};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -55,19 +56,6 @@ struct Prune {
     last_removed: bool,
 }
 
-/// Where the family byte of a cell key is: just past the escaped row's `00 01`.
-fn family_at(key: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    while i + 1 < key.len() {
-        match (key[i], key[i + 1]) {
-            (0, 1) => return Some(i + 2),
-            (0, _) => i += 2,
-            _ => i += 1,
-        }
-    }
-    None
-}
-
 impl CompactionFilter for Prune {
     fn filter_item(
         &mut self,
@@ -88,7 +76,7 @@ impl CompactionFilter for Prune {
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
         self.last_removed = false;
-        let Some(family) = family_at(key).filter(|&f| f < key.len().saturating_sub(8)) else {
+        let Some(family) = cellkey::escaped_end(key, 0).filter(|&f| f < key.len().saturating_sub(8)) else {
             return Ok(Verdict::Keep);
         };
         let column = &key[..key.len() - 8];
@@ -127,10 +115,10 @@ mod tests {
 
     #[test]
     fn family_byte_follows_the_escaped_row() {
-        assert_eq!(family_at(&[b'a', 0, 1, 7]), Some(3));
-        assert_eq!(family_at(&[0, 0xFF, 0, 1, 7]), Some(4));
-        assert_eq!(family_at(&[0, 0xFF, 0]), None);
-        assert_eq!(family_at(&[]), None);
+        assert_eq!(cellkey::escaped_end(&[b'a', 0, 1, 7], 0), Some(3));
+        assert_eq!(cellkey::escaped_end(&[0, 0xFF, 0, 1, 7], 0), Some(4));
+        assert_eq!(cellkey::escaped_end(&[0, 0xFF, 0], 0), None);
+        assert_eq!(cellkey::escaped_end(&[], 0), None);
     }
 
     #[test]
