@@ -608,6 +608,7 @@ fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {
         scanner_lease: args.scanner_lease,
         max_scanners_per_connection: args.max_scanners_per_connection,
         metrics: metrics.as_ref().map(|(m, _)| m.clone()),
+        in_place: true,
     };
     let server = crate::serve::Server::start(store, &opts)?;
     // Tests and scripts read this line for the port.

@@ -18,6 +18,7 @@
 pub mod args;
 pub mod args2;
 pub mod eval;
+mod fast;
 pub mod filter;
 pub mod handler;
 #[cfg(test)]
@@ -63,6 +64,9 @@ pub struct Options {
     pub max_scanners_per_connection: usize,
     /// Where calls and connections are counted, when live metrics are served.
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Whether Thrift1 mutation calls in the binary protocol that have arrived whole are
+    /// read in place (`fast`); off, every call takes the bounded reader, as tests compare.
+    pub in_place: bool,
 }
 
 impl Default for Options {
@@ -78,6 +82,7 @@ impl Default for Options {
             scanner_lease: Duration::from_secs(60),
             max_scanners_per_connection: handler::DEFAULT_SCANNERS_PER_CONNECTION,
             metrics: None,
+            in_place: true,
         }
     }
 }
@@ -294,8 +299,29 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
         Api::Thrift1 => Box::new(HbaseSyncProcessor::new(handler.clone())),
         Api::Thrift2 => Box::new(THBaseServiceSyncProcessor::new(Thrift2(handler.clone()))),
     };
+    let in_place = opts.in_place && opts.api == Api::Thrift1 && opts.protocol == Protocol::Binary;
     let outcome = loop {
-        match processor.process(&mut input, output.as_mut()) {
+        let whole = match in_place {
+            true => whole_call(input.inner_mut()),
+            false => Ok(None),
+        };
+        let served = match whole {
+            Err(e) => Err(e),
+            Ok(Some((method, len))) => input.announce(method).and_then(|()| {
+                let bytes = &input.inner().unread()[..len];
+                let served = match fast::read(bytes, input.inner().limit()) {
+                    Some(call) => fast::reply(output.as_mut(), &call, handler.mutate_in_place(&call)),
+                    None => Err(wire::protocol_error(
+                        thrift::ProtocolErrorKind::InvalidData,
+                        "a call checked whole could not be read".into(),
+                    )),
+                };
+                input.inner_mut().consume(len);
+                served
+            }),
+            Ok(None) => processor.process(&mut input, output.as_mut()),
+        };
+        match served {
             Ok(()) => {
                 if let Some(why) = input.failed() {
                     break Err(format!("a request could not be read: {why}"));
@@ -325,6 +351,22 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
             eprintln!("tallrow serve: closing connection from {peer}: {e}")
         }
         _ => {}
+    }
+}
+
+/// A mutation call received whole, read in place: its method and length. One cut off by
+/// the buffer's end is completed first.
+fn whole_call(input: &mut wire::Input<Box<dyn wire::Source>>) -> thrift::Result<Option<(&'static str, usize)>> {
+    loop {
+        match fast::mutation_call(input.unread(), input.limit()) {
+            fast::Found::Whole(method, len) => return Ok(Some((method, len))),
+            fast::Found::Short if !input.unread().is_empty() => {
+                if !input.fill_more()? {
+                    return Ok(None);
+                }
+            }
+            _ => return Ok(None),
+        }
     }
 }
 

@@ -53,6 +53,30 @@ pub struct Input<R> {
     pending_bool: Option<bool>,
 }
 
+impl Input<Box<dyn super::Source>> {
+    /// The bytes received and not yet read. Between messages, a whole message found here
+    /// may be parsed in place and then [`Input::consume`]d instead of read.
+    pub fn unread(&self) -> &[u8] {
+        self.r.unread()
+    }
+
+    /// Takes `n` bytes of [`Input::unread`] off the input: only a whole message, between
+    /// messages, so that no read is left in the middle of one.
+    pub fn consume(&mut self, n: usize) {
+        self.r.consume(n);
+    }
+
+    /// Reads more after [`Input::unread`] (see [`super::Source::fill`]).
+    pub fn fill_more(&mut self) -> std::io::Result<bool> {
+        self.r.fill()
+    }
+
+    /// The largest message accepted, in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
 impl<R: Read> Input<R> {
     /// Reads `protocol` from `r`, each message at most `limit` bytes.
     pub fn new(r: R, protocol: Protocol, limit: usize) -> Self {
@@ -692,6 +716,19 @@ impl<P: TInputProtocol> Watched<P> {
     /// The protocol watched.
     pub fn inner(&self) -> &P {
         &self.inner
+    }
+
+    /// The protocol watched, to take a message parsed elsewhere off its input.
+    pub fn inner_mut(&mut self) -> &mut P {
+        &mut self.inner
+    }
+
+    /// Runs the call hook for a call whose header was read elsewhere.
+    pub fn announce(&mut self, method: &str) -> thrift::Result<()> {
+        match self.on_call.as_mut() {
+            Some(hook) => hook(method),
+            None => Ok(()),
+        }
     }
 }
 

@@ -71,6 +71,36 @@ impl<R: Read> Read for Buffered<R> {
     }
 }
 
+impl<R: Read + Send> super::Source for Buffered<R> {
+    fn unread(&self) -> &[u8] {
+        &self.buf[self.pos..self.end]
+    }
+
+    fn consume(&mut self, n: usize) {
+        assert!(n <= self.end - self.pos, "consumed more than was buffered");
+        self.pos += n;
+    }
+
+    fn fill(&mut self) -> io::Result<bool> {
+        let kept = self.end - self.pos;
+        if kept == self.buf.len() {
+            if kept >= LARGEST {
+                return Ok(false);
+            }
+            self.buf.resize((kept * 2).clamp(SMALLEST, LARGEST), 0);
+        }
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.pos = 0;
+        self.end = kept;
+        let n = self.inner.read(&mut self.buf[kept..])?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        self.end += n;
+        Ok(true)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +144,30 @@ mod tests {
         read(&mut b, 5_000);
         assert_eq!(b.capacity(), SMALLEST, "shrunk back");
         assert_eq!(got, data[..got.len()]);
+    }
+
+    #[test]
+    fn a_fill_keeps_what_was_unread_and_grows_a_full_buffer() {
+        use crate::wire::Source;
+        let data: Vec<u8> = (0..40_000u32).map(|i| (i % 253) as u8).collect();
+        let mut b = Buffered::new(Chunks {
+            data: &data,
+            chunk: 5_000,
+        });
+        let mut first = [0u8; 10];
+        b.read_exact(&mut first).unwrap();
+        assert_eq!(b.unread(), &data[10..5_000]);
+        assert!(b.fill().unwrap());
+        assert_eq!(b.unread(), &data[10..8_202], "kept, then filled to the buffer's end");
+        assert_eq!(b.capacity(), 8 << 10);
+        assert!(b.fill().unwrap());
+        assert_eq!(b.capacity(), 16 << 10, "a full buffer doubles");
+        assert_eq!(b.unread(), &data[10..13_202]);
+        b.consume(13_192);
+        let mut rest = Vec::new();
+        b.read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, data[13_202..]);
+        assert!(b.fill().is_err(), "the end of the input");
     }
 
     #[test]

@@ -47,6 +47,9 @@ impl<R: Read> Read for FramedReader<R> {
     }
 }
 
+/// Frames are read through; their bytes are never parsed in place.
+impl<R: Read + Send> super::Source for FramedReader<R> {}
+
 /// Collects one message's bytes and sends them at `flush`, framed or not, in one write.
 pub struct Outbox<W: Write> {
     inner: W,

@@ -104,22 +104,39 @@ impl Write for Held {
     }
 }
 
-/// A connection's reading half that first sends what `held` holds, since the peer may be
-/// waiting for those replies before it sends more.
+/// A connection's reading half that sends what `held` holds before it would wait for the
+/// peer, since the peer may be waiting for those replies before it sends more. Bytes that
+/// have already arrived are read first, without waiting: the replies (and the writes they
+/// acknowledge, committed on the way out) then cover all of them at once.
 pub struct SendBeforeRead {
     stream: std::net::TcpStream,
     held: Held,
 }
 
 impl SendBeforeRead {
-    /// Reads `stream`, releasing `held` before each read.
+    /// Reads `stream`, releasing `held` before each read that would wait.
     pub fn new(stream: std::net::TcpStream, held: Held) -> Self {
         SendBeforeRead { stream, held }
+    }
+
+    /// What has arrived, without waiting; `None` when nothing has.
+    fn arrived(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        self.stream.set_nonblocking(true)?;
+        let got = self.stream.read(buf);
+        self.stream.set_nonblocking(false)?;
+        match got {
+            Ok(n) => Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 }
 
 impl Read for SendBeforeRead {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(n) = self.arrived(buf)? {
+            return Ok(n);
+        }
         self.held.send()?;
         self.stream.read(buf)
     }

@@ -4,25 +4,29 @@
 //! The `thrift` crate's own input protocols allocate whatever length a string, list or frame
 //! header claims, so one hostile 5-byte message could ask for gigabytes. The readers here
 //! check every claimed length against what is left of the message's byte budget before they
-//! allocate, and never panic on malformed input. Output goes through the crate's protocols.
+//! allocate, and never panic on malformed input. Output goes through the crate's compact
+//! protocol, or through [`binary`], which writes what the crate's binary protocol writes.
 //!
 //! - [`framed`]: frames in and out (`FramedReader`, `Outbox`);
+//! - [`binary`]: the binary output protocol, a buffer per message (`BinaryOutput`);
 //! - [`bounded`]: the bounded input protocols (`Input`, `Watched`);
 //! - [`buffered`]: a connection's reading buffer, grown and shrunk with the traffic;
 //! - [`held`]: outgoing messages held and sent in one write (`Held`, `SendBeforeRead`).
 
+pub mod binary;
 pub mod bounded;
 pub mod buffered;
 pub mod framed;
 pub mod held;
 
+pub use binary::BinaryOutput;
 pub use bounded::{Arg, ArgDefaults, Input, Watched};
 pub use buffered::Buffered;
 pub use framed::{FramedReader, Outbox};
 pub use held::{Held, SendBeforeRead};
 
 use std::io::{Read, Write};
-use thrift::protocol::{TBinaryOutputProtocol, TCompactOutputProtocol, TOutputProtocol};
+use thrift::protocol::{TCompactOutputProtocol, TOutputProtocol};
 use thrift::{ProtocolError, ProtocolErrorKind};
 
 /// The default limit on one message (framed or not): large batches fit, hostile lengths do not.
@@ -125,7 +129,7 @@ impl std::fmt::Display for Protocol {
     }
 }
 
-fn protocol_error(kind: ProtocolErrorKind, message: String) -> thrift::Error {
+pub(crate) fn protocol_error(kind: ProtocolErrorKind, message: String) -> thrift::Error {
     thrift::Error::Protocol(ProtocolError { kind, message })
 }
 
@@ -165,8 +169,29 @@ pub fn answer_failed_call(
 /// An output protocol of either kind over `w`.
 pub fn output<W: Write + Send + 'static>(w: W, protocol: Protocol) -> Box<dyn TOutputProtocol + Send> {
     match protocol {
-        Protocol::Binary => Box::new(TBinaryOutputProtocol::new(w, true)),
+        Protocol::Binary => Box::new(BinaryOutput::new(w)),
         Protocol::Compact => Box::new(TCompactOutputProtocol::new(w)),
+    }
+}
+
+/// A connection's reading side whose received bytes can be looked at before they are
+/// read, so that a whole message already buffered can be parsed in place.
+pub trait Source: Read + Send {
+    /// Bytes received and not yet read; empty where the reader cannot show them (framed).
+    fn unread(&self) -> &[u8] {
+        &[]
+    }
+
+    /// Marks the first `n` bytes of [`Source::unread`] read.
+    fn consume(&mut self, n: usize) {
+        debug_assert_eq!(n, 0, "nothing to consume");
+    }
+
+    /// Reads more bytes after [`Source::unread`], keeping them, so that a message cut off
+    /// by the buffer's end can be completed in place. `false` where it cannot (framed, or
+    /// the buffer is full at its largest).
+    fn fill(&mut self) -> std::io::Result<bool> {
+        Ok(false)
     }
 }
 
@@ -176,8 +201,8 @@ pub fn input<R: Read + Send + 'static>(
     transport: Transport,
     protocol: Protocol,
     limit: usize,
-) -> Input<Box<dyn Read + Send>> {
-    let r: Box<dyn Read + Send> = match transport {
+) -> Input<Box<dyn Source>> {
+    let r: Box<dyn Source> = match transport {
         Transport::Buffered => Box::new(Buffered::new(r)),
         Transport::Framed => Box::new(FramedReader::new(Buffered::new(r), limit)),
     };
@@ -187,7 +212,7 @@ pub fn input<R: Read + Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use thrift::protocol::{TInputProtocol, TMessageIdentifier, TMessageType, TSerializable};
+    use thrift::protocol::{TBinaryOutputProtocol, TInputProtocol, TMessageIdentifier, TMessageType, TSerializable};
 
     fn encode(protocol: Protocol, write: impl FnOnce(&mut dyn TOutputProtocol)) -> Vec<u8> {
         let mut buf = Vec::new();

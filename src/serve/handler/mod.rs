@@ -405,9 +405,28 @@ impl Handler {
     }
 
     /// Applies a mutation call now, or defers it for a connection after validating it.
-    fn mutate_rows(&self, table: &[u8], batches: Vec<BatchMutation>, timestamp: i64, rows_call: Option<&str>) -> R<()> {
+    fn mutate_rows<C: AsRef<[u8]>, M: IntoIterator<Item = writes::ThriftMutation<C>>>(
+        &self,
+        table: &[u8],
+        batches: impl IntoIterator<Item = (Vec<u8>, M)>,
+        timestamp: i64,
+        rows_call: Option<&str>,
+    ) -> R<()> {
         let (desc, rows) = self.state.mutation_call(table, batches, timestamp, rows_call)?;
         self.write_rows(&desc, rows)
+    }
+
+    /// Serves a Thrift1 mutation call read in place, as its generated handler method would.
+    pub fn mutate_in_place(&self, call: &super::fast::Call) -> R<()> {
+        let rows_call = matches!(call.method, "mutateRows" | "mutateRowsTs").then_some(call.method);
+        let rows = call.rows.iter().map(|(row, range)| {
+            let mutations = call.mutations[range.clone()].iter();
+            (
+                row.to_vec(),
+                mutations.map(|&(delete, column, value)| (delete, column, value.to_vec())),
+            )
+        });
+        self.mutate_rows(call.table, rows, call.timestamp, rows_call)
     }
 
     /// Applies rows now, or defers them for a connection after validating them.

@@ -250,7 +250,7 @@ impl HbaseSyncHandler for Handler {
         mutations: Vec<Mutation>,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
-        self.mutate_rows(&table_name, vec![BatchMutation::new(row, mutations)], LATEST, None)
+        self.mutate_rows(&table_name, [(row, writes::owned_mutations(mutations))], LATEST, None)
     }
 
     fn handle_mutate_row_ts(
@@ -261,7 +261,12 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
-        self.mutate_rows(&table_name, vec![BatchMutation::new(row, mutations)], timestamp, None)
+        self.mutate_rows(
+            &table_name,
+            [(row, writes::owned_mutations(mutations))],
+            timestamp,
+            None,
+        )
     }
 
     fn handle_mutate_rows(
@@ -270,7 +275,12 @@ impl HbaseSyncHandler for Handler {
         row_batches: Vec<BatchMutation>,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
-        self.mutate_rows(&table_name, row_batches, LATEST, Some("mutateRows"))
+        self.mutate_rows(
+            &table_name,
+            row_batches.into_iter().map(writes::owned_batch),
+            LATEST,
+            Some("mutateRows"),
+        )
     }
 
     fn handle_mutate_rows_ts(
@@ -280,7 +290,12 @@ impl HbaseSyncHandler for Handler {
         timestamp: i64,
         _attributes: BTreeMap<Text, Text>,
     ) -> R<()> {
-        self.mutate_rows(&table_name, row_batches, timestamp, Some("mutateRowsTs"))
+        self.mutate_rows(
+            &table_name,
+            row_batches.into_iter().map(writes::owned_batch),
+            timestamp,
+            Some("mutateRowsTs"),
+        )
     }
 
     fn handle_atomic_increment(&self, table_name: Text, row: Text, column: Text, value: i64) -> R<i64> {

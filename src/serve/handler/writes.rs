@@ -3,6 +3,29 @@
 
 use super::*;
 
+/// A Thrift1 `Mutation` as the handler reads it: `isDelete`, the column (owned or borrowed
+/// from the request) and the value.
+pub(super) type ThriftMutation<C> = (bool, C, Vec<u8>);
+
+/// A generated `BatchMutation` as [`State::mutation_call`] takes it.
+pub(super) fn owned_batch(b: BatchMutation) -> (Vec<u8>, impl Iterator<Item = ThriftMutation<Vec<u8>>>) {
+    (
+        b.row.unwrap_or_default(),
+        owned_mutations(b.mutations.unwrap_or_default()),
+    )
+}
+
+/// Generated `Mutation`s as [`State::batch`] takes them, absent fields as their defaults.
+pub(super) fn owned_mutations(mutations: Vec<Mutation>) -> impl Iterator<Item = ThriftMutation<Vec<u8>>> {
+    mutations.into_iter().map(|m| {
+        (
+            m.is_delete.unwrap_or(false),
+            m.column.unwrap_or_default(),
+            m.value.unwrap_or_default(),
+        )
+    })
+}
+
 impl State {
     /// Applies row mutations under shared stripe locks.
     pub(super) fn apply(&self, table: &str, rows: &[RowMutation]) -> R<()> {
@@ -16,9 +39,9 @@ impl State {
     /// A Thrift row batch as store mutations: puts first, then deletes, as HBase applies them.
     /// `rows_call` names a mutateRows(Ts) call, where HBase refuses a put that names only a
     /// family; mutateRow(Ts) skips it.
-    pub(super) fn batch(
+    pub(super) fn batch<C: AsRef<[u8]>>(
         row: Vec<u8>,
-        mutations: Vec<Mutation>,
+        mutations: impl IntoIterator<Item = ThriftMutation<C>>,
         timestamp: i64,
         rows_call: Option<&str>,
     ) -> R<RowMutation> {
@@ -28,13 +51,13 @@ impl State {
         let ts = (timestamp != LATEST).then_some(timestamp);
         let mut puts = Vec::new();
         let mut deletes = Vec::new();
-        for m in mutations {
-            let column = m.column.unwrap_or_default();
-            if m.is_delete.unwrap_or(false) {
-                deletes.push(delete_of(&column, ts)?);
+        for (is_delete, column, value) in mutations {
+            let column = column.as_ref();
+            if is_delete {
+                deletes.push(delete_of(column, ts)?);
             } else {
                 // HBase logs and skips a put that names only a family in mutateRow(Ts).
-                let (family, Some(qualifier)) = parse_column(&column)? else {
+                let (family, Some(qualifier)) = parse_column(column)? else {
                     match rows_call {
                         Some(_) => return Err(illegal("Invalid famAndQf provided.")),
                         None => continue,
@@ -44,7 +67,7 @@ impl State {
                     family,
                     qualifier,
                     timestamp: ts,
-                    value: m.value.unwrap_or_default(),
+                    value,
                 });
             }
         }
@@ -56,23 +79,16 @@ impl State {
     /// mutateRows(Ts) (`rows_call`) builds its rows before it looks at the table, outside the
     /// handler's error mapping: a bad row there reaches HBase's Thrift processor as an
     /// unchecked exception, an internal error without detail.
-    pub(super) fn mutation_call(
+    pub(super) fn mutation_call<C: AsRef<[u8]>, M: IntoIterator<Item = ThriftMutation<C>>>(
         &self,
         table: &[u8],
-        batches: Vec<BatchMutation>,
+        batches: impl IntoIterator<Item = (Vec<u8>, M)>,
         timestamp: i64,
         rows_call: Option<&str>,
     ) -> R<(Arc<TableDescriptor>, Vec<RowMutation>)> {
         let rows = batches
             .into_iter()
-            .map(|b| {
-                Self::batch(
-                    b.row.unwrap_or_default(),
-                    b.mutations.unwrap_or_default(),
-                    timestamp,
-                    rows_call,
-                )
-            })
+            .map(|(row, mutations)| Self::batch(row, mutations, timestamp, rows_call))
             .collect::<R<Vec<_>>>()
             .map_err(|e| match (rows_call, e) {
                 (Some(name), thrift::Error::User(u)) if u.downcast_ref::<IllegalArgument>().is_some() => {

@@ -4,7 +4,7 @@
 
 use super::*;
 
-pub(super) type ThriftClient = HbaseSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
+pub(super) type ThriftClient = HbaseSyncClient<wire::Input<Box<dyn wire::Source>>, Box<dyn TOutputProtocol + Send>>;
 
 /// A connection: the generated client of its service, and the hold on its outgoing bytes
 /// that lets a pipeline send a whole window in one write.
@@ -140,7 +140,7 @@ impl Descriptors {
 
 /// A connection's reading protocol, writing protocol and the hold on its outgoing bytes.
 pub(super) type Connection = (
-    wire::Input<Box<dyn Read + Send>>,
+    wire::Input<Box<dyn wire::Source>>,
     Box<dyn TOutputProtocol + Send>,
     wire::Held,
 );

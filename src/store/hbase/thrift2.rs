@@ -17,7 +17,7 @@ use crate::idl::thrift2::{
 };
 use thrift::protocol::TSerializable;
 
-type ThriftClient2 = THBaseServiceSyncClient<wire::Input<Box<dyn Read + Send>>, Box<dyn TOutputProtocol + Send>>;
+type ThriftClient2 = THBaseServiceSyncClient<wire::Input<Box<dyn wire::Source>>, Box<dyn TOutputProtocol + Send>>;
 
 /// A Thrift2 connection.
 type Client2 = Connected<ThriftClient2>;
