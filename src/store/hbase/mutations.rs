@@ -55,20 +55,17 @@ pub(super) fn without_overwritten(rows: &[RowMutation]) -> Option<Vec<RowMutatio
     Some(out)
 }
 
-/// A cheap screen for `without_overwritten`, run on every batch: one put can overwrite
-/// another only when a row has two entries in the batch or one entry puts a cell twice.
+/// Whether any two puts of the batch name the same cell, run on every batch: only then does
+/// `without_overwritten` copy it. Borrowed cell ids in a set with a fast hash cost no
+/// allocation per cell, where copying the batch would cost several.
 pub(super) fn may_overwrite(rows: &[RowMutation]) -> bool {
-    let mut keys: HashSet<&[u8]> = HashSet::with_capacity(rows.len());
-    let mut cells: Vec<CellId> = Vec::new();
-    rows.iter().any(|r| {
-        if !keys.insert(&r.row) {
-            return true;
-        }
-        cells.clear();
-        cells.extend(r.mutations.iter().filter_map(|m| put_cell(&r.row, m)));
-        cells.sort_unstable();
-        cells.windows(2).any(|w| w[0] == w[1])
-    })
+    let cells = rows.iter().map(|r| r.mutations.len()).sum();
+    let mut seen: rustc_hash::FxHashSet<CellId> =
+        rustc_hash::FxHashSet::with_capacity_and_hasher(cells, Default::default());
+    !rows
+        .iter()
+        .flat_map(|r| r.mutations.iter().filter_map(|m| put_cell(&r.row, m)))
+        .all(|cell| seen.insert(cell))
 }
 
 /// Splits a row's mutations into steps that Thrift1 applies as the store would: one
