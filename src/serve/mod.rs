@@ -273,7 +273,10 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
     held.hold(true);
     let mut input = wire::Watched::new(
         wire::input(
-            wire::SendBeforeRead::new(reader, held.clone()),
+            wire::SendBeforeRead::new(reader, held.clone()).gathering({
+                let handler = handler.clone();
+                move || handler.has_deferred()
+            }),
             opts.transport,
             opts.protocol,
             opts.max_message,

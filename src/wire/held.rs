@@ -105,18 +105,33 @@ impl Write for Held {
 }
 
 /// A connection's reading half that sends what `held` holds before it would wait for the
-/// peer, since the peer may be waiting for those replies before it sends more. Bytes that
-/// have already arrived are read first, without waiting: the replies (and the writes they
-/// acknowledge, committed on the way out) then cover all of them at once.
+/// peer, since the peer may be waiting for those replies before it sends more. While
+/// `gather` says so (a server with writes waiting for their commit), bytes that have
+/// already arrived are read first, without waiting: the replies, and the commit on their
+/// way out, then cover all of them. Otherwise the replies go at once, without the two
+/// extra system calls that looking costs.
 pub struct SendBeforeRead {
     stream: std::net::TcpStream,
     held: Held,
+    gather: Box<dyn Fn() -> bool + Send>,
 }
 
 impl SendBeforeRead {
     /// Reads `stream`, releasing `held` before each read that would wait.
     pub fn new(stream: std::net::TcpStream, held: Held) -> Self {
-        SendBeforeRead { stream, held }
+        SendBeforeRead {
+            stream,
+            held,
+            gather: Box::new(|| false),
+        }
+    }
+
+    /// Reads what has arrived before sending while `gather` returns true.
+    pub fn gathering(self, gather: impl Fn() -> bool + Send + 'static) -> Self {
+        SendBeforeRead {
+            gather: Box::new(gather),
+            ..self
+        }
     }
 
     /// What has arrived, without waiting; `None` when nothing has.
@@ -134,10 +149,67 @@ impl SendBeforeRead {
 
 impl Read for SendBeforeRead {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(n) = self.arrived(buf)? {
+        if (self.gather)()
+            && let Some(n) = self.arrived(buf)?
+        {
             return Ok(n);
         }
         self.held.send()?;
         self.stream.read(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    /// A server's reading half over a fresh connection, a reply held, the client, and a
+    /// count of sends.
+    fn connection(gather: bool) -> (SendBeforeRead, TcpStream, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        server.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let sends = Arc::new(AtomicUsize::new(0));
+        let counted = sends.clone();
+        let mut held = Held::new(server.try_clone().unwrap()).before_send(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        });
+        held.hold(true);
+        held.write_all(b"reply").unwrap();
+        held.flush().unwrap();
+        let reader = SendBeforeRead::new(server.try_clone().unwrap(), held).gathering(move || gather);
+        // The client's three bytes, arrived before the reads under test.
+        (&client).write_all(b"abc").unwrap();
+        let mut peeked = [0u8; 3];
+        while server.peek(&mut peeked).unwrap() < 3 {}
+        (reader, client, sends)
+    }
+
+    #[test]
+    fn gathering_reads_what_has_arrived_before_it_sends() {
+        let (mut reader, mut client, sends) = connection(true);
+        let mut buf = [0u8; 16];
+        assert_eq!(reader.read(&mut buf).unwrap(), 3);
+        assert_eq!(sends.load(Ordering::SeqCst), 0, "held while bytes had arrived");
+        // Nothing more has arrived: the reply goes before the read waits.
+        assert!(reader.read(&mut buf).is_err(), "the read waits, then times out");
+        assert_eq!(sends.load(Ordering::SeqCst), 1);
+        let mut reply = [0u8; 5];
+        client.read_exact(&mut reply).unwrap();
+        assert_eq!(&reply, b"reply");
+    }
+
+    #[test]
+    fn without_gathering_the_reply_goes_before_any_read() {
+        let (mut reader, _client, sends) = connection(false);
+        let mut buf = [0u8; 16];
+        assert_eq!(reader.read(&mut buf).unwrap(), 3);
+        assert_eq!(sends.load(Ordering::SeqCst), 1);
     }
 }

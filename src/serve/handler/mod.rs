@@ -388,6 +388,13 @@ impl Handler {
         }
     }
 
+    /// Whether mutations wait for the connection's next commit.
+    pub fn has_deferred(&self) -> bool {
+        self.deferred
+            .as_ref()
+            .is_some_and(|d| !d.lock().expect("lock").runs.is_empty())
+    }
+
     /// Applies the deferred mutations, in the order their calls came.
     pub fn commit(&self) -> R<()> {
         let Some(deferred) = &self.deferred else {
