@@ -546,39 +546,29 @@ mod tests {
 
     #[test]
     fn empty_structs_past_the_allowance_are_left_to_the_bounded_reader() {
-        let n = 200;
         let empty = || Mutation {
             is_delete: None,
             column: None,
             value: None,
             write_to_w_a_l: None,
         };
-        let m = list((0..n).map(|_| empty()).collect());
-        let call = message(
-            "mutateRowTs",
-            TMessageType::Call,
-            &[
-                (1, TType::String, &text(b"t")),
-                (2, TType::String, &text(b"r")),
-                (3, TType::List, &m),
-                (4, TType::I64, &|o| o.write_i64(1)),
-                (5, TType::Map, &no_attributes),
-            ],
-        );
+        let row_ts = |mutations: usize| {
+            let m = list((0..mutations).map(|_| empty()).collect());
+            message(
+                "mutateRowTs",
+                TMessageType::Call,
+                &[
+                    (1, TType::String, &text(b"t")),
+                    (2, TType::String, &text(b"r")),
+                    (3, TType::List, &m),
+                    (4, TType::I64, &|o| o.write_i64(1)),
+                    (5, TType::Map, &no_attributes),
+                ],
+            )
+        };
         // One byte per Mutation: more structs than one per STRUCT_BYTES.
-        assert_eq!(mutation_call(&call, 1 << 20), Found::Other);
-        let fewer = list((0..STRUCT_ALLOWANCE - 2).map(|_| empty()).collect());
-        let call = message(
-            "mutateRowTs",
-            TMessageType::Call,
-            &[
-                (1, TType::String, &text(b"t")),
-                (2, TType::String, &text(b"r")),
-                (3, TType::List, &fewer),
-                (4, TType::I64, &|o| o.write_i64(1)),
-                (5, TType::Map, &no_attributes),
-            ],
-        );
+        assert_eq!(mutation_call(&row_ts(200), 1 << 20), Found::Other);
+        let call = row_ts(STRUCT_ALLOWANCE - 2);
         let read = read(&call, 1 << 20).unwrap();
         assert!(read.mutations.iter().all(|m| *m == (false, &b""[..], &b""[..])));
         assert_eq!(read.mutations.len(), STRUCT_ALLOWANCE - 2);

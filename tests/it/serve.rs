@@ -980,112 +980,51 @@ fn mutation_calls_read_in_place_answer_and_store_as_the_bounded_reader() {
     };
     use Arg::*;
     let batch = |row: &str, m: Vec<TMutation>| BatchMutation::new(row.as_bytes().to_vec(), m);
-    call(
-        "mutateRowsTs",
+    let rows_ts = |table, batches, ts| {
+        (
+            "mutateRowsTs",
+            vec![Text(table), Batches(batches), I64(ts), NoAttributes],
+        )
+    };
+    let row_ts = |table, row, m, ts| {
+        (
+            "mutateRowTs",
+            vec![Text(table), Text(row), Mutations(m), I64(ts), NoAttributes],
+        )
+    };
+    let mut call = |(name, args): (&str, Vec<Arg>)| call(name, args);
+    call(rows_ts(
+        "t",
         vec![
-            Text("t"),
-            Batches(vec![
-                batch("r1", vec![put("f:a", "1"), put("f:b", "2"), put("f:a", "3")]),
-                batch("r2", vec![put("f:a", "x"), delete("f")]),
-                batch("r1", vec![delete("f:b")]),
-            ]),
-            I64(5),
-            NoAttributes,
+            batch("r1", vec![put("f:a", "1"), put("f:b", "2"), put("f:a", "3")]),
+            batch("r2", vec![put("f:a", "x"), delete("f")]),
+            batch("r1", vec![delete("f:b")]),
         ],
-    );
-    call(
-        "mutateRows",
-        vec![
-            Text("t"),
-            Batches(vec![batch("r3", vec![put("f:c", "now")])]),
-            NoAttributes,
-        ],
-    );
-    call(
-        "mutateRow",
-        vec![
-            Text("t"),
-            Text("r4"),
-            Mutations(vec![put("f", "skipped"), put("f:d", "4")]),
-            NoAttributes,
-        ],
-    );
-    call(
-        "mutateRowTs",
-        vec![
-            Text("t"),
-            Text("r5"),
-            Mutations(vec![put("f:e", "5"), delete("f:e"), put("f:", "empty")]),
-            I64(9),
-            NoAttributes,
-        ],
-    );
+        5,
+    ));
+    let r3 = vec![batch("r3", vec![put("f:c", "now")])];
+    call(("mutateRows", vec![Text("t"), Batches(r3), NoAttributes]));
+    let r4 = vec![put("f", "skipped"), put("f:d", "4")];
+    call(("mutateRow", vec![Text("t"), Text("r4"), Mutations(r4), NoAttributes]));
+    call(row_ts(
+        "t",
+        "r5",
+        vec![put("f:e", "5"), delete("f:e"), put("f:", "empty")],
+        9,
+    ));
     // Refused: an empty row, a family-only put in a rows call, an unknown table and
     // family, a column HBase cannot parse.
-    call(
-        "mutateRowsTs",
-        vec![
-            Text("t"),
-            Batches(vec![batch("", vec![put("f:a", "1")])]),
-            I64(1),
-            NoAttributes,
-        ],
-    );
-    call(
-        "mutateRowTs",
-        vec![
-            Text("t"),
-            Text(""),
-            Mutations(vec![put("f:a", "1")]),
-            I64(1),
-            NoAttributes,
-        ],
-    );
-    call(
-        "mutateRowsTs",
-        vec![
-            Text("t"),
-            Batches(vec![batch("r6", vec![put("f", "1")])]),
-            I64(1),
-            NoAttributes,
-        ],
-    );
-    call(
-        "mutateRowTs",
-        vec![
-            Text("nope"),
-            Text("r7"),
-            Mutations(vec![put("f:a", "1")]),
-            I64(1),
-            NoAttributes,
-        ],
-    );
-    call(
-        "mutateRowsTs",
-        vec![
-            Text("t"),
-            Batches(vec![batch("r8", vec![put("g:a", "1")])]),
-            I64(1),
-            NoAttributes,
-        ],
-    );
-    call(
-        "mutateRowTs",
-        vec![
-            Text("t"),
-            Text("r9"),
-            Mutations(vec![put(":a", "1")]),
-            I64(1),
-            NoAttributes,
-        ],
-    );
+    call(rows_ts("t", vec![batch("", vec![put("f:a", "1")])], 1));
+    call(row_ts("t", "", vec![put("f:a", "1")], 1));
+    call(rows_ts("t", vec![batch("r6", vec![put("f", "1")])], 1));
+    call(row_ts("nope", "r7", vec![put("f:a", "1")], 1));
+    call(rows_ts("t", vec![batch("r8", vec![put("g:a", "1")])], 1));
+    call(row_ts("t", "r9", vec![put(":a", "1")], 1));
     // Attributes left out: the bounded reader fills them in on both servers.
-    call(
-        "mutateRowTs",
-        vec![Text("t"), Text("r10"), Mutations(vec![put("f:a", "10")]), I64(10)],
-    );
+    let r10 = vec![put("f:a", "10")];
+    call(("mutateRowTs", vec![Text("t"), Text("r10"), Mutations(r10), I64(10)]));
     // A read after the writes on the same connection.
-    call("getRowTs", vec![Text("t"), Text("r1"), I64(6), NoAttributes]);
+    call(("getRowTs", vec![Text("t"), Text("r1"), I64(6), NoAttributes]));
     let calls = calls;
     assert!(stream.len() < 8 << 10, "the calls arrive in the server's first read");
 
