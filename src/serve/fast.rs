@@ -573,4 +573,33 @@ mod tests {
         assert!(read.mutations.iter().all(|m| *m == (false, &b""[..], &b""[..])));
         assert_eq!(read.mutations.len(), STRUCT_ALLOWANCE - 2);
     }
+
+    proptest::proptest! {
+        /// Damaged calls (bytes changed, cut or added anywhere) never panic the check, and
+        /// what it takes as whole, `read` reads from those bytes alone, as the same method.
+        #[test]
+        fn damaged_calls_are_taken_whole_only_when_they_read_whole(
+            edits in proptest::collection::vec((0usize..400, 0u8..=255, 0u8..3), 1..6),
+            cut in 0usize..400,
+        ) {
+            let mut bytes = rows_ts();
+            for (at, byte, kind) in edits {
+                let at = at % (bytes.len() + 1);
+                match kind {
+                    0 if at < bytes.len() => bytes[at] = byte,
+                    1 => bytes.insert(at, byte),
+                    _ if at < bytes.len() => { bytes.remove(at); }
+                    _ => {}
+                }
+            }
+            bytes.truncate(bytes.len().saturating_sub(cut % 8));
+            if let Found::Whole(method, len) = mutation_call(&bytes, 1 << 20) {
+                let call = read(&bytes[..len], 1 << 20);
+                proptest::prop_assert!(call.is_some());
+                let call = call.unwrap();
+                proptest::prop_assert_eq!(call.method, method);
+                proptest::prop_assert!(call.rows.iter().all(|(_, r)| r.end <= call.mutations.len()));
+            }
+        }
+    }
 }
