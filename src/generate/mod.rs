@@ -284,11 +284,18 @@ impl Generator {
             let delay = s.exponential(9, a.delay_hours * 3_600_000.0) as i64;
             let stamp = post_stamp.saturating_add(delay).min(end - 1);
             let verb = &a.verbs[s.below(10, a.verbs.len() as u64) as usize];
+            // `{verb} {author}@{post_stamp}`, without the formatting machinery (per action).
+            let mut name = Vec::with_capacity(verb.len() + 26);
+            name.extend_from_slice(verb.as_bytes());
+            name.push(b' ');
+            crate::keys::push_decimal(author, &mut name);
+            name.push(b'@');
+            crate::keys::push_decimal(post_stamp, &mut name);
             out.push(Action {
                 userid: uid as i32,
                 stamp,
                 actionid: j as i32,
-                name: format!("{verb} {author}@{post_stamp}"),
+                name: String::from_utf8(name).expect("a UTF-8 verb and ASCII digits"),
             });
         }
     }

@@ -270,20 +270,73 @@ pub fn get_i64(key: &[u8], at: usize) -> i64 {
 pub fn push_padded19(value: i64, out: &mut Vec<u8>) {
     debug_assert!(value >= 0);
     let mut buf = [b'0'; 19];
-    let mut v = value as u64;
-    let mut i = 19;
-    while v > 0 {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-    }
+    write_digits(value as u64, &mut buf);
     out.extend_from_slice(&buf);
 }
 
-/// Writes a decimal number.
-pub fn push_decimal(value: impl std::fmt::Display, out: &mut Vec<u8>) {
-    use std::io::Write as _;
-    write!(out, "{value}").expect("writing to a Vec cannot fail");
+/// `"00" ..= "99"`: keys are built for every generated row, two digits per division.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes `v`'s decimal digits at the end of `buf` and returns where they start.
+fn write_digits(mut v: u64, buf: &mut [u8]) -> usize {
+    let mut i = buf.len();
+    while v >= 100 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if v >= 10 {
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[v as usize * 2..v as usize * 2 + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + v as u8;
+    }
+    i
+}
+
+/// An integer that [`push_decimal`] writes.
+pub trait Decimal: Copy {
+    /// Its sign, and its magnitude.
+    fn parts(self) -> (bool, u64);
+}
+
+macro_rules! decimal {
+    ($($t:ty),*) => {$(
+        impl Decimal for $t {
+            fn parts(self) -> (bool, u64) {
+                (self < 0, self.unsigned_abs() as u64)
+            }
+        }
+    )*};
+}
+decimal!(i32, i64, isize);
+
+macro_rules! unsigned {
+    ($($t:ty),*) => {$(
+        impl Decimal for $t {
+            fn parts(self) -> (bool, u64) {
+                (false, self as u64)
+            }
+        }
+    )*};
+}
+unsigned!(u32, u64, usize);
+
+/// Writes a decimal number, as `Display` does.
+pub fn push_decimal(value: impl Decimal, out: &mut Vec<u8>) {
+    let (negative, magnitude) = value.parts();
+    if negative {
+        out.push(b'-');
+    }
+    let mut buf = [0u8; 20];
+    let at = write_digits(magnitude, &mut buf);
+    out.extend_from_slice(&buf[at..]);
 }
 
 /// The smallest key greater than every key that starts with `prefix`; empty (no upper bound)
@@ -412,6 +465,64 @@ mod tests {
         push_padded19(0, &mut out);
         push_padded19(MAX, &mut out);
         assert_eq!(out, b"00000000000000000009223372036854775807");
+    }
+
+    #[test]
+    fn decimals_are_what_display_writes() {
+        let mut cases: Vec<i64> = vec![
+            0,
+            1,
+            9,
+            10,
+            11,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            i64::MAX,
+            i64::MIN,
+            -1,
+            -10,
+            -100,
+        ];
+        cases.extend((1..19).map(|p| 10i64.pow(p) - 1));
+        cases.extend((1..19).map(|p| 10i64.pow(p)));
+        cases.extend((1..19).map(|p| -(10i64.pow(p))));
+        for v in cases {
+            let mut out = Vec::new();
+            push_decimal(v, &mut out);
+            assert_eq!(out, v.to_string().as_bytes());
+            if v >= 0 {
+                out.clear();
+                push_padded19(v, &mut out);
+                assert_eq!(out, format!("{v:019}").as_bytes());
+            }
+        }
+        for v in [0u64, 7, 42, u64::MAX, u64::MAX / 10] {
+            let mut out = Vec::new();
+            push_decimal(v, &mut out);
+            assert_eq!(out, v.to_string().as_bytes());
+        }
+        for v in [i32::MIN, i32::MAX, -5, 0, 123_456] {
+            let mut out = Vec::new();
+            push_decimal(v, &mut out);
+            assert_eq!(out, v.to_string().as_bytes());
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_integer_is_written_as_display_writes(v: i64, u: u64, w: i32) {
+            let mut out = Vec::new();
+            push_decimal(v, &mut out);
+            push_decimal(u, &mut out);
+            push_decimal(w, &mut out);
+            proptest::prop_assert_eq!(out, format!("{v}{u}{w}").into_bytes());
+            let mut padded = Vec::new();
+            push_padded19(v.saturating_abs(), &mut padded);
+            proptest::prop_assert_eq!(padded, format!("{:019}", v.saturating_abs()).into_bytes());
+        }
     }
 
     #[test]
