@@ -19,4 +19,5 @@ mod regions;
 mod run;
 mod run_cli;
 mod serve;
+mod store_batches;
 mod thrift2;
