@@ -16,6 +16,11 @@ use tallrow::schema;
 use tallrow::store::{self, RowMutation, Store, embedded::Embedded, null::Null};
 use tallrow::workload::Workload;
 
+// The same allocator as the binary: the loader and runner allocate per cell and per
+// operation, so the figures are the binary's only with it.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 struct Batches {
     batch: usize,
     open: Vec<Vec<RowMutation>>,
@@ -139,7 +144,10 @@ fn main() {
                 b.finish().unwrap();
             }
             raw[path] = raw[path].max(rate(rows, started.elapsed()));
+            // Gone before the load starts, so that the kernel is not writing its files back
+            // while the load runs.
             drop(store);
+            drop(dir);
 
             let dir = tempfile::tempdir().unwrap();
             let embedded: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());

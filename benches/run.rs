@@ -22,6 +22,11 @@ use tallrow::stats::{self, Summary};
 use tallrow::store::{Store, embedded::Embedded, null::Null};
 use tallrow::workload::{Arrival, Workload};
 
+// The same allocator as the binary: the loader and runner allocate per cell and per
+// operation, so the figures are the binary's only with it.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
