@@ -12,19 +12,22 @@ use tallrow::store::{Get, Mutation, RowMutation, Store, TableDescriptor, embedde
 
 const DIR_VAR: &str = "TALLROW_KILL_TEST_DIR";
 const ROWS_PER_BATCH: usize = 50;
+/// Writer threads in the child: batches commit concurrently, each acknowledged on its own.
+const WRITERS: usize = 3;
 
-fn batch(round: usize, n: usize) -> Vec<RowMutation> {
+fn batch(round: usize, w: usize, n: usize) -> Vec<RowMutation> {
     (0..ROWS_PER_BATCH)
         .map(|i| {
             RowMutation::new(
-                format!("{round}-{n:06}-{i:02}"),
-                vec![Mutation::put("f", "q", 1, format!("value {round} {n} {i}"))],
+                format!("{round}-{w}-{n:06}-{i:02}"),
+                vec![Mutation::put("f", "q", 1, format!("value {round} {w} {n} {i}"))],
             )
         })
         .collect()
 }
 
-/// The writer: writes numbered batches and prints `ack N` after each one is acknowledged.
+/// The writer: threads write numbered batches, each printing `ack W N` once its batch is
+/// acknowledged.
 #[test]
 #[ignore = "run by kill_9_loses_nothing_acknowledged as its child process"]
 fn child_writer() {
@@ -33,13 +36,26 @@ fn child_writer() {
     let round: usize = std::env::var("TALLROW_KILL_ROUND").unwrap().parse().unwrap();
     let store = Embedded::open(dir.as_ref()).unwrap();
     let _ = store.create_table(&TableDescriptor::new("acks", &["f"], 1));
-    let mut out = std::io::stdout().lock();
-    // Bounded: the parent kills it long before this ends.
-    for n in 0..200_000 {
-        store.mutate("acks", &batch(round, n)).unwrap();
-        writeln!(out, "ack {n}").unwrap();
-        out.flush().unwrap();
-    }
+    std::thread::scope(|s| {
+        for w in 0..WRITERS {
+            let store = &store;
+            s.spawn(move || {
+                // Bounded: the parent kills it long before this ends.
+                for n in 0..200_000 {
+                    store.mutate("acks", &batch(round, w, n)).unwrap();
+                    let mut out = std::io::stdout().lock();
+                    writeln!(out, "ack {w} {n}").unwrap();
+                    out.flush().unwrap();
+                }
+            });
+        }
+    });
+}
+
+/// The writer and batch number of an `ack W N` line.
+fn ack(line: &str) -> Option<(usize, usize)> {
+    let (w, n) = line.strip_prefix("ack ")?.split_once(' ')?;
+    Some((w.parse().unwrap(), n.parse().unwrap()))
 }
 
 #[test]
@@ -63,12 +79,14 @@ fn kill_9_loses_nothing_acknowledged() {
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut last = None;
+        let mut last = [None; WRITERS];
         // Kill it mid-stream, after a few hundred acknowledged batches.
+        let mut total = 0;
         for line in lines.by_ref() {
-            if let Some(n) = line.unwrap().strip_prefix("ack ") {
-                last = Some(n.parse::<usize>().unwrap());
-                if last == Some(300) {
+            if let Some((w, n)) = ack(&line.unwrap()) {
+                last[w] = Some(n);
+                total += 1;
+                if total == 600 {
                     break;
                 }
             }
@@ -76,25 +94,27 @@ fn kill_9_loses_nothing_acknowledged() {
         child.kill().unwrap();
         // Acks printed before the kill landed count too.
         for line in lines {
-            if let Some(n) = line.unwrap().strip_prefix("ack ") {
-                last = Some(n.parse().unwrap());
+            if let Some((w, n)) = ack(&line.unwrap()) {
+                last[w] = Some(n);
             }
         }
         child.wait().unwrap();
-        acked.push((round, last.expect("the writer acknowledged batches")));
+        for (w, last) in last.into_iter().enumerate() {
+            acked.push((round, w, last.expect("every writer acknowledged batches")));
+        }
     }
     let store = Embedded::open(dir.path()).unwrap();
-    for (round, last) in acked {
+    for (round, w, last) in acked {
         for n in (0..=last).step_by(7).chain([last]) {
-            let gets: Vec<Get> = batch(round, n).into_iter().map(|rm| Get::new(rm.row)).collect();
+            let gets: Vec<Get> = batch(round, w, n).into_iter().map(|rm| Get::new(rm.row)).collect();
             let got = store.get("acks", &gets).unwrap();
             for (i, row) in got.iter().enumerate() {
                 let row = row
                     .as_ref()
-                    .unwrap_or_else(|| panic!("round {round} batch {n} row {i} lost"));
+                    .unwrap_or_else(|| panic!("round {round} writer {w} batch {n} row {i} lost"));
                 assert_eq!(
                     row.value("f", b"q").unwrap(),
-                    format!("value {round} {n} {i}").as_bytes()
+                    format!("value {round} {w} {n} {i}").as_bytes()
                 );
             }
         }
