@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh            everything (a few minutes, ~3 GB of scratch disk)
 #   scripts/bench.sh quick      load vs raw, runner overhead, cursor vs offset paging
-#   scripts/bench.sh scale      memory and rate at 10M/20M rows, 2 and 16 threads; run thread scaling
+#   scripts/bench.sh scale      memory and rate at 10M/20M rows, 2 and 16 threads; load and run thread scaling
 #   scripts/bench.sh thrift     tallrow serve: loads through Thrift vs happybase and direct
 #   scripts/bench.sh bigtable   the bigtable backend on Google's emulator vs its Python client
 #   scripts/bench.sh hbase      the hbase backend on real HBase vs HBase's native client,
@@ -132,8 +132,19 @@ scale() {
     rm -rf "$tmp/d20"
     echo "20M, null store, 16 threads (the loader alone): $(load "$w20" null: --threads 16)"
 
-    "$bin" load workloads/quickstart.toml --backend "embedded:$tmp/q" --reports "$tmp/reports" --no-count >/dev/null
     cores=$(nproc)
+    # Writers on the store's write path: 16 threads against 4 on a many-core machine, 2
+    # against 1 on fewer than 8 cores.
+    if [[ "$cores" -ge 8 ]]; then few=4 many=$cores; else few=1 many=2; fi
+    echo "== embedded load of quickstart in batches (--no-bulk): $many threads against $few ($cores cores)"
+    lf=$(load workloads/quickstart.toml "embedded:$tmp/ql" --threads "$few" --no-bulk)
+    lm=$(load workloads/quickstart.toml "embedded:$tmp/ql" --threads "$many" --no-bulk)
+    rm -rf "$tmp/ql"
+    echo "$few threads: $lf"
+    echo "$many threads: $lm"
+    echo "$many / $few threads rows/s: $(ratio "$(echo "$lm" | awk '{print $3}')" "$(echo "$lf" | awk '{print $3}')")"
+
+    "$bin" load workloads/quickstart.toml --backend "embedded:$tmp/q" --reports "$tmp/reports" --no-count >/dev/null
     echo "== quickstart mix, closed loop: N threads against 1 ($cores cores), fresh data each"
     # The default mix's reads, in its proportions.
     read_only=(--set 'run.mix={timeline = 20, timeline_later = 5, own_posts = 5, actions_offset = 8, actions_cursor = 8, actions_range = 5, series_range = 5, followers = 3, followees = 3, category = 5}')
