@@ -180,8 +180,11 @@ impl<O: Openable> Builder<O> {
     ///     .temporary(true)
     ///     .with_compaction_filter_factories(
     ///         Arc::new(|keyspace| {
-    ///             // Match on the keyspace name to assign specific compaction filters
-    ///             todo!()
+    ///             // Match on the keyspace name to assign specific compaction filters;
+    ///             // `None` leaves a keyspace without one.
+    ///             match keyspace {
+    ///                 _ => None,
+    ///             }
     ///         })
     ///     )
     ///     .open()?;
