@@ -6,9 +6,16 @@ use crate::{snapshot_nonce::SnapshotNonce, SeqNo};
 use dashmap::DashMap;
 use lsm_tree::SequenceNumberCounter;
 use std::sync::{
-    atomic::{AtomicU64, AtomicUsize, Ordering},
+    atomic::{AtomicU64, Ordering},
     Arc, Condvar, Mutex, RwLock,
 };
+
+/// Batches published so far in ticket order, and how many wait for their turn.
+#[derive(Default)]
+struct Published {
+    tickets: u64,
+    waiters: usize,
+}
 
 /// Keeps track of open snapshots
 pub struct SnapshotTrackerInner {
@@ -26,10 +33,8 @@ pub struct SnapshotTrackerInner {
     // Batches apply to memtables outside the journal lock, so they finish out of order;
     // these let a batch wait until every earlier one is visible before publishing itself.
     next_ticket: AtomicU64,
-    published_tickets: AtomicU64,
-    publish_lock: Mutex<()>,
-    published: Condvar,
-    publish_waiters: AtomicUsize,
+    published: Mutex<Published>,
+    published_changed: Condvar,
 }
 
 #[derive(Clone)]
@@ -52,10 +57,8 @@ impl SnapshotTracker {
             seqno,
             gc_lock: RwLock::default(),
             next_ticket: AtomicU64::new(0),
-            published_tickets: AtomicU64::new(0),
-            publish_lock: Mutex::default(),
-            published: Condvar::new(),
-            publish_waiters: AtomicUsize::new(0),
+            published: Mutex::default(),
+            published_changed: Condvar::new(),
         }))
     }
 
@@ -155,33 +158,28 @@ impl SnapshotTracker {
     /// sequence numbers of their own and publish them directly, after every batch applying
     /// at the time has finished.
     pub(crate) fn publish_in_order(&self, ticket: u64, batch_seqno: SeqNo) {
-        if self.published_tickets.load(Ordering::Acquire) != ticket {
-            #[expect(clippy::expect_used)]
-            let mut lock = self.publish_lock.lock().expect("lock is poisoned");
-            self.publish_waiters.fetch_add(1, Ordering::SeqCst);
-            std::sync::atomic::fence(Ordering::SeqCst);
-            while self.published_tickets.load(Ordering::Acquire) != ticket {
+        #[expect(clippy::expect_used)]
+        let mut published = self.published.lock().expect("lock is poisoned");
+        if published.tickets != ticket {
+            published.waiters += 1;
+            while published.tickets != ticket {
                 #[expect(clippy::expect_used)]
                 {
-                    lock = self.published.wait(lock).expect("lock is poisoned");
+                    published = self
+                        .published_changed
+                        .wait(published)
+                        .expect("lock is poisoned");
                 }
             }
-            self.publish_waiters.fetch_sub(1, Ordering::SeqCst);
+            published.waiters -= 1;
         }
 
         self.seqno.fetch_max(batch_seqno + 1);
-        self.published_tickets.store(ticket + 1, Ordering::Release);
-        self.wake_publish_waiters();
-    }
-
-    fn wake_publish_waiters(&self) {
-        // Pairs with the waiter's fence: either it sees the new seqno before waiting, or
-        // this sees it waiting and wakes it under the lock it waits with.
-        std::sync::atomic::fence(Ordering::SeqCst);
-        if self.publish_waiters.load(Ordering::SeqCst) > 0 {
-            #[expect(clippy::expect_used)]
-            let _lock = self.publish_lock.lock().expect("lock is poisoned");
-            self.published.notify_all();
+        published.tickets += 1;
+        let wake = published.waiters > 0;
+        drop(published);
+        if wake {
+            self.published_changed.notify_all();
         }
     }
 
