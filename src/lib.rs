@@ -10,6 +10,7 @@ pub mod cli;
 pub mod convert;
 pub mod date;
 pub mod generate;
+pub mod hfile;
 pub mod idl;
 pub mod keys;
 pub mod load;
