@@ -7,12 +7,14 @@
 
 pub mod bigtable;
 pub mod bigtable_names;
+pub(crate) mod cellkey;
 pub mod delay;
 pub mod embedded;
 pub mod hbase;
 pub mod memory;
 mod model;
 pub mod null;
+pub mod runs;
 
 pub use model::*;
 

@@ -1,5 +1,4 @@
-//! Bulk loads into empty tables. Puts are encoded into cell keys as they are added, sorted
-//! in memory, and spilled to files as sorted runs when a table's share of the budget fills;
+//! Bulk loads into empty tables. Puts are staged as sorted runs (the `store::runs` module);
 //! `finish` merges each table's runs once into one sorted stream that fjall ingests as
 //! table files directly, past the journal, the memtables, their flushes and the compactions
 //! that would rewrite them (HBase's bulk load writes sorted HFiles and adds them whole).
@@ -8,332 +7,71 @@
 //! leaves its tables as they were, and its run files are removed (by `Drop`, or by the next
 //! `Embedded::open` after a crash).
 
-use super::{Table, cellkey, io};
-use crate::store::{BulkLoad, Error, Mutation, Result, RowMutation, now_millis, validate_mutations};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use super::{Table, io};
+use crate::store::runs::Runs;
+use crate::store::{BulkLoad, Error, Result, RowMutation};
+use std::path::Path;
+use std::sync::Arc;
 
 /// Where a bulk load keeps its runs, inside the data directory.
 pub(super) const DIR: &str = "bulk-runs";
 
-/// Encoded bytes a bulk load holds in memory over all its tables before spilling runs.
-pub const MEMORY: usize = 64 << 20;
-
-/// Read buffer of each run during the merge.
-const READ_BUFFER: usize = 64 << 10;
-
-/// Cells in arrival order: their key and value bytes in one buffer.
-#[derive(Default)]
-struct Cells {
-    bytes: Vec<u8>,
-    /// Start, key length and value length of each cell in `bytes`.
-    index: Vec<(u32, u32, u32)>,
-}
-
-impl Cells {
-    fn push(&mut self, key: &[u8], value: &[u8]) {
-        self.index
-            .push((self.bytes.len() as u32, key.len() as u32, value.len() as u32));
-        self.bytes.extend_from_slice(key);
-        self.bytes.extend_from_slice(value);
-    }
-
-    fn key(&self, i: usize) -> &[u8] {
-        let (at, k, _) = self.index[i];
-        &self.bytes[at as usize..(at + k) as usize]
-    }
-
-    fn value(&self, i: usize) -> &[u8] {
-        let (at, k, v) = self.index[i];
-        &self.bytes[(at + k) as usize..(at + k + v) as usize]
-    }
-
-    /// Memory held: bytes and index.
-    fn held(&self) -> usize {
-        self.bytes.len() + self.index.len() * 12
-    }
-
-    /// Positions in key order, a later cell of one key replacing the earlier.
-    fn sorted(&self) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.index.len()).collect();
-        // Stable: cells of one key stay in arrival order, so the last one is the latest.
-        order.sort_by(|&a, &b| self.key(a).cmp(self.key(b)));
-        let mut out: Vec<usize> = Vec::with_capacity(order.len());
-        for i in order {
-            match out.last_mut() {
-                Some(last) if self.key(*last) == self.key(i) => *last = i,
-                _ => out.push(i),
-            }
-        }
-        out
-    }
-}
-
-struct Staged {
-    cells: Cells,
-    /// Run files, oldest first; a slot is taken when a run's cells are, so that runs keep
-    /// the order of their cells even when two are written at once.
-    runs: Vec<Option<PathBuf>>,
-}
-
-struct BulkTable {
-    table: Arc<Table>,
-    staged: Mutex<Staged>,
-}
+pub use crate::store::runs::MEMORY;
 
 /// A bulk load into the store's empty tables.
 pub(super) struct Bulk {
-    dir: PathBuf,
-    tables: Vec<BulkTable>,
-    /// Encoded bytes a table holds before it spills a run.
-    run_bytes: usize,
-    next_run: std::sync::atomic::AtomicU64,
+    tables: Vec<Arc<Table>>,
+    runs: Runs,
 }
 
 impl Bulk {
     /// A bulk load of `tables` (each empty), keeping its runs under `data_dir` and spilling
     /// a table's run when it holds `memory` divided among the tables.
     pub(super) fn new(data_dir: &Path, tables: Vec<Arc<Table>>, memory: usize) -> Result<Bulk> {
-        // One folder per bulk load, so that two at once keep apart.
-        static LOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = data_dir.join(DIR).join(n.to_string());
-        std::fs::create_dir_all(&dir).map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
-        let run_bytes = memory / tables.len().max(1);
+        let names = tables.iter().map(|t| t.keyspace_name.clone()).collect();
         Ok(Bulk {
-            dir,
-            tables: tables
-                .into_iter()
-                .map(|table| BulkTable {
-                    table,
-                    staged: Mutex::new(Staged {
-                        cells: Cells::default(),
-                        runs: Vec::new(),
-                    }),
-                })
-                .collect(),
-            run_bytes,
-            next_run: Default::default(),
+            runs: Runs::new(&data_dir.join(DIR), names, memory)?,
+            tables,
         })
     }
 
-    fn table(&self, name: &str) -> Option<&BulkTable> {
+    fn position(&self, name: &str) -> Option<usize> {
         let name = crate::store::canonical_table_name(name).ok()?;
-        self.tables.iter().find(|t| t.table.desc.name == name)
+        self.tables.iter().position(|t| t.desc.name == name)
     }
 
-    /// Writes `cells` in key order to a new run file.
-    fn spill(&self, t: &BulkTable, cells: &Cells) -> Result<PathBuf> {
-        let n = self.next_run.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = self.dir.join(format!("{}-{n:06}.run", t.table.keyspace_name));
-        let failed = |e: std::io::Error| io(format!("cannot write the bulk run {}: {e}", path.display()));
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(failed)?);
-        for i in cells.sorted() {
-            let (key, value) = (cells.key(i), cells.value(i));
-            out.write_all(&(key.len() as u32).to_le_bytes()).map_err(failed)?;
-            out.write_all(&(value.len() as u32).to_le_bytes()).map_err(failed)?;
-            out.write_all(key).map_err(failed)?;
-            out.write_all(value).map_err(failed)?;
-        }
-        out.flush().map_err(failed)?;
-        Ok(path)
-    }
-
-    /// Merges one table's runs and its cells in memory into one ingestion.
-    fn ingest(t: &BulkTable) -> Result<()> {
-        let staged = std::mem::replace(
-            &mut *t.staged.lock().expect("bulk lock"),
-            Staged {
-                cells: Cells::default(),
-                runs: Vec::new(),
-            },
-        );
-        let mut sources: Vec<Source> = Vec::with_capacity(staged.runs.len() + 1);
-        for path in &staged.runs {
-            let path = path
-                .as_ref()
-                .ok_or_else(|| io(format!("a bulk run of table {} was not written", t.table.desc.name)))?;
-            let file = File::open(path).map_err(|e| io(format!("cannot read the bulk run {}: {e}", path.display())))?;
-            sources.push(Source::Run {
-                reader: BufReader::with_capacity(READ_BUFFER, file),
-                path: path.clone(),
-                key: Vec::new(),
-                value: Vec::new(),
-            });
-        }
-        let memory = staged.cells.sorted();
-        sources.push(Source::Memory {
-            cells: &staged.cells,
-            order: memory,
-            at: 0,
-        });
-        // Smallest key first; of equal keys, the newest source (the highest index) first.
-        let mut heap = BinaryHeap::new();
-        for (i, s) in sources.iter_mut().enumerate() {
-            if s.advance()? {
-                heap.push(Reverse((s.key().to_vec(), Reverse(i))));
-            }
-        }
-        let mut ingestion = t.table.keyspace.start_ingestion().map_err(io)?;
-        let mut last = Vec::new();
-        let mut written = false;
-        // A popped entry's buffer carries its source's next key back into the heap.
-        while let Some(Reverse((mut key, Reverse(i)))) = heap.pop() {
-            if !written || key != last {
-                ingestion.write(key.as_slice(), sources[i].value()).map_err(io)?;
-                written = true;
-                last.clear();
-                last.extend_from_slice(&key);
-            }
-            if sources[i].advance()? {
-                key.clear();
-                key.extend_from_slice(sources[i].key());
-                heap.push(Reverse((key, Reverse(i))));
-            }
-        }
-        if written {
-            ingestion.finish().map_err(io)?;
-        }
-        drop(sources);
-        for path in staged.runs.iter().flatten() {
-            let _ = std::fs::remove_file(path);
+    /// Merges one table's runs into one ingestion of table files.
+    fn ingest(&self, i: usize) -> Result<()> {
+        let mut ingestion = None;
+        self.runs.merge(i, |key, value| {
+            let ing = match &mut ingestion {
+                Some(ing) => ing,
+                None => ingestion.insert(self.tables[i].keyspace.start_ingestion().map_err(io)?),
+            };
+            ing.write(key, value).map_err(io)
+        })?;
+        if let Some(ing) = ingestion {
+            ing.finish().map_err(io)?;
         }
         Ok(())
-    }
-}
-
-/// One sorted input of a table's merge.
-enum Source<'a> {
-    Run {
-        reader: BufReader<File>,
-        path: PathBuf,
-        key: Vec<u8>,
-        value: Vec<u8>,
-    },
-    Memory {
-        cells: &'a Cells,
-        order: Vec<usize>,
-        /// One past the current cell.
-        at: usize,
-    },
-}
-
-impl Source<'_> {
-    /// Moves to the next cell; `false` at the end.
-    fn advance(&mut self) -> Result<bool> {
-        match self {
-            Source::Run {
-                reader,
-                path,
-                key,
-                value,
-            } => {
-                let failed = |e: std::io::Error| io(format!("cannot read the bulk run {}: {e}", path.display()));
-                let mut lengths = [0u8; 8];
-                match reader.read_exact(&mut lengths) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
-                    Err(e) => return Err(failed(e)),
-                }
-                let k = u32::from_le_bytes(lengths[..4].try_into().expect("4 bytes")) as usize;
-                let v = u32::from_le_bytes(lengths[4..].try_into().expect("4 bytes")) as usize;
-                key.resize(k, 0);
-                value.resize(v, 0);
-                reader.read_exact(key).map_err(failed)?;
-                reader.read_exact(value).map_err(failed)?;
-                Ok(true)
-            }
-            Source::Memory { order, at, .. } => {
-                *at += 1;
-                Ok(*at <= order.len())
-            }
-        }
-    }
-
-    fn key(&self) -> &[u8] {
-        match self {
-            Source::Run { key, .. } => key,
-            Source::Memory { cells, order, at } => cells.key(order[*at - 1]),
-        }
-    }
-
-    fn value(&self) -> &[u8] {
-        match self {
-            Source::Run { value, .. } => value,
-            Source::Memory { cells, order, at } => cells.value(order[*at - 1]),
-        }
     }
 }
 
 impl BulkLoad for Bulk {
     fn covers(&self, table: &str) -> bool {
-        self.table(table).is_some()
+        self.position(table).is_some()
     }
 
     fn add(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        let t = self
-            .table(table)
+        let i = self
+            .position(table)
             .ok_or_else(|| Error::BadArgument(format!("table {table} is not part of this bulk load")))?;
-        validate_mutations(&t.table.desc, rows)?;
-        if let Some(rm) = rows
-            .iter()
-            .find(|rm| rm.mutations.iter().any(|m| !matches!(m, Mutation::Put { .. })))
-        {
-            return Err(Error::BadArgument(format!(
-                "a bulk load takes puts only; row {} of table {table} has a delete",
-                String::from_utf8_lossy(&rm.row)
-            )));
-        }
-        let now = now_millis();
-        let mut key = Vec::new();
-        let full = {
-            let mut staged = t.staged.lock().expect("bulk lock");
-            for rm in rows {
-                let row = cellkey::row_prefix(&rm.row);
-                for m in &rm.mutations {
-                    if let Mutation::Put {
-                        family,
-                        qualifier,
-                        value,
-                        timestamp,
-                    } = m
-                    {
-                        cellkey::column_prefix(&row, t.table.family_index(family), qualifier, &mut key);
-                        key.extend_from_slice(&cellkey::encode_ts(timestamp.unwrap_or(now)));
-                        staged.cells.push(&key, value);
-                    }
-                }
-            }
-            (staged.cells.held() >= self.run_bytes).then(|| {
-                staged.runs.push(None);
-                (staged.runs.len() - 1, std::mem::take(&mut staged.cells))
-            })
-        };
-        // Sorted and written outside the lock: the other workers keep adding meanwhile.
-        if let Some((slot, cells)) = full {
-            let path = self.spill(t, &cells)?;
-            t.staged.lock().expect("bulk lock").runs[slot] = Some(path);
-        }
-        Ok(())
+        self.runs.stage_puts(i, &self.tables[i].desc, rows)
     }
 
     fn finish(self: Box<Self>) -> Result<()> {
         use rayon::prelude::*;
-        self.tables.par_iter().try_for_each(Bulk::ingest)
-    }
-}
-
-impl Drop for Bulk {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-        // The shared parent goes too, unless another bulk load still has its runs there.
-        if let Some(parent) = self.dir.parent() {
-            let _ = std::fs::remove_dir(parent);
-        }
+        (0..self.tables.len()).into_par_iter().try_for_each(|i| self.ingest(i))
     }
 }
 
@@ -341,7 +79,7 @@ impl Drop for Bulk {
 mod tests {
     use super::super::Embedded;
     use super::*;
-    use crate::store::{Scan, Store, TableDescriptor};
+    use crate::store::{Mutation, Scan, Store, TableDescriptor};
     use proptest::prelude::*;
 
     fn table() -> TableDescriptor {
@@ -466,10 +204,7 @@ mod tests {
             b.add("t", &rows).unwrap();
             b.add("t", &rows).unwrap();
             let spilled = std::fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
-            assert!(
-                std::fs::read_dir(&spilled).unwrap().next().is_some(),
-                "runs were spilled"
-            );
+            assert!(b.runs.spilled(), "runs were spilled");
             drop(b);
             assert!(!spilled.exists(), "a dropped bulk load removes its runs");
             assert!(!runs.exists(), "and the folder they shared");

@@ -13,7 +13,7 @@
 //! Empty tables can be bulk-loaded (the `bulk` module).
 
 mod bulk;
-mod cellkey;
+use crate::store::cellkey;
 mod markers;
 mod prune;
 
