@@ -6,6 +6,13 @@
 #   scripts/hbase.sh status   say whether it runs, and where
 #   scripts/hbase.sh env      print the export lines of the running instance
 #   scripts/hbase.sh stop     stop every process start started, remove its directory
+#   scripts/hbase.sh completebulkload DIR TABLE
+#                             HBase's bulk-load tool (what `hbase completebulkload` runs on a
+#                             cluster) against the running instance: hands the HFiles under
+#                             DIR/<family>/ to TABLE's regions; what `tallrow bulkload
+#                             --hbase-cmd "scripts/hbase.sh completebulkload"` runs
+#   scripts/hbase.sh hfile ARGS...
+#                             HBase's HFilePrettyPrinter (`hbase hfile`), e.g. -m -v -f FILE
 #   scripts/hbase.sh java CLASS ARGS...
 #                             run a native HBase client against the running instance: the
 #                             bench classpath (HBase's PerformanceEvaluation and the tools in
@@ -285,6 +292,15 @@ case "${1:-}" in
     grep -v TALLROW_HBASE_PIDS "$state"
     ;;
   classpath) classpath "${2:-}" ;;
+  completebulkload | hfile)
+    tool=org.apache.hadoop.hbase.tool.BulkLoadHFilesTool
+    [ "$1" = hfile ] && tool=org.apache.hadoop.hbase.io.hfile.HFilePrettyPrinter
+    shift
+    running || { echo "HBase is not running: scripts/hbase.sh start" >&2; exit 3; }
+    have_tools || exit 1
+    exec java "${jdk_flags[@]}" -Xmx512m "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
+      -cp "$TALLROW_HBASE_CP" "$tool" "$@"
+    ;;
   java)
     shift
     running || { echo "HBase is not running: scripts/hbase.sh start" >&2; exit 3; }
@@ -298,7 +314,7 @@ case "${1:-}" in
       -cp "$TALLROW_HBASE_DIR/conf:$jar:$bench_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

@@ -1,5 +1,6 @@
 //! The command line: clap definitions and the dispatch from subcommand to library call.
 
+mod bulkload;
 mod findmax;
 mod keys;
 mod load;
@@ -32,6 +33,9 @@ pub enum Command {
     Load(LoadArgs),
     /// Check a store against a workload's regenerated data.
     Verify(VerifyArgs),
+    /// Hand the HFiles of `load --backend hfile:DIR` to HBase's own bulk-load tool: create
+    /// the tables, load every shard's files, count the rows.
+    Bulkload(BulkloadArgs),
     /// Run a workload's operation mix (loading it first into an empty target) and report
     /// latencies under reports/.
     Run(RunArgs),
@@ -214,7 +218,7 @@ fn parse_lease(s: &str) -> Result<std::time::Duration, String> {
 pub struct Target {
     /// The workload file, e.g. workloads/quickstart.toml.
     pub workload: PathBuf,
-    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's), memory:, null: (discards writes), hbase://HOST:PORT[?transport=framed&protocol=compact], bigtable://PROJECT/INSTANCE (BIGTABLE_EMULATOR_HOST for the emulator), or delay:DELAY:URL.
+    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's), memory:, null: (discards writes), hbase://HOST:PORT[?transport=framed&protocol=compact], bigtable://PROJECT/INSTANCE (BIGTABLE_EMULATOR_HOST for the emulator), delay:DELAY:URL, or, for load, hfile:DIR (HFiles for HBase's bulk load).
     #[arg(long, value_name = "URL")]
     pub backend: Option<String>,
     /// Override a workload field, validated as the file's own (repeatable), e.g.
@@ -226,11 +230,18 @@ pub struct Target {
 impl Target {
     /// Reads the workload and opens the backend.
     pub fn open(&self) -> anyhow::Result<(Workload, Arc<dyn crate::store::Store>)> {
+        let (w, backend) = self.parse()?;
+        let url = self.backend.as_deref().unwrap_or("embedded:");
+        let store = backend.open().with_context(|| format!("cannot open {url}"))?;
+        Ok((w, store))
+    }
+
+    /// Reads the workload and parses the backend, without opening it.
+    pub fn parse(&self) -> anyhow::Result<(Workload, Backend)> {
         let w = Workload::from_file_with(&self.workload, &self.set)?;
         let url = self.backend.as_deref().unwrap_or("embedded:");
         let backend = Backend::parse(url, &w.default_data_dir()).context("--backend")?;
-        let store = backend.open().with_context(|| format!("cannot open {url}"))?;
-        Ok((w, store))
+        Ok((w, backend))
     }
 }
 
@@ -267,6 +278,14 @@ pub struct LoadArgs {
     /// has a bulk load for empty tables (the embedded store does).
     #[arg(long)]
     pub no_bulk: bool,
+    /// With hfile:DIR: replace the HFiles DIR already holds of this shard (or, when they are
+    /// of another data set, all of them).
+    #[arg(long)]
+    pub replace: bool,
+    /// With hfile:DIR: split each table where a live table of the same name has its regions
+    /// (an hbase:// URL), instead of where --regions would.
+    #[arg(long, value_name = "URL")]
+    pub split_from: Option<String>,
     /// Live metrics.
     #[command(flatten)]
     pub live: MetricsArgs,
@@ -328,6 +347,23 @@ impl LiveMetrics {
             std::thread::sleep(self.linger);
         }
     }
+}
+
+/// `tallrow bulkload`
+#[derive(Debug, Args)]
+pub struct BulkloadArgs {
+    /// The hfile: directories (one per shard, or one that several shards wrote).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The HBase to load into, through its Thrift2 gateway: hbase://HOST:PORT?api=thrift2
+    /// (tables are created and rows counted through it).
+    #[arg(long, value_name = "URL")]
+    pub backend: String,
+    /// HBase's bulk-load tool, split into words as a shell would (no shell runs it); each
+    /// table runs as CMD DIR/<namespace>/<table> <namespace>:<table>. On a cluster's edge
+    /// node, `hbase completebulkload`; here, "scripts/hbase.sh completebulkload".
+    #[arg(long, value_name = "CMD", default_value = "hbase completebulkload")]
+    pub hbase_cmd: String,
 }
 
 /// `tallrow verify`
@@ -554,6 +590,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Load(args) => load::load(args),
         Command::Verify(args) => load::verify(args),
+        Command::Bulkload(args) => bulkload::bulkload(args),
         Command::Run(args) => run::run(args),
         Command::Compare(args) => run::compare_command(args),
         Command::Report(ReportCommand::Merge(args)) => run::merge_command(args),

@@ -6,6 +6,7 @@
 //! model), [`generate`] (deterministic synthetic data), [`load`] and [`verify`] over them;
 //! [`cli`] on top.
 
+pub mod bulkload;
 pub mod cli;
 pub mod convert;
 pub mod date;

@@ -175,7 +175,7 @@ pub(super) fn isolated(b: &Backend) -> bool {
     match b {
         Backend::Embedded(_) | Backend::Memory | Backend::Null => true,
         Backend::Delay(_, inner) => isolated(inner),
-        Backend::Hbase(_) | Backend::Bigtable(_) => false,
+        Backend::Hbase(_) | Backend::Bigtable(_) | Backend::Hfile(_) => false,
     }
 }
 

@@ -5,9 +5,9 @@ use crate::generate::Generator;
 use crate::load::{self, Options, Shard};
 use crate::regions::report::{fmt_ratio, fmt_share};
 use crate::report::{TextTable, thousands};
-use crate::store::Store;
 use crate::store::now_millis;
-use anyhow::bail;
+use crate::store::{Backend, Store, hfile};
+use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -75,23 +75,101 @@ pub(super) fn load_recorded(
 }
 
 pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
-    let (w, store) = args.target.open()?;
+    let (w, backend) = args.target.parse()?;
+    let hfile_dir = match &backend {
+        Backend::Hfile(dir) => Some(dir.clone()),
+        _ => None,
+    };
+    if hfile_dir.is_none() && (args.replace || args.split_from.is_some()) {
+        bail!("--replace and --split-from apply to --backend hfile:DIR only");
+    }
+    let g = Generator::new(&w);
+    let shard = args.shard.unwrap_or(Shard::ALL);
+    let (store, hfiles): (Arc<dyn Store>, _) = match &hfile_dir {
+        Some(dir) => {
+            if args.no_bulk {
+                bail!(
+                    "--no-bulk: hfile:{} is written by the bulk pipeline only",
+                    dir.display()
+                );
+            }
+            hfile::prepare(dir, shard, &w.data_digest(), args.replace)?;
+            let splits = match &args.split_from {
+                Some(url) => live_splits(url, &g)?,
+                None => Default::default(),
+            };
+            let h = hfile::HFiles::new(dir, shard, splits)?;
+            (Arc::new(h.clone()), Some(h))
+        }
+        None => {
+            let url = args.target.backend.as_deref().unwrap_or("embedded:");
+            (backend.open().with_context(|| format!("cannot open {url}"))?, None)
+        }
+    };
     let live = args
         .live
         .start("load", &[("workload", w.name.clone()), ("backend", store.identity())])?;
-    let result = load_with(&args, w, store, live.as_ref().map(|l| &*l.metrics));
+    let result = load_with(&args, &g, store, live.as_ref().map(|l| &*l.metrics));
     if let Some(l) = live {
         l.finish();
     }
-    result
+    let out = result?;
+    if let Some(h) = hfiles {
+        let m = h.manifest(
+            &w.name,
+            &args.target.workload.display().to_string(),
+            &w.data_digest(),
+            out.digest,
+        );
+        let path = hfile::manifest::path(h.dir(), shard);
+        hfile::manifest::write(&path, &m).with_context(|| format!("cannot write {}", path.display()))?;
+        let files: Vec<_> = m.tables.iter().flat_map(|t| &t.files).collect();
+        let bytes: u64 = files.iter().map(|f| f.bytes).sum();
+        let mut o = std::io::stdout().lock();
+        writeln!(
+            o,
+            "HFiles: {} files, {:.1} MiB under {}; manifest {}",
+            thousands(files.len() as u64),
+            bytes as f64 / (1 << 20) as f64,
+            h.dir().display(),
+            path.display()
+        )?;
+        writeln!(
+            o,
+            "to load them into HBase: tallrow bulkload {} --backend hbase://HOST:PORT?api=thrift2",
+            h.dir().display()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
+/// Where the live tables of `url` begin their regions, for each of `g`'s tables.
+fn live_splits(url: &str, g: &Generator) -> anyhow::Result<std::collections::BTreeMap<String, Vec<Vec<u8>>>> {
+    let backend = Backend::parse(url, Path::new(".")).context("--split-from")?;
+    if !matches!(backend, Backend::Hbase(_)) {
+        bail!("--split-from {url}: expected an hbase:// URL");
+    }
+    let live = backend
+        .open()
+        .with_context(|| format!("--split-from: cannot open {url}"))?;
+    let mut out = std::collections::BTreeMap::new();
+    for t in g.tables() {
+        let splits = live
+            .regions(&t.name)
+            .with_context(|| format!("--split-from {url}: the regions of table {}", t.name))?;
+        out.insert(crate::store::canonical_table_name(&t.name)?, splits);
+    }
+    Ok(out)
+}
+
+/// Loads and prints what was loaded; fails when the load did.
 fn load_with(
     args: &LoadArgs,
-    w: crate::workload::Workload,
+    g: &Generator,
     store: Arc<dyn Store>,
     metrics: Option<&crate::metrics::Metrics>,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<load::Outcome> {
+    let w = g.workload();
     let batch = args.batch.unwrap_or(w.load.batch);
     if !(1..=100_000).contains(&batch) {
         bail!("--batch: must be between 1 and 100000, got {batch}");
@@ -113,8 +191,7 @@ fn load_with(
         count_rows: !args.no_count,
         bulk: !args.no_bulk,
     };
-    let g = Generator::new(&w);
-    let (out, manifest) = load_recorded(&store, &g, &opts, &args.target.workload, &args.reports, metrics)?;
+    let (out, manifest) = load_recorded(&store, g, &opts, &args.target.workload, &args.reports, metrics)?;
 
     let secs = out.write_time.as_secs_f64();
     let rate = |rows: u64| {
@@ -216,7 +293,7 @@ fn load_with(
             thousands(out.rows())
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(out)
 }
 
 pub(super) fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {

@@ -19,6 +19,7 @@ mod index;
 mod proto;
 #[cfg(test)]
 mod read;
+pub mod rows;
 #[cfg(test)]
 mod tests;
 mod writer;

@@ -210,7 +210,35 @@ proptest! {
         prop_assert_eq!(t.entry_count, Some(cells.len() as u64));
         prop_assert_eq!(summary.first_row, cells[0].0.clone());
         prop_assert_eq!(summary.last_row, cells.last().unwrap().0.clone());
+        // Streamed back: each row once, in order; two files merge into their union.
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, &file).unwrap();
+        let half: Vec<read::Cell> = cells.iter().step_by(2).cloned().collect();
+        std::fs::write(&b, write(fixture_options(), &half).1).unwrap();
+        let mut rows = super::rows::Rows::open(&a).unwrap();
+        let mut seen = Vec::new();
+        while let Some(r) = rows.next_row().unwrap() {
+            seen.push(r.to_vec());
+        }
+        let mut distinct: Vec<Vec<u8>> = cells.iter().map(|c| c.0.clone()).collect();
+        distinct.dedup();
+        prop_assert_eq!(&seen, &distinct);
+        prop_assert_eq!(super::rows::count_distinct(&[a, b]).unwrap(), distinct.len() as u64);
     }
+}
+
+#[test]
+fn a_damaged_file_is_refused_when_its_rows_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    let mut file = fixture();
+    file[200] ^= 1;
+    std::fs::write(&path, &file).unwrap();
+    let e = super::rows::count_distinct(std::slice::from_ref(&path)).unwrap_err();
+    assert!(e.to_string().contains("checksum mismatch in the block at 175"), "{e}");
+    std::fs::write(&path, &file[..5000]).unwrap();
+    assert!(super::rows::Rows::open(&path).is_err(), "no trailer");
 }
 
 #[test]

@@ -129,7 +129,8 @@ pub struct Outcome {
     /// How the acknowledged rows spread over the regions the backend reported.
     pub spread: Spread,
     /// Per table, the distinct rows it holds after a complete load (whatever wrote them),
-    /// counted with a scan; a row that several mutations wrote counts once.
+    /// counted with a scan, or by the bulk load that wrote the table whole; a row that
+    /// several mutations wrote counts once.
     pub rows_in_table: Vec<(Table, u64)>,
     /// Time spent counting them.
     pub count_time: Duration,
@@ -455,6 +456,7 @@ pub fn load_tallied(
     });
     progress.finish();
     let mut error = shared.error.into_inner().expect("error lock");
+    let mut bulk_rows: Vec<(String, u64)> = Vec::new();
     // Dropped unfinished after an error: its runs are removed and nothing staged is written.
     if let Some(b) = bulk
         && error.is_none()
@@ -463,7 +465,8 @@ pub fn load_tallied(
             eprintln!("tallrow: writing the bulk-loaded tables");
         }
         match pool.install(|| b.finish()) {
-            Ok(()) => {
+            Ok(rows) => {
+                bulk_rows = rows;
                 for &t in &bulk_tables {
                     let (i, s) = (t.index(), &shared.staged);
                     tally.rows[i].fetch_add(s.row_writes(t), Ordering::Relaxed);
@@ -477,8 +480,17 @@ pub fn load_tallied(
     let write_time = write_started.elapsed();
     let count_started = Instant::now();
     let mut rows_in_table = Vec::new();
-    if error.is_none() && opts.count_rows {
+    if error.is_none() {
         for &t in &tables {
+            // A table written whole by the bulk load was empty: it holds the rows written.
+            let name = store::canonical_table_name(t.name()).unwrap_or_default();
+            if let Some((_, n)) = bulk_rows.iter().find(|(b, _)| *b == name) {
+                rows_in_table.push((t, *n));
+                continue;
+            }
+            if !opts.count_rows {
+                continue;
+            }
             // The data is written whether or not it can be counted.
             match store::count_rows(&*store, t.name()) {
                 Ok(n) => rows_in_table.push((t, n)),

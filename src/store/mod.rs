@@ -11,6 +11,7 @@ pub(crate) mod cellkey;
 pub mod delay;
 pub mod embedded;
 pub mod hbase;
+pub mod hfile;
 pub mod memory;
 mod model;
 pub mod null;
@@ -125,8 +126,9 @@ pub trait BulkLoad: Send + Sync {
     /// batch with anything but puts is refused whole.
     fn add(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
 
-    /// Writes everything staged into the store and acknowledges it.
-    fn finish(self: Box<Self>) -> Result<()>;
+    /// Writes everything staged into the store and acknowledges it. Returns the distinct
+    /// rows written into each covered table, by name: what the table holds, as it was empty.
+    fn finish(self: Box<Self>) -> Result<Vec<(String, u64)>>;
 }
 
 /// The descriptors of the tables named, sorted by name; a table dropped while this runs is
@@ -258,6 +260,8 @@ pub enum Backend {
     /// `bigtable://PROJECT/INSTANCE`: Cloud Bigtable, or its emulator when
     /// `BIGTABLE_EMULATOR_HOST` is set.
     Bigtable(bigtable::Spec),
+    /// `hfile:DIR`: HFiles for HBase's bulk load, written by `load` only.
+    Hfile(PathBuf),
 }
 
 impl Backend {
@@ -288,13 +292,22 @@ impl Backend {
                 .map(Backend::Bigtable)
                 .map_err(Error::BadArgument);
         }
+        if let Some(dir) = url.strip_prefix("hfile:") {
+            let dir = dir.strip_prefix("//").unwrap_or(dir);
+            if dir.is_empty() {
+                return Err(Error::BadArgument(
+                    "hfile: needs a directory, e.g. hfile:data/hfiles".into(),
+                ));
+            }
+            return Ok(Backend::Hfile(PathBuf::from(dir)));
+        }
         if let Some(rest) = url.strip_prefix("delay:") {
             let spec = delay::Spec::parse(rest).map_err(Error::BadArgument)?;
             let inner = Backend::parse(&spec.inner, default_path)?;
             return Ok(Backend::Delay(spec, Box::new(inner)));
         }
         Err(Error::BadArgument(format!(
-            "unknown backend {url:?}: expected embedded:PATH, memory:, null:, hbase://HOST:PORT, bigtable://PROJECT/INSTANCE or delay:DELAY:INNER"
+            "unknown backend {url:?}: expected embedded:PATH, memory:, null:, hbase://HOST:PORT, bigtable://PROJECT/INSTANCE, hfile:DIR or delay:DELAY:INNER"
         )))
     }
 
@@ -310,6 +323,13 @@ impl Backend {
                 hbase::Api::Thrift2 => Arc::new(hbase::Hbase2::open(spec)?),
             },
             Backend::Bigtable(spec) => Arc::new(bigtable::Bigtable::open(spec)?),
+            Backend::Hfile(dir) => {
+                return Err(Error::BadArgument(format!(
+                    "hfile:{} takes `tallrow load` only: hand its files to HBase with `tallrow bulkload {}`",
+                    dir.display(),
+                    dir.display()
+                )));
+            }
         })
     }
 }

@@ -8,6 +8,7 @@
 //! `Embedded::open` after a crash).
 
 use super::{Table, io};
+use crate::store::cellkey;
 use crate::store::runs::Runs;
 use crate::store::{BulkLoad, Error, Result, RowMutation};
 use std::path::Path;
@@ -40,10 +41,17 @@ impl Bulk {
         self.tables.iter().position(|t| t.desc.name == name)
     }
 
-    /// Merges one table's runs into one ingestion of table files.
-    fn ingest(&self, i: usize) -> Result<()> {
+    /// Merges one table's runs into one ingestion of table files; returns the rows.
+    fn ingest(&self, i: usize) -> Result<(String, u64)> {
         let mut ingestion = None;
+        let (mut rows, mut last) = (0u64, Vec::new());
         self.runs.merge(i, |key, value| {
+            let row = &key[..cellkey::escaped_end(key, 0).expect("a cell key")];
+            if rows == 0 || row != last.as_slice() {
+                rows += 1;
+                last.clear();
+                last.extend_from_slice(row);
+            }
             let ing = match &mut ingestion {
                 Some(ing) => ing,
                 None => ingestion.insert(self.tables[i].keyspace.start_ingestion().map_err(io)?),
@@ -53,7 +61,7 @@ impl Bulk {
         if let Some(ing) = ingestion {
             ing.finish().map_err(io)?;
         }
-        Ok(())
+        Ok((self.tables[i].desc.name.clone(), rows))
     }
 }
 
@@ -69,9 +77,9 @@ impl BulkLoad for Bulk {
         self.runs.stage_puts(i, &self.tables[i].desc, rows)
     }
 
-    fn finish(self: Box<Self>) -> Result<()> {
+    fn finish(self: Box<Self>) -> Result<Vec<(String, u64)>> {
         use rayon::prelude::*;
-        (0..self.tables.len()).into_par_iter().try_for_each(|i| self.ingest(i))
+        (0..self.tables.len()).into_par_iter().map(|i| self.ingest(i)).collect()
     }
 }
 
@@ -148,7 +156,9 @@ mod tests {
             }
             // Nothing is readable before the end.
             prop_assert!(cells(&bulked).is_empty());
-            Box::new(b).finish().unwrap();
+            let rows_written = Box::new(b).finish().unwrap();
+            let distinct = rows.iter().map(|r| &r.row).collect::<std::collections::BTreeSet<_>>().len() as u64;
+            prop_assert_eq!(rows_written, vec![("t".to_string(), distinct)]);
             prop_assert_eq!(cells(&bulked), cells(&batches));
             drop(bulked);
             prop_assert_eq!(cells(&Embedded::open(d2.path()).unwrap()), cells(&batches));

@@ -1,0 +1,388 @@
+//! `tallrow bulkload`: hands the HFiles that `tallrow load --backend hfile:DIR` wrote to
+//! HBase's own bulk-load tool, and checks that HBase holds what they hold.
+//!
+//! The manifests of the directories given must make one whole data set (every shard once,
+//! of one workload). Each table they name is created where it does not exist (families,
+//! VERSIONS, split points), refused where it exists with other families; then the tool runs
+//! once per table and directory (`CMD DIR/<namespace>/<table> <namespace>:<table>`, CMD split
+//! into words as a shell would, no shell run). Last, each table's rows are counted through
+//! the store and compared with the files': one shard's manifest says how many rows it
+//! wrote; several shards' files are merged to count their union, since a row can take
+//! cells from several shards.
+
+use crate::hfile::rows::count_distinct;
+use crate::load::Shard;
+use crate::store::hfile::manifest::{self, Manifest, TableEntry};
+use crate::store::{self, FamilyDescriptor, Store, TableDescriptor};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// `hbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily`'s default: the tool refuses
+/// more files than this per region and family in one run unless told otherwise.
+const TOOL_MAX_FILES: usize = 32;
+
+/// A bulk load that cannot go on, said in one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Error(pub String);
+
+/// One table of the data set, gathered from every manifest.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// Name.
+    pub name: String,
+    /// Families and split points, as every shard wrote them.
+    pub entry: TableEntry,
+    /// Per directory holding files of the table: how many files at most one region and
+    /// family has there.
+    pub dirs: Vec<(PathBuf, usize)>,
+    /// Files and bytes over all shards.
+    pub files: usize,
+    /// Bytes of them.
+    pub bytes: u64,
+    /// Every file's path, by region (for counting the union of several shards' rows).
+    pub by_region: BTreeMap<usize, Vec<PathBuf>>,
+    /// The rows one shard wrote (exact when the data set is one shard).
+    pub rows_one_shard: Option<u64>,
+}
+
+/// The data set the directories hold.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The workload's name.
+    pub workload: String,
+    /// Shards, all present.
+    pub shards: u64,
+    /// The tables, by name.
+    pub tables: Vec<Table>,
+}
+
+fn err(s: String) -> Error {
+    Error(s)
+}
+
+/// Reads the manifests of `dirs` and checks that they make one whole data set whose
+/// files are all there.
+pub fn plan(dirs: &[PathBuf]) -> Result<Plan, Error> {
+    let mut all: Vec<(PathBuf, PathBuf, Manifest)> = Vec::new();
+    for dir in dirs {
+        let found = manifest::read_all(dir).map_err(err)?;
+        if found.is_empty() {
+            return Err(err(format!(
+                "{}: no bulkload.json (tallrow load --backend hfile:{} writes the HFiles and it)",
+                dir.display(),
+                dir.display()
+            )));
+        }
+        all.extend(found.into_iter().map(|(p, m)| (dir.clone(), p, m)));
+    }
+    let (_, first_path, first) = &all[0];
+    let count = first
+        .shard
+        .parse::<Shard>()
+        .map_err(|e| err(format!("{}: shard: {e}", first_path.display())))?
+        .count;
+    let mut seen: BTreeMap<u64, PathBuf> = BTreeMap::new();
+    for (_, path, m) in &all {
+        if m.data_digest != first.data_digest {
+            return Err(err(format!(
+                "{} is of another data set than {} ({} against {}): load one data set at a time",
+                path.display(),
+                first_path.display(),
+                m.workload,
+                first.workload
+            )));
+        }
+        let shard = m
+            .shard
+            .parse::<Shard>()
+            .map_err(|e| err(format!("{}: shard: {e}", path.display())))?;
+        if shard.count != count {
+            return Err(err(format!(
+                "{} is shard {} but {} is shard {}: one data set is split one way",
+                path.display(),
+                m.shard,
+                first_path.display(),
+                first.shard
+            )));
+        }
+        if let Some(other) = seen.insert(shard.index, path.clone()) {
+            return Err(err(format!(
+                "shard {} is there twice: {} and {}",
+                m.shard,
+                other.display(),
+                path.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|i| !seen.contains_key(i))
+        .map(|i| format!("{}/{count}", i + 1))
+        .collect();
+    if !missing.is_empty() {
+        return Err(err(format!(
+            "shard{} {} of {} {} missing: give every shard's directory",
+            if missing.len() > 1 { "s" } else { "" },
+            missing.join(", "),
+            first.workload,
+            if missing.len() > 1 { "are" } else { "is" }
+        )));
+    }
+    let mut tables: BTreeMap<String, Table> = BTreeMap::new();
+    for (dir, path, m) in &all {
+        for t in &m.tables {
+            let table = tables.entry(t.name.clone()).or_insert_with(|| Table {
+                name: t.name.clone(),
+                entry: TableEntry {
+                    files: Vec::new(),
+                    rows: 0,
+                    cells: 0,
+                    ..t.clone()
+                },
+                dirs: Vec::new(),
+                files: 0,
+                bytes: 0,
+                by_region: BTreeMap::new(),
+                rows_one_shard: (count == 1).then_some(t.rows),
+            });
+            if table.entry.families != t.families || table.entry.split_points != t.split_points {
+                return Err(err(format!(
+                    "{}: table {} has other families or split points than in the other shards",
+                    path.display(),
+                    t.name
+                )));
+            }
+            table.entry.rows += t.rows;
+            table.entry.cells += t.cells;
+            let mut per_column: BTreeMap<(&str, usize), usize> = BTreeMap::new();
+            for f in &t.files {
+                let file = dir.join(&f.path);
+                let len = std::fs::metadata(&file)
+                    .map(|m| m.len())
+                    .map_err(|e| err(format!("{}, named by {}: {e}", file.display(), path.display())))?;
+                if len != f.bytes {
+                    return Err(err(format!(
+                        "{} has {len} bytes, {} says {}: it changed since it was written",
+                        file.display(),
+                        path.display(),
+                        f.bytes
+                    )));
+                }
+                *per_column.entry((&f.family, f.region)).or_default() += 1;
+                table.by_region.entry(f.region).or_default().push(file);
+                table.files += 1;
+                table.bytes += f.bytes;
+            }
+            let most = per_column.values().copied().max().unwrap_or(0);
+            match table.dirs.iter_mut().find(|(d, _)| d == dir) {
+                Some((_, n)) => *n = (*n).max(most),
+                None if most > 0 => table.dirs.push((dir.clone(), most)),
+                None => {}
+            }
+        }
+    }
+    Ok(Plan {
+        workload: first.workload.clone(),
+        shards: count,
+        tables: tables.into_values().collect(),
+    })
+}
+
+/// What happened to one table.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The table.
+    pub name: String,
+    /// Whether it was created.
+    pub created: bool,
+    /// Files and bytes handed over.
+    pub files: usize,
+    /// Bytes of them.
+    pub bytes: u64,
+    /// Time the tool took.
+    pub load_time: Duration,
+    /// Files the tool split because they straddled a region boundary (it rewrites them, at
+    /// its own cost): 0 when the table's regions are the files'.
+    pub split_by_tool: usize,
+    /// Rows the files hold, and rows the table holds after.
+    pub rows_expected: u64,
+    /// Rows counted through the store.
+    pub rows_found: u64,
+}
+
+/// The table a manifest's entry describes.
+pub fn descriptor(t: &TableEntry) -> Result<TableDescriptor, Error> {
+    let splits = t
+        .split_points
+        .iter()
+        .map(|s| crate::keys::parse_hex(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| err(format!("table {}: a split point: {e}", t.name)))?;
+    Ok(TableDescriptor {
+        name: t.name.clone(),
+        families: t
+            .families
+            .iter()
+            .map(|f| FamilyDescriptor {
+                name: f.name.clone(),
+                max_versions: f.versions,
+            })
+            .collect(),
+        splits,
+    })
+}
+
+/// Creates `t` on `store` unless it exists; an existing table must have the same families
+/// and VERSIONS. Returns whether it was created.
+pub fn ensure(store: &dyn Store, t: &TableEntry) -> Result<bool, Error> {
+    let want = descriptor(t)?;
+    match store.create_table(&want) {
+        Ok(()) => Ok(true),
+        Err(store::Error::TableExists(_)) => {
+            let have = store
+                .describe_table(&t.name)
+                .map_err(|e| err(format!("table {}: {e}", t.name)))?;
+            let fams = |d: &TableDescriptor| {
+                let mut f: Vec<String> = d
+                    .families
+                    .iter()
+                    .map(|f| format!("{} (VERSIONS {})", f.name, f.max_versions))
+                    .collect();
+                f.sort();
+                f
+            };
+            if fams(&have) != fams(&want) {
+                return Err(err(format!(
+                    "table {} exists with families {}, the HFiles are of {}: drop it, or load into another cluster",
+                    t.name,
+                    fams(&have).join(", "),
+                    fams(&want).join(", ")
+                )));
+            }
+            Ok(false)
+        }
+        Err(e) => Err(err(format!("cannot create table {}: {e}", t.name))),
+    }
+}
+
+/// `<namespace>:<table>`, with `default` for a table without one.
+pub fn qualified(name: &str) -> String {
+    if name.contains(':') {
+        name.to_string()
+    } else {
+        format!("default:{name}")
+    }
+}
+
+/// The command that hands `dir`'s files of `table` to HBase: `cmd`, the option that lets
+/// the tool take `most` files per region and family when that is over its default, the
+/// table's folder and its name.
+pub fn tool_command(cmd: &[String], dir: &Path, table: &str, most: usize) -> Command {
+    let mut c = Command::new(&cmd[0]);
+    c.args(&cmd[1..]);
+    if most > TOOL_MAX_FILES {
+        c.arg(format!(
+            "-Dhbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily={most}"
+        ));
+    }
+    c.arg(dir.join(store::hfile::table_dir(table))).arg(qualified(table));
+    c
+}
+
+/// Runs the tool on every directory of `t`; fails with the tool's last error line. Returns
+/// the time it took and the files it split.
+pub fn hand_over(cmd: &[String], t: &Table) -> Result<(Duration, usize), Error> {
+    let started = Instant::now();
+    let mut split = 0;
+    for (dir, most) in &t.dirs {
+        let out = tool_command(cmd, dir, &t.name, *most)
+            .output()
+            .map_err(|e| err(format!("cannot run the bulk-load tool {:?}: {e}", cmd.join(" "))))?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        // LoadIncrementalHFiles logs each file it splits so.
+        split += text.matches("no longer fits inside a single region").count();
+        if !out.status.success() {
+            return Err(err(format!(
+                "the bulk-load tool failed on table {} ({}): {}",
+                t.name,
+                out.status,
+                last_error(&text).unwrap_or("no output")
+            )));
+        }
+    }
+    Ok((started.elapsed(), split))
+}
+
+/// The line of a Java tool's output that says what failed: the last one naming an error
+/// or exception, else the last line.
+pub fn last_error(text: &str) -> Option<&str> {
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines
+        .iter()
+        .rev()
+        .find(|l| (l.contains("ERROR") || l.contains("Exception") || l.contains("Error:")) && !l.starts_with("at "))
+        .or(lines.last())
+        .copied()
+}
+
+/// The rows the files of `t` hold: one shard's count, or the union of several shards'.
+pub fn rows_expected(t: &Table) -> Result<u64, Error> {
+    if let Some(n) = t.rows_one_shard {
+        return Ok(n);
+    }
+    let mut n = 0;
+    for files in t.by_region.values() {
+        n += count_distinct(files).map_err(|e| err(format!("table {}: {e}", t.name)))?;
+    }
+    Ok(n)
+}
+
+/// Plans, creates, hands over and counts every table; `say` hears each step.
+pub fn run(
+    store: &dyn Store,
+    dirs: &[PathBuf],
+    cmd: &[String],
+    mut say: impl FnMut(&str),
+) -> Result<Vec<Outcome>, Error> {
+    if cmd.is_empty() {
+        return Err(err("--hbase-cmd: no command".into()));
+    }
+    let plan = plan(dirs)?;
+    let mut created = Vec::new();
+    for t in &plan.tables {
+        created.push(ensure(store, &t.entry)?);
+    }
+    let mut out = Vec::new();
+    for (t, created) in plan.tables.iter().zip(created) {
+        say(&format!(
+            "{}: {} files, {:.1} MiB{}",
+            t.name,
+            t.files,
+            t.bytes as f64 / (1 << 20) as f64,
+            if created { " (table created)" } else { "" }
+        ));
+        // Counted first: where the files and the region servers share a file system, the
+        // tool moves them away.
+        let rows_expected = rows_expected(t)?;
+        let (load_time, split_by_tool) = hand_over(cmd, t)?;
+        let rows_found =
+            store::count_rows(store, &t.name).map_err(|e| err(format!("counting the rows of {}: {e}", t.name)))?;
+        out.push(Outcome {
+            name: t.name.clone(),
+            created,
+            files: t.files,
+            bytes: t.bytes,
+            load_time,
+            split_by_tool,
+            rows_expected,
+            rows_found,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,84 @@
+//! `tallrow bulkload`: argument handling and what it prints.
+
+use super::BulkloadArgs;
+use crate::report::{TextTable, thousands};
+use crate::store::Backend;
+use anyhow::{Context, bail};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
+    let cmd = shlex::split(&args.hbase_cmd)
+        .filter(|w| !w.is_empty())
+        .with_context(|| {
+            format!(
+                "--hbase-cmd {:?}: not words a shell would split (quotes unbalanced?)",
+                args.hbase_cmd
+            )
+        })?;
+    let backend = Backend::parse(&args.backend, Path::new(".")).context("--backend")?;
+    if !matches!(backend, Backend::Hbase(_)) {
+        bail!(
+            "--backend {}: bulkload loads into HBase: expected hbase://HOST:PORT?api=thrift2",
+            args.backend
+        );
+    }
+    let store = backend
+        .open()
+        .with_context(|| format!("cannot open {}", args.backend))?;
+    let quiet = !crate::load::progress_wanted();
+    let outcomes = crate::bulkload::run(&*store, &args.dirs, &cmd, |line| {
+        if !quiet {
+            eprintln!("tallrow: {line}");
+        }
+    })?;
+    let mut o = std::io::stdout().lock();
+    writeln!(
+        o,
+        "bulk-loaded {} into {}",
+        args.dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        store.identity()
+    )?;
+    let mut table = TextTable::new(&[
+        "table",
+        "files",
+        "MiB",
+        "created",
+        "tool s",
+        "split by tool",
+        "rows in files",
+        "rows in table",
+    ]);
+    let mut wrong = Vec::new();
+    for t in &outcomes {
+        table.row(vec![
+            t.name.clone(),
+            thousands(t.files as u64),
+            format!("{:.1}", t.bytes as f64 / (1 << 20) as f64),
+            if t.created { "yes" } else { "no" }.into(),
+            format!("{:.2}", t.load_time.as_secs_f64()),
+            thousands(t.split_by_tool as u64),
+            thousands(t.rows_expected),
+            thousands(t.rows_found),
+        ]);
+        if t.rows_found != t.rows_expected {
+            wrong.push(format!(
+                "{} holds {} rows, its HFiles {}",
+                t.name,
+                thousands(t.rows_found),
+                thousands(t.rows_expected)
+            ));
+        }
+    }
+    write!(o, "{}", table.render())?;
+    if !wrong.is_empty() {
+        bail!("the tables do not hold what the HFiles do: {}", wrong.join("; "));
+    }
+    writeln!(o, "OK: every table holds the rows its HFiles do")?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,146 @@
+//! The rows of an HFile, streamed: its data blocks read one at a time (each checksum
+//! checked), each row once, in order. What `tallrow bulkload` counts the rows of several
+//! shards' files with.
+
+use super::block::HEADER;
+use super::proto;
+use super::writer::TRAILER;
+use prost::Message;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// The distinct rows of one file, in order.
+pub struct Rows {
+    path: PathBuf,
+    file: BufReader<File>,
+    /// Offset of the next block, and one past the last data block's.
+    pos: u64,
+    end: u64,
+    block: Vec<u8>,
+    at: usize,
+    row: Vec<u8>,
+}
+
+fn bad(path: &Path, what: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {what}", path.display()))
+}
+
+impl Rows {
+    /// Opens `path` and reads its trailer.
+    pub fn open(path: &Path) -> std::io::Result<Rows> {
+        let mut file = BufReader::with_capacity(256 << 10, File::open(path)?);
+        let len = file.seek(SeekFrom::End(0))?;
+        if len < TRAILER as u64 {
+            return Err(bad(path, "shorter than an HFile trailer"));
+        }
+        file.seek(SeekFrom::Start(len - TRAILER as u64))?;
+        let mut t = vec![0u8; TRAILER];
+        file.read_exact(&mut t)?;
+        if &t[..8] != b"TRABLK\"$" {
+            return Err(bad(path, "no HFile trailer"));
+        }
+        let trailer = proto::Trailer::decode_length_delimited(&t[8..]).map_err(|e| bad(path, e))?;
+        let end = trailer.load_on_open_data_offset.unwrap_or(0);
+        file.seek(SeekFrom::Start(0))?;
+        Ok(Rows {
+            path: path.to_path_buf(),
+            file,
+            pos: 0,
+            end,
+            block: Vec::new(),
+            at: 0,
+            row: Vec::new(),
+        })
+    }
+
+    /// Reads the next data block into `block`; `false` past the last.
+    fn next_block(&mut self) -> std::io::Result<bool> {
+        while self.pos < self.end {
+            let mut h = [0u8; HEADER];
+            self.file.read_exact(&mut h)?;
+            let int = |at: usize| i32::from_be_bytes(h[at..at + 4].try_into().expect("4 bytes"));
+            let (on_disk, data) = (int(8), int(29));
+            if on_disk < 0 || data < HEADER as i32 || data > HEADER as i32 + on_disk {
+                return Err(bad(&self.path, format!("a bad block header at {}", self.pos)));
+            }
+            let mut rest = vec![0u8; on_disk as usize];
+            self.file.read_exact(&mut rest)?;
+            let payload = data as usize - HEADER;
+            let mut framed = h.to_vec();
+            framed.extend_from_slice(&rest[..payload]);
+            let sums = &rest[payload..];
+            let ok = framed
+                .chunks(16 << 10)
+                .zip(sums.chunks(4))
+                .all(|(c, s)| crc32c::crc32c(c).to_be_bytes() == s);
+            if !ok {
+                return Err(bad(
+                    &self.path,
+                    format!("checksum mismatch in the block at {}", self.pos),
+                ));
+            }
+            self.pos += (HEADER + on_disk as usize) as u64;
+            if &h[..8] == b"DATABLK*" {
+                self.block = framed.split_off(HEADER);
+                self.at = 0;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The next row not seen before, or `None` at the end.
+    pub fn next_row(&mut self) -> std::io::Result<Option<&[u8]>> {
+        loop {
+            while self.at < self.block.len() {
+                let b = &self.block[self.at..];
+                if b.len() < 10 {
+                    return Err(bad(&self.path, "a cell cut short"));
+                }
+                let klen = u32::from_be_bytes(b[..4].try_into().expect("4 bytes")) as usize;
+                let vlen = u32::from_be_bytes(b[4..8].try_into().expect("4 bytes")) as usize;
+                let rlen = u16::from_be_bytes([b[8], b[9]]) as usize;
+                // Key, value, tags length (2), memstore timestamp (a one-byte vlong: 0).
+                let cell = 8 + klen + vlen + 3;
+                if b.len() < cell || klen < rlen + 2 {
+                    return Err(bad(&self.path, "a cell cut short"));
+                }
+                let row = &b[10..10 + rlen];
+                self.at += cell;
+                if row != self.row.as_slice() || self.row.is_empty() {
+                    self.row.clear();
+                    self.row.extend_from_slice(row);
+                    return Ok(Some(&self.row));
+                }
+            }
+            if !self.next_block()? {
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// The distinct rows over several files (of one table's region, say), merged.
+pub fn count_distinct(paths: &[PathBuf]) -> std::io::Result<u64> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut files: Vec<Rows> = paths.iter().map(|p| Rows::open(p)).collect::<std::io::Result<_>>()?;
+    let mut heap = BinaryHeap::new();
+    for (i, f) in files.iter_mut().enumerate() {
+        if let Some(r) = f.next_row()? {
+            heap.push(Reverse((r.to_vec(), i)));
+        }
+    }
+    let (mut n, mut last): (u64, Option<Vec<u8>>) = (0, None);
+    while let Some(Reverse((row, i))) = heap.pop() {
+        if last.as_ref() != Some(&row) {
+            n += 1;
+        }
+        if let Some(r) = files[i].next_row()? {
+            heap.push(Reverse((r.to_vec(), i)));
+        }
+        last = Some(row);
+    }
+    Ok(n)
+}

@@ -1,0 +1,168 @@
+//! `bulkload.json`: what one shard wrote into an `hfile:` directory (the workload and its
+//! digests, the shard, and per table its families, split points and files), written by
+//! `tallrow load` once every file is complete and read by `tallrow bulkload`. A directory
+//! that several shards wrote holds one manifest per shard: `bulkload.json` for a load of the
+//! whole, `bulkload-<i>-of-<N>.json` for shard i of N.
+
+use crate::load::Shard;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One shard's manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// `"hfile"`.
+    pub kind: String,
+    /// The tallrow that wrote it.
+    pub tallrow: String,
+    /// The workload's name.
+    pub workload: String,
+    /// The workload file.
+    pub file: String,
+    /// The digest of the workload's effective settings: shards of one data set share it.
+    pub data_digest: String,
+    /// The digest of every row mutation of this shard (shard digests add up, wrapping).
+    pub rows_digest: String,
+    /// The shard, `i/N`.
+    pub shard: String,
+    /// When the files were complete (UTC).
+    pub written: String,
+    /// The tables, by name.
+    pub tables: Vec<TableEntry>,
+}
+
+/// One table's part of a shard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableEntry {
+    /// `namespace:table` or `table`.
+    pub name: String,
+    /// Its families.
+    pub families: Vec<FamilyEntry>,
+    /// Where its regions begin (every region but the first), as hex.
+    pub split_points: Vec<String>,
+    /// Distinct rows this shard wrote.
+    pub rows: u64,
+    /// Cells this shard wrote.
+    pub cells: u64,
+    /// The files.
+    pub files: Vec<FileEntry>,
+}
+
+/// A family as the files were written for it and as `bulkload` creates it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FamilyEntry {
+    /// Name.
+    pub name: String,
+    /// VERSIONS.
+    pub versions: u32,
+    /// BLOOMFILTER.
+    pub bloom: String,
+    /// BLOCKSIZE.
+    pub block_size: u32,
+    /// COMPRESSION.
+    pub compression: String,
+    /// DATA_BLOCK_ENCODING.
+    pub encoding: String,
+}
+
+impl FamilyEntry {
+    /// A family of `versions` versions with the options every file of ours is written with.
+    pub fn new(name: &str, versions: u32) -> Self {
+        FamilyEntry {
+            name: name.to_string(),
+            versions,
+            bloom: "ROW".into(),
+            block_size: 64 << 10,
+            compression: "NONE".into(),
+            encoding: "NONE".into(),
+        }
+    }
+}
+
+/// One HFile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Relative to the directory.
+    pub path: String,
+    /// Its family.
+    pub family: String,
+    /// Its region, 0 the first.
+    pub region: usize,
+    /// Cells.
+    pub cells: u64,
+    /// Distinct rows.
+    pub rows: u64,
+    /// First row, as HBase's `Bytes.toStringBinary` prints it.
+    pub first_row: String,
+    /// Last row.
+    pub last_row: String,
+    /// File length.
+    pub bytes: u64,
+}
+
+/// The manifest file of `shard` in `dir`.
+pub fn path(dir: &Path, shard: Shard) -> PathBuf {
+    if shard.count == 1 {
+        dir.join("bulkload.json")
+    } else {
+        dir.join(format!("bulkload-{}-of-{}.json", shard.index + 1, shard.count))
+    }
+}
+
+/// Every manifest in `dir`, with its file, sorted by file name.
+pub fn read_all(dir: &Path) -> Result<Vec<(PathBuf, Manifest)>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("bulkload") && n.ends_with(".json"))
+        })
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        out.push((p, m));
+    }
+    Ok(out)
+}
+
+/// Writes `m` to `path` whole: a temporary file renamed over it.
+pub fn write(path: &Path, m: &Manifest) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(m).map_err(std::io::Error::other)? + "\n";
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The HFiles under `dir` (every file below a `<namespace>/<table>/<family>/` folder),
+/// relative to it.
+pub fn hfiles_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let list = |d: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(d)
+            .map(|e| e.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default()
+    };
+    for ns in list(dir).into_iter().filter(|p| p.is_dir() && !hidden(p)) {
+        for table in list(&ns).into_iter().filter(|p| p.is_dir()) {
+            for family in list(&table).into_iter().filter(|p| p.is_dir() && !hidden(p)) {
+                for f in list(&family).into_iter().filter(|p| p.is_file() && !hidden(p)) {
+                    out.push(f.strip_prefix(dir).unwrap_or(&f).to_path_buf());
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Names starting `_` or `.`: the bulk-load tool skips them, and so do we.
+fn hidden(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('_') || n.starts_with('.'))
+}

@@ -1,0 +1,469 @@
+//! `hfile:DIR`: the bulk pipeline's second output. A load stages its puts as sorted runs
+//! (as the embedded store's bulk load does), then merges each table's once and writes it as
+//! HFiles (the [`hfile`](crate::hfile) module), one per region per family per shard:
+//! `DIR/<namespace>/<table>/<family>/region<NNNNN>_shard<i>of<N>` (`default` for tables
+//! without a namespace), which is the layout HBase's bulk-load tool takes. Each family keeps
+//! at most its VERSIONS versions of a column, newest first. `DIR/bulkload.json` (one
+//! manifest per shard, the [`manifest`] module) says what the files hold; `tallrow bulkload`
+//! hands them to HBase.
+//!
+//! The store is write-only: it knows its tables and their split points, and takes nothing
+//! but a bulk load.
+
+pub mod manifest;
+
+use super::runs::{MEMORY, Runs};
+use super::{BulkLoad, Error, Result, RowMutation, Store, TableDescriptor, canonical_table_name, cellkey};
+use crate::hfile;
+use crate::load::Shard;
+use manifest::{FamilyEntry, FileEntry, Manifest, TableEntry};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Where a table's files go under DIR: `<namespace>/<table>`.
+pub fn table_dir(table: &str) -> PathBuf {
+    match table.split_once(':') {
+        Some((ns, t)) => Path::new(ns).join(t),
+        None => Path::new("default").join(table),
+    }
+}
+
+/// The file of one region, family and shard, relative to DIR. No `-` or `.` in the name: the
+/// bulk-load tool skips the first and takes a name like `<hex>.<x>` for a reference.
+pub fn file_name(region: usize, shard: Shard) -> String {
+    format!("region{region:05}_shard{}of{}", shard.index + 1, shard.count)
+}
+
+/// What the files written so far hold, per table.
+#[derive(Debug, Clone, Default)]
+pub struct Written {
+    /// Per table: its files, and the distinct rows and cells over all of them.
+    pub tables: BTreeMap<String, (Vec<FileEntry>, u64, u64)>,
+}
+
+struct Inner {
+    dir: PathBuf,
+    shard: Shard,
+    tables: Mutex<BTreeMap<String, TableDescriptor>>,
+    /// Split points to use in place of those a load asks for (`--split-from`).
+    splits: BTreeMap<String, Vec<Vec<u8>>>,
+    written: Mutex<Written>,
+    /// Stamped into every file's info.
+    task: String,
+}
+
+/// The `hfile:DIR` store.
+#[derive(Clone)]
+pub struct HFiles {
+    inner: Arc<Inner>,
+}
+
+impl HFiles {
+    /// Writes shard `shard` of a data set under `dir` (created if needed). `splits` replaces
+    /// the split points of the tables it names.
+    pub fn new(dir: &Path, shard: Shard, splits: BTreeMap<String, Vec<Vec<u8>>>) -> Result<HFiles> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+        Ok(HFiles {
+            inner: Arc::new(Inner {
+                dir: dir.to_path_buf(),
+                shard,
+                tables: Mutex::default(),
+                splits,
+                written: Mutex::default(),
+                task: format!("tallrow {} shard {shard}", env!("CARGO_PKG_VERSION")),
+            }),
+        })
+    }
+
+    /// The files written, once the load finished.
+    pub fn written(&self) -> Written {
+        self.inner.written.lock().expect("written lock").clone()
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+}
+
+impl HFiles {
+    /// The manifest of what the load wrote, once it finished.
+    pub fn manifest(&self, workload: &str, file: &str, data_digest: &str, rows_digest: u128) -> Manifest {
+        let written = self.written();
+        let tables = self
+            .inner
+            .tables
+            .lock()
+            .expect("tables lock")
+            .values()
+            .map(|d| {
+                let (files, rows, cells) = written.tables.get(&d.name).cloned().unwrap_or_default();
+                TableEntry {
+                    name: d.name.clone(),
+                    families: d
+                        .families
+                        .iter()
+                        .map(|f| FamilyEntry::new(&f.name, f.max_versions))
+                        .collect(),
+                    split_points: d.splits.iter().map(|k| crate::keys::hex(k)).collect(),
+                    rows,
+                    cells,
+                    files,
+                }
+            })
+            .collect();
+        Manifest {
+            kind: "hfile".into(),
+            tallrow: env!("CARGO_PKG_VERSION").into(),
+            workload: workload.into(),
+            file: file.into(),
+            data_digest: data_digest.into(),
+            rows_digest: format!("{rows_digest:032x}"),
+            shard: self.inner.shard.to_string(),
+            written: crate::date::iso(crate::store::now_millis()),
+            tables,
+        }
+    }
+}
+
+/// The shard a file of ours was written for, from its name.
+fn shard_of(name: &str) -> Option<(u64, u64)> {
+    let (_, s) = name.rsplit_once("_shard")?;
+    let (i, n) = s.split_once("of")?;
+    Some((i.parse().ok()?, n.parse().ok()?))
+}
+
+/// Readies `dir` for shard `shard` of the data set `data_digest`. Files of the other shards
+/// of the same data set stay (several shards may write one directory); files of this shard,
+/// or of another data set, are refused unless `replace`, which removes them.
+pub fn prepare(dir: &Path, shard: Shard, data_digest: &str, replace: bool) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(Error::BadArgument(format!("{} is not a directory", dir.display())));
+    }
+    let bad = |e: String| Error::BadArgument(format!("cannot read the manifests in {}: {e}", dir.display()));
+    let manifests = manifest::read_all(dir).map_err(bad)?;
+    let files = manifest::hfiles_in(dir);
+    let other_set =
+        |m: &Manifest| m.data_digest != data_digest || m.shard.parse::<Shard>().map(|s| s.count) != Ok(shard.count);
+    let name = |p: &PathBuf| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let foreign_file = files
+        .iter()
+        .find(|f| shard_of(&name(f)).is_none_or(|(_, n)| n != shard.count));
+    let foreign = manifests.iter().find(|(_, m)| other_set(m));
+    let mine = manifest::path(dir, shard);
+    let own_files: Vec<&PathBuf> = files
+        .iter()
+        .filter(|f| shard_of(&name(f)) == Some((shard.index + 1, shard.count)))
+        .collect();
+    if !replace {
+        let again = "pass --replace to remove them, or write into another directory";
+        if let Some((p, m)) = foreign {
+            return Err(Error::BadArgument(format!(
+                "{} already holds HFiles of another data set ({} shard {}, {}): {again}",
+                dir.display(),
+                m.workload,
+                m.shard,
+                p.display()
+            )));
+        }
+        if let Some(f) = foreign_file {
+            return Err(Error::BadArgument(format!(
+                "{} already holds HFiles that are not of this data set's {} shards ({}): {again}",
+                dir.display(),
+                shard.count,
+                f.display()
+            )));
+        }
+        if mine.exists() || !own_files.is_empty() {
+            return Err(Error::BadArgument(format!(
+                "{} already holds the HFiles of shard {shard}: {again}",
+                dir.display()
+            )));
+        }
+        return Ok(());
+    }
+    let remove =
+        |p: &Path| std::fs::remove_file(p).map_err(|e| Error::Io(format!("cannot remove {}: {e}", p.display())));
+    if foreign.is_some() || foreign_file.is_some() {
+        for f in &files {
+            remove(&dir.join(f))?;
+        }
+        for (p, _) in &manifests {
+            remove(p)?;
+        }
+        return Ok(());
+    }
+    for f in own_files {
+        remove(&dir.join(f))?;
+    }
+    if mine.exists() {
+        remove(&mine)?;
+    }
+    Ok(())
+}
+
+fn write_only() -> Error {
+    Error::BadArgument(
+        "hfile:DIR is write-only: `tallrow load` writes HFiles there and `tallrow bulkload` hands them to HBase".into(),
+    )
+}
+
+impl Store for HFiles {
+    fn identity(&self) -> String {
+        format!("HFiles in {}", self.inner.dir.display())
+    }
+
+    fn create_table(&self, table: &TableDescriptor) -> Result<()> {
+        let mut desc = table.validated()?;
+        if let Some(s) = self.inner.splits.get(&desc.name) {
+            desc.splits = s.clone();
+        }
+        let mut tables = self.inner.tables.lock().expect("tables lock");
+        if tables.contains_key(&desc.name) {
+            return Err(Error::TableExists(desc.name));
+        }
+        tables.insert(desc.name.clone(), desc);
+        Ok(())
+    }
+
+    fn delete_table(&self, table: &str) -> Result<()> {
+        let name = canonical_table_name(table)?;
+        match self.inner.tables.lock().expect("tables lock").remove(&name) {
+            Some(_) => Ok(()),
+            None => Err(Error::TableNotFound(name)),
+        }
+    }
+
+    fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
+        Ok(self
+            .inner
+            .tables
+            .lock()
+            .expect("tables lock")
+            .values()
+            .cloned()
+            .collect())
+    }
+
+    fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
+        let name = canonical_table_name(table)?;
+        self.inner
+            .tables
+            .lock()
+            .expect("tables lock")
+            .get(&name)
+            .cloned()
+            .ok_or(Error::TableNotFound(name))
+    }
+
+    fn mutate(&self, _table: &str, _rows: &[RowMutation]) -> Result<()> {
+        Err(write_only())
+    }
+
+    fn get(&self, _table: &str, _gets: &[super::Get]) -> Result<Vec<Option<super::Row>>> {
+        Err(write_only())
+    }
+
+    fn scan(&self, _table: &str, _scan: &super::Scan) -> Result<Vec<super::Row>> {
+        Err(write_only())
+    }
+
+    fn bulk_load(&self, tables: &[&str]) -> Result<Option<Box<dyn BulkLoad>>> {
+        let descs: Vec<TableDescriptor> = tables.iter().map(|t| self.describe_table(t)).collect::<Result<_>>()?;
+        let names = descs.iter().enumerate().map(|(i, _)| format!("t{i}")).collect();
+        let runs = Runs::new(&self.inner.dir.join("_runs"), names, MEMORY)?;
+        Ok(Some(Box::new(Bulk {
+            store: self.clone(),
+            tables: descs,
+            runs,
+            created: Mutex::default(),
+        })))
+    }
+}
+
+/// A load's puts on their way into HFiles.
+struct Bulk {
+    store: HFiles,
+    tables: Vec<TableDescriptor>,
+    runs: Runs,
+    /// Every file this load created: removed again when it fails.
+    created: Mutex<Vec<PathBuf>>,
+}
+
+impl Bulk {
+    fn position(&self, table: &str) -> Option<usize> {
+        let name = canonical_table_name(table).ok()?;
+        self.tables.iter().position(|t| t.name == name)
+    }
+
+    /// Merges table `i`'s runs into its files, region by region.
+    fn write_table(&self, i: usize) -> Result<(Vec<FileEntry>, u64, u64)> {
+        let desc = &self.tables[i];
+        let inner = &self.store.inner;
+        let mut files = Files {
+            dir: inner.dir.join(table_dir(&desc.name)),
+            root: inner.dir.clone(),
+            desc,
+            shard: inner.shard,
+            task: &inner.task,
+            created: &self.created,
+            region: 0,
+            open: (0..desc.families.len()).map(|_| None).collect(),
+            done: Vec::new(),
+        };
+        let (mut row, mut qualifier) = (Vec::new(), Vec::new());
+        let mut last_column: Option<(Vec<u8>, u8, Vec<u8>)> = None;
+        let mut versions = 0u32;
+        let (mut rows, mut cells) = (0u64, 0u64);
+        let mut last_row: Option<Vec<u8>> = None;
+        self.runs.merge(i, |key, value| {
+            row.clear();
+            qualifier.clear();
+            let at = cellkey::split_escaped(key, 0, Some(&mut row));
+            let family = key[at];
+            cellkey::split_escaped(key, at + 1, Some(&mut qualifier));
+            let ts = cellkey::decode_ts(key);
+            let same_column = last_column
+                .as_ref()
+                .is_some_and(|(r, f, q)| *r == row && *f == family && *q == qualifier);
+            if same_column {
+                versions += 1;
+            } else {
+                versions = 1;
+                last_column = Some((row.clone(), family, qualifier.clone()));
+            }
+            // Older versions past the family's VERSIONS are never read: not written.
+            if versions > desc.families[family as usize].max_versions {
+                return Ok(());
+            }
+            if last_row.as_deref() != Some(&row[..]) {
+                rows += 1;
+                files.enter(&row)?;
+                last_row = Some(row.clone());
+            }
+            cells += 1;
+            files.append(family, &row, &qualifier, ts, value)
+        })?;
+        files.close_region()?;
+        Ok((files.done, rows, cells))
+    }
+}
+
+/// The open files of one table's current region.
+struct Files<'a> {
+    dir: PathBuf,
+    root: PathBuf,
+    desc: &'a TableDescriptor,
+    shard: Shard,
+    task: &'a str,
+    created: &'a Mutex<Vec<PathBuf>>,
+    region: usize,
+    open: Vec<Option<(PathBuf, hfile::Writer<std::io::BufWriter<std::fs::File>>)>>,
+    done: Vec<FileEntry>,
+}
+
+impl Files<'_> {
+    /// Moves to the region of `row`, closing the files of the regions before it.
+    fn enter(&mut self, row: &[u8]) -> Result<()> {
+        let region = self.desc.splits.partition_point(|s| s.as_slice() <= row);
+        if region != self.region {
+            self.close_region()?;
+            self.region = region;
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, family: u8, row: &[u8], qualifier: &[u8], ts: i64, value: &[u8]) -> Result<()> {
+        let f = family as usize;
+        if self.open[f].is_none() {
+            let name = &self.desc.families[f].name;
+            let dir = self.dir.join(name);
+            std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+            let path = dir.join(file_name(self.region, self.shard));
+            let file = std::fs::File::create(&path)
+                .map_err(|e| Error::Io(format!("cannot create {}: {e}", path.display())))?;
+            self.created.lock().expect("created lock").push(path.clone());
+            let out = std::io::BufWriter::with_capacity(1 << 20, file);
+            self.open[f] = Some((
+                path,
+                hfile::Writer::new(out, hfile::Options::new(name.as_bytes(), self.task)),
+            ));
+        }
+        let (path, w) = self.open[f].as_mut().expect("opened");
+        w.append(row, qualifier, ts, value)
+            .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
+    }
+
+    fn close_region(&mut self) -> Result<()> {
+        for (f, slot) in self.open.iter_mut().enumerate() {
+            let Some((path, w)) = slot.take() else { continue };
+            let failed = |e: std::io::Error| Error::Io(format!("cannot write {}: {e}", path.display()));
+            let (summary, out) = w.finish().map_err(failed)?;
+            out.into_inner()
+                .map_err(|e| failed(e.into_error()))?
+                .sync_all()
+                .map_err(failed)?;
+            self.done.push(FileEntry {
+                path: path
+                    .strip_prefix(&self.root)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .into_owned(),
+                family: self.desc.families[f].name.clone(),
+                region: self.region,
+                cells: summary.cells,
+                rows: summary.rows,
+                first_row: crate::keys::to_string_binary(&summary.first_row),
+                last_row: crate::keys::to_string_binary(&summary.last_row),
+                bytes: summary.bytes,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl BulkLoad for Bulk {
+    fn covers(&self, table: &str) -> bool {
+        self.position(table).is_some()
+    }
+
+    fn add(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let i = self
+            .position(table)
+            .ok_or_else(|| Error::BadArgument(format!("table {table} is not part of this bulk load")))?;
+        self.runs.stage_puts(i, &self.tables[i], rows)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<(String, u64)>> {
+        use rayon::prelude::*;
+        let written: Result<Vec<(Vec<FileEntry>, u64, u64)>> = (0..self.tables.len())
+            .into_par_iter()
+            .map(|i| self.write_table(i))
+            .collect();
+        let written = match written {
+            Ok(w) => w,
+            Err(e) => {
+                // Nothing of a failed load stays: no file is half there for the tool to find.
+                for path in self.created.lock().expect("created lock").iter() {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+        };
+        let mut w = self.store.inner.written.lock().expect("written lock");
+        let mut rows = Vec::new();
+        for (desc, t) in self.tables.iter().zip(written) {
+            rows.push((desc.name.clone(), t.1));
+            w.tables.insert(desc.name.clone(), t);
+        }
+        Ok(rows)
+    }
+}
