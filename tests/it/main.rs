@@ -8,6 +8,7 @@ mod dao;
 mod differential;
 mod differential2;
 mod hbase;
+mod hfile;
 mod keys_cli;
 mod keys_compare;
 mod kill;

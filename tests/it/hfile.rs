@@ -1,0 +1,382 @@
+//! HBase's own bulk load end to end through the binary: `load --backend hfile:DIR` writes
+//! HFiles, HBase's `HFilePrettyPrinter` reads them, `bulkload` hands them to HBase's
+//! bulk-load tool (scripts/hbase.sh completebulkload), and `verify` reads the data back
+//! through Thrift2. The directory checks and the refusals need no HBase.
+
+use crate::common::{RealHBaseDaoHarness, real_hbase, real_hbase_there, small_fixture, tallrow};
+use std::path::{Path, PathBuf};
+use tallrow::store::hfile::manifest::{self, Manifest};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn quickstart() -> String {
+    repo().join("workloads/quickstart.toml").display().to_string()
+}
+
+/// `tallrow load WORKLOAD --backend hfile:DIR ARGS...`, which must succeed.
+fn write_hfiles(cwd: &Path, workload: &str, dir: &Path, args: &[&str]) -> String {
+    let backend = format!("hfile:{}", dir.display());
+    let mut all = vec!["load", workload, "--backend", backend.as_str()];
+    all.extend_from_slice(args);
+    let out = tallrow(cwd, &all);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    out.stdout
+}
+
+fn read_manifest(path: &Path) -> Manifest {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The Thrift2 URL of the real HBase.
+fn thrift2() -> String {
+    format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap())
+}
+
+/// The local HBase's bulk-load tool.
+fn tool() -> String {
+    format!("{} completebulkload", repo().join("scripts/hbase.sh").display())
+}
+
+fn bulkload(cwd: &Path, dirs: &[&Path], cmd: &str) -> crate::common::Out {
+    let url = thrift2();
+    let mut args = vec!["bulkload"];
+    let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    args.extend(dirs.iter().map(String::as_str));
+    args.extend(["--backend", &url, "--hbase-cmd", cmd]);
+    tallrow(cwd, &args)
+}
+
+/// The region server's log of the running HBase.
+fn hbase_log() -> String {
+    let dir = std::env::var("TALLROW_HBASE_DIR").expect("TALLROW_HBASE_DIR");
+    std::fs::read_to_string(Path::new(&dir).join("logs/hbase.log")).unwrap_or_default()
+}
+
+#[test]
+fn hbases_pretty_printer_reads_every_file_as_written() {
+    if !real_hbase_there() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("hfiles");
+    write_hfiles(tmp.path(), small_fixture().to_str().unwrap(), &dir, &["--regions", "2"]);
+    let m = read_manifest(&dir.join("bulkload.json"));
+    let files: Vec<&manifest::FileEntry> = m.tables.iter().flat_map(|t| &t.files).collect();
+    assert!(files.len() >= 16, "two regions of every family: {}", files.len());
+    let paths: Vec<String> = files.iter().map(|f| dir.join(&f.path).display().to_string()).collect();
+    let mut args = vec!["hfile", "-k", "-a", "-m", "-v"];
+    args.extend(paths.iter().map(String::as_str));
+    let out = std::process::Command::new(repo().join("scripts/hbase.sh"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    for bad in ["ERROR", "WARNING", "Exception", "checksum"] {
+        assert!(!text.contains(bad), "the printer says {bad}: {text}");
+    }
+    for (f, path) in files.iter().zip(&paths) {
+        let at = text
+            .find(&format!("Scanning -> {path}\n"))
+            .unwrap_or_else(|| panic!("{path} was read: {text}"));
+        let part = &text[at..];
+        let part = &part[..part[1..].find("Scanning -> ").map_or(part.len(), |e| e + 1)];
+        assert!(part.contains(&format!("entries={},", f.cells)), "{path}: {part}");
+        assert!(
+            part.contains(&format!("firstKey=Optional[{}/{}:", f.first_row, f.family)),
+            "{path}: {part}"
+        );
+        assert!(
+            part.contains(&format!("lastKey=Optional[{}/{}:", f.last_row, f.family)),
+            "{path}: {part}"
+        );
+        assert!(part.contains(&format!("entryCount={}", f.cells)), "{path}: {part}");
+        assert!(part.contains("compressionCodec=NONE"), "{path}: {part}");
+        assert!(part.contains("BLOOM_FILTER_TYPE = ROW"), "{path}: {part}");
+        assert!(part.contains("BULKLOAD_SOURCE_TASK = tallrow"), "{path}: {part}");
+        assert!(part.contains("MAJOR_COMPACTION_KEY = true"), "{path}: {part}");
+        assert!(
+            part.contains(&format!("LAST_BLOOM_KEY = {}", f.last_row)),
+            "{path}: {part}"
+        );
+        let bloom = &part[part.find("Bloom filter:").expect("a bloom filter section")..];
+        assert!(
+            bloom.contains(&format!("No of Keys in bloom: {}", f.rows)),
+            "{path}: {bloom}"
+        );
+    }
+}
+
+#[test]
+fn quickstart_in_four_regions_bulk_loads_and_verifies() {
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::thrift2();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("hfiles");
+    write_hfiles(tmp.path(), &quickstart(), &dir, &["--regions", "4"]);
+    let m = read_manifest(&dir.join("bulkload.json"));
+    assert!(
+        m.tables.iter().all(|t| t.split_points.len() == 3),
+        "four regions a table"
+    );
+    let out = bulkload(tmp.path(), &[&dir], &tool());
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("OK: every table holds the rows its HFiles do"),
+        "{}",
+        out.stdout
+    );
+    // Every table was created with the files' regions: the tool split no file.
+    for line in out.stdout.lines().skip(2).filter(|l| l.contains(" yes ")) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cols[5], "0", "split by the tool: {line}");
+    }
+    let out = tallrow(tmp.path(), &["verify", &quickstart(), "--backend", &thrift2()]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("OK: the store holds exactly the workload's data"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !hbase_log().contains("checksum verification failed"),
+        "the region server found a bad checksum"
+    );
+}
+
+#[test]
+fn two_shards_written_apart_load_together() {
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::thrift2();
+    let tmp = tempfile::tempdir().unwrap();
+    let workload = small_fixture().display().to_string();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    write_hfiles(tmp.path(), &workload, &a, &["--shard", "1/2", "--regions", "3"]);
+    // Only one shard's directory: the other is named as missing, and nothing is created.
+    let out = bulkload(tmp.path(), &[&a], &tool());
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("shard 2/2 of small is missing"), "{}", out.stderr);
+    write_hfiles(tmp.path(), &workload, &b, &["--shard", "2/2", "--regions", "3"]);
+    let manifests = [a.join("bulkload-1-of-2.json"), b.join("bulkload-2-of-2.json")].map(|p| read_manifest(&p));
+    let out = bulkload(tmp.path(), &[&a, &b], &tool());
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &thrift2()]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    // Every version of every inbox column reads back: the shards' cells add up.
+    let store = tallrow::store::Backend::parse(&thrift2(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let mut scan = tallrow::store::Scan::default();
+    scan.select.max_versions = 1000;
+    let mut cells = 0u64;
+    store
+        .scan_each("weibo:inbox", &scan, 1000, &mut |row| {
+            cells += row.cells.len() as u64;
+            true
+        })
+        .unwrap();
+    let written: u64 = manifests
+        .iter()
+        .flat_map(|m| &m.tables)
+        .filter(|t| t.name == "weibo:inbox")
+        .map(|t| t.cells)
+        .sum();
+    assert!(written > 300, "inboxes hold several versions: {written}");
+    assert_eq!(cells, written);
+}
+
+#[test]
+fn bulkload_refuses_what_it_cannot_load() {
+    if !real_hbase_there() {
+        return;
+    }
+    let turn = RealHBaseDaoHarness::thrift2();
+    let tmp = tempfile::tempdir().unwrap();
+    let workload = small_fixture().display().to_string();
+    let dir = tmp.path().join("hfiles");
+    write_hfiles(tmp.path(), &workload, &dir, &[]);
+    // A tool that cannot be run.
+    let out = bulkload(tmp.path(), &[&dir], "/nonexistent/hbase completebulkload");
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr
+            .contains("cannot run the bulk-load tool \"/nonexistent/hbase completebulkload\""),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    // A tool that fails: its last error line is shown.
+    let out = bulkload(
+        tmp.path(),
+        &[&dir],
+        "sh -c 'echo ERROR: no region server >&2; exit 3' --",
+    );
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("ERROR: no region server"), "{}", out.stderr);
+    // A table that exists with other families.
+    drop(turn);
+    let _turn = RealHBaseDaoHarness::thrift2();
+    let store = tallrow::store::Backend::parse(&thrift2(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    store
+        .create_table(&tallrow::store::TableDescriptor::new("useractions", &["other"], 1))
+        .unwrap();
+    let out = bulkload(tmp.path(), &[&dir], &tool());
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains(
+            "table useractions exists with families other (VERSIONS 1), the HFiles are of content (VERSIONS 1)"
+        ),
+        "{}",
+        out.stderr
+    );
+    // A directory with no manifest.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = bulkload(tmp.path(), &[&empty], &tool());
+    assert!(
+        out.code != 0 && out.stderr.contains("no bulkload.json"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Files of the directory, relative to it.
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    manifest::hfiles_in(dir)
+}
+
+#[test]
+fn a_directory_takes_each_shard_once_unless_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workload = small_fixture().display().to_string();
+    let dir = tmp.path().join("hfiles");
+    let out = write_hfiles(tmp.path(), &workload, &dir, &["--regions", "2"]);
+    assert!(out.contains("tallrow bulkload"), "says what to run next: {out}");
+    let first = files_in(&dir);
+    let m = read_manifest(&dir.join("bulkload.json"));
+    assert_eq!(m.shard, "1/1");
+    assert_eq!(m.tables.iter().flat_map(|t| &t.files).count(), first.len());
+    for t in &m.tables {
+        // Inboxes keep their VERSIONS; every file is in its table's folder.
+        let versions = if t.name == "weibo:inbox" { 2 } else { 1 };
+        assert!(
+            t.families.iter().all(|f| f.versions == versions && f.bloom == "ROW"),
+            "{t:?}"
+        );
+        let folder = tallrow::store::hfile::table_dir(&t.name);
+        assert!(t.files.iter().all(|f| Path::new(&f.path).starts_with(&folder)), "{t:?}");
+        assert!(
+            t.files.iter().all(|f| !f.path.contains('.') && !f.path.contains('-')),
+            "{t:?}"
+        );
+    }
+    // Again into the same directory: refused, and nothing changes.
+    let backend = format!("hfile:{}", dir.display());
+    let out = tallrow(
+        tmp.path(),
+        &["load", &workload, "--backend", &backend, "--regions", "2"],
+    );
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("already holds the HFiles of shard 1/1"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("--replace"), "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert_eq!(files_in(&dir), first);
+    // Another data set into it: refused too; with --replace it takes the directory over.
+    let other = ["load", &workload, "--backend", &backend, "--set", "data.users=100"];
+    let out = tallrow(tmp.path(), &other);
+    assert!(
+        out.code != 0 && out.stderr.contains("another data set"),
+        "{}",
+        out.stderr
+    );
+    let out = tallrow(tmp.path(), &[&other[..], &["--replace"]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let m2 = read_manifest(&dir.join("bulkload.json"));
+    assert_ne!(m2.data_digest, m.data_digest);
+    // Two shards of one data set share a directory.
+    let shards = tmp.path().join("shards");
+    write_hfiles(tmp.path(), &workload, &shards, &["--shard", "1/2"]);
+    write_hfiles(tmp.path(), &workload, &shards, &["--shard", "2/2"]);
+    assert!(shards.join("bulkload-1-of-2.json").exists() && shards.join("bulkload-2-of-2.json").exists());
+    let plan = tallrow::bulkload::plan(std::slice::from_ref(&shards)).unwrap();
+    assert_eq!(plan.shards, 2);
+    let whole: Vec<u128> = [1, 2]
+        .map(|i| read_manifest(&shards.join(format!("bulkload-{i}-of-2.json"))).rows_digest)
+        .iter()
+        .map(|d| u128::from_str_radix(d, 16).unwrap())
+        .collect();
+    assert_eq!(
+        whole[0].wrapping_add(whole[1]),
+        u128::from_str_radix(&m.rows_digest, 16).unwrap(),
+        "the shards are the whole"
+    );
+}
+
+#[test]
+fn bad_hfile_targets_say_what_and_where() {
+    let tmp = tempfile::tempdir().unwrap();
+    let workload = small_fixture().display().to_string();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for (backend, args, says) in [
+        (format!("hfile:{}", file.display()), vec![], "is not a directory"),
+        (format!("hfile:{}/sub", file.display()), vec![], "cannot create"),
+        ("hfile:".to_string(), vec![], "hfile: needs a directory"),
+        (
+            format!("hfile:{}/d", tmp.path().display()),
+            vec!["--no-bulk"],
+            "written by the bulk pipeline only",
+        ),
+        (
+            "memory:".to_string(),
+            vec!["--replace"],
+            "apply to --backend hfile:DIR only",
+        ),
+        (
+            format!("hfile:{}/d", tmp.path().display()),
+            vec!["--split-from", "memory:"],
+            "expected an hbase:// URL",
+        ),
+    ] {
+        let mut all = vec!["load", workload.as_str(), "--backend", backend.as_str()];
+        all.extend(args);
+        let out = tallrow(tmp.path(), &all);
+        assert_ne!(out.code, 0, "{backend}");
+        assert!(out.stderr.contains(says), "{backend}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "one line: {}", out.stderr);
+        assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    }
+    // Other commands refuse the write-only backend.
+    let out = tallrow(
+        tmp.path(),
+        &[
+            "verify",
+            &workload,
+            "--backend",
+            &format!("hfile:{}", tmp.path().display()),
+        ],
+    );
+    assert!(
+        out.code != 0 && out.stderr.contains("takes `tallrow load` only"),
+        "{}",
+        out.stderr
+    );
+}
