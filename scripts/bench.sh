@@ -9,6 +9,10 @@
 #   scripts/bench.sh bigtable   the bigtable backend on Google's emulator vs its Python client
 #   scripts/bench.sh hbase      the hbase backend on real HBase vs HBase's native client,
 #                               happybase and PerformanceEvaluation (starts HBase if none runs)
+#   scripts/bench.sh hfile [USERS [ROUNDS]]
+#                               HBase's own bulk load (hfile: + bulkload) vs the native
+#                               client and Thrift2, capacity.toml at USERS (84,000: about 20M
+#                               rows) users, ROUNDS (3) rounds (starts HBase if none runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,11 +72,30 @@ if [[ "${1:-}" == "hbase" ]]; then
     exit 0
 fi
 
+
+# HBase's own bulk load against the native client and Thrift2, capacity.toml at $1 users.
+hfile() {
+    if ! scripts/hbase.sh status >/dev/null; then
+        scripts/hbase.sh start || return 1
+        trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
+    fi
+    eval "$(scripts/hbase.sh env)"
+    # Built (and HBase's test jars fetched) before anything is timed.
+    scripts/hbase.sh java dev.tallrow.bench.Native 2>/dev/null || [ $? -eq 64 ]
+    local w
+    w=$(scaled "${1:-84000}" capacity_hfile)
+    cargo bench --locked --quiet --bench hfile -- "$w" --rounds "${2:-3}"
+}
+
 # capacity.toml scaled by its user count: about 240 rows per user.
 scaled() { # users name
     sed -e "s/^users = .*/users = $1/" -e "s/^name = .*/name = \"$2\"/" workloads/capacity.toml >"$tmp/$2.toml"
     echo "$tmp/$2.toml"
 }
+if [[ "${1:-}" == "hfile" ]]; then
+    hfile "${2:-}" "${3:-}"
+    exit 0
+fi
 
 # rows/s and peak RSS (KiB) of one load, from the summary line and /usr/bin/time; the
 # better rate of two loads into fresh directories (repeats differ by up to 10%), the higher

@@ -271,7 +271,8 @@ pub struct LoadArgs {
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
     /// Skip counting the rows in each table after the load (a scan of every table, which
-    /// on a remote store of many rows takes a while).
+    /// on a remote store of many rows takes a while). Tables a bulk load wrote whole are
+    /// counted as they are written, without a scan.
     #[arg(long)]
     pub no_count: bool,
     /// Write every table in batches through the store's write path, even where the backend

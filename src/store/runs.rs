@@ -86,6 +86,8 @@ struct Staged {
 /// The staged cells of a bulk load's tables, by table position.
 pub struct Runs {
     dir: PathBuf,
+    /// The tables, as validated.
+    descs: Vec<TableDescriptor>,
     /// Per table: a name for its run files, and what it has staged.
     tables: Vec<(String, Mutex<Staged>)>,
     /// Encoded bytes a table holds before it spills a run.
@@ -94,18 +96,20 @@ pub struct Runs {
 }
 
 impl Runs {
-    /// Runs of `tables` (names usable in file names) kept under `parent`, each table
-    /// spilling when it holds `memory` divided among the tables.
-    pub fn new(parent: &Path, tables: Vec<String>, memory: usize) -> Result<Runs> {
+    /// Runs of `descs` kept under `parent`, the runs of each named after it in `files`
+    /// (names usable in file names), each table spilling when it holds `memory` divided
+    /// among the tables.
+    pub fn new(parent: &Path, descs: Vec<TableDescriptor>, files: Vec<String>, memory: usize) -> Result<Runs> {
         // One folder per bulk load, so that two at once keep apart.
         static LOADS: AtomicU64 = AtomicU64::new(0);
         let n = LOADS.fetch_add(1, Ordering::Relaxed);
         let dir = parent.join(format!("{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| io(format!("cannot create {}: {e}", dir.display())))?;
-        let run_bytes = memory / tables.len().max(1);
+        let run_bytes = memory / files.len().max(1);
         Ok(Runs {
             dir,
-            tables: tables.into_iter().map(|t| (t, Mutex::default())).collect(),
+            descs,
+            tables: files.into_iter().map(|t| (t, Mutex::default())).collect(),
             run_bytes,
             next_run: AtomicU64::new(0),
         })
@@ -130,9 +134,19 @@ impl Runs {
         Ok(())
     }
 
-    /// Stages a batch of puts into table `t` (described by `desc`): validated first, and
+    /// The position of table `name`, if it is one of the bulk load's.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        let name = super::canonical_table_name(name).ok()?;
+        self.descs.iter().position(|t| t.name == name)
+    }
+
+    /// Stages a batch of puts into table `table` (`BulkLoad::add`): validated first, and
     /// refused whole when anything but puts is in it. A put without a timestamp takes now.
-    pub fn stage_puts(&self, t: usize, desc: &TableDescriptor, rows: &[RowMutation]) -> Result<()> {
+    pub fn add(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let t = self
+            .position(table)
+            .ok_or_else(|| Error::BadArgument(format!("table {table} is not part of this bulk load")))?;
+        let desc = &self.descs[t];
         validate_mutations(desc, rows)?;
         if let Some(rm) = rows
             .iter()

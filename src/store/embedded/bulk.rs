@@ -10,7 +10,7 @@
 use super::{Table, io};
 use crate::store::cellkey;
 use crate::store::runs::Runs;
-use crate::store::{BulkLoad, Error, Result, RowMutation};
+use crate::store::{BulkLoad, Result, RowMutation};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -29,16 +29,12 @@ impl Bulk {
     /// A bulk load of `tables` (each empty), keeping its runs under `data_dir` and spilling
     /// a table's run when it holds `memory` divided among the tables.
     pub(super) fn new(data_dir: &Path, tables: Vec<Arc<Table>>, memory: usize) -> Result<Bulk> {
+        let descs = tables.iter().map(|t| t.desc.clone()).collect();
         let names = tables.iter().map(|t| t.keyspace_name.clone()).collect();
         Ok(Bulk {
-            runs: Runs::new(&data_dir.join(DIR), names, memory)?,
+            runs: Runs::new(&data_dir.join(DIR), descs, names, memory)?,
             tables,
         })
-    }
-
-    fn position(&self, name: &str) -> Option<usize> {
-        let name = crate::store::canonical_table_name(name).ok()?;
-        self.tables.iter().position(|t| t.desc.name == name)
     }
 
     /// Merges one table's runs into one ingestion of table files; returns the rows.
@@ -67,14 +63,11 @@ impl Bulk {
 
 impl BulkLoad for Bulk {
     fn covers(&self, table: &str) -> bool {
-        self.position(table).is_some()
+        self.runs.position(table).is_some()
     }
 
     fn add(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        let i = self
-            .position(table)
-            .ok_or_else(|| Error::BadArgument(format!("table {table} is not part of this bulk load")))?;
-        self.runs.stage_puts(i, &self.tables[i].desc, rows)
+        self.runs.add(table, rows)
     }
 
     fn finish(self: Box<Self>) -> Result<Vec<(String, u64)>> {

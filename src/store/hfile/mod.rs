@@ -279,7 +279,7 @@ impl Store for HFiles {
     fn bulk_load(&self, tables: &[&str]) -> Result<Option<Box<dyn BulkLoad>>> {
         let descs: Vec<TableDescriptor> = tables.iter().map(|t| self.describe_table(t)).collect::<Result<_>>()?;
         let names = descs.iter().enumerate().map(|(i, _)| format!("t{i}")).collect();
-        let runs = Runs::new(&self.inner.dir.join("_runs"), names, MEMORY)?;
+        let runs = Runs::new(&self.inner.dir.join("_runs"), descs.clone(), names, MEMORY)?;
         Ok(Some(Box::new(Bulk {
             store: self.clone(),
             tables: descs,
@@ -299,11 +299,6 @@ struct Bulk {
 }
 
 impl Bulk {
-    fn position(&self, table: &str) -> Option<usize> {
-        let name = canonical_table_name(table).ok()?;
-        self.tables.iter().position(|t| t.name == name)
-    }
-
     /// Merges table `i`'s runs into its files, region by region.
     fn write_table(&self, i: usize) -> Result<(Vec<FileEntry>, u64, u64)> {
         let desc = &self.tables[i];
@@ -320,10 +315,10 @@ impl Bulk {
             done: Vec::new(),
         };
         let (mut row, mut qualifier) = (Vec::new(), Vec::new());
-        let mut last_column: Option<(Vec<u8>, u8, Vec<u8>)> = None;
+        // The column of the previous cell (row, family, qualifier), kept in reused buffers.
+        let (mut col_row, mut col_family, mut col_qualifier) = (Vec::new(), u8::MAX, Vec::new());
         let mut versions = 0u32;
         let (mut rows, mut cells) = (0u64, 0u64);
-        let mut last_row: Option<Vec<u8>> = None;
         self.runs.merge(i, |key, value| {
             row.clear();
             qualifier.clear();
@@ -331,23 +326,22 @@ impl Bulk {
             let family = key[at];
             cellkey::split_escaped(key, at + 1, Some(&mut qualifier));
             let ts = cellkey::decode_ts(key);
-            let same_column = last_column
-                .as_ref()
-                .is_some_and(|(r, f, q)| *r == row && *f == family && *q == qualifier);
-            if same_column {
+            let new_row = rows == 0 || row != col_row;
+            if !new_row && family == col_family && qualifier == col_qualifier {
                 versions += 1;
+                // Older versions past the family's VERSIONS are never read: not written.
+                if versions > desc.families[family as usize].max_versions {
+                    return Ok(());
+                }
             } else {
                 versions = 1;
-                last_column = Some((row.clone(), family, qualifier.clone()));
+                col_family = family;
+                col_qualifier.clone_from(&qualifier);
             }
-            // Older versions past the family's VERSIONS are never read: not written.
-            if versions > desc.families[family as usize].max_versions {
-                return Ok(());
-            }
-            if last_row.as_deref() != Some(&row[..]) {
+            if new_row {
                 rows += 1;
                 files.enter(&row)?;
-                last_row = Some(row.clone());
+                col_row.clone_from(&row);
             }
             cells += 1;
             files.append(family, &row, &qualifier, ts, value)
@@ -432,14 +426,11 @@ impl Files<'_> {
 
 impl BulkLoad for Bulk {
     fn covers(&self, table: &str) -> bool {
-        self.position(table).is_some()
+        self.runs.position(table).is_some()
     }
 
     fn add(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        let i = self
-            .position(table)
-            .ok_or_else(|| Error::BadArgument(format!("table {table} is not part of this bulk load")))?;
-        self.runs.stage_puts(i, &self.tables[i], rows)
+        self.runs.add(table, rows)
     }
 
     fn finish(self: Box<Self>) -> Result<Vec<(String, u64)>> {

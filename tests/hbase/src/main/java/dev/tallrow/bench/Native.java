@@ -35,6 +35,7 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
  * Native load DUMP               writes the rows benches/hbase.rs dumped (format in
  *                                scripts/rows_dump.py) with one BufferedMutator per table;
  *                                prints "rows N cells N seconds S" (only the writes timed)
+ * Native compact TABLE...       major-compacts the tables and waits until it is done
  * Native pages FILE TABLE FAMILY QUALIFIER SAMPLES
  *                                FILE holds "CURSOR STOP" per line, row keys in hex; times a
  *                                get of the cursor row and pages of 10 and 100 rows after it;
@@ -49,10 +50,12 @@ public final class Native {
   public static void main(String[] args) throws Exception {
     if (args.length == 2 && args[0].equals("load")) {
       load(Path.of(args[1]));
+    } else if (args.length >= 2 && args[0].equals("compact")) {
+      compact(List.of(args).subList(1, args.length));
     } else if (args.length == 6 && args[0].equals("pages")) {
       pages(Path.of(args[1]), args[2], args[3], args[4], Integer.parseInt(args[5]));
     } else {
-      System.err.println("usage: Native load DUMP | Native pages FILE TABLE FAMILY QUALIFIER SAMPLES");
+      System.err.println("usage: Native load DUMP | Native compact TABLE... | Native pages FILE TABLE FAMILY QUALIFIER SAMPLES");
       System.exit(64);
     }
   }
@@ -69,44 +72,90 @@ public final class Native {
     return ConnectionFactory.createConnection(conf);
   }
 
-  /** Little-endian reader of the dump. */
-  private static final class Reader {
-    private final ByteBuffer b;
+  /** Little-endian reader of the dump, streamed: a dump may be larger than the heap. */
+  private static final class Reader implements AutoCloseable {
+    private final java.io.DataInputStream in;
+    private final byte[] eight = new byte[8];
+    private final ByteBuffer b = ByteBuffer.wrap(eight).order(ByteOrder.LITTLE_ENDIAN);
 
-    Reader(byte[] data) {
-      b = ByteBuffer.wrap(data).order(ByteOrder.LITTLE_ENDIAN);
+    Reader(Path dump) throws IOException {
+      in = new java.io.DataInputStream(new java.io.BufferedInputStream(Files.newInputStream(dump), 1 << 20));
     }
 
-    boolean more() {
-      return b.hasRemaining();
+    /** Whether another record follows; reads its first byte (the table) into u8(). */
+    private int next = -2;
+
+    boolean more() throws IOException {
+      if (next == -2) {
+        next = in.read();
+      }
+      return next >= 0;
     }
 
-    int u8() {
-      return b.get() & 0xff;
+    int u8() throws IOException {
+      if (next >= 0) {
+        int v = next;
+        next = -2;
+        return v;
+      }
+      return in.readUnsignedByte();
     }
 
-    int u16() {
-      return b.getShort() & 0xffff;
+    private ByteBuffer read(int n) throws IOException {
+      in.readFully(eight, 0, n);
+      b.clear();
+      return b;
     }
 
-    int u32() {
-      return b.getInt();
+    int u16() throws IOException {
+      return read(2).getShort() & 0xffff;
     }
 
-    long i64() {
-      return b.getLong();
+    int u32() throws IOException {
+      return read(4).getInt();
     }
 
-    byte[] blob(int width) {
+    long i64() throws IOException {
+      return read(8).getLong();
+    }
+
+    byte[] blob(int width) throws IOException {
       int n = width == 2 ? u16() : u32();
       byte[] out = new byte[n];
-      b.get(out);
+      in.readFully(out);
       return out;
+    }
+
+    @Override
+    public void close() throws IOException {
+      in.close();
     }
   }
 
   private static void load(Path dump) throws Exception {
-    Reader r = new Reader(Files.readAllBytes(dump));
+    try (Reader r = new Reader(dump)) {
+      load(r);
+    }
+  }
+
+  /** Major-compacts the tables and waits until every compaction is done. */
+  private static void compact(List<String> tables) throws Exception {
+    try (Connection conn = connect(); Admin admin = conn.getAdmin()) {
+      for (String t : tables) {
+        admin.majorCompact(TableName.valueOf(t));
+      }
+      for (String t : tables) {
+        // A requested compaction can take a moment to show as running.
+        Thread.sleep(1000);
+        while (admin.getCompactionState(TableName.valueOf(t))
+            != org.apache.hadoop.hbase.client.CompactionState.NONE) {
+          Thread.sleep(500);
+        }
+      }
+    }
+  }
+
+  private static void load(Reader r) throws Exception {
     int tableCount = r.u32();
     List<TableName> names = new ArrayList<>();
     List<Map<String, Integer>> families = new ArrayList<>();
