@@ -186,13 +186,25 @@ pub fn measure_pages(store: Arc<dyn Store>, w: &Workload, starts: &[(i32, Vec<u8
 
 /// Users with at least 200 actions, each read from a cursor a quarter of the way in.
 pub fn paging_starts(store: Arc<dyn Store>, g: Arc<Generator>, w: &Workload) -> Vec<(i32, Vec<u8>)> {
+    paging_starts_of(store, g, w, 200, usize::MAX)
+}
+
+/// [`paging_starts`] over users with at least `min` actions, at most `most` of them.
+pub fn paging_starts_of(
+    store: Arc<dyn Store>,
+    g: Arc<Generator>,
+    w: &Workload,
+    min: usize,
+    most: usize,
+) -> Vec<(i32, Vec<u8>)> {
     let ctx = Ctx::new(store, g).unwrap();
     let mut scratch = ops::Scratch::new(0);
     (1..=w.data.users)
         .filter_map(|u| {
             let keys = ctx.action_keys(u, &mut scratch);
-            (keys.len() >= 200).then(|| (u as i32, keys[keys.len() / 4].clone()))
+            (keys.len() >= min).then(|| (u as i32, keys[keys.len() / 4].clone()))
         })
+        .take(most)
         .collect()
 }
 
