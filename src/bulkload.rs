@@ -343,12 +343,14 @@ pub fn rows_expected(t: &Table) -> Result<u64, Error> {
     Ok(n)
 }
 
-/// Plans, creates, hands over and counts every table; `say` hears each step.
+/// Plans, creates, hands over and counts every table, `parallel` tables at a time (each
+/// tool run is a JVM of its own, and the tables are independent); `say` hears each step.
 pub fn run(
     store: &dyn Store,
     dirs: &[PathBuf],
     cmd: &[String],
-    mut say: impl FnMut(&str),
+    parallel: usize,
+    say: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<Outcome>, Error> {
     if cmd.is_empty() {
         return Err(err("--hbase-cmd: no command".into()));
@@ -358,8 +360,7 @@ pub fn run(
     for t in &plan.tables {
         created.push(ensure(store, &t.entry)?);
     }
-    let mut out = Vec::new();
-    for (t, created) in plan.tables.iter().zip(created) {
+    let one = |t: &Table, created: bool| -> Result<Outcome, Error> {
         say(&format!(
             "{}: {} files, {:.1} MiB{}",
             t.name,
@@ -373,7 +374,7 @@ pub fn run(
         let (load_time, split_by_tool) = hand_over(cmd, t)?;
         let rows_found =
             store::count_rows(store, &t.name).map_err(|e| err(format!("counting the rows of {}: {e}", t.name)))?;
-        out.push(Outcome {
+        Ok(Outcome {
             name: t.name.clone(),
             created,
             files: t.files,
@@ -382,7 +383,36 @@ pub fn run(
             split_by_tool,
             rows_expected,
             rows_found,
-        });
-    }
-    Ok(out)
+        })
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let results: Vec<std::sync::Mutex<Option<Result<Outcome, Error>>>> =
+        plan.tables.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..parallel.clamp(1, plan.tables.len().max(1)) {
+            s.spawn(|| {
+                use std::sync::atomic::Ordering::Relaxed;
+                while !failed.load(Relaxed) {
+                    let i = next.fetch_add(1, Relaxed);
+                    let Some(t) = plan.tables.get(i) else { break };
+                    let r = one(t, created[i]);
+                    failed.fetch_or(r.is_err(), Relaxed);
+                    *results[i].lock().expect("result lock") = Some(r);
+                }
+            });
+        }
+    });
+    // The first failure in table order; tables not started after it have no result.
+    results
+        .into_iter()
+        .map_while(|r| r.into_inner().expect("result lock"))
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|out| {
+            if out.len() == plan.tables.len() {
+                Ok(out)
+            } else {
+                Err(err("the bulk load stopped early".into()))
+            }
+        })
 }

@@ -365,6 +365,9 @@ pub struct BulkloadArgs {
     /// node, `hbase completebulkload`; here, "scripts/hbase.sh completebulkload".
     #[arg(long, value_name = "CMD", default_value = "hbase completebulkload")]
     pub hbase_cmd: String,
+    /// Tables handed over at once, each by a tool run of its own (0 = one per core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub parallel: usize,
 }
 
 /// `tallrow verify`

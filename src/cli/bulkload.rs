@@ -28,11 +28,13 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
         .open()
         .with_context(|| format!("cannot open {}", args.backend))?;
     let quiet = !crate::load::progress_wanted();
-    let outcomes = crate::bulkload::run(&*store, &args.dirs, &cmd, |line| {
+    let parallel = super::load::checked_threads(args.parallel, false, "--parallel")?;
+    let say = |line: &str| {
         if !quiet {
             eprintln!("tallrow: {line}");
         }
-    })?;
+    };
+    let outcomes = crate::bulkload::run(&*store, &args.dirs, &cmd, parallel, &say)?;
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
