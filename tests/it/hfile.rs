@@ -194,6 +194,18 @@ fn two_shards_written_apart_load_together() {
         .sum();
     assert!(written > 300, "inboxes hold several versions: {written}");
     assert_eq!(cells, written);
+    // --split-from: the live tables' regions, read back from HBase, split the next files.
+    let c = tmp.path().join("c");
+    write_hfiles(tmp.path(), &workload, &c, &["--split-from", &thrift2()]);
+    let again = read_manifest(&c.join("bulkload.json"));
+    assert!(
+        manifests[0].tables.iter().any(|t| t.split_points.len() == 2),
+        "three regions"
+    );
+    for t in &manifests[0].tables {
+        let same = again.tables.iter().find(|x| x.name == t.name).unwrap();
+        assert_eq!(same.split_points, t.split_points, "{}", t.name);
+    }
 }
 
 #[test]
