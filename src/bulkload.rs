@@ -208,8 +208,8 @@ pub struct Outcome {
     pub split_by_tool: usize,
     /// Rows the files hold, and rows the table holds after.
     pub rows_expected: u64,
-    /// Rows counted through the store.
-    pub rows_found: u64,
+    /// Rows counted through the store (none with `count` off).
+    pub rows_found: Option<u64>,
 }
 
 /// The table a manifest's entry describes.
@@ -234,35 +234,41 @@ pub fn descriptor(t: &TableEntry) -> Result<TableDescriptor, Error> {
     })
 }
 
-/// Creates `t` on `store` unless it exists; an existing table must have the same families
-/// and VERSIONS. Returns whether it was created.
-pub fn ensure(store: &dyn Store, t: &TableEntry) -> Result<bool, Error> {
+/// Whether `t` exists on `store`; one that exists must have the same families and
+/// VERSIONS as the files.
+pub fn check(store: &dyn Store, t: &TableEntry) -> Result<bool, Error> {
     let want = descriptor(t)?;
-    match store.create_table(&want) {
+    let have = match store.describe_table(&t.name) {
+        Ok(have) => have,
+        Err(store::Error::TableNotFound(_)) => return Ok(false),
+        Err(e) => return Err(err(format!("table {}: {e}", t.name))),
+    };
+    let fams = |d: &TableDescriptor| {
+        let mut f: Vec<String> = d
+            .families
+            .iter()
+            .map(|f| format!("{} (VERSIONS {})", f.name, f.max_versions))
+            .collect();
+        f.sort();
+        f
+    };
+    if fams(&have) != fams(&want) {
+        return Err(err(format!(
+            "table {} exists with families {}, the HFiles are of {}: drop it, or load into another cluster",
+            t.name,
+            fams(&have).join(", "),
+            fams(&want).join(", ")
+        )));
+    }
+    Ok(true)
+}
+
+/// Creates `t` on `store` unless it exists (`check` first: one created since with other
+/// families is refused). Returns whether it was created.
+pub fn ensure(store: &dyn Store, t: &TableEntry) -> Result<bool, Error> {
+    match store.create_table(&descriptor(t)?) {
         Ok(()) => Ok(true),
-        Err(store::Error::TableExists(_)) => {
-            let have = store
-                .describe_table(&t.name)
-                .map_err(|e| err(format!("table {}: {e}", t.name)))?;
-            let fams = |d: &TableDescriptor| {
-                let mut f: Vec<String> = d
-                    .families
-                    .iter()
-                    .map(|f| format!("{} (VERSIONS {})", f.name, f.max_versions))
-                    .collect();
-                f.sort();
-                f
-            };
-            if fams(&have) != fams(&want) {
-                return Err(err(format!(
-                    "table {} exists with families {}, the HFiles are of {}: drop it, or load into another cluster",
-                    t.name,
-                    fams(&have).join(", "),
-                    fams(&want).join(", ")
-                )));
-            }
-            Ok(false)
-        }
+        Err(store::Error::TableExists(_)) => check(store, t).map(|_| false),
         Err(e) => Err(err(format!("cannot create table {}: {e}", t.name))),
     }
 }
@@ -343,24 +349,29 @@ pub fn rows_expected(t: &Table) -> Result<u64, Error> {
     Ok(n)
 }
 
-/// Plans, creates, hands over and counts every table, `parallel` tables at a time (each
-/// tool run is a JVM of its own, and the tables are independent); `say` hears each step.
+/// Plans, creates, hands over and (with `count`) counts every table, `parallel` tables at
+/// a time (each tool run is a JVM of its own, and the tables are independent); `say` hears
+/// each step.
 pub fn run(
     store: &dyn Store,
     dirs: &[PathBuf],
     cmd: &[String],
     parallel: usize,
+    count: bool,
     say: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<Outcome>, Error> {
     if cmd.is_empty() {
         return Err(err("--hbase-cmd: no command".into()));
     }
     let plan = plan(dirs)?;
-    let mut created = Vec::new();
+    // Every existing table is checked before any is loaded; missing ones are created by
+    // the workers, overlapping the tool runs of others.
+    let mut exists = Vec::new();
     for t in &plan.tables {
-        created.push(ensure(store, &t.entry)?);
+        exists.push(check(store, &t.entry)?);
     }
-    let one = |t: &Table, created: bool| -> Result<Outcome, Error> {
+    let one = |t: &Table, exists: bool| -> Result<Outcome, Error> {
+        let created = !exists && ensure(store, &t.entry)?;
         say(&format!(
             "{}: {} files, {:.1} MiB{}",
             t.name,
@@ -372,8 +383,11 @@ pub fn run(
         // tool moves them away.
         let rows_expected = rows_expected(t)?;
         let (load_time, split_by_tool) = hand_over(cmd, t)?;
-        let rows_found =
-            store::count_rows(store, &t.name).map_err(|e| err(format!("counting the rows of {}: {e}", t.name)))?;
+        let rows_found = if count {
+            Some(store::count_rows(store, &t.name).map_err(|e| err(format!("counting the rows of {}: {e}", t.name)))?)
+        } else {
+            None
+        };
         Ok(Outcome {
             name: t.name.clone(),
             created,
@@ -396,7 +410,7 @@ pub fn run(
                 while !failed.load(Relaxed) {
                     let i = next.fetch_add(1, Relaxed);
                     let Some(t) = plan.tables.get(i) else { break };
-                    let r = one(t, created[i]);
+                    let r = one(t, exists[i]);
                     failed.fetch_or(r.is_err(), Relaxed);
                     *results[i].lock().expect("result lock") = Some(r);
                 }

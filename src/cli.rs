@@ -368,6 +368,10 @@ pub struct BulkloadArgs {
     /// Tables handed over at once, each by a tool run of its own (0 = one per core).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub parallel: usize,
+    /// Skip counting each table's rows through Thrift after the hand-over (a scan of every
+    /// row: slow on tables of billions); `tallrow verify` checks them later.
+    #[arg(long)]
+    pub no_count: bool,
 }
 
 /// `tallrow verify`

@@ -40,11 +40,16 @@ fn tool() -> String {
 }
 
 fn bulkload(cwd: &Path, dirs: &[&Path], cmd: &str) -> crate::common::Out {
+    bulkload_with(cwd, dirs, cmd, &[])
+}
+
+fn bulkload_with(cwd: &Path, dirs: &[&Path], cmd: &str, more: &[&str]) -> crate::common::Out {
     let url = thrift2();
     let mut args = vec!["bulkload"];
     let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     args.extend(dirs.iter().map(String::as_str));
     args.extend(["--backend", &url, "--hbase-cmd", cmd]);
+    args.extend_from_slice(more);
     tallrow(cwd, &args)
 }
 
@@ -255,6 +260,23 @@ fn bulkload_refuses_what_it_cannot_load() {
         "{}",
         out.stderr
     );
+    // A tool that succeeds and loads nothing: the count finds the tables short, naming each.
+    drop(_turn);
+    let _turn = RealHBaseDaoHarness::thrift2();
+    let out = bulkload(tmp.path(), &[&dir], "true");
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("the tables do not hold what the HFiles do")
+            && out.stderr.contains("useractions holds 0 rows, its HFiles "),
+        "{}",
+        out.stderr
+    );
+    // With --no-count the same hand-over is taken at its word: nothing counted, nothing shown.
+    let out = bulkload_with(tmp.path(), &[&dir], "true", &["--no-count"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("rows not counted (--no-count)"), "{}", out.stdout);
+    let useractions = out.stdout.lines().find(|l| l.starts_with("useractions")).unwrap();
+    assert!(useractions.trim_end().ends_with(" -"), "{useractions}");
     // A directory with no manifest.
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
