@@ -7,7 +7,8 @@
 //! list larger than the message limit is refused before anything is allocated for it, a
 //! claimed length reserves only what arrives, and a call that cannot be read is answered
 //! with a protocol error and its connection closed. A connection silent for the idle
-//! timeout is closed; at the connection limit new ones wait to be accepted. Scanners idle
+//! timeout is closed; at the connection limit the one idle longest is closed for a new
+//! one ([`slots`]), and new ones wait only while every connection is in a call. Scanners idle
 //! longer than their lease are closed by a reaper, and a connection's scanners when it
 //! closes; one connection holds at most its own share of them.
 //!
@@ -23,6 +24,7 @@ pub mod filter;
 pub mod handler;
 #[cfg(test)]
 mod hostile;
+pub mod slots;
 
 use crate::idl::thrift1::HbaseSyncProcessor;
 use crate::idl::thrift2::THBaseServiceSyncProcessor;
@@ -51,7 +53,8 @@ pub struct Options {
     pub protocol: Protocol,
     /// Largest request accepted, in bytes.
     pub max_message: usize,
-    /// Most connections served at once; more wait to be accepted until one closes.
+    /// Most connections served at once. At the limit a new one closes the connection idle
+    /// longest; while every connection is in a call, new ones wait to be accepted.
     pub max_connections: usize,
     /// How long a connection may send nothing while the server waits for it (for its next
     /// call, or for the rest of one) before it is closed; also how long a reply may wait
@@ -178,25 +181,17 @@ impl Drop for Server {
 
 fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &AtomicBool) {
     let open = Arc::new(AtomicUsize::new(0));
-    let mut full_since: Option<std::time::Instant> = None;
-    let mut last_told: Option<std::time::Instant> = None;
-    loop {
-        // At the limit, new connections wait in the listen queue (as HBase's server queues
-        // them for a worker) until one of ours closes.
-        while open.load(Ordering::Relaxed) >= opts.max_connections {
-            if stop.load(Ordering::Relaxed) {
-                return;
-            }
-            if full_since.is_none() {
-                full_since = Some(std::time::Instant::now());
-                if last_told.is_none_or(|t| t.elapsed() >= Duration::from_secs(60)) {
-                    last_told = full_since;
-                    eprintln!("{}", at_the_limit(opts));
-                }
-            }
-            std::thread::sleep(Duration::from_millis(5));
+    let slots = Arc::new(slots::Slots::default());
+    let mut told_full: Option<std::time::Instant> = None;
+    let mut told_closing: Option<std::time::Instant> = None;
+    let once_a_minute = |last: &mut Option<std::time::Instant>| {
+        let due = last.is_none_or(|t| t.elapsed() >= Duration::from_secs(60));
+        if due {
+            *last = Some(std::time::Instant::now());
         }
-        full_since = None;
+        due
+    };
+    loop {
         let Some(stream) = listener.incoming().next() else {
             return;
         };
@@ -208,9 +203,38 @@ fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &
             std::thread::sleep(Duration::from_millis(10));
             continue;
         };
+        // At the limit, the connection idle longest makes room for this one. While every
+        // connection is in a call, this one waits (and those behind it in the listen
+        // queue, as HBase's server queues them for a worker) until one closes or goes idle.
+        let mut closed_one: Option<std::time::Instant> = None;
+        while open.load(Ordering::Relaxed) >= opts.max_connections {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            // One closed for this connection leaves within moments; only one that does not
+            // leave within a second is followed by another.
+            if closed_one.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                match slots.close_longest_idle() {
+                    Some((peer, idle)) => {
+                        closed_one = Some(std::time::Instant::now());
+                        if once_a_minute(&mut told_closing) {
+                            eprintln!("{}", closing_idle(opts, &peer, idle));
+                        }
+                    }
+                    None if once_a_minute(&mut told_full) => eprintln!("{}", at_the_limit(opts)),
+                    None => {}
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let _ = stream.set_nodelay(true);
+        let Ok(handle) = stream.try_clone() else {
+            continue;
+        };
+        let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+        let slot = slots.add(handle, peer);
         open.fetch_add(1, Ordering::Relaxed);
-        let (handler, open, opts) = (handler.for_connection(), open.clone(), opts.clone());
+        let (handler, open, opts, slots) = (handler.for_connection(), open.clone(), opts.clone(), slots.clone());
         let spawned = std::thread::Builder::new()
             .name("connection".into())
             .stack_size(512 << 10)
@@ -218,10 +242,11 @@ fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &
                 if let Some(m) = &opts.metrics {
                     m.connection(true);
                 }
-                serve_connection(stream, handler, &opts);
+                serve_connection(stream, handler, &opts, &slot);
                 if let Some(m) = &opts.metrics {
                     m.connection(false);
                 }
+                slots.remove(&slot);
                 open.fetch_sub(1, Ordering::Relaxed);
             });
         if spawned.is_err() {
@@ -230,15 +255,22 @@ fn accept_loop(listener: TcpListener, handler: &Handler, opts: &Options, stop: &
     }
 }
 
-/// The line logged when the connection limit is reached (at most once a minute).
+/// The line logged when every connection the limit allows is in a call (at most once a
+/// minute).
 fn at_the_limit(opts: &Options) -> String {
-    let idle = match opts.idle_timeout {
-        Some(t) => format!("connections idle for {} are closed", humantime::format_duration(t)),
-        None => "idle connections are never closed (--idle-timeout 0)".to_string(),
-    };
     format!(
-        "tallrow serve: {} connections open, the most --max-connections allows; new ones wait to be accepted until one closes ({idle})",
+        "tallrow serve: {} connections open, the most --max-connections allows, each in a call; new ones wait to be accepted until one closes or goes idle",
         opts.max_connections
+    )
+}
+
+/// The line logged when a connection idle at the limit is closed for a new one (at most
+/// once a minute).
+fn closing_idle(opts: &Options, peer: &str, idle: Duration) -> String {
+    format!(
+        "tallrow serve: {} connections open, the most --max-connections allows; closing the one idle longest for each new one (this time from {peer}, idle {})",
+        opts.max_connections,
+        humantime::format_duration(Duration::from_millis(idle.as_millis() as u64))
     )
 }
 
@@ -253,7 +285,7 @@ fn defers(api: Api, method: &str) -> bool {
     }
 }
 
-fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
+fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options, slot: &Arc<slots::Slot>) {
     let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     // Socket options, shared by both halves: a read waits at most the idle timeout for the
     // client, and so does a reply for a client that does not read.
@@ -273,10 +305,13 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
     held.hold(true);
     let mut input = wire::Watched::new(
         wire::input(
-            wire::SendBeforeRead::new(reader, held.clone()).gathering({
-                let handler = handler.clone();
-                move || handler.has_deferred()
-            }),
+            slots::Watch::new(
+                wire::SendBeforeRead::new(reader, held.clone()).gathering({
+                    let handler = handler.clone();
+                    move || handler.has_deferred()
+                }),
+                slot.clone(),
+            ),
             opts.transport,
             opts.protocol,
             opts.max_message,
@@ -288,8 +323,15 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
         .struct_bytes(STRUCT_BYTES),
     )
     .on_call({
-        let (handler, api, metrics) = (handler.clone(), opts.api, opts.metrics.clone());
+        let (handler, api, metrics, slot) = (handler.clone(), opts.api, opts.metrics.clone(), slot.clone());
         move |method| {
+            // A call already buffered is a call too.
+            if !slot.busy() {
+                return Err(thrift::Error::Transport(thrift::TransportError::new(
+                    thrift::TransportErrorKind::EndOfFile,
+                    "closed for a new connection at the limit",
+                )));
+            }
             handler::serving(method);
             if let Some(m) = &metrics {
                 m.call(method);
@@ -329,6 +371,7 @@ fn serve_connection(stream: TcpStream, handler: Handler, opts: &Options) {
                 if let Some(why) = input.failed() {
                     break Err(format!("a request could not be read: {why}"));
                 }
+                slot.idle();
             }
             Err(e) if is_disconnect_error(&e) => break Ok(()),
             // Nothing sent for the idle timeout between calls: closed, as HBase closes it.
