@@ -356,6 +356,9 @@ fn serve(framed_compact: bool) -> (tallrow::serve::Server, tempfile::TempDir) {
 struct Side {
     client: Client,
     table: Vec<u8>,
+    /// Whether each call starts on a new millisecond (HBase's pace); else as fast as the
+    /// client goes.
+    paced: bool,
 }
 
 /// An answer, with server-assigned timestamps still raw.
@@ -470,7 +473,7 @@ impl Side {
         // millisecond, so that both are compared at HBase's pace. (Within one call, serve
         // follows HBase's own order of stamping.)
         let start = tallrow::store::now_millis();
-        while tallrow::store::now_millis() == start {
+        while self.paced && tallrow::store::now_millis() == start {
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
         let t = self.table.clone();
@@ -778,6 +781,94 @@ fn thrift1_framed_compact_calls_answer_as_real_hbase_answers() {
     differential("TALLROW_HBASE_THRIFT1_FC", true, SEQUENCES / 4);
 }
 
+/// Counters on fresh rows each time: happybase's counter steps (`counter_get` is an
+/// increment by 0, `counter_set` a put without a timestamp), puts and increments of one
+/// cell one after another, increments by 0, and appends between puts; every answer and the
+/// cell's newest value. HBase stamps an increment `max(previous + 1, now)` and a put `now`;
+/// at its own pace (a call or more a millisecond, each call here on a new one) a put lands
+/// after the increments before it, and `counter_inc(1)` after `counter_set(0)` returns 1.
+/// serve is driven as fast as the client goes: stamped the same way, its increments would
+/// run ahead of the clock and hide the put (it returned 11).
+#[test]
+fn counters_at_full_speed_answer_as_real_hbase_answers() {
+    if !real_hbase_there() {
+        return;
+    }
+    let addr = real_hbase("TALLROW_HBASE_THRIFT1").unwrap();
+    let (server, _dir) = serve(false);
+    let table = format!("counters_{}", std::process::id()).into_bytes();
+    let mut hbase = Side {
+        client: connect(&addr, false),
+        table: table.clone(),
+        paced: true,
+    };
+    let mut ours = Side {
+        client: connect(&server.addr().to_string(), false),
+        table,
+        paced: false,
+    };
+    for s in [&mut hbase, &mut ours] {
+        s.client.create_table(s.table.clone(), families()).expect("createTable");
+    }
+    let long = |n: i64| n.to_be_bytes().to_vec();
+    let inc = |amount| Op::AtomicIncrement {
+        row: 0,
+        column: b"f:b".to_vec(),
+        amount,
+    };
+    let put = |value: Vec<u8>| Op::MutateRow {
+        row: 0,
+        mutations: vec![(false, b"f:b".to_vec(), value)],
+        ts: LATEST,
+    };
+    let append = || Op::Append {
+        row: 0,
+        column: b"f:b".to_vec(),
+        value: b"x".to_vec(),
+    };
+    let get = Op::GetVer {
+        row: 0,
+        column: b"f:b".to_vec(),
+        versions: 1,
+    };
+    let sequences: [(&str, Vec<Op>); 4] = [
+        (
+            "counter_get, counter_inc(10), counter_get, counter_set(0), counter_inc(1)",
+            vec![inc(0), inc(10), inc(0), put(long(0)), inc(1), get.clone()],
+        ),
+        (
+            "puts and increments of one cell in turn",
+            vec![
+                put(long(5)),
+                inc(1),
+                put(long(7)),
+                inc(1),
+                inc(0),
+                put(long(2)),
+                get.clone(),
+            ],
+        ),
+        ("increments by 0", vec![inc(0), inc(0), inc(0), inc(2), get.clone()]),
+        (
+            "appends between puts",
+            vec![put(b"a".to_vec()), append(), put(b"b".to_vec()), append(), get.clone()],
+        ),
+    ];
+    for (k, (what, ops)) in sequences.iter().enumerate() {
+        for seq in 0..50 {
+            // Fresh rows for every sequence.
+            if let Some((i, a, b)) = differs(&mut hbase, &mut ours, k as u64 * 1000 + seq, ops) {
+                panic!(
+                    "{what}, row {seq}: operation {i} ({:?}): HBase {a:?}, serve {b:?}",
+                    ops[i]
+                );
+            }
+        }
+    }
+    let _ = hbase.client.disable_table(hbase.table.clone());
+    let _ = hbase.client.delete_table(hbase.table.clone());
+}
+
 fn differential(var: &str, framed_compact: bool, sequences: u64) {
     if !real_hbase_there() {
         return;
@@ -788,10 +879,12 @@ fn differential(var: &str, framed_compact: bool, sequences: u64) {
     let mut hbase = Side {
         client: connect(&addr, framed_compact),
         table: table.clone(),
+        paced: true,
     };
     let mut ours = Side {
         client: connect(&server.addr().to_string(), framed_compact),
         table,
+        paced: true,
     };
     let created =
         [&mut hbase, &mut ours].map(|s| done(s.client.create_table(s.table.clone(), families()), |_| Answer::Done));
@@ -1038,10 +1131,12 @@ fn thrift1_table_admin_answers_as_real_hbase_answers() {
     let mut hbase = Side {
         client: connect(&addr, false),
         table: Vec::new(),
+        paced: true,
     };
     let mut ours = Side {
         client: connect(&server.addr().to_string(), false),
         table: Vec::new(),
+        paced: true,
     };
     each_sequence(ADMIN_SEQUENCES, admin_sequence, |run, _, ops| {
         let mut a: Vec<Answer> = ops.iter().map(|op| hbase.admin(run, op)).collect();

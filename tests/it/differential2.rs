@@ -428,6 +428,9 @@ fn tget(key: Vec<u8>, r: &Read) -> TGet {
 struct Side {
     client: Client,
     table: Vec<u8>,
+    /// Whether each call starts on a new millisecond (HBase's pace); else as fast as the
+    /// client goes.
+    paced: bool,
 }
 
 impl Side {
@@ -443,7 +446,7 @@ impl Side {
     fn run(&mut self, seq: u64, op: &Op) -> Answer {
         // Each call starts on a new millisecond, as in the Thrift1 differential.
         let start = tallrow::store::now_millis();
-        while tallrow::store::now_millis() == start {
+        while self.paced && tallrow::store::now_millis() == start {
             std::thread::sleep(std::time::Duration::from_micros(100));
         }
         let t = self.table.clone();
@@ -638,10 +641,12 @@ fn thrift2_calls_answer_as_real_hbase_answers() {
     let mut hbase = Side {
         client: connect(&addr),
         table: table.clone(),
+        paced: true,
     };
     let mut ours = Side {
         client: connect(&server.addr().to_string()),
         table: table.clone(),
+        paced: true,
     };
     for s in [&mut hbase, &mut ours] {
         s.client
@@ -660,6 +665,85 @@ fn thrift2_calls_answer_as_real_hbase_answers() {
 
     let diff = |run: u64, seed: u64, ops: &[Op]| differs(&mut hbase, &mut ours, run * 100_000 + seed, ops);
     each_sequence(SEQUENCES, sequence, diff);
+    let name = TTableName::new(None, table);
+    let _ = hbase.client.disable_table(name.clone());
+    let _ = hbase.client.delete_table(name);
+}
+
+/// The Thrift1 differential's counters through Thrift2: increments by 0, a put without a
+/// timestamp after increments (happybase's counter steps), puts and increments of one cell
+/// in turn, appends between puts; HBase at its own pace (each call on a new millisecond),
+/// serve as fast as the client goes.
+#[test]
+fn thrift2_counters_at_full_speed_answer_as_real_hbase_answers() {
+    if !real_hbase_there() {
+        return;
+    }
+    let addr = real_hbase("TALLROW_HBASE_THRIFT2").unwrap();
+    let (server, _dir) = serve2();
+    let table = format!("counters2_{}", std::process::id()).into_bytes();
+    let mut hbase = Side {
+        client: connect(&addr),
+        table: table.clone(),
+        paced: true,
+    };
+    let mut ours = Side {
+        client: connect(&server.addr().to_string()),
+        table: table.clone(),
+        paced: false,
+    };
+    for s in [&mut hbase, &mut ours] {
+        s.client
+            .create_table(descriptor(&s.table), Vec::new())
+            .expect("createTable");
+    }
+    let cell = (b"f".to_vec(), b"b".to_vec());
+    let inc = |amount: i64| Op::Increment(0, vec![(cell.0.clone(), cell.1.clone(), Some(amount))], None);
+    let put = |value: Vec<u8>| Op::Put(vec![(0, vec![(cell.0.clone(), cell.1.clone(), None, value)], None)]);
+    let append = || Op::Append(0, vec![(cell.0.clone(), cell.1.clone(), b"x".to_vec())], None);
+    let get = Op::Get(
+        0,
+        Read {
+            columns: vec![(cell.0.clone(), Some(cell.1.clone()))],
+            versions: Some(1),
+            ..Read::default()
+        },
+    );
+    let long = |n: i64| n.to_be_bytes().to_vec();
+    let sequences: [(&str, Vec<Op>); 4] = [
+        (
+            "increment 0, 10, 0, a put of 0, increment 1",
+            vec![inc(0), inc(10), inc(0), put(long(0)), inc(1), get.clone()],
+        ),
+        (
+            "puts and increments of one cell in turn",
+            vec![
+                put(long(5)),
+                inc(1),
+                put(long(7)),
+                inc(1),
+                inc(0),
+                put(long(2)),
+                get.clone(),
+            ],
+        ),
+        ("increments by 0", vec![inc(0), inc(0), inc(0), inc(2), get.clone()]),
+        (
+            "appends between puts",
+            vec![put(b"a".to_vec()), append(), put(b"b".to_vec()), append(), get.clone()],
+        ),
+    ];
+    for (k, (what, ops)) in sequences.iter().enumerate() {
+        for seq in 0..50 {
+            // Fresh rows for every sequence.
+            if let Some((i, a, b)) = differs(&mut hbase, &mut ours, k as u64 * 1000 + seq, ops) {
+                panic!(
+                    "{what}, row {seq}: operation {i} ({:?}): HBase {a:?}, serve {b:?}",
+                    ops[i]
+                );
+            }
+        }
+    }
     let name = TTableName::new(None, table);
     let _ = hbase.client.disable_table(name.clone());
     let _ = hbase.client.delete_table(name);

@@ -547,7 +547,7 @@ impl HbaseSyncHandler for Handler {
             columns.push((family, qualifier.unwrap_or_default()));
         }
         self.state.read_modify_write(&table, &row, &columns, |found| {
-            let now = now_millis();
+            let now = super::writes::delta_now(found.iter().flatten().map(|c| c.timestamp));
             let mut puts = Vec::new();
             let mut cells = Vec::new();
             for (((family, qualifier), old), add) in columns.iter().zip(found).zip(values) {

@@ -1235,7 +1235,7 @@ impl THBaseServiceSyncHandler for Thrift2 {
 impl Thrift2 {
     /// Rewrites `columns` of `row` atomically, each from its newest cell (`value_of` gets
     /// the column's index), stamped `max(now, previous + 1 ms)` as HBase stamps increments
-    /// and appends; the new cells.
+    /// and appends, `now` waiting for the clock as `delta_now` says; the new cells.
     fn rewrite(
         &self,
         table: &[u8],
@@ -1244,7 +1244,7 @@ impl Thrift2 {
         value_of: impl Fn(usize, Option<&Cell>) -> R<Vec<u8>>,
     ) -> R<Vec<Cell>> {
         two_r(self.state().read_modify_write(table, row, columns, |found| {
-            let now = now_millis();
+            let now = super::writes::delta_now(found.iter().flatten().map(|c| c.timestamp));
             let mut puts = Vec::new();
             let mut cells = Vec::new();
             for (i, ((family, qualifier), old)) in columns.iter().zip(found).enumerate() {

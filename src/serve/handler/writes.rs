@@ -257,10 +257,36 @@ impl State {
                 }
             };
             let new = old.wrapping_add(amount);
-            let ts = now_millis().max(ts + 1);
+            let ts = delta_now(found[0].iter().map(|c| c.timestamp)).max(ts + 1);
             let put = StoreMutation::put(&columns[0].0, columns[0].1.clone(), ts, new.to_be_bytes());
             Ok((vec![put], new))
         })
+    }
+}
+
+/// How far ahead of the clock a cell may be, in milliseconds, for an increment or append
+/// of it to wait for the clock: as far as serve's own stamps get ahead of it.
+const CATCH_UP_MS: i64 = 2;
+
+/// The `now` of an increment or append whose columns' newest versions are at `previous`.
+/// HBase stamps each new cell `max(previous + 1, now)`. Its calls take over a millisecond
+/// each, so for one client's calls, one after another, that is `now`, and a put that
+/// follows, stamped `now`, lands at or after it. serve's calls take microseconds: stamped
+/// the same way, increments in one millisecond run ahead of the clock, and a put that
+/// follows falls behind them and is hidden (happybase's `counter_set` after `counter_get`
+/// reads back the old count). So a cell stamped at or ahead of the clock by serve is
+/// waited past, as a call to HBase would have taken that long; a cell a client stamped
+/// far ahead is not waited for, and is followed at `previous + 1` as HBase follows it.
+pub(super) fn delta_now(previous: impl Iterator<Item = i64>) -> i64 {
+    let newest = previous.max();
+    loop {
+        let now = now_millis();
+        match newest {
+            Some(p) if p >= now && p - now <= CATCH_UP_MS => {
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+            _ => return now,
+        }
     }
 }
 
