@@ -9,7 +9,7 @@ use tallrow::load;
 use tallrow::run::{self, Options};
 use tallrow::stats::Summary;
 use tallrow::store::delay::{Delay, Spec};
-use tallrow::store::{Store, memory::Memory, null::Null};
+use tallrow::store::{Get, Store, memory::Memory, null::Null};
 use tallrow::workload::{Arrival, Op, Workload};
 
 fn loaded() -> (Arc<Generator>, Arc<dyn Store>) {
@@ -59,12 +59,31 @@ fn a_store_that_takes_2_ms_reports_2_ms() {
     // Over the null store, whose calls cost next to nothing: the delay is all there is.
     let (g, inner) = loaded_into(Arc::new(Null::new()));
     let store: Arc<dyn Store> = Arc::new(Delay::new(inner, &Spec::parse("2ms:null:").unwrap()));
-    // Each of these operations is exactly one store call.
-    let mix = [(Op::OwnPosts, 1.0), (Op::ActionsCursor, 1.0), (Op::Followers, 1.0)];
-    let mut opts = options(2);
-    opts.ops = Some(300);
+    // The reference, measured beside the run: the median of the same store's calls timed
+    // directly, one after another, by a thread of its own while the runner works.
+    let table = g.tables()[0].name.clone();
+    let running = std::sync::atomic::AtomicBool::new(true);
     let mut seen = 0;
-    let out = run::run(store, g, &mix, &opts, &mut |iv, _, _| seen += iv.all.ok).unwrap();
+    let (out, mut direct) = std::thread::scope(|s| {
+        let timer = s.spawn(|| {
+            let mut direct = Vec::new();
+            while running.load(std::sync::atomic::Ordering::Relaxed) || direct.len() < 50 {
+                let t = std::time::Instant::now();
+                store.get(&table, &[Get::new("r")]).unwrap();
+                direct.push(t.elapsed().as_nanos() as u64);
+            }
+            direct
+        });
+        // Each of these operations is exactly one store call.
+        let mix = [(Op::OwnPosts, 1.0), (Op::ActionsCursor, 1.0), (Op::Followers, 1.0)];
+        let mut opts = options(2);
+        opts.ops = Some(300);
+        let out = run::run(store.clone(), g.clone(), &mix, &opts, &mut |iv, _, _| seen += iv.all.ok).unwrap();
+        running.store(false, std::sync::atomic::Ordering::Relaxed);
+        (out, timer.join().unwrap())
+    });
+    direct.sort_unstable();
+    let reference = direct[direct.len() / 2] as f64;
     let all = out.all();
     assert_eq!(all.total(), 300, "exactly the operations asked for");
     assert_eq!(all.failed(), 0, "{:?}", all.errors);
@@ -75,8 +94,15 @@ fn a_store_that_takes_2_ms_reports_2_ms() {
         // Never below the injected delay (HdrHistogram rounds within 0.1%), and the median a
         // sleep's overshoot above it at most.
         assert!(r.min as f64 >= 2_000_000.0 * 0.999, "{op:?} min {}", r.min);
-        // Seen here: p50 2.011 to 2.016 ms in a debug build; the slack is for a busy machine.
-        assert!((2_000_000..=2_200_000).contains(&r.p50), "{op:?} p50 {}", r.p50);
+        // What the runner reports is what timing the calls directly sees: 0.97 to 1.00 here
+        // in a debug build, 0.86 with both cores taken by other work and this test's threads
+        // at the lowest priority; the bounds catch a runner that adds a third or more.
+        let ratio = r.p50 as f64 / reference;
+        assert!(
+            (0.75..=1.3).contains(&ratio),
+            "{op:?} p50 {} against {reference} ns timed directly",
+            r.p50
+        );
         // The mean has no upper bound here: one operation preempted on a busy machine moves it.
         assert!(r.mean >= 1_998_000.0, "{op:?} mean {}", r.mean);
     }
