@@ -375,9 +375,9 @@ pub(super) fn load_variant(
         thousands(rate as u64)
     )?;
     Ok(LoadFigures {
-        rows: lout.rows(),
+        row_writes: lout.rows(),
         seconds: secs,
-        rows_per_s: rate,
+        row_writes_per_s: rate,
         regions: crate::regions::report::skew(&lout.spread),
     })
 }

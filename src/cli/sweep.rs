@@ -148,7 +148,7 @@ pub(super) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
             clear(&*store, &g, own, args.replace).with_context(|| name.clone())?;
             let figures = load_variant(&store, &g, w.load.regions, &args.workload, &pdir, &mut out)
                 .with_context(|| name.clone())?;
-            loaded = Some(figures.rows_per_s);
+            loaded = Some(figures.row_writes_per_s);
             current = Some(Loaded {
                 digest,
                 store,

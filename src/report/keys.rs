@@ -82,12 +82,12 @@ pub struct TableKeys {
 /// A variant's load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadFigures {
-    /// Row mutations written.
-    pub rows: u64,
+    /// Row writes: the row mutations the store acknowledged (the load summary's figure).
+    pub row_writes: u64,
     /// Seconds spent writing.
     pub seconds: f64,
-    /// Rows per second.
-    pub rows_per_s: f64,
+    /// Row writes per second.
+    pub row_writes_per_s: f64,
     /// Per table, how the load spread over the regions.
     pub regions: Vec<TableSkew>,
 }
@@ -235,7 +235,7 @@ impl KeysReport {
             "table",
             "keys",
             "regions",
-            "load_rows",
+            "load_row_writes",
             "load_write_hottest_share",
             "load_write_max_mean",
             "run_rows_written",
@@ -324,7 +324,7 @@ impl KeysReport {
             })
         };
         let varied: Vec<String> = self.varied().into_iter().filter(touched).collect();
-        let mut header = vec!["variant".to_string(), "load rows/s".into(), "run ops/s".into()];
+        let mut header = vec!["variant".to_string(), "load row writes/s".into(), "run ops/s".into()];
         for t in &varied {
             header.push(format!("{t} writes: hottest"));
             header.push("reads: hottest".into());
@@ -334,7 +334,7 @@ impl KeysReport {
         for v in &self.variants {
             let mut row = vec![
                 v.name.clone(),
-                thousands(v.load.rows_per_s as u64),
+                thousands(v.load.row_writes_per_s as u64),
                 format!("{:.1}", v.run.ops_per_s),
             ];
             for t in &varied {
@@ -403,8 +403,8 @@ impl KeysReport {
             let _ = writeln!(h, "<li>{}</li>", escape(&f.text));
         }
         h.push_str(
-            "</ul>\n<h2>Variants</h2>\n<table>\n<tr><th>variant</th><th>keys</th><th>rows loaded</th>\
-                    <th>load rows/s</th><th>run ops/s</th><th>errors</th><th>report</th></tr>\n",
+            "</ul>\n<h2>Variants</h2>\n<table>\n<tr><th>variant</th><th>keys</th><th>row writes</th>\
+                    <th>load row writes/s</th><th>run ops/s</th><th>errors</th><th>report</th></tr>\n",
         );
         for v in &self.variants {
             let keys: Vec<String> = v.tables.iter().map(|t| format!("{}: {}", t.design, t.keys)).collect();
@@ -413,8 +413,8 @@ impl KeysReport {
                 "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td><a href=\"{}/index.html\">{}</a>{}</td></tr>",
                 escape(&v.name),
                 escape(&keys.join("; ")),
-                thousands(v.load.rows),
-                thousands(v.load.rows_per_s as u64),
+                thousands(v.load.row_writes),
+                thousands(v.load.row_writes_per_s as u64),
                 v.run.ops_per_s,
                 thousands(v.run.errors),
                 escape(&v.folder),
@@ -741,9 +741,9 @@ mod tests {
                 binary: true,
             }],
             load: LoadFigures {
-                rows: 10,
+                row_writes: 10,
                 seconds: 1.0,
-                rows_per_s: 10.0,
+                row_writes_per_s: 10.0,
                 regions: vec![skew("useractions", 8, 10, 0.125, 1)],
             },
             run: RunFigures {

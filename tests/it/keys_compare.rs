@@ -74,10 +74,10 @@ fn keys_compare_on_the_embedded_store_shows_unsalted_writes_piling_onto_the_last
     assert_eq!(report["regions_asked"], 4);
     assert_eq!(report["config"]["skew"], "latest");
 
-    let rows = variant(&report, "seed")["load"]["rows"].as_u64().unwrap();
+    let rows = variant(&report, "seed")["load"]["row_writes"].as_u64().unwrap();
     for name in &names {
         let v = variant(&report, name);
-        assert_eq!(v["load"]["rows"].as_u64().unwrap(), rows, "{name}: the same data");
+        assert_eq!(v["load"]["row_writes"].as_u64().unwrap(), rows, "{name}: the same data");
         let sub = folder.join(name);
         for f in ["load.json", "summary.json", "regions.csv", "index.html"] {
             assert!(sub.join(f).is_file(), "{name}/{f}");
