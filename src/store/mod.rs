@@ -6,7 +6,6 @@
 //! backend as the reference.
 
 pub mod bigtable;
-pub mod bigtable_names;
 pub(crate) mod cellkey;
 pub mod delay;
 pub mod embedded;

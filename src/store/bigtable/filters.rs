@@ -166,7 +166,7 @@ impl Bigtable {
             return Ok(None);
         };
         Ok(Some(ReadRowsRequest {
-            table_name: self.table_path(&bigtable_names::table_id(&desc.name)?),
+            table_name: self.table_path(&super::names::table_id(&desc.name)?),
             rows: Some(RowSet {
                 row_keys: Vec::new(),
                 row_ranges: vec![range],

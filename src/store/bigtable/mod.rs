@@ -2,7 +2,7 @@
 //! table admin API, or over Google's Bigtable emulator when `BIGTABLE_EMULATOR_HOST` is set.
 //!
 //! HBase's model is mapped onto Bigtable's as follows:
-//! - table names become table ids through [`super::bigtable_names`];
+//! - table names become table ids through [`names`];
 //! - a family's `VERSIONS` becomes a `MaxNumVersions` GC rule. Bigtable collects garbage
 //!   lazily, so every read also caps each column at its family's versions with a filter;
 //! - HBase milliseconds are Bigtable microseconds × 1000 (Bigtable's granularity is the
@@ -22,6 +22,7 @@
 
 mod filters;
 mod mutations;
+pub mod names;
 mod tables;
 
 use filters::*;
@@ -30,8 +31,7 @@ use tables::*;
 
 use super::{
     Cell, Error, FamilyDescriptor, Get, Mutation as StoreMutation, Result, Row, RowMutation, Scan, Selection, Store,
-    TableDescriptor, bigtable_names, canonical_table_name, first_line, now_millis, validate_mutations,
-    validate_row_key,
+    TableDescriptor, canonical_table_name, first_line, now_millis, validate_mutations, validate_row_key,
 };
 use bigtable_rs::bigtable::{BigTable, BigTableConnection, RowCell};
 use bigtable_rs::google::bigtable::v2::{
@@ -281,7 +281,7 @@ impl Store for Bigtable {
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let desc = table.validated()?;
-        let id = bigtable_names::table_id(&desc.name)?;
+        let id = names::table_id(&desc.name)?;
         let mut column_families = HashMap::new();
         for f in &desc.families {
             validate_family(&f.name)?;
@@ -318,7 +318,7 @@ impl Store for Bigtable {
 
     fn delete_table(&self, table: &str) -> Result<()> {
         let name = canonical_table_name(table)?;
-        let id = bigtable_names::table_id(&name)?;
+        let id = names::table_id(&name)?;
         self.forget(&name);
         let req = admin::DeleteTableRequest {
             name: self.table_path(&id),
@@ -329,16 +329,13 @@ impl Store for Bigtable {
 
     fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
         // Tables this mapping never names belong to other tools.
-        let names = self
-            .table_ids()?
-            .into_iter()
-            .filter_map(|id| bigtable_names::table_name(&id));
-        super::describe_all(self, names.collect::<Vec<_>>())
+        let known = self.table_ids()?.into_iter().filter_map(|id| names::table_name(&id));
+        super::describe_all(self, known.collect::<Vec<_>>())
     }
 
     fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
         let name = canonical_table_name(table)?;
-        let id = bigtable_names::table_id(&name)?;
+        let id = names::table_id(&name)?;
         let req = admin::GetTableRequest {
             name: self.table_path(&id),
             view: admin::table::View::SchemaView as i32,
@@ -384,7 +381,7 @@ impl Store for Bigtable {
         if rows.is_empty() {
             return Ok(());
         }
-        let table_path = self.table_path(&bigtable_names::table_id(&desc.name)?);
+        let table_path = self.table_path(&names::table_id(&desc.name)?);
         let now = now_millis();
         // One entry per row, its mutations in call order.
         let mut order: Vec<&[u8]> = Vec::new();
@@ -456,7 +453,7 @@ impl Store for Bigtable {
             validate_row_key(&g.row)?;
             g.select.validate(&desc)?;
         }
-        let table_path = self.table_path(&bigtable_names::table_id(&desc.name)?);
+        let table_path = self.table_path(&names::table_id(&desc.name)?);
         let mut answers: Vec<Option<Row>> = vec![None; gets.len()];
         // One read per distinct selection; usually there is one.
         let mut groups: Vec<(&Selection, Vec<usize>)> = Vec::new();
@@ -513,7 +510,7 @@ impl Store for Bigtable {
     fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
         let name = canonical_table_name(table)?;
         let req = SampleRowKeysRequest {
-            table_name: self.table_path(&bigtable_names::table_id(&name)?),
+            table_name: self.table_path(&names::table_id(&name)?),
             ..Default::default()
         };
         let keys = self.rt.block_on(async {
