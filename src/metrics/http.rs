@@ -4,7 +4,6 @@
 //! hostile client costs it nothing but its own connection.
 
 use super::Metrics;
-use anyhow::{Context, bail};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
@@ -18,6 +17,11 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// Scrapes served at once; more connections are closed unanswered.
 const MAX_SCRAPERS: usize = 8;
 
+/// Why the endpoint could not start, in one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartError(pub String);
+
 /// The running endpoint; stops when dropped.
 pub struct Exporter {
     addr: SocketAddr,
@@ -27,50 +31,54 @@ pub struct Exporter {
 
 impl Exporter {
     /// Serves `metrics` on `addr` (`--metrics`): a loopback address unless `allow_remote`.
-    pub fn start(addr: &str, allow_remote: bool, metrics: Arc<Metrics>) -> anyhow::Result<Exporter> {
+    pub fn start(addr: &str, allow_remote: bool, metrics: Arc<Metrics>) -> Result<Exporter, StartError> {
         let bind = addr
             .to_socket_addrs()
             .ok()
             .and_then(|mut a| a.next())
-            .with_context(|| format!("--metrics {addr}: not a HOST:PORT address"))?;
+            .ok_or_else(|| StartError(format!("--metrics {addr}: not a HOST:PORT address")))?;
         if !bind.ip().is_loopback() && !allow_remote {
-            bail!(
+            return Err(StartError(format!(
                 "--metrics {addr}: not a loopback address; the metrics have no authentication, so pass --allow-remote to serve other hosts"
-            );
+            )));
         }
-        let listener = TcpListener::bind(bind).with_context(|| format!("--metrics {addr}: cannot listen"))?;
-        let addr = listener.local_addr()?;
+        let cannot = |e: std::io::Error| StartError(format!("--metrics {addr}: cannot listen: {e}"));
+        let listener = TcpListener::bind(bind).map_err(cannot)?;
+        let addr = listener.local_addr().map_err(cannot)?;
         let stop = Arc::new(AtomicBool::new(false));
         let busy = Arc::new(AtomicUsize::new(0));
-        let accept = std::thread::Builder::new().name("metrics".into()).spawn({
-            let stop = stop.clone();
-            move || {
-                for stream in listener.incoming() {
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let Ok(stream) = stream else {
-                        std::thread::sleep(Duration::from_millis(10));
-                        continue;
-                    };
-                    if busy.fetch_add(1, Ordering::Relaxed) >= MAX_SCRAPERS {
-                        busy.fetch_sub(1, Ordering::Relaxed);
-                        continue;
-                    }
-                    let (metrics, busy) = (metrics.clone(), busy.clone());
-                    let spawned = std::thread::Builder::new()
-                        .name("metrics-scrape".into())
-                        .stack_size(256 << 10)
-                        .spawn(move || {
-                            let _ = answer(stream, &metrics);
+        let accept = std::thread::Builder::new()
+            .name("metrics".into())
+            .spawn({
+                let stop = stop.clone();
+                move || {
+                    for stream in listener.incoming() {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let Ok(stream) = stream else {
+                            std::thread::sleep(Duration::from_millis(10));
+                            continue;
+                        };
+                        if busy.fetch_add(1, Ordering::Relaxed) >= MAX_SCRAPERS {
                             busy.fetch_sub(1, Ordering::Relaxed);
-                        });
-                    if spawned.is_err() {
-                        std::thread::sleep(Duration::from_millis(10));
+                            continue;
+                        }
+                        let (metrics, busy) = (metrics.clone(), busy.clone());
+                        let spawned = std::thread::Builder::new()
+                            .name("metrics-scrape".into())
+                            .stack_size(256 << 10)
+                            .spawn(move || {
+                                let _ = answer(stream, &metrics);
+                                busy.fetch_sub(1, Ordering::Relaxed);
+                            });
+                        if spawned.is_err() {
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
                     }
                 }
-            }
-        })?;
+            })
+            .map_err(|e| StartError(format!("--metrics {addr}: cannot start its thread: {e}")))?;
         Ok(Exporter {
             addr,
             stop,

@@ -6,7 +6,7 @@
 //! - `index.html`: per operation, throughput and p99 against the points, and both tables.
 
 use super::plot::escape;
-use super::{TextTable, fmt_ns, thousands};
+use super::{Error, TextTable, fmt_ns, thousands};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -121,17 +121,18 @@ impl SweepReport {
     }
 
     /// Writes `sweep.json`, `points.csv`, `load.csv` and `index.html` into `dir`.
-    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+    pub fn write(&self, dir: &Path) -> Result<(), Error> {
         let put = |name: &str, bytes: &[u8]| {
-            std::fs::write(dir.join(name), bytes)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dir.join(name).display()))
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(|e| Error::at(&path, e))
         };
-        put("sweep.json", (serde_json::to_string_pretty(self)? + "\n").as_bytes())?;
+        let json = serde_json::to_string_pretty(self).expect("a sweep serializes") + "\n";
+        put("sweep.json", json.as_bytes())?;
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = vec!["point".into()];
         header.extend(self.varied.iter().cloned());
         header.extend(["op", "count", "errors", "ops_per_s", "p50_us", "p99_us", "valid"].map(String::from));
-        w.write_record(&header)?;
+        w.write_record(&header).expect("writing to memory");
         for p in &self.points {
             for o in &p.ops {
                 let mut row = vec![p.folder.clone()];
@@ -145,15 +146,15 @@ impl SweepReport {
                     format!("{:.3}", o.p99_ns as f64 / 1000.0),
                     p.valid.to_string(),
                 ]);
-                w.write_record(&row)?;
+                w.write_record(&row).expect("writing to memory");
             }
         }
-        put("points.csv", &w.into_inner()?)?;
+        put("points.csv", &w.into_inner().expect("writing to memory"))?;
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = vec!["point".into()];
         header.extend(self.varied.iter().cloned());
         header.extend(["table", "row_writes", "rows_in_table", "cells", "bytes"].map(String::from));
-        w.write_record(&header)?;
+        w.write_record(&header).expect("writing to memory");
         for p in &self.points {
             for t in &p.tables {
                 let mut row = vec![p.folder.clone()];
@@ -165,10 +166,10 @@ impl SweepReport {
                     t.cells.to_string(),
                     t.bytes.to_string(),
                 ]);
-                w.write_record(&row)?;
+                w.write_record(&row).expect("writing to memory");
             }
         }
-        put("load.csv", &w.into_inner()?)?;
+        put("load.csv", &w.into_inner().expect("writing to memory"))?;
         put("index.html", self.html().as_bytes())
     }
 

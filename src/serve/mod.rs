@@ -90,6 +90,11 @@ impl Default for Options {
     }
 }
 
+/// Why a server could not start, in one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartError(pub String);
+
 /// A running server.
 pub struct Server {
     addr: SocketAddr,
@@ -100,12 +105,13 @@ pub struct Server {
 
 impl Server {
     /// Binds and starts serving `store` in background threads.
-    pub fn start(store: Arc<dyn Store>, opts: &Options) -> anyhow::Result<Server> {
-        let listener =
-            TcpListener::bind(opts.bind).map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", opts.bind))?;
-        let addr = listener.local_addr()?;
+    pub fn start(store: Arc<dyn Store>, opts: &Options) -> Result<Server, StartError> {
+        let cannot = |e: std::io::Error| StartError(format!("cannot listen on {}: {e}", opts.bind));
+        let listener = TcpListener::bind(opts.bind).map_err(cannot)?;
+        let addr = listener.local_addr().map_err(cannot)?;
         let handler = Handler::new(store, &addr.ip().to_string(), addr.port(), opts.scanner_lease)
-            .map_err(|e| anyhow::anyhow!("cannot prepare the store for serving: {e}"))?;
+            .map_err(|e| StartError(format!("cannot prepare the store for serving: {e}")))?;
+        let thread = |e: std::io::Error| StartError(format!("cannot start a server thread: {e}"));
         handler.limit_scanners_per_connection(opts.max_scanners_per_connection);
         let stop = Arc::new(AtomicBool::new(false));
 
@@ -126,14 +132,18 @@ impl Server {
         };
         std::thread::Builder::new()
             .name("scanner-reaper".into())
-            .spawn(reaper)?;
+            .spawn(reaper)
+            .map_err(thread)?;
 
         let accept = {
             let (stop, opts) = (stop.clone(), opts.clone());
-            std::thread::Builder::new().name("accept".into()).spawn({
-                let handler = handler.clone();
-                move || accept_loop(listener, &handler, &opts, &stop)
-            })?
+            std::thread::Builder::new()
+                .name("accept".into())
+                .spawn({
+                    let handler = handler.clone();
+                    move || accept_loop(listener, &handler, &opts, &stop)
+                })
+                .map_err(thread)?
         };
         Ok(Server {
             addr,
