@@ -231,7 +231,7 @@ fn main() {
         r.native = java;
         drop_tables();
         println!(
-            "round {round}: HFiles {} rows/s ({:.1} s, peak {:.0} MiB; embedded bulk {} rows/s), bulkload {:.1} s (tool runs {:.1} s added; count after {:.1} s), end to end {} rows/s | native {} rows/s | Thrift2 {} rows/s",
+            "round {round}: HFiles {} rows/s ({:.1} s, peak {:.0} MiB; embedded bulk {} rows/s), bulkload {:.1} s (tool runs {:.1} s added; count after {:.1} s), end to end {} rows/s | native {} rows/s | Thrift2 {} rows/s | get p50 {} against {}, page p50 {} against {}",
             thousands(r.hfile_rate as u64),
             r.hfile_secs,
             r.hfile_rss_mib,
@@ -241,7 +241,11 @@ fn main() {
             r.count_secs,
             thousands(r.end_to_end as u64),
             thousands(r.native as u64),
-            thousands(r.thrift2 as u64)
+            thousands(r.thrift2 as u64),
+            fmt_ns(r.get_seeded),
+            fmt_ns(r.get_compacted),
+            fmt_ns(r.page_seeded),
+            fmt_ns(r.page_compacted)
         );
         rounds.push(r);
     }
