@@ -810,7 +810,6 @@ fn counters_at_full_speed_answer_as_real_hbase_answers() {
     for s in [&mut hbase, &mut ours] {
         s.client.create_table(s.table.clone(), families()).expect("createTable");
     }
-    let long = |n: i64| n.to_be_bytes().to_vec();
     let inc = |amount| Op::AtomicIncrement {
         row: 0,
         column: b"f:b".to_vec(),
@@ -831,7 +830,22 @@ fn counters_at_full_speed_answer_as_real_hbase_answers() {
         column: b"f:b".to_vec(),
         versions: 1,
     };
-    let sequences: [(&str, Vec<Op>); 4] = [
+    let diff = |seq: u64, ops: &[Op]| differs(&mut hbase, &mut ours, seq, ops);
+    each_counter_sequence(&counter_sequences(inc, put, append, get), diff);
+    let _ = hbase.client.disable_table(hbase.table.clone());
+    let _ = hbase.client.delete_table(hbase.table.clone());
+}
+
+/// The counter sequences both differentials run, built from each API's calls on one cell:
+/// an increment, a put without a timestamp, an append of `x`, and a read of its newest value.
+pub(crate) fn counter_sequences<O: Clone>(
+    inc: impl Fn(i64) -> O,
+    put: impl Fn(Vec<u8>) -> O,
+    append: impl Fn() -> O,
+    get: O,
+) -> Vec<(&'static str, Vec<O>)> {
+    let long = |n: i64| n.to_be_bytes().to_vec();
+    vec![
         (
             "counter_get, counter_inc(10), counter_get, counter_set(0), counter_inc(1)",
             vec![inc(0), inc(10), inc(0), put(long(0)), inc(1), get.clone()],
@@ -851,13 +865,21 @@ fn counters_at_full_speed_answer_as_real_hbase_answers() {
         ("increments by 0", vec![inc(0), inc(0), inc(0), inc(2), get.clone()]),
         (
             "appends between puts",
-            vec![put(b"a".to_vec()), append(), put(b"b".to_vec()), append(), get.clone()],
+            vec![put(b"a".to_vec()), append(), put(b"b".to_vec()), append(), get],
         ),
-    ];
+    ]
+}
+
+/// Runs each of `sequences` on 50 fresh rows through `diff` (which runs one as the given
+/// sequence number on both sides and says where they first differ); fails on the first
+/// difference.
+pub(crate) fn each_counter_sequence<O: std::fmt::Debug>(
+    sequences: &[(&str, Vec<O>)],
+    mut diff: impl FnMut(u64, &[O]) -> Option<(usize, Answer, Answer)>,
+) {
     for (k, (what, ops)) in sequences.iter().enumerate() {
         for seq in 0..50 {
-            // Fresh rows for every sequence.
-            if let Some((i, a, b)) = differs(&mut hbase, &mut ours, k as u64 * 1000 + seq, ops) {
+            if let Some((i, a, b)) = diff(k as u64 * 1000 + seq, ops) {
                 panic!(
                     "{what}, row {seq}: operation {i} ({:?}): HBase {a:?}, serve {b:?}",
                     ops[i]
@@ -865,8 +887,6 @@ fn counters_at_full_speed_answer_as_real_hbase_answers() {
             }
         }
     }
-    let _ = hbase.client.disable_table(hbase.table.clone());
-    let _ = hbase.client.delete_table(hbase.table.clone());
 }
 
 fn differential(var: &str, framed_compact: bool, sequences: u64) {

@@ -6,7 +6,10 @@
 //! and `TALLROW_DIFF_SEED` are shared with it.
 
 use crate::common::{real_hbase, real_hbase_there};
-use crate::differential::{Answer, AnswerRow, FILTERS, LATEST, Message, Rng, each_sequence, normalise};
+use crate::differential::{
+    Answer, AnswerRow, FILTERS, LATEST, Message, Rng, counter_sequences, each_counter_sequence, each_sequence,
+    normalise,
+};
 use std::net::TcpStream;
 use std::sync::Arc;
 use tallrow::idl::thrift2::{
@@ -630,29 +633,36 @@ fn serve2() -> (tallrow::serve::Server, tempfile::TempDir) {
     (tallrow::serve::Server::start(store, &opts).expect("serve"), dir)
 }
 
-#[test]
-fn thrift2_calls_answer_as_real_hbase_answers() {
-    if !real_hbase_there() {
-        return;
-    }
+/// Real HBase's Thrift2 server (at its own pace) and `server`, each with table `table`
+/// created; `serve` paced or as fast as the client goes.
+fn sides(server: &tallrow::serve::Server, table: &[u8], paced: bool) -> (Side, Side) {
     let addr = real_hbase("TALLROW_HBASE_THRIFT2").unwrap();
-    let (server, _dir) = serve2();
-    let table = format!("diff2_{}", std::process::id()).into_bytes();
     let mut hbase = Side {
         client: connect(&addr),
-        table: table.clone(),
+        table: table.to_vec(),
         paced: true,
     };
     let mut ours = Side {
         client: connect(&server.addr().to_string()),
-        table: table.clone(),
-        paced: true,
+        table: table.to_vec(),
+        paced,
     };
     for s in [&mut hbase, &mut ours] {
         s.client
             .create_table(descriptor(&s.table), Vec::new())
             .expect("createTable");
     }
+    (hbase, ours)
+}
+
+#[test]
+fn thrift2_calls_answer_as_real_hbase_answers() {
+    if !real_hbase_there() {
+        return;
+    }
+    let (server, _dir) = serve2();
+    let table = format!("diff2_{}", std::process::id()).into_bytes();
+    let (mut hbase, mut ours) = sides(&server, &table, true);
     let described: Vec<_> = [&mut hbase, &mut ours]
         .into_iter()
         .map(|s| {
@@ -679,24 +689,9 @@ fn thrift2_counters_at_full_speed_answer_as_real_hbase_answers() {
     if !real_hbase_there() {
         return;
     }
-    let addr = real_hbase("TALLROW_HBASE_THRIFT2").unwrap();
     let (server, _dir) = serve2();
     let table = format!("counters2_{}", std::process::id()).into_bytes();
-    let mut hbase = Side {
-        client: connect(&addr),
-        table: table.clone(),
-        paced: true,
-    };
-    let mut ours = Side {
-        client: connect(&server.addr().to_string()),
-        table: table.clone(),
-        paced: false,
-    };
-    for s in [&mut hbase, &mut ours] {
-        s.client
-            .create_table(descriptor(&s.table), Vec::new())
-            .expect("createTable");
-    }
+    let (mut hbase, mut ours) = sides(&server, &table, false);
     let cell = (b"f".to_vec(), b"b".to_vec());
     let inc = |amount: i64| Op::Increment(0, vec![(cell.0.clone(), cell.1.clone(), Some(amount))], None);
     let put = |value: Vec<u8>| Op::Put(vec![(0, vec![(cell.0.clone(), cell.1.clone(), None, value)], None)]);
@@ -709,41 +704,8 @@ fn thrift2_counters_at_full_speed_answer_as_real_hbase_answers() {
             ..Read::default()
         },
     );
-    let long = |n: i64| n.to_be_bytes().to_vec();
-    let sequences: [(&str, Vec<Op>); 4] = [
-        (
-            "increment 0, 10, 0, a put of 0, increment 1",
-            vec![inc(0), inc(10), inc(0), put(long(0)), inc(1), get.clone()],
-        ),
-        (
-            "puts and increments of one cell in turn",
-            vec![
-                put(long(5)),
-                inc(1),
-                put(long(7)),
-                inc(1),
-                inc(0),
-                put(long(2)),
-                get.clone(),
-            ],
-        ),
-        ("increments by 0", vec![inc(0), inc(0), inc(0), inc(2), get.clone()]),
-        (
-            "appends between puts",
-            vec![put(b"a".to_vec()), append(), put(b"b".to_vec()), append(), get.clone()],
-        ),
-    ];
-    for (k, (what, ops)) in sequences.iter().enumerate() {
-        for seq in 0..50 {
-            // Fresh rows for every sequence.
-            if let Some((i, a, b)) = differs(&mut hbase, &mut ours, k as u64 * 1000 + seq, ops) {
-                panic!(
-                    "{what}, row {seq}: operation {i} ({:?}): HBase {a:?}, serve {b:?}",
-                    ops[i]
-                );
-            }
-        }
-    }
+    let diff = |seq: u64, ops: &[Op]| differs(&mut hbase, &mut ours, seq, ops);
+    each_counter_sequence(&counter_sequences(inc, put, append, get), diff);
     let name = TTableName::new(None, table);
     let _ = hbase.client.disable_table(name.clone());
     let _ = hbase.client.delete_table(name);

@@ -694,6 +694,22 @@ fn one_client_holding_its_scanner_cap_leaves_scans_for_others() {
     }
 }
 
+/// `tallrow serve ARGS` over `dir/data`, its standard error in the returned file.
+fn served_logging(dir: &Path, args: &[&str]) -> (Served, PathBuf) {
+    let log = dir.join("serve.log");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tallrow"));
+    command.stderr(std::fs::File::create(&log).unwrap());
+    (Served::spawn(command, &dir.join("data"), args), log)
+}
+
+/// A connection that has sent the first bytes of a `get` call and stops there.
+fn half_a_call(addr: std::net::SocketAddr) -> TcpStream {
+    let mut half = raw(addr);
+    half.write_all(&[0x80, 0x01, 0x00, 0x01, 0, 0, 0, 13, b'g', b'e', b't'])
+        .unwrap();
+    half
+}
+
 /// With every connection the server allows held by idle clients (and one that sent half a
 /// call), a new client is served at once: the connection idle longest is closed for it, the
 /// one in the middle of a call never is, and this is logged once however many clients
@@ -701,18 +717,9 @@ fn one_client_holding_its_scanner_cap_leaves_scans_for_others() {
 #[test]
 fn at_the_connection_limit_the_longest_idle_makes_room() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("serve.log");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_tallrow"));
-    command.stderr(std::fs::File::create(&log).unwrap());
-    let served = Served::spawn(
-        command,
-        &dir.path().join("data"),
-        &["--max-connections", "8", "--idle-timeout", "10m"],
-    );
+    let (served, log) = served_logging(dir.path(), &["--max-connections", "8", "--idle-timeout", "10m"]);
     // The one in a call first, so that it is the oldest; then seven idle ones, in order.
-    let mut half = raw(served.addr());
-    half.write_all(&[0x80, 0x01, 0x00, 0x01, 0, 0, 0, 13, b'g', b'e', b't'])
-        .unwrap();
+    let half = half_a_call(served.addr());
     let mut idle = Vec::new();
     for _ in 0..7 {
         std::thread::sleep(Duration::from_millis(20));
@@ -759,22 +766,8 @@ fn at_the_connection_limit_the_longest_idle_makes_room() {
 #[test]
 fn connections_stalled_in_a_call_at_the_limit_close_after_the_idle_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("serve.log");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_tallrow"));
-    command.stderr(std::fs::File::create(&log).unwrap());
-    let served = Served::spawn(
-        command,
-        &dir.path().join("data"),
-        &["--max-connections", "2", "--idle-timeout", "1s"],
-    );
-    let halves: Vec<TcpStream> = (0..2)
-        .map(|_| {
-            let mut half = raw(served.addr());
-            half.write_all(&[0x80, 0x01, 0x00, 0x01, 0, 0, 0, 13, b'g', b'e', b't'])
-                .unwrap();
-            half
-        })
-        .collect();
+    let (served, log) = served_logging(dir.path(), &["--max-connections", "2", "--idle-timeout", "1s"]);
+    let halves: Vec<TcpStream> = (0..2).map(|_| half_a_call(served.addr())).collect();
     std::thread::sleep(Duration::from_millis(200));
 
     let url = format!("hbase://127.0.0.1:{}", served.port);
