@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
-use tallrow::store::Backend;
+use tallrow::store::backend::Backend;
 use tallrow::workload::Workload;
 
 fn main() {

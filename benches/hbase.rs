@@ -32,7 +32,7 @@ use tallrow::schema::microblog::Microblog;
 use tallrow::schema::{self, actions};
 use tallrow::stats::{self, Summary};
 use tallrow::store::hbase::{Hbase, Hbase2, Spec};
-use tallrow::store::{Backend, Mutation, RowMutation, Store};
+use tallrow::store::{Mutation, RowMutation, Store, backend::Backend};
 use tallrow::workload::Workload;
 
 fn main() {

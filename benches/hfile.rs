@@ -31,7 +31,7 @@ use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
 use tallrow::schema::actions::Actions;
 use tallrow::stats::{self, Summary};
-use tallrow::store::{Backend, Store};
+use tallrow::store::{Store, backend::Backend};
 use tallrow::workload::Workload;
 
 struct Args {

@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
-use tallrow::store::{Backend, Store, embedded::Embedded};
+use tallrow::store::{Store, backend::Backend, embedded::Embedded};
 use tallrow::workload::Workload;
 
 // The same allocator as the binary, for the in-process reads.

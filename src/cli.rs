@@ -8,7 +8,7 @@ mod run;
 mod sweep;
 
 use crate::keys::Layout;
-use crate::store::Backend;
+use crate::store::backend::Backend;
 use crate::workload::Workload;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};

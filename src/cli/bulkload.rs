@@ -2,7 +2,7 @@
 
 use super::BulkloadArgs;
 use crate::report::{TextTable, thousands};
-use crate::store::Backend;
+use crate::store::backend::Backend;
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::Path;

@@ -10,7 +10,7 @@ use crate::keys::{self, KeyOptions, Layout, Order, Salt};
 use crate::load::{self, Shard};
 use crate::report::keys::{KeysReport, LoadFigures, RunFigures, TableKeys, Variant};
 use crate::report::thousands;
-use crate::store::{Backend, Store, now_millis};
+use crate::store::{Store, backend::Backend, now_millis};
 use crate::workload::{Keys, Workload};
 use anyhow::{Context, bail};
 use std::io::Write;

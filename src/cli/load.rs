@@ -6,7 +6,7 @@ use crate::load::{self, Options, Shard};
 use crate::regions::report::{fmt_ratio, fmt_share};
 use crate::report::{TextTable, thousands};
 use crate::store::now_millis;
-use crate::store::{Backend, Store, hfile};
+use crate::store::{Store, backend::Backend, hfile};
 use anyhow::{Context, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ use super::{SweepArgs, Vary};
 use crate::generate::Generator;
 use crate::load::Shard;
 use crate::report::sweep::{Point, SweepReport, TableLoad};
-use crate::store::{Backend, Store, now_millis};
+use crate::store::{Store, backend::Backend, now_millis};
 use crate::workload::{Set, Workload};
 use anyhow::{Context, bail};
 use std::io::Write;

@@ -5,7 +5,7 @@
 //! Users are `1..=users`, processed in blocks of [`BLOCK`]; every other id is arithmetic
 //! (an action's id is its index for the user, an article's is `uid * 1_000_000 + index`).
 
-mod digest;
+pub mod digest;
 mod dist;
 mod emit;
 mod plan;

@@ -15,8 +15,7 @@ use crate::keys::Salt;
 use crate::schema;
 use crate::store::RowMutation;
 
-/// Most regions a workload asks a table to be created with.
-pub const MAX_REGIONS: usize = 1024;
+pub use crate::workload::MAX_REGIONS;
 
 /// Users whose rows the quantile split points are drawn from.
 const SAMPLE_USERS: u64 = 2048;

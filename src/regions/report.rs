@@ -205,7 +205,7 @@ pub fn heat_map(spread: &Spread, warmup: Duration) -> String {
             body,
             r#"<text x="4" y="{:.1}" font-size="13" font-weight="bold">{}</text>"#,
             y + 12.0,
-            crate::report::escape(title)
+            crate::report::text::escape(title)
         );
         y += 20.0;
         let top = y;
@@ -226,7 +226,7 @@ pub fn heat_map(spread: &Spread, warmup: Duration) -> String {
                     r#"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"#,
                     LABEL_W - 6.0,
                     ry + cell_h.max(10.0) - 2.0,
-                    crate::report::escape(&label)
+                    crate::report::text::escape(&label)
                 );
             }
             for (c, column) in t.tallies.iter().enumerate() {

@@ -9,7 +9,8 @@
 //! fewer than two values a side): an operation seen a handful of times does not fail CI on
 //! noise, and a real shift of any operation does.
 
-use super::run::{ALL, OpReport, RunData};
+use super::run::RunData;
+use super::summary::{ALL, OpReport};
 use super::{TextTable, fmt_ns, thousands};
 use crate::stats::{self, quantile_shift, welch, welch_histograms};
 use std::str::FromStr;

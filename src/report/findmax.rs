@@ -4,8 +4,8 @@
 //! - `index.html`: the answer, response time (p99 of all operations) against achieved
 //!   throughput for every step, and the steps' table with links to their reports.
 
-use super::plot::escape;
-use super::slo::Verdict;
+use super::summary::Verdict;
+use super::text::escape;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;

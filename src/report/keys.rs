@@ -10,8 +10,9 @@
 //! (and reads) landed: the hottest region's share, which region it is, and its rows over the
 //! mean.
 
-use super::run::{RunConfig, RunSummary};
-use super::{Error, escape, fmt_ns, thousands};
+use super::summary::{RunConfig, RunSummary};
+use super::text::escape;
+use super::{Error, fmt_ns, thousands};
 use crate::regions::report::{TableSkew, fmt_ratio, fmt_share};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -132,7 +133,7 @@ pub struct OpFigures {
 
 impl OpFigures {
     /// The figures of a run report's row.
-    pub fn of(o: &crate::report::run::OpReport) -> OpFigures {
+    pub fn of(o: &crate::report::summary::OpReport) -> OpFigures {
         OpFigures {
             op: o.op.clone(),
             count: o.count,

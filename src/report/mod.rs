@@ -10,12 +10,13 @@ mod plot;
 mod read;
 pub mod run;
 pub mod slo;
+pub mod summary;
 pub mod sweep;
-mod text;
+pub mod text;
 
-pub(crate) use plot::escape;
 pub use read::{merge, read};
-pub use run::{RunData, RunSummary};
+pub use run::RunData;
+pub use summary::RunSummary;
 pub use text::{TextTable, fmt_ns, thousands};
 
 use std::path::{Path, PathBuf};

@@ -3,7 +3,8 @@
 //! throughput, p50 and p99 per interval, so that a stall shows where it happened) and
 //! `index.html`, which shows them with the table of figures.
 
-use super::run::{ALL, OpReport, RunSummary};
+use super::summary::{ALL, OpReport, RunSummary};
+use super::text::escape;
 use crate::stats::Histogram;
 use std::fmt::Write as _;
 
@@ -429,13 +430,6 @@ fn regions_html(h: &mut String, s: &RunSummary) {
         );
     }
     h.push_str("</table>\n<p><img src=\"regions.svg\" alt=\"rows per region and interval\"></p>\n");
-}
-
-pub(crate) fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! of the shards of one run into one.
 
 use super::Error;
-use super::run::{ALL, RunData, RunSummary, interval_op};
+use super::run::{RunData, interval_op};
+use super::summary::{ALL, RunSummary};
 use crate::run::Interval;
 use crate::stats::{self, Histogram, OpStats};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -20,10 +21,10 @@ pub fn read(dir: &Path) -> Result<RunData, Error> {
     let file = dir.join("summary.json");
     let text = std::fs::read_to_string(&file).map_err(|e| Error::at(&file, e))?;
     let summary: RunSummary = serde_json::from_str(&text).map_err(|e| Error::at(&file, e))?;
-    if summary.format != super::run::FORMAT {
+    if summary.format != super::summary::FORMAT {
         return Err(Error::at(
             &file,
-            format!("format {} is not {}", summary.format, super::run::FORMAT),
+            format!("format {} is not {}", summary.format, super::summary::FORMAT),
         ));
     }
     let mut totals = Vec::with_capacity(summary.ops.len());

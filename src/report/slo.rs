@@ -1,8 +1,7 @@
 //! Latency targets (`run --slo`): what they say, how they are read from the command line,
 //! and the verdicts a run's summary gives them.
 
-use super::run::{ALL, OpReport, RunSummary};
-use serde::{Deserialize, Serialize};
+use super::summary::{ALL, OpReport, RunSummary, Verdict};
 use std::fmt;
 use std::str::FromStr;
 
@@ -239,31 +238,6 @@ impl Slo {
             value: measured,
             held,
         }
-    }
-}
-
-/// A target's verdict, as `summary.json` keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// The target, e.g. `timeline p99 < 5.0 ms`.
-    pub target: String,
-    /// The figure measured, as printed (none when the operation never succeeded).
-    pub measured: Option<String>,
-    /// The figure in the target's unit (ns, %, ops/s).
-    pub value: Option<f64>,
-    /// Whether the run met the target.
-    pub held: bool,
-}
-
-impl Verdict {
-    /// One line: the target, what was measured and the verdict.
-    pub fn line(&self) -> String {
-        format!(
-            "{}: {} {}",
-            self.target,
-            self.measured.as_deref().unwrap_or("no successful operations"),
-            if self.held { "(met)" } else { "(MISSED)" }
-        )
     }
 }
 

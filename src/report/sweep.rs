@@ -5,7 +5,7 @@
 //! - `sweep.json`: all of it;
 //! - `index.html`: per operation, throughput and p99 against the points, and both tables.
 
-use super::plot::escape;
+use super::text::escape;
 use super::{Error, TextTable, fmt_ns, thousands};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;

@@ -77,6 +77,14 @@ impl TextTable {
     }
 }
 
+/// Text made safe inside HTML and SVG elements and attributes.
+pub(crate) fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,9 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Most regions a workload asks a table to be created with.
+pub const MAX_REGIONS: usize = 1024;
+
 /// A workload file that cannot be used: where, which field, what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
@@ -439,7 +442,7 @@ impl Workload {
     /// settings), as 32 hex digits: equal digests, equal data.
     pub fn data_digest(&self) -> String {
         let shape = serde_json::to_vec(&(&self.seed, &self.data, &self.keys, &self.microblog)).expect("serializable");
-        let mut d = crate::generate::Digest::default();
+        let mut d = crate::generate::digest::Digest::default();
         d.field(&shape);
         d.hex()
     }

@@ -1,11 +1,11 @@
 //! Raw workload to typed workload: defaults filled in, every value range-checked. An error is
 //! the dotted path of the field and what is wrong with it.
 
+use super::MAX_REGIONS;
 use super::{
     Actions, Arrival, Articles, Data, Follows, Keys, Load, Microblog, Op, Posts, Run, Series, Skew, Workload, raw,
 };
 use crate::keys::{KeyOptions, Order, Salt};
-use crate::regions::MAX_REGIONS;
 use std::time::Duration;
 
 type Result<T> = std::result::Result<T, (String, String)>;

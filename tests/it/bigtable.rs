@@ -56,7 +56,7 @@ fn a_table_on_the_emulator_is_one_region() {
     if !bigtable_emulator() {
         return;
     }
-    use tallrow::store::{Backend, Mutation, RowMutation, TableDescriptor};
+    use tallrow::store::{Mutation, RowMutation, TableDescriptor, backend::Backend};
     let url = format!("bigtable://tallrow-test/regions-{}", std::process::id());
     let store = Backend::parse(&url, Path::new("unused")).unwrap().open().unwrap();
     let t = "regions";

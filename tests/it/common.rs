@@ -221,7 +221,7 @@ impl ThriftHarness {
         let server = tallrow::serve::Server::start(embedded, &opts).expect("serve");
         self.server = Some(server);
         let url = self.url();
-        let backend = tallrow::store::Backend::parse(&url, Path::new(".")).expect("url");
+        let backend = tallrow::store::backend::Backend::parse(&url, Path::new(".")).expect("url");
         self.store = Some(backend.open().expect("connect"));
     }
 
@@ -309,7 +309,7 @@ impl BigtableHarness {
     }
 
     fn open(&mut self) {
-        let backend = tallrow::store::Backend::parse(&self.url, Path::new(".")).expect("url");
+        let backend = tallrow::store::backend::Backend::parse(&self.url, Path::new(".")).expect("url");
         self.store = Some(backend.open().expect("connect to the Bigtable emulator"));
     }
 }
@@ -476,7 +476,7 @@ impl RealHBaseHarness {
     }
 
     fn open(&mut self) {
-        let backend = tallrow::store::Backend::parse(&self.url, Path::new(".")).expect("url");
+        let backend = tallrow::store::backend::Backend::parse(&self.url, Path::new(".")).expect("url");
         self.store = Some(backend.open().expect("connect to HBase's Thrift server"));
     }
 }
@@ -613,7 +613,7 @@ impl Harness for RealHBaseDaoHarness {
 /// name `backend` and count `rows` rows), `verify`, a `run` of 400 operations, then a row
 /// deleted behind verify's back, which verify must report. Returns the run's summary.json.
 pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str, rows: &str) -> String {
-    use tallrow::store::{Backend, Mutation, RowMutation};
+    use tallrow::store::{Mutation, RowMutation, backend::Backend};
     let dir = tempfile::tempdir().unwrap();
     let out = tallrow(dir.path(), &["load", workload, "--backend", url]);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -178,7 +178,7 @@ fn two_shards_written_apart_load_together() {
     let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &thrift2()]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     // Every version of every inbox column reads back: the shards' cells add up.
-    let store = tallrow::store::Backend::parse(&thrift2(), Path::new("."))
+    let store = tallrow::store::backend::Backend::parse(&thrift2(), Path::new("."))
         .unwrap()
         .open()
         .unwrap();
@@ -244,7 +244,7 @@ fn bulkload_refuses_what_it_cannot_load() {
     // A table that exists with other families.
     drop(turn);
     let _turn = RealHBaseDaoHarness::thrift2();
-    let store = tallrow::store::Backend::parse(&thrift2(), Path::new("."))
+    let store = tallrow::store::backend::Backend::parse(&thrift2(), Path::new("."))
         .unwrap()
         .open()
         .unwrap();

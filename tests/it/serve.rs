@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tallrow::store::{Backend, Get, Mutation, RowMutation, Scan, Store, TableDescriptor, embedded::Embedded};
+use tallrow::store::{Get, Mutation, RowMutation, Scan, Store, TableDescriptor, backend::Backend, embedded::Embedded};
 use tallrow::wire::{Protocol, Transport};
 use thrift::protocol::TSerializable;
 

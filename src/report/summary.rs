@@ -1,0 +1,263 @@
+//! `summary.json`: the types of a run's summary, written by [`super::run`] and read back by
+//! [`super::read`]; no behaviour beyond formatting its own figures.
+
+use super::text::{fmt_ns, thousands};
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the folder's layout.
+pub const FORMAT: u32 = 1;
+/// Name of the row of all operations together.
+pub const ALL: &str = "all";
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Layout version ([`FORMAT`]).
+    pub format: u32,
+    /// The tallrow that wrote it.
+    pub tallrow: String,
+    /// What ran.
+    pub workload: WorkloadInfo,
+    /// Against what.
+    pub backend: BackendInfo,
+    /// Where.
+    pub machine: Machine,
+    /// How.
+    pub config: RunConfig,
+    /// Start of measurement (ISO 8601, UTC).
+    pub started: String,
+    /// End of measurement.
+    pub finished: String,
+    /// Start of measurement (epoch ms).
+    pub started_ms: i64,
+    /// End of measurement (epoch ms).
+    pub finished_ms: i64,
+    /// Measured seconds.
+    pub measured_s: f64,
+    /// Whether operations were scheduled at a target rate.
+    pub open_loop: bool,
+    /// Whether the figures can be trusted.
+    pub valid: bool,
+    /// Why not, when not.
+    pub invalid_reason: Option<String>,
+    /// Share of operations started within a second of schedule (open loop).
+    pub on_time_share: Option<f64>,
+    /// Per operation.
+    pub ops: Vec<OpReport>,
+    /// All operations together.
+    pub all: OpReport,
+    /// The report folders this one merges (empty for a single run).
+    #[serde(default)]
+    pub merged_from: Vec<String>,
+    /// Per table, how the run's rows written and read spread over its regions (warm-up
+    /// included); `regions.csv` has every region.
+    #[serde(default)]
+    pub regions: Vec<crate::regions::report::TableSkew>,
+    /// The verdicts on the run's latency targets (`--slo`), in the order given.
+    #[serde(default)]
+    pub slos: Vec<Verdict>,
+}
+
+/// The workload of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadInfo {
+    /// Name.
+    pub name: String,
+    /// The file it was read from.
+    pub file: String,
+    /// Digest of everything that decides the data ([`crate::workload::Workload::data_digest`]).
+    pub data_digest: String,
+    /// The validated workload.
+    pub effective: serde_json::Value,
+}
+
+/// The backend of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackendInfo {
+    /// The URL given.
+    pub url: String,
+    /// What it is and where its data lives.
+    pub identity: String,
+    /// Software and version.
+    pub version: String,
+}
+
+/// The machine a run ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// Host name.
+    pub hostname: String,
+    /// Operating system.
+    pub os: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// CPU architecture.
+    pub arch: String,
+    /// CPU model.
+    pub cpu: String,
+    /// Cores available to the process.
+    pub cores: usize,
+    /// Memory, bytes.
+    pub memory_bytes: u64,
+}
+
+/// The effective run settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Worker threads.
+    pub threads: usize,
+    /// Measured seconds asked for (`None` with `ops`).
+    pub duration_s: Option<f64>,
+    /// Operations asked for.
+    pub ops: Option<u64>,
+    /// Target rate.
+    pub rate: Option<f64>,
+    /// Arrival schedule under a rate.
+    pub arrival: String,
+    /// Warm-up seconds.
+    pub warmup_s: f64,
+    /// Reporting interval, seconds.
+    pub interval_s: f64,
+    /// User skew.
+    pub skew: String,
+    /// Zipf exponent of the user pick.
+    pub skew_exponent: f64,
+    /// Operation weights.
+    pub mix: Vec<(String, f64)>,
+    /// Shard `i/N` of a sharded run, or `1/1`.
+    pub shard: String,
+}
+
+/// One operation's figures; latencies in nanoseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpReport {
+    /// Operation name.
+    pub op: String,
+    /// Successful operations (those in the histograms).
+    pub count: u64,
+    /// Failed operations.
+    pub errors: u64,
+    /// Failures by kind.
+    pub errors_by_kind: BTreeMap<String, ErrorCount>,
+    /// Operations that started over a second behind schedule.
+    pub late: u64,
+    /// Successful operations per second.
+    pub ops_per_s: f64,
+    /// Response time (from the scheduled start under a rate).
+    pub response: Summary,
+    /// Service time (from the actual start; open loop only).
+    pub service: Option<Summary>,
+    /// The response-time histogram ([`stats::encode`]).
+    pub response_histogram: String,
+    /// The service-time histogram (open loop only).
+    pub service_histogram: Option<String>,
+    /// Successful operations per second in each interval.
+    pub interval_ops_per_s: Vec<f64>,
+}
+
+impl OpReport {
+    /// The columns of [`OpReport::cells`] (the service columns only under a rate).
+    pub const COLUMNS: [&'static str; 12] = [
+        "operation",
+        "count",
+        "ops/s",
+        "mean",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "max",
+        "errors",
+        "service p50",
+        "service p99",
+    ];
+
+    /// The figures as the terminal table and `index.html` show them.
+    pub fn cells(&self) -> Vec<String> {
+        let r = &self.response;
+        let mut row = vec![
+            self.op.clone(),
+            thousands(self.count),
+            format!("{:.1}", self.ops_per_s),
+            fmt_ns(r.mean as u64),
+            fmt_ns(r.p50),
+            fmt_ns(r.p90),
+            fmt_ns(r.p99),
+            fmt_ns(r.p999),
+            fmt_ns(r.max),
+            thousands(self.errors),
+        ];
+        if let Some(sv) = &self.service {
+            row.extend([fmt_ns(sv.p50), fmt_ns(sv.p99)]);
+        }
+        row
+    }
+}
+
+/// Failures of one kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorCount {
+    /// How many.
+    pub count: u64,
+    /// The first message.
+    pub first: String,
+}
+
+impl Machine {
+    /// The machine this process runs on.
+    pub fn this() -> Machine {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
+        let cpu = read("/proc/cpuinfo")
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|r| r.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+            .unwrap_or_default();
+        let memory_bytes = read("/proc/meminfo")
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|r| r.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024);
+        Machine {
+            hostname: read("/proc/sys/kernel/hostname"),
+            os: std::env::consts::OS.into(),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            arch: std::env::consts::ARCH.into(),
+            cpu,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_bytes,
+        }
+    }
+}
+
+/// A target's verdict, as `summary.json` keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The target, e.g. `timeline p99 < 5.0 ms`.
+    pub target: String,
+    /// The figure measured, as printed (none when the operation never succeeded).
+    pub measured: Option<String>,
+    /// The figure in the target's unit (ns, %, ops/s).
+    pub value: Option<f64>,
+    /// Whether the run met the target.
+    pub held: bool,
+}
+
+impl Verdict {
+    /// One line: the target, what was measured and the verdict.
+    pub fn line(&self) -> String {
+        format!(
+            "{}: {} {}",
+            self.target,
+            self.measured.as_deref().unwrap_or("no successful operations"),
+            if self.held { "(met)" } else { "(MISSED)" }
+        )
+    }
+}
