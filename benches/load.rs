@@ -73,12 +73,14 @@ fn main() {
     } else {
         w.load.threads
     });
-    let opts = Options {
+    let l = tallrow::workload::Load {
         threads,
         batch: w.load.batch,
+        regions: 1,
+    };
+    let opts = Options {
         shard: Shard::ALL,
         progress: false,
-        regions: 1,
         count_rows: false,
         bulk: true,
     };
@@ -88,14 +90,14 @@ fn main() {
     let mut gen_best = 0f64;
     let mut rows = 0;
     for _ in 0..repeat {
-        let out = load::load(Arc::new(Null::new()), &g, &opts).unwrap();
+        let out = load::load(Arc::new(Null::new()), &g, &l, &opts).unwrap();
         rows = out.rows();
         gen_best = gen_best.max(rate(rows, out.write_time));
     }
 
     // The same rows, pre-built into batches.
     let mut b = Batches {
-        batch: opts.batch,
+        batch: l.batch,
         open: vec![Vec::new(); Table::ALL.len()],
         done: Vec::new(),
     };
@@ -151,7 +153,7 @@ fn main() {
 
             let dir = tempfile::tempdir().unwrap();
             let embedded: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
-            let out = load::load(embedded, &g, &Options { bulk, ..opts }).unwrap();
+            let out = load::load(embedded, &g, &l, &Options { bulk, ..opts }).unwrap();
             assert_eq!(out.rows(), rows);
             assert_eq!(out.bulk.is_empty(), !bulk);
             loaded[path] = loaded[path].max(rate(rows, out.write_time));
@@ -164,7 +166,7 @@ fn main() {
         thousands(w.data.users),
         thousands(rows),
         threads,
-        opts.batch
+        l.batch
     );
     println!(
         "generation only (null store)    {:>12} rows/s",

@@ -16,11 +16,11 @@ use tallrow::generate::Generator;
 use tallrow::generate::rng::{Kind, Rng};
 use tallrow::load::{self, Shard};
 use tallrow::report::{fmt_ns, thousands};
-use tallrow::run::{self, Ctx, Mix, Options, ops::Scratch};
+use tallrow::run::{self, Ctx, Mix, ops::Scratch};
 use tallrow::schema::actions::Actions;
 use tallrow::stats::{self, Summary};
 use tallrow::store::{Store, embedded::Embedded, null::Null};
-use tallrow::workload::{Arrival, Workload};
+use tallrow::workload::{Arrival, Run, Workload};
 
 // The same allocator as the binary: the loader and runner allocate per cell and per
 // operation, so the figures are the binary's only with it.
@@ -51,15 +51,17 @@ fn main() {
 fn load_into(w: &Workload, store: Arc<dyn Store>) -> Arc<Generator> {
     let g = Arc::new(Generator::new(w));
     let opts = load::Options {
-        threads: 2,
-        batch: 1000,
         shard: Shard::ALL,
         progress: false,
-        regions: 1,
         count_rows: false,
         bulk: true,
     };
-    let out = load::load(store, &g, &opts).unwrap();
+    let l = tallrow::workload::Load {
+        threads: 2,
+        batch: 1000,
+        regions: 1,
+    };
+    let out = load::load(store, &g, &l, &opts).unwrap();
     assert!(out.error.is_none());
     g
 }
@@ -68,21 +70,20 @@ fn overhead(ops: u64) {
     let w = Workload::from_file(Path::new("workloads/quickstart.toml")).unwrap_or_else(|e| panic!("{e}"));
     let store: Arc<dyn Store> = Arc::new(Null::new());
     let g = load_into(&w, store.clone());
-    let opts = Options {
+    let r = Run {
         threads: 1,
         duration: Duration::ZERO,
         ops: Some(ops),
         rate: None,
         arrival: Arrival::Fixed,
         warmup: Duration::ZERO,
-        interval: Duration::from_secs(1),
-        stream: 0,
+        ..w.run.clone()
     };
     let mut best_bare = f64::MAX;
     let mut best_runner = f64::MAX;
     for _ in 0..3 {
         // The bare loop: the worker's draws, prepare and execute, nothing else.
-        let ctx = Ctx::new(store.clone(), g.clone()).unwrap();
+        let ctx = Ctx::new(store.clone(), g.clone(), &w.run).unwrap();
         let mix = Mix::new(&w.run.mix);
         let draws = Rng::new(w.seed).stream(Kind::Run, 0, 0);
         let mut scratch = Scratch::new(0);
@@ -97,7 +98,15 @@ fn overhead(ops: u64) {
         assert_eq!(failed, 0);
 
         let started = Instant::now();
-        let out = run::run(store.clone(), g.clone(), &w.run.mix, &opts, &mut |_, _, _| {}).unwrap();
+        let out = run::run(
+            store.clone(),
+            g.clone(),
+            &r,
+            Shard::ALL,
+            Duration::from_secs(1),
+            &mut |_, _, _| {},
+        )
+        .unwrap();
         best_runner = best_runner.min(started.elapsed().as_secs_f64() / ops as f64);
         assert_eq!(out.all().total(), ops);
     }
@@ -118,7 +127,7 @@ fn paging(samples: usize) {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(Embedded::open(dir.path()).unwrap());
     let g = load_into(&w, store.clone());
-    let ctx = Ctx::new(store.clone(), g.clone()).unwrap();
+    let ctx = Ctx::new(store.clone(), g.clone(), &w.run).unwrap();
     let dao = Actions::new(store, w.keys.actions);
     let mut scratch = Scratch::new(0);
     let page = run::ops::PAGE;

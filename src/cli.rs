@@ -1,15 +1,19 @@
 //! The command line: clap definitions and the dispatch from subcommand to library call.
 
 mod bulkload;
-mod findmax;
+mod compare;
 mod keys;
 mod load;
+mod report;
 mod run;
+mod serve;
 mod sweep;
+mod verify;
 
 use crate::keys::Layout;
+use crate::session::sweep::Vary;
 use crate::store::backend::Backend;
-use crate::workload::Workload;
+use crate::workload::{Set, Workload};
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -88,44 +92,6 @@ pub struct SweepArgs {
     /// Folder the sweep folder goes under.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
-}
-
-/// `--vary KEY=V1,V2,...`.
-#[derive(Debug, Clone)]
-pub struct Vary {
-    /// The dotted key.
-    pub key: String,
-    /// Its values, as TOML text.
-    pub values: Vec<String>,
-    /// As given.
-    pub text: String,
-}
-
-impl std::str::FromStr for Vary {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (key, values) = s
-            .split_once('=')
-            .ok_or_else(|| format!("{s:?} is not KEY=V1,V2,..., e.g. microblog.celebrity_threshold=0,100,1000"))?;
-        let key = match key.trim() {
-            k @ ("threads" | "rate" | "duration" | "warmup" | "skew") => format!("run.{k}"),
-            k => k.to_string(),
-        };
-        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
-        if values.iter().any(String::is_empty) {
-            return Err(format!("{s:?}: an empty value"));
-        }
-        // Each value must make a setting; the workload checks it when the sweep starts.
-        for v in &values {
-            format!("{key}={v}").parse::<crate::workload::Set>()?;
-        }
-        Ok(Vary {
-            key,
-            values,
-            text: s.to_string(),
-        })
-    }
 }
 
 /// `tallrow serve`
@@ -228,17 +194,19 @@ pub struct Target {
 }
 
 impl Target {
-    /// Reads the workload and opens the backend.
-    pub fn open(&self) -> anyhow::Result<(Workload, Arc<dyn crate::store::Store>)> {
-        let (w, backend) = self.parse()?;
+    /// Reads the workload with `--set` and then `flags` (flags lowered to settings) applied,
+    /// and opens the backend.
+    pub fn open(&self, flags: &[Set]) -> anyhow::Result<(Workload, Arc<dyn crate::store::Store>)> {
+        let (w, backend) = self.parse(flags)?;
         let url = self.backend.as_deref().unwrap_or("embedded:");
         let store = backend.open().with_context(|| format!("cannot open {url}"))?;
         Ok((w, store))
     }
 
-    /// Reads the workload and parses the backend, without opening it.
-    pub fn parse(&self) -> anyhow::Result<(Workload, Backend)> {
-        let w = Workload::from_file_with(&self.workload, &self.set)?;
+    /// Reads the workload as [`Target::open`] does and parses the backend, without opening it.
+    pub fn parse(&self, flags: &[Set]) -> anyhow::Result<(Workload, Backend)> {
+        let sets: Vec<Set> = self.set.iter().chain(flags).cloned().collect();
+        let w = Workload::from_file_with(&self.workload, &sets)?;
         let url = self.backend.as_deref().unwrap_or("embedded:");
         let backend = Backend::parse(url, &w.default_data_dir()).context("--backend")?;
         Ok((w, backend))
@@ -265,8 +233,8 @@ pub struct LoadArgs {
     pub shard: Option<crate::load::Shard>,
     /// Create each missing table with N regions, split where the key design and the
     /// generated keys put them (default: the workload's load.regions).
-    #[arg(long, value_name = "N", value_parser = parse_regions)]
-    pub regions: Option<usize>,
+    #[arg(long, value_name = "N")]
+    pub regions: Option<u32>,
     /// Folder for the load manifest.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
@@ -405,8 +373,8 @@ pub struct RunArgs {
     pub settings: RunSettings,
     /// When the target is empty and the run loads it first: create each table with N
     /// regions (default: the workload's load.regions).
-    #[arg(long, value_name = "N", value_parser = parse_regions)]
-    pub regions: Option<usize>,
+    #[arg(long, value_name = "N")]
+    pub regions: Option<u32>,
     /// Run as shard i of N: draw from that shard's random streams (merge the shards' reports
     /// with `tallrow report merge`).
     #[arg(long, value_name = "i/N")]
@@ -430,11 +398,11 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = ["rate", "ops"])]
     pub find_max: bool,
     /// Measured length of each --find-max step, after the warm-up.
-    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = findmax::parse_step)]
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = run::parse_step)]
     pub step_duration: Duration,
     /// How close --find-max gets: the answer is within this much of the lowest rate that
     /// failed.
-    #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = findmax::parse_precision)]
+    #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = run::parse_precision)]
     pub precision: f64,
     /// Live metrics.
     #[command(flatten)]
@@ -455,23 +423,97 @@ pub struct RunSettings {
     #[arg(long)]
     pub force_threads: bool,
     /// How long to measure after warm-up, e.g. 60s (default: the workload's run.duration).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "ops")]
-    pub duration: Option<Duration>,
+    #[arg(long, value_name = "DURATION", conflicts_with = "ops")]
+    pub duration: Option<String>,
     /// Stop after this many measured operations instead.
     #[arg(long, value_name = "N")]
     pub ops: Option<u64>,
     /// Target operations per second (open loop, latency from the scheduled start).
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
-    /// Schedule under --rate: fixed or poisson.
-    #[arg(long, value_name = "fixed|poisson")]
-    pub arrival: Option<String>,
+    /// Schedule under --rate.
+    #[arg(long)]
+    pub arrival: Option<crate::workload::Arrival>,
     /// Unmeasured time before measuring, e.g. 10s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub warmup: Option<Duration>,
-    /// Length of a reporting interval.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1s")]
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<String>,
+    /// Length of a reporting interval (at least 10ms).
+    #[arg(long, value_name = "DURATION", value_parser = parse_interval, default_value = "1s")]
     pub interval: Duration,
+}
+
+impl RunSettings {
+    /// The flags that stand for `[run]` fields, lowered to settings: validated once, as
+    /// the same values in the file would be.
+    pub fn sets(&self) -> Vec<Set> {
+        use toml::Value;
+        let mut out = Vec::new();
+        if let Some(n) = self.threads {
+            out.push(Set::flag("--threads", n, "run.threads", Some(int(n as u64))));
+        }
+        if let Some(d) = &self.duration {
+            out.push(Set::flag(
+                "--duration",
+                d,
+                "run.duration",
+                Some(Value::String(d.clone())),
+            ));
+            // A length instead of the file's count of operations.
+            out.push(Set::flag("--duration", d, "run.ops", None));
+        }
+        if let Some(n) = self.ops {
+            out.push(Set::flag("--ops", n, "run.ops", Some(int(n))));
+        }
+        if let Some(r) = self.rate {
+            out.push(Set::flag("--rate", r, "run.rate", Some(Value::Float(r))));
+        }
+        if let Some(a) = self.arrival {
+            out.push(Set::flag(
+                "--arrival",
+                a,
+                "run.arrival",
+                Some(Value::String(a.to_string())),
+            ));
+        }
+        if let Some(d) = &self.warmup {
+            out.push(Set::flag("--warmup", d, "run.warmup", Some(Value::String(d.clone()))));
+        }
+        out
+    }
+
+    /// Checks the run's thread count against this machine and its rate against its
+    /// workers, naming the flag where one set them.
+    pub fn check(&self, w: &Workload) -> anyhow::Result<()> {
+        let named = |flag: bool, name: &'static str, field: &'static str| if flag { name } else { field };
+        crate::session::checked_threads(
+            w.run.threads,
+            self.force_threads,
+            named(self.threads.is_some(), "--threads", "run.threads"),
+        )?;
+        crate::session::checked_threads(w.load.threads, self.force_threads, "load.threads")?;
+        crate::session::check_rate(&w.run, named(self.rate.is_some(), "--rate", "run.rate"))?;
+        Ok(())
+    }
+}
+
+/// A whole number as TOML writes it (counts past i64 stay out of range, as they are).
+fn int(n: u64) -> toml::Value {
+    toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// `--regions N` lowered to `load.regions`.
+fn regions_set(n: Option<u32>) -> Vec<Set> {
+    n.map(|n| Set::flag("--regions", n, "load.regions", Some(int(u64::from(n)))))
+        .into_iter()
+        .collect()
+}
+
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = crate::workload::parse_duration(text)?;
+    if d < Duration::from_millis(10) {
+        return Err("must be at least 10ms".into());
+    }
+    Ok(d)
 }
 
 /// `tallrow compare`
@@ -502,18 +544,6 @@ pub struct MergeArgs {
     /// Where to write the merged report (default: reports/NAME-merged-UTC).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    crate::workload::parse_duration(text)
-}
-
-fn parse_regions(text: &str) -> Result<usize, String> {
-    let max = crate::regions::MAX_REGIONS;
-    match text.parse::<usize>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!("must be a whole number from 1 to {max}, got {text:?}")),
-    }
 }
 
 /// `tallrow keys ...`
@@ -565,8 +595,8 @@ pub struct KeysCompareArgs {
     pub variants: Vec<String>,
     /// Regions each table is created with (default: the workload's load.regions, or 8 when
     /// that is 1).
-    #[arg(long, value_name = "N", value_parser = parse_regions)]
-    pub regions: Option<usize>,
+    #[arg(long, value_name = "N")]
+    pub regions: Option<u32>,
     /// Threads, length, rate and intervals of each variant's run.
     #[command(flatten)]
     pub settings: RunSettings,
@@ -597,79 +627,13 @@ pub struct VariantArgs {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Load(args) => load::load(args),
-        Command::Verify(args) => load::verify(args),
+        Command::Verify(args) => verify::verify(args),
         Command::Bulkload(args) => bulkload::bulkload(args),
         Command::Run(args) => run::run(args),
-        Command::Compare(args) => run::compare_command(args),
-        Command::Report(ReportCommand::Merge(args)) => run::merge_command(args),
+        Command::Compare(args) => compare::compare(args),
+        Command::Report(ReportCommand::Merge(args)) => report::merge(args),
         Command::Keys(cmd) => keys::command(cmd),
-        Command::Serve(args) => serve_command(args),
+        Command::Serve(args) => serve::serve(args),
         Command::Sweep(args) => sweep::sweep(args),
     }
-}
-
-fn serve_command(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    use std::net::ToSocketAddrs;
-    let bind = args
-        .bind
-        .to_socket_addrs()
-        .with_context(|| format!("--bind {}: not a HOST:PORT address", args.bind))?
-        .next()
-        .with_context(|| format!("--bind {}: resolves to no address", args.bind))?;
-    if !bind.ip().is_loopback() && !args.allow_remote {
-        anyhow::bail!(
-            "--bind {}: not a loopback address; the server has no authentication, so pass --allow-remote to serve other hosts",
-            args.bind
-        );
-    }
-    // Each connection is a thread, and each thread's first allocation faults in a page of
-    // the allocator's arena: a 2 MiB transparent huge page where the kernel has them on
-    // ("always"), which made an idle connection cost 2.5 MB instead of about 0.3.
-    #[cfg(target_os = "linux")]
-    let _ = nix::sys::prctl::set_thp_disable(true);
-    let store = Backend::Embedded(args.data.clone())
-        .open()
-        .with_context(|| format!("cannot open --data {}", args.data.display()))?;
-    let metrics = args
-        .metrics
-        .as_ref()
-        .map(|addr| -> anyhow::Result<_> {
-            let m = Arc::new(crate::metrics::Metrics::new(
-                "serve",
-                &[("data", args.data.display().to_string()), ("api", args.api.to_string())],
-            ));
-            let exporter = crate::metrics::http::Exporter::start(addr, args.allow_remote, m.clone())?;
-            Ok((m, exporter))
-        })
-        .transpose()?;
-    let opts = crate::serve::Options {
-        bind,
-        api: args.api,
-        transport: args.transport,
-        protocol: args.protocol,
-        max_message: args.max_request_mib << 20,
-        max_connections: args.max_connections,
-        idle_timeout: Some(args.idle_timeout).filter(|t| !t.is_zero()),
-        scanner_lease: args.scanner_lease,
-        max_scanners_per_connection: args.max_scanners_per_connection,
-        metrics: metrics.as_ref().map(|(m, _)| m.clone()),
-        in_place: true,
-    };
-    let server = crate::serve::Server::start(store, &opts)?;
-    // Tests and scripts read this line for the port.
-    println!(
-        "serving {} on {} ({}, {}/{})",
-        args.data.display(),
-        server.addr(),
-        opts.api,
-        opts.transport,
-        opts.protocol
-    );
-    if let Some((_, exporter)) = &metrics {
-        println!("metrics at http://{}/metrics", exporter.addr());
-    }
-    use std::io::Write;
-    std::io::stdout().flush()?;
-    server.wait();
-    Ok(ExitCode::SUCCESS)
 }

@@ -21,6 +21,7 @@ pub mod report;
 pub mod run;
 pub mod schema;
 pub mod serve;
+pub mod session;
 pub mod stats;
 pub mod store;
 pub mod verify;

@@ -197,7 +197,7 @@ pub fn paging_starts_of(
     min: usize,
     most: usize,
 ) -> Vec<(i32, Vec<u8>)> {
-    let ctx = Ctx::new(store, g).unwrap();
+    let ctx = Ctx::new(store, g.clone(), &g.workload().run).unwrap();
     let mut scratch = ops::Scratch::new(0);
     (1..=w.data.users)
         .filter_map(|u| {

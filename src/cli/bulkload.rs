@@ -28,7 +28,7 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
         .open()
         .with_context(|| format!("cannot open {}", args.backend))?;
     let quiet = !crate::load::progress_wanted();
-    let parallel = super::load::checked_threads(args.parallel, false, "--parallel")?;
+    let parallel = crate::session::checked_threads(args.parallel, false, "--parallel")?;
     let say = |line: &str| {
         if !quiet {
             eprintln!("tallrow: {line}");

@@ -1,81 +1,46 @@
-//! `tallrow load` and `tallrow verify`: argument handling and what they print.
+//! `tallrow load`: its arguments, the load, and what it prints.
 
-use super::{LoadArgs, VerifyArgs};
+use super::LoadArgs;
 use crate::generate::Generator;
 use crate::load::{self, Options, Shard};
 use crate::regions::report::{fmt_ratio, fmt_share};
 use crate::report::{TextTable, thousands};
-use crate::store::now_millis;
-use crate::store::{Store, backend::Backend, hfile};
+use crate::session;
+use crate::store::Store;
+use crate::store::backend::Backend;
+use crate::workload::Set;
 use anyhow::{Context, bail};
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-/// Worker threads: the requested count, or every core for 0.
-pub fn threads(n: usize) -> usize {
-    if n > 0 {
-        n
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+impl LoadArgs {
+    /// The flags that stand for `[load]` fields, lowered to settings.
+    fn sets(&self) -> Vec<Set> {
+        let int = |n: usize| Some(toml::Value::Integer(i64::try_from(n).unwrap_or(i64::MAX)));
+        let mut out = Vec::new();
+        if let Some(n) = self.threads {
+            out.push(Set::flag("--threads", n, "load.threads", int(n)));
+        }
+        if let Some(n) = self.batch {
+            out.push(Set::flag("--batch", n, "load.batch", int(n)));
+        }
+        out.extend(super::regions_set(self.regions));
+        out
     }
-}
-
-/// Most worker threads a command starts.
-pub const MAX_THREADS: usize = 4096;
-
-/// Worker threads per core above which a count must be forced.
-const PER_CORE: usize = 64;
-
-/// The worker threads `n` asks for (0: every core), refused above [`MAX_THREADS`] and, unless
-/// `force`, above 64 per core; `what` names where `n` came from.
-pub fn checked_threads(n: usize, force: bool, what: &str) -> anyhow::Result<usize> {
-    let t = threads(n);
-    if t > MAX_THREADS {
-        bail!("{what} {t}: at most {MAX_THREADS} worker threads");
-    }
-    let cores = threads(0);
-    if t > PER_CORE * cores && !force {
-        bail!(
-            "{what} {t}: more than {PER_CORE} worker threads per core on this machine's {cores} cores; pass --force-threads to start them anyway"
-        );
-    }
-    Ok(t)
-}
-
-/// Loads `g`'s data into `store` and writes the load manifest under `reports`.
-pub(super) fn load_recorded(
-    store: &Arc<dyn Store>,
-    g: &Generator,
-    opts: &Options,
-    file: &Path,
-    reports: &Path,
-    metrics: Option<&crate::metrics::Metrics>,
-) -> anyhow::Result<(load::Outcome, std::io::Result<PathBuf>)> {
-    let started = now_millis();
-    let tally = Arc::new(load::Tally::default());
-    if let Some(m) = metrics {
-        m.load(tally.clone());
-    }
-    let out = load::load_tallied(store.clone(), g, opts, &tally)?;
-    let finished = now_millis();
-    let manifest = load::write_manifest(
-        reports,
-        g.workload(),
-        file,
-        &store.identity(),
-        opts,
-        started,
-        finished,
-        g.plan_time().as_secs_f64(),
-        &out,
-    );
-    Ok((out, manifest))
 }
 
 pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
-    let (w, backend) = args.target.parse()?;
+    let (w, backend) = args.target.parse(&args.sets())?;
+    session::checked_threads(
+        w.load.threads,
+        args.force_threads,
+        if args.threads.is_some() {
+            "--threads"
+        } else {
+            "load.threads"
+        },
+    )?;
     let hfile_dir = match &backend {
         Backend::Hfile(dir) => Some(dir.clone()),
         _ => None,
@@ -93,12 +58,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
                     dir.display()
                 );
             }
-            hfile::prepare(dir, shard, &w.data_digest(), args.replace)?;
-            let splits = match &args.split_from {
-                Some(url) => live_splits(url, &g)?,
-                None => Default::default(),
-            };
-            let h = hfile::HFiles::new(dir, shard, splits)?;
+            let h = session::load::hfiles(dir, &g, shard, args.replace, args.split_from.as_deref())?;
             (Arc::new(h.clone()), Some(h))
         }
         None => {
@@ -115,14 +75,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     }
     let out = result?;
     if let Some(h) = hfiles {
-        let m = h.manifest(
-            &w.name,
-            &args.target.workload.display().to_string(),
-            &w.data_digest(),
-            out.digest,
-        );
-        let path = hfile::manifest::path(h.dir(), shard);
-        hfile::manifest::write(&path, &m).with_context(|| format!("cannot write {}", path.display()))?;
+        let (m, path) = session::load::hfiles_manifest(&h, &g, &args.target.workload, shard, &out)?;
         let files: Vec<_> = m.tables.iter().flat_map(|t| &t.files).collect();
         let bytes: u64 = files.iter().map(|f| f.bytes).sum();
         let mut o = std::io::stdout().lock();
@@ -143,25 +96,6 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where the live tables of `url` begin their regions, for each of `g`'s tables.
-fn live_splits(url: &str, g: &Generator) -> anyhow::Result<std::collections::BTreeMap<String, Vec<Vec<u8>>>> {
-    let backend = Backend::parse(url, Path::new(".")).context("--split-from")?;
-    if !matches!(backend, Backend::Hbase(_)) {
-        bail!("--split-from {url}: expected an hbase:// URL");
-    }
-    let live = backend
-        .open()
-        .with_context(|| format!("--split-from: cannot open {url}"))?;
-    let mut out = std::collections::BTreeMap::new();
-    for t in g.tables() {
-        let splits = live
-            .regions(&t.name)
-            .with_context(|| format!("--split-from {url}: the regions of table {}", t.name))?;
-        out.insert(crate::store::canonical_table_name(&t.name)?, splits);
-    }
-    Ok(out)
-}
-
 /// Loads and prints what was loaded; fails when the load did.
 fn load_with(
     args: &LoadArgs,
@@ -170,28 +104,14 @@ fn load_with(
     metrics: Option<&crate::metrics::Metrics>,
 ) -> anyhow::Result<load::Outcome> {
     let w = g.workload();
-    let batch = args.batch.unwrap_or(w.load.batch);
-    if !(1..=100_000).contains(&batch) {
-        bail!("--batch: must be between 1 and 100000, got {batch}");
-    }
     let opts = Options {
-        threads: checked_threads(
-            args.threads.unwrap_or(w.load.threads),
-            args.force_threads,
-            if args.threads.is_some() {
-                "--threads"
-            } else {
-                "load.threads"
-            },
-        )?,
-        batch,
         shard: args.shard.unwrap_or(Shard::ALL),
         progress: load::progress_wanted(),
-        regions: args.regions.unwrap_or(w.load.regions),
         count_rows: !args.no_count,
         bulk: !args.no_bulk,
     };
-    let (out, manifest) = load_recorded(&store, g, &opts, &args.target.workload, &args.reports, metrics)?;
+    let r = session::load::recorded(&store, g, &opts, &args.target.workload, &args.reports, metrics)?;
+    let out = &r.outcome;
 
     let secs = out.write_time.as_secs_f64();
     let rate = |rows: u64| {
@@ -258,8 +178,8 @@ fn load_with(
         secs,
         g.plan_time().as_secs_f64(),
         out.count_time.as_secs_f64(),
-        opts.threads,
-        opts.batch
+        w.load.workers(),
+        w.load.batch
     )?;
     write!(o, "{}", table.render())?;
     writeln!(
@@ -275,7 +195,7 @@ fn load_with(
             out.bulk.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
         )?;
     }
-    if let Ok(p) = &manifest {
+    if let Ok(p) = &r.path {
         writeln!(o, "manifest: {}", p.display())?;
     }
     if let Some(e) = &out.error {
@@ -286,68 +206,12 @@ fn load_with(
             thousands(out.rows())
         );
     }
-    if let Err(e) = manifest {
+    if let Err(e) = &r.path {
         bail!(
             "the load manifest could not be written under {}: {e} (the {} row writes acknowledged stay in the store)",
             args.reports.display(),
             thousands(out.rows())
         );
     }
-    Ok(out)
-}
-
-pub(super) fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
-    let (w, store) = args.target.open()?;
-    let g = Generator::new(&w);
-    let opts = crate::verify::Options {
-        sample: args.sample,
-        threads: checked_threads(args.threads, args.force_threads, "--threads")?,
-        show: args.show,
-    };
-    let report = crate::verify::verify(store.clone(), &g, &opts)?;
-    let mut o = std::io::stdout().lock();
-    writeln!(
-        o,
-        "verified {} ({} users) against {}; {} users queried",
-        w.name,
-        thousands(w.data.users),
-        store.identity(),
-        thousands(report.sampled)
-    )?;
-    let mut table = TextTable::new(&["table", "expected", "found", "missing", "unexpected", "mismatched"]);
-    for (t, c) in &report.tables {
-        table.row(vec![
-            t.name().into(),
-            thousands(c.expected),
-            thousands(c.found),
-            thousands(c.missing),
-            thousands(c.unexpected),
-            thousands(c.mismatched),
-        ]);
-    }
-    write!(o, "{}", table.render())?;
-    if !report.checks.is_empty() {
-        let mut checks = TextTable::new(&["query check", "passed", "failed"]);
-        for (name, passed, failed) in &report.checks {
-            checks.row(vec![name.to_string(), thousands(*passed), thousands(*failed)]);
-        }
-        write!(o, "{}", checks.render())?;
-    }
-    for d in &report.differences {
-        writeln!(o, "{d}")?;
-    }
-    if report.ok() {
-        writeln!(o, "OK: the store holds exactly the workload's data")?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let shown = report.differences.len() as u64;
-    bail!(
-        "{} differences{}",
-        thousands(report.difference_count),
-        if shown < report.difference_count {
-            format!(" ({} shown; --show N for more)", thousands(shown))
-        } else {
-            String::new()
-        }
-    )
+    Ok(r.outcome)
 }

@@ -12,12 +12,13 @@ mod progress;
 
 pub use progress::wanted as progress_wanted;
 
-pub use manifest::write_manifest;
+pub use manifest::{Manifest, write_manifest};
 
 use crate::generate::{Digest, Generator, Scratch, Sink, Table, digest_row};
 use crate::regions::count::{Counted, Spread};
 use crate::schema;
 use crate::store::{self, BulkLoad, RowMutation, Store};
+use crate::workload::Load;
 use serde::Serialize;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -75,19 +76,13 @@ impl FromStr for Shard {
     }
 }
 
-/// How to load.
+/// How to load, beside the workload's `[load]` (threads, batch, regions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// Worker threads (at least 1).
-    pub threads: usize,
-    /// Rows per store call.
-    pub batch: usize,
     /// Which blocks.
     pub shard: Shard,
     /// Draw progress bars.
     pub progress: bool,
-    /// Regions to create each missing table with (1: unsplit).
-    pub regions: usize,
     /// Count the rows in each table after a complete load (a scan of every table).
     pub count_rows: bool,
     /// Load empty tables through the backend's bulk load where it has one.
@@ -352,18 +347,20 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 
 /// Creates the workload's tables (unless they exist) and loads its rows. A failed load
 /// returns an outcome whose `error` says what failed and whose counts say how far it got.
-pub fn load(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> Result<Outcome, schema::Error> {
-    load_tallied(store, g, opts, &Tally::default())
+pub fn load(store: Arc<dyn Store>, g: &Generator, l: &Load, opts: &Options) -> Result<Outcome, schema::Error> {
+    load_tallied(store, g, l, opts, &Tally::default())
 }
 
 /// [`load`], counting into `tally` as batches are acknowledged.
 pub fn load_tallied(
     store: Arc<dyn Store>,
     g: &Generator,
+    l: &Load,
     opts: &Options,
     tally: &Tally,
 ) -> Result<Outcome, schema::Error> {
-    let mut splits = crate::regions::split_points(g, opts.regions)?;
+    let mut splits = crate::regions::split_points(g, l.regions)?;
+    let threads = l.workers();
     for t in g.tables() {
         let s = splits.iter().find(|(s, _)| s.name() == t.name).map(|(_, s)| s.clone());
         let created = store.create_table(&t.clone().with_splits(s.unwrap_or_default()));
@@ -404,7 +401,7 @@ pub fn load_tallied(
     };
     let progress = progress::Progress::new(&tables, opts.progress);
     let write_started = Instant::now();
-    let pool = pool(opts.threads);
+    let pool = pool(threads);
     pool.broadcast(|_| {
         let mut w = Writer {
             store: &counted,
@@ -412,17 +409,17 @@ pub fn load_tallied(
             g,
             limits: Table::ALL.map(|t| {
                 if bulk_tables.contains(&t) {
-                    (opts.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1)
+                    (l.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1)
                 } else {
-                    (opts.batch.max(1), MAX_BATCH_BYTES)
+                    (l.batch.max(1), MAX_BATCH_BYTES)
                 }
             }),
             bulk_tables: &bulk_tables,
-            bufs: vec![Vec::with_capacity(opts.batch.min(4096)); Table::ALL.len()],
+            bufs: vec![Vec::with_capacity(l.batch.min(4096)); Table::ALL.len()],
             cells: [0; 8],
             bytes: [0; 8],
             held: 0,
-            held_max: (BATCH_MEMORY / opts.threads.max(1) as u64).max(256 << 10),
+            held_max: (BATCH_MEMORY / threads.max(1) as u64).max(256 << 10),
             shared: &shared,
             progress: &progress,
             digest: Digest::default(),

@@ -138,27 +138,47 @@ fn sums(totals: &[Tally]) -> (u64, u64) {
 }
 
 /// One table's regions as the load manifest lists them.
-pub fn manifest_regions(t: &TableSpread) -> serde_json::Value {
+pub fn manifest_regions(t: &TableSpread) -> Vec<RegionEntry> {
     let totals = t.totals();
     let (rw, rr) = sums(&totals);
-    let regions: Vec<serde_json::Value> = totals
+    totals
         .iter()
         .enumerate()
         .map(|(i, r)| {
             let (start, end) = t.bounds.range(i);
-            serde_json::json!({
-                "start": to_string_binary(start),
-                "end": to_string_binary(end),
-                "rows_written": r.rows_written,
-                "bytes_written": r.bytes_written,
-                "rows_read": r.rows_read,
-                "bytes_read": r.bytes_read,
-                "write_share": share(r.rows_written, rw),
-                "read_share": share(r.rows_read, rr),
-            })
+            RegionEntry {
+                start: to_string_binary(start),
+                end: to_string_binary(end),
+                rows_written: r.rows_written,
+                bytes_written: r.bytes_written,
+                rows_read: r.rows_read,
+                bytes_read: r.bytes_read,
+                write_share: share(r.rows_written, rw),
+                read_share: share(r.rows_read, rr),
+            }
         })
-        .collect();
-    serde_json::Value::Array(regions)
+        .collect()
+}
+
+/// One region of a load manifest's table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegionEntry {
+    /// First key (as HBase's shell writes keys).
+    pub start: String,
+    /// Key after the last.
+    pub end: String,
+    /// Rows written into it.
+    pub rows_written: u64,
+    /// Bytes written into it.
+    pub bytes_written: u64,
+    /// Rows read from it.
+    pub rows_read: u64,
+    /// Bytes read from it.
+    pub bytes_read: u64,
+    /// Its share of the table's rows written.
+    pub write_share: f64,
+    /// Its share of the table's rows read.
+    pub read_share: f64,
 }
 
 /// A ratio as the terminal shows it.

@@ -380,24 +380,24 @@ impl KeysReport {
             escape(&self.url),
             self.regions_asked,
             escape(
-                &c.mix
+                &c.run
+                    .mix
                     .iter()
-                    .map(|(op, w)| format!("{op} {w}"))
+                    .map(|(op, w)| format!("{} {w}", op.name()))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            match (c.duration_s, c.ops) {
-                (_, Some(n)) => format!("{} operations", thousands(n)),
-                (Some(s), None) => format!("{s:.1} s"),
-                (None, None) => "-".into(),
+            match c.run.ops {
+                Some(n) => format!("{} operations", thousands(n)),
+                None => format!("{:.1} s", c.run.duration.as_secs_f64()),
             },
-            c.warmup_s,
-            c.threads,
-            match c.rate {
+            c.run.warmup.as_secs_f64(),
+            c.run.threads,
+            match c.run.rate {
                 Some(r) => format!("open loop at {r} ops/s"),
                 None => "closed loop".into(),
             },
-            escape(&c.skew)
+            c.run.skew
         );
         h.push_str("<h2>Findings</h2>\n<ul>\n");
         for f in &self.findings {

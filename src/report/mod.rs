@@ -3,6 +3,7 @@
 //! merging the reports of shards, and comparing two runs.
 
 pub mod compare;
+pub mod console;
 pub mod findmax;
 mod hgrm;
 pub mod keys;

@@ -138,9 +138,9 @@ pub fn html(s: &RunSummary) -> String {
         "<p>backend {} ({}); {} threads; {}; measured {:.1} s; data digest {}</p>",
         escape(&s.backend.identity),
         escape(&s.backend.version),
-        s.config.threads,
-        match s.config.rate {
-            Some(r) => format!("open loop at {r} ops/s ({})", s.config.arrival),
+        s.config.run.threads,
+        match s.config.run.rate {
+            Some(r) => format!("open loop at {r} ops/s ({})", s.config.run.arrival),
             None => "closed loop".into(),
         },
         s.measured_s,

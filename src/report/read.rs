@@ -208,14 +208,14 @@ pub fn merge(dirs: &[PathBuf]) -> Result<RunData, Error> {
         if let Some(why) = &s.invalid_reason {
             reasons.push(format!("{}: {why}", d.display()));
         }
-        threads += s.config.threads;
+        threads += s.config.run.threads;
         if !identities.contains(&s.backend.identity) {
             identities.push(s.backend.identity.clone());
         }
     }
     summary.started = crate::date::iso(summary.started_ms);
     summary.finished = crate::date::iso(summary.finished_ms);
-    summary.config.threads = threads;
+    summary.config.run.threads = threads;
     summary.config.shard = format!("{} merged", reports.len());
     summary.backend.identity = identities.join("; ");
     summary.merged_from = dirs.iter().map(|d| d.display().to_string()).collect();

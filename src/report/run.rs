@@ -133,7 +133,7 @@ impl RunData {
         if let Some(spread) = &self.spread {
             self.summary.regions = crate::regions::report::skew(spread);
             write_file(&dir.join("regions.csv"), &crate::regions::report::csv(spread))?;
-            let warmup = std::time::Duration::from_secs_f64(self.summary.config.warmup_s);
+            let warmup = self.summary.config.run.warmup;
             let svg = crate::regions::report::heat_map(spread, warmup);
             write_file(&dir.join("regions.svg"), svg.as_bytes())?;
         }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of the folder's layout.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 /// Name of the row of all operations together.
 pub const ALL: &str = "all";
 
@@ -103,30 +103,17 @@ pub struct Machine {
     pub memory_bytes: u64,
 }
 
-/// The effective run settings.
+/// The run settings as they ran: the validated `[run]` (the workload's, with every flag and
+/// `--set` applied, or a find-max step's), its threads counted, plus the reporting interval
+/// and the shard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
-    /// Worker threads.
-    pub threads: usize,
-    /// Measured seconds asked for (`None` with `ops`).
-    pub duration_s: Option<f64>,
-    /// Operations asked for.
-    pub ops: Option<u64>,
-    /// Target rate.
-    pub rate: Option<f64>,
-    /// Arrival schedule under a rate.
-    pub arrival: String,
-    /// Warm-up seconds.
-    pub warmup_s: f64,
+    /// The run.
+    #[serde(flatten)]
+    pub run: crate::workload::Run,
     /// Reporting interval, seconds.
     pub interval_s: f64,
-    /// User skew.
-    pub skew: String,
-    /// Zipf exponent of the user pick.
-    pub skew_exponent: f64,
-    /// Operation weights.
-    pub mix: Vec<(String, f64)>,
-    /// Shard `i/N` of a sharded run, or `1/1`.
+    /// Shard `i/N` of a sharded run, `1/1`, or `N merged`.
     pub shard: String,
 }
 

@@ -30,25 +30,16 @@ pub struct TableLoad {
 }
 
 impl TableLoad {
-    /// The tables of a load manifest (`load.json`); none when it cannot be read.
-    pub fn read(manifest: &Path) -> Vec<TableLoad> {
-        let Ok(text) = std::fs::read_to_string(manifest) else {
-            return Vec::new();
-        };
-        let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
-            return Vec::new();
-        };
-        let Some(tables) = doc["tables"].as_object() else {
-            return Vec::new();
-        };
-        tables
+    /// The tables of a load manifest.
+    pub fn of(m: &crate::load::Manifest) -> Vec<TableLoad> {
+        m.tables
             .iter()
             .map(|(name, t)| TableLoad {
                 table: name.clone(),
-                row_writes: t["row_writes"].as_u64().unwrap_or(0),
-                rows_in_table: t["rows_in_table"].as_u64(),
-                cells: t["cells"].as_u64().unwrap_or(0),
-                bytes: t["bytes"].as_u64().unwrap_or(0),
+                row_writes: t.row_writes,
+                rows_in_table: t.rows_in_table,
+                cells: t.cells,
+                bytes: t.bytes,
             })
             .collect()
     }

@@ -21,10 +21,11 @@ pub use schedule::Schedule;
 pub use worker::LATE;
 
 use crate::generate::Generator;
+use crate::load::Shard;
 use crate::schema;
 use crate::stats::{self, OpStats, Summary};
 use crate::store::{Store, now_millis};
-use crate::workload::{Arrival, Op};
+use crate::workload::{Arrival, Op, Run};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -33,28 +34,6 @@ use std::time::{Duration, Instant};
 
 /// Share of operations that must start within [`LATE`] of schedule for a valid run.
 pub const ON_TIME_MIN: f64 = 0.95;
-
-/// How to run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Options {
-    /// Worker threads (at least 1).
-    pub threads: usize,
-    /// How long to measure, unless `ops` is set.
-    pub duration: Duration,
-    /// Stop after this many measured operations.
-    pub ops: Option<u64>,
-    /// Target operations per second; `None`: closed loop.
-    pub rate: Option<f64>,
-    /// Schedule under a rate.
-    pub arrival: Arrival,
-    /// Unmeasured time first.
-    pub warmup: Duration,
-    /// Length of a reporting interval.
-    pub interval: Duration,
-    /// Which random streams the workers draw from (runs with different streams, e.g. the
-    /// shards of one run, pick different users and operations).
-    pub stream: u64,
-}
 
 /// What the workers share: the timeline of the run.
 pub(crate) struct Plan {
@@ -184,19 +163,23 @@ impl Outcome {
 /// was recorded in it.
 pub type OnInterval<'a> = dyn FnMut(&Interval, &[Op], &[OpStats]) + 'a;
 
-/// Runs `mix` against `store` with the data of `g`; `on_interval` sees each interval as soon
-/// as every worker is past it (for live output), with its figures per operation.
+/// Runs `r` (its mix, skew, threads, rate and length) against `store` with the data of `g`,
+/// drawing from `shard`'s random streams (the shards of one run pick different users and
+/// operations); `on_interval` sees each interval of length `interval` as soon as every worker
+/// is past it (for live output), with its figures per operation.
 pub fn run(
     store: Arc<dyn Store>,
     g: Arc<Generator>,
-    mix: &[(Op, f64)],
-    opts: &Options,
+    r: &Run,
+    shard: Shard,
+    interval: Duration,
     on_interval: &mut OnInterval<'_>,
 ) -> schema::Result<Outcome> {
-    let ctx = Ctx::new(store, g)?;
-    let mix = Mix::new(mix);
-    let threads = opts.threads.max(1);
-    let interval = opts.interval.max(Duration::from_millis(10));
+    let ctx = Ctx::new(store, g, r)?;
+    let mix = Mix::new(&r.mix);
+    let threads = r.workers();
+    let interval = interval.max(Duration::from_millis(10));
+    let opts = r;
     let start = Instant::now();
     let started_ms = now_millis() + opts.warmup.as_millis() as i64;
     let measure_start = start + opts.warmup;
@@ -217,7 +200,7 @@ pub fn run(
         ops: opts.ops,
         rate: opts.rate,
         arrival: opts.arrival,
-        stream: opts.stream,
+        stream: shard.index,
     };
     let claimed = AtomicU64::new(0);
     let n_ops = mix.ops().len();

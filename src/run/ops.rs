@@ -116,7 +116,8 @@ impl Scratch {
 
 impl Ctx {
     /// The DAOs over `store`; reads the celebrity set once, as a timeline service would.
-    pub fn new(store: Arc<dyn Store>, g: Arc<Generator>) -> Result<Ctx> {
+    /// Users are picked by `r`'s skew.
+    pub fn new(store: Arc<dyn Store>, g: Arc<Generator>, r: &crate::workload::Run) -> Result<Ctx> {
         let w = g.workload();
         let mut microblog = Microblog::new(store.clone(), g.microblog_config());
         if w.data.follows.is_some() && w.data.posts.is_some() {
@@ -124,7 +125,7 @@ impl Ctx {
             microblog = microblog.with_celebrities(stars);
         }
         Ok(Ctx {
-            users: Users::new(w.run.skew, w.run.skew_exponent, w.data.users),
+            users: Users::new(r.skew, r.skew_exponent, w.data.users),
             microblog,
             actions: Actions::new(store.clone(), w.keys.actions),
             blog: Blog::new(store.clone(), w.keys.blog),

@@ -13,9 +13,12 @@ pub use op::{Needs, Op};
 pub use validate::parse_duration;
 
 use crate::keys::KeyOptions;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Most worker threads a load or run starts.
+pub const MAX_THREADS: usize = 4096;
 
 /// Most regions a workload asks a table to be created with.
 pub const MAX_REGIONS: usize = 1024;
@@ -45,8 +48,9 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// A `--set` cannot apply, or gives a value the workload refuses.
-    #[error("--set {set}: {message}")]
+    /// A `--set` (or a flag lowered to one) cannot apply, or gives a value the workload
+    /// refuses.
+    #[error("{set}: {message}")]
     Set {
         /// The setting as given.
         set: String,
@@ -56,7 +60,7 @@ pub enum Error {
 }
 
 /// A validated workload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
     /// Name: report folders and the default data directory use it.
     pub name: String,
@@ -75,7 +79,7 @@ pub struct Workload {
 }
 
 /// The shape of the synthetic data.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Data {
     /// Number of users, ids 1 to `users`.
     pub users: u64,
@@ -96,7 +100,7 @@ pub struct Data {
 }
 
 /// The follow graph.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Follows {
     /// Mean followees per user (the effective value when the file leaves it to the rule).
     pub mean: f64,
@@ -117,7 +121,7 @@ pub struct Follows {
 }
 
 /// Microblog posts.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Posts {
     /// Mean posts per user per month, for a user of mean degree.
     pub per_month: f64,
@@ -132,7 +136,7 @@ pub struct Posts {
 }
 
 /// User actions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Actions {
     /// Mean actions per user.
     pub per_user: f64,
@@ -145,7 +149,7 @@ pub struct Actions {
 }
 
 /// Blog articles.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Articles {
     /// Mean articles per user.
     pub per_user: f64,
@@ -162,26 +166,26 @@ pub struct Articles {
 }
 
 /// Series points.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     /// Mean points per user over the span.
     pub per_user: f64,
 }
 
 /// Key-design variants per design.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Keys {
     /// `useractions` rows.
-    #[serde(serialize_with = "as_text")]
+    #[serde(serialize_with = "as_text", deserialize_with = "from_text")]
     pub actions: KeyOptions,
     /// `weibo:content` rows.
-    #[serde(serialize_with = "as_text")]
+    #[serde(serialize_with = "as_text", deserialize_with = "from_text")]
     pub weibo: KeyOptions,
     /// `blog` rows.
-    #[serde(serialize_with = "as_text")]
+    #[serde(serialize_with = "as_text", deserialize_with = "from_text")]
     pub blog: KeyOptions,
     /// `series` rows.
-    #[serde(serialize_with = "as_text")]
+    #[serde(serialize_with = "as_text", deserialize_with = "from_text")]
     pub series: KeyOptions,
 }
 
@@ -277,8 +281,16 @@ fn as_text<S: serde::Serializer>(v: &KeyOptions, s: S) -> Result<S::Ok, S::Error
     s.collect_str(v)
 }
 
+/// Key options as [`as_text`] writes them: `order=forward salt=16`.
+fn from_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<KeyOptions, D::Error> {
+    let text = String::deserialize(d)?;
+    Keys::from_spec(&text.split_whitespace().collect::<Vec<_>>().join(","))
+        .map(|k| k.actions)
+        .map_err(serde::de::Error::custom)
+}
+
 /// Microblog settings.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Microblog {
     /// The inbox family's VERSIONS.
     pub inbox_versions: u32,
@@ -287,7 +299,7 @@ pub struct Microblog {
 }
 
 /// The load phase.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Load {
     /// Rows per store call.
     pub batch: usize,
@@ -299,7 +311,7 @@ pub struct Load {
 }
 
 /// How a run schedules operations under a target rate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Arrival {
     /// Evenly spaced.
@@ -309,7 +321,7 @@ pub enum Arrival {
 }
 
 /// How a run picks users.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Skew {
     /// Zipf over the popularity ranking.
@@ -321,11 +333,12 @@ pub enum Skew {
 }
 
 /// The run phase.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     /// Worker threads; 0 uses every core.
     pub threads: usize,
     /// How long to measure (after warm-up), unless `ops` is set.
+    #[serde(with = "humantime_serde")]
     pub duration: Duration,
     /// Stop after this many measured operations.
     pub ops: Option<u64>,
@@ -334,6 +347,7 @@ pub struct Run {
     /// Schedule under a target rate.
     pub arrival: Arrival,
     /// Unmeasured time before measuring.
+    #[serde(with = "humantime_serde")]
     pub warmup: Duration,
     /// How users are picked.
     pub skew: Skew,
@@ -341,6 +355,56 @@ pub struct Run {
     pub skew_exponent: f64,
     /// Operation weights, positive only.
     pub mix: Vec<(Op, f64)>,
+}
+
+/// Worker threads for a count of `n`: `n`, or every core for 0.
+pub fn workers(n: usize) -> usize {
+    if n > 0 {
+        n
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
+impl Load {
+    /// The worker threads the load starts.
+    pub fn workers(&self) -> usize {
+        workers(self.threads)
+    }
+}
+
+impl Run {
+    /// The worker threads the run starts.
+    pub fn workers(&self) -> usize {
+        workers(self.threads)
+    }
+}
+
+impl std::fmt::Display for Arrival {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(clap::ValueEnum::to_possible_value(self).expect("named").get_name())
+    }
+}
+
+impl std::fmt::Display for Skew {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(clap::ValueEnum::to_possible_value(self).expect("named").get_name())
+    }
+}
+
+/// Durations as `humantime` writes and reads them ("1m 30s"), in reports and back.
+mod humantime_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&humantime::format_duration(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        humantime::parse_duration(&text).map_err(serde::de::Error::custom)
+    }
 }
 
 impl Workload {
@@ -390,11 +454,21 @@ impl Workload {
                 set: s.to_string(),
                 message,
             };
-            s.apply(&mut doc).map_err(refused)?;
+            s.apply(&mut doc).map_err(|e| Error::Set {
+                set: s.to_string(),
+                message: e.strip_prefix(&format!("{s}: ")).unwrap_or(&e).to_string(),
+            })?;
             let raw: raw::Workload = toml::Value::Table(doc.clone())
                 .try_into()
                 .map_err(|e: toml::de::Error| refused(e.message().trim().replace('\n', " ")))?;
-            w = validate::workload(raw).map_err(|(field, message)| refused(format!("{field}: {message}")))?;
+            w = validate::workload(raw).map_err(|(field, message)| {
+                // A flag stands for its own field: naming the field again says nothing.
+                if s.from_flag && field == s.key() {
+                    refused(message)
+                } else {
+                    refused(format!("{field}: {message}"))
+                }
+            })?;
         }
         Ok(w)
     }

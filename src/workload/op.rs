@@ -1,9 +1,9 @@
 //! The operations a run's mix can weigh, by the names workload files use.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One kind of operation of the run phase; each is a DAO call on existing data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// Home timeline, first page (push, celebrity posts merged at read).

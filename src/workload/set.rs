@@ -1,6 +1,7 @@
 //! `--set KEY=VALUE`: a workload field overridden from the command line, applied to the
 //! file's document before it is validated, so that a set value is checked exactly as one
-//! written in the file.
+//! written in the file. Every flag that stands for a workload field (`--threads`, `--rate`,
+//! `--batch`, ...) is lowered to one of these ([`Set::flag`]), so none is checked twice.
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,10 +13,12 @@ use std::str::FromStr;
 pub struct Set {
     /// The key's parts.
     pub path: Vec<String>,
-    /// The value.
-    pub value: toml::Value,
-    /// As given, for errors.
+    /// The value; `None` removes the key (`--duration` removes the file's `run.ops`).
+    pub value: Option<toml::Value>,
+    /// As given, for errors: `--set data.users=5`, or the flag it was lowered from.
     pub text: String,
+    /// Lowered from a flag: errors name the flag and its value only.
+    pub from_flag: bool,
 }
 
 impl FromStr for Set {
@@ -41,8 +44,9 @@ impl FromStr for Set {
         };
         Ok(Set {
             path,
-            value,
-            text: s.to_string(),
+            value: Some(value),
+            text: format!("--set {s}"),
+            from_flag: false,
         })
     }
 }
@@ -54,6 +58,17 @@ impl fmt::Display for Set {
 }
 
 impl Set {
+    /// The flag `flag` given `shown`, lowered to the dotted `key` set to `value` (`None`
+    /// removes it); errors name the flag as given.
+    pub fn flag(flag: &str, shown: impl fmt::Display, key: &str, value: Option<toml::Value>) -> Set {
+        Set {
+            path: key.split('.').map(String::from).collect(),
+            value,
+            text: format!("{flag} {shown}"),
+            from_flag: true,
+        }
+    }
+
     /// The dotted key.
     pub fn key(&self) -> String {
         self.path.join(".")
@@ -72,14 +87,21 @@ impl Set {
                 toml::Value::Table(t) => t,
                 other => {
                     return Err(format!(
-                        "--set {self}: {} is a {}, not a table",
+                        "{self}: {} is a {}, not a table",
                         self.path[..=i].join("."),
                         other.type_str()
                     ));
                 }
             };
         }
-        at.insert(last.clone(), self.value.clone());
+        match &self.value {
+            Some(v) => {
+                at.insert(last.clone(), v.clone());
+            }
+            None => {
+                at.remove(last);
+            }
+        }
         Ok(())
     }
 }
@@ -93,14 +115,14 @@ mod tests {
         let s: Set = "data.users=200000".parse().unwrap();
         assert_eq!(
             (s.key().as_str(), &s.value),
-            ("data.users", &toml::Value::Integer(200_000))
+            ("data.users", &Some(toml::Value::Integer(200_000)))
         );
         let s: Set = "run.skew = zipf".parse().unwrap();
-        assert_eq!(s.value, toml::Value::String("zipf".into()));
+        assert_eq!(s.value, Some(toml::Value::String("zipf".into())));
         let s: Set = "run.skew=\"latest\"".parse().unwrap();
-        assert_eq!(s.value, toml::Value::String("latest".into()));
+        assert_eq!(s.value, Some(toml::Value::String("latest".into())));
         let s: Set = "data.posts.per_month=2.5".parse().unwrap();
-        assert_eq!(s.value, toml::Value::Float(2.5));
+        assert_eq!(s.value, Some(toml::Value::Float(2.5)));
         for bad in ["users", "=3", "data..users=3", "data.us ers=3"] {
             assert!(bad.parse::<Set>().is_err(), "{bad}");
         }

@@ -66,7 +66,7 @@ pub(super) fn workload(w: raw::Workload) -> Result<Workload> {
     });
     let load = Load {
         batch: num("load.batch", l.batch, 1000, 1, 100_000)? as usize,
-        threads: num("load.threads", l.threads, 0, 0, 1024)? as usize,
+        threads: num("load.threads", l.threads, 0, 0, super::MAX_THREADS as u32)? as usize,
         regions: num("load.regions", l.regions, 1, 1, MAX_REGIONS as u32)? as usize,
     };
     let run = run(w.run, &data)?;
@@ -345,22 +345,8 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
             );
         }
     };
-    let arrival = match r.arrival.as_deref().unwrap_or("fixed") {
-        "fixed" => Arrival::Fixed,
-        "poisson" => Arrival::Poisson,
-        other => return bad("run.arrival", format!("{other:?} is not \"fixed\" or \"poisson\"")),
-    };
-    let skew = match r.skew.as_deref().unwrap_or("zipf") {
-        "zipf" => Skew::Zipf,
-        "latest" => Skew::Latest,
-        "uniform" => Skew::Uniform,
-        other => {
-            return bad(
-                "run.skew",
-                format!("{other:?} is not \"zipf\", \"latest\" or \"uniform\""),
-            );
-        }
-    };
+    let arrival = named("run.arrival", r.arrival.as_deref(), Arrival::Fixed)?;
+    let skew = named("run.skew", r.skew.as_deref(), Skew::Zipf)?;
     let mix = match r.mix {
         Some(m) => {
             let mut out = Vec::new();
@@ -392,7 +378,7 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
         return bad("run.mix", "the workload's data supports no operation");
     }
     Ok(Run {
-        threads: num("run.threads", r.threads, 0, 0, 4096)? as usize,
+        threads: num("run.threads", r.threads, 0, 0, super::MAX_THREADS as u32)? as usize,
         duration: dur,
         ops: r.ops,
         rate,
@@ -404,6 +390,25 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
         skew,
         skew_exponent: num("run.skew_exponent", r.skew_exponent, 0.99, 0.01, 3.0)?,
         mix,
+    })
+}
+
+/// A value of one of the workload's enums, by the name [`clap::ValueEnum`] gives it (the
+/// one spelling files, flags and reports share); `default` when absent.
+fn named<T: clap::ValueEnum + Copy>(field: &str, text: Option<&str>, default: T) -> Result<T> {
+    let Some(text) = text else { return Ok(default) };
+    T::from_str(text, false).or_else(|_| {
+        let names: Vec<String> = T::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value())
+            .map(|p| format!("{:?}", p.get_name()))
+            .collect();
+        let names = match names.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        bad(field, format!("{text:?} is not {names}"))
     })
 }
 

@@ -16,12 +16,17 @@ fn refused(args: &[&str], says: &str) {
 fn thread_counts_are_bounded() {
     let wl = small_fixture();
     let w = wl.to_str().unwrap();
-    for cmd in ["load", "run", "verify"] {
+    // load and run: the flag stands for load.threads and run.threads, validated as the file's.
+    for cmd in ["load", "run"] {
         refused(
             &[cmd, w, "--backend", "null:", "--threads", "100000"],
-            "--threads 100000: at most 4096 worker threads",
+            "--threads 100000: must be between 0 and 4096, got 100000",
         );
     }
+    refused(
+        &["verify", w, "--backend", "null:", "--threads", "100000"],
+        "--threads 100000: at most 4096 worker threads",
+    );
     let cores = std::thread::available_parallelism().unwrap().get();
     let many = 64 * cores + 1;
     if many > 4096 {
@@ -175,4 +180,53 @@ fn request_limits_that_cannot_be_represented_are_refused_at_startup() {
             "must be a whole number of MiB from 1 to 2047",
         );
     }
+}
+
+/// A flag that stands for a workload field is checked once, as the field: its error is the
+/// field's own, naming the flag as given, and the same value through `--set` or the file
+/// says the same.
+#[test]
+fn flags_are_validated_as_the_fields_they_stand_for() {
+    let wl = small_fixture();
+    let w = wl.to_str().unwrap();
+    let mem = ["--backend", "memory:"];
+    for (cmd, flag, value, says) in [
+        (
+            "run",
+            "--rate",
+            "0",
+            "must be above 0 and at most 10000000 operations/s, got 0",
+        ),
+        ("run", "--ops", "0", "must be at least 1"),
+        (
+            "run",
+            "--duration",
+            "soon",
+            "\"soon\" is not a duration like 500ms, 30s, 5m or 1h",
+        ),
+        (
+            "run",
+            "--warmup",
+            "5 parsecs",
+            "\"5 parsecs\" is not a duration like 500ms, 30s, 5m or 1h",
+        ),
+        ("load", "--batch", "0", "must be between 1 and 100000, got 0"),
+    ] {
+        let mut args = vec![cmd, w, mem[0], mem[1], flag, value];
+        if cmd == "run" && flag != "--ops" {
+            args.extend(["--ops", "10"]);
+        }
+        if flag == "--duration" {
+            args.truncate(6);
+        }
+        refused(&args, &format!("{flag} {value}: {says}"));
+    }
+    refused(
+        &["run", w, "--backend", "memory:", "--set", "run.rate=0"],
+        "--set run.rate=0: run.rate: must be above 0 and at most 10000000 operations/s, got 0",
+    );
+    refused(
+        &["run", w, "--backend", "memory:", "--arrival", "bursty"],
+        "invalid value 'bursty' for '--arrival <ARRIVAL>'",
+    );
 }

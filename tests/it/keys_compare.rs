@@ -24,7 +24,11 @@ fn comparison(reports: &Path) -> (PathBuf, Value) {
         dir.file_name().unwrap().to_str().unwrap().starts_with("keys-keys-"),
         "{dir:?}"
     );
-    let json = serde_json::from_str(&std::fs::read_to_string(dir.join("keys.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("keys.json")).unwrap()).unwrap();
+    // It reads back as the report's type, which writes it out again the same.
+    let typed: tallrow::report::keys::KeysReport = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), json);
     (dir, json)
 }
 
@@ -202,7 +206,7 @@ fn keys_compare_runs_the_variants_asked_for_and_refuses_bad_ones_in_one_line() {
             "a variant named a is given twice",
         ),
         (vec!["--variant", "a/b=seed"], "the name must be 1-40 letters"),
-        (vec!["--regions", "0"], "1 to 1024"),
+        (vec!["--regions", "0"], "--regions 0: must be between 1 and 1024"),
     ] {
         let mut all = vec!["keys", "compare", w, "--backend", "null:"];
         all.extend(args.iter().copied());

@@ -13,21 +13,32 @@ use tallrow::store::{
     self, Error, Get, Mutation, Row, RowMutation, Scan, Store, TableDescriptor, embedded::Embedded, memory::Memory,
 };
 use tallrow::verify;
-use tallrow::workload::Workload;
+use tallrow::workload::{Load, Workload};
 
 pub fn small() -> Workload {
     Workload::from_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small.toml")).unwrap()
 }
 
-fn options(threads: usize, shard: Shard) -> Options {
-    Options {
-        threads,
-        batch: 97,
-        shard,
-        progress: false,
-        regions: 1,
-        count_rows: true,
-        bulk: true,
+/// A load's `[load]` and its options.
+#[derive(Clone, Copy)]
+struct How {
+    load: Load,
+    opts: Options,
+}
+
+fn options(threads: usize, shard: Shard) -> How {
+    How {
+        load: Load {
+            threads,
+            batch: 97,
+            regions: 1,
+        },
+        opts: Options {
+            shard,
+            progress: false,
+            count_rows: true,
+            bulk: true,
+        },
     }
 }
 
@@ -55,8 +66,8 @@ pub fn contents(store: &dyn Store) -> (u128, u64) {
     (d.value(), cells)
 }
 
-fn load_into(store: Arc<dyn Store>, g: &Generator, opts: Options) -> load::Outcome {
-    let out = load::load(store, g, &opts).unwrap();
+fn load_into(store: Arc<dyn Store>, g: &Generator, how: How) -> load::Outcome {
+    let out = load::load(store, g, &how.load, &how.opts).unwrap();
     assert_eq!(out.error, None);
     out
 }
@@ -218,8 +229,11 @@ fn a_bulk_load_holds_what_batches_write() {
     let out = load_into(
         batched.clone(),
         &g,
-        Options {
-            bulk: false,
+        How {
+            opts: Options {
+                bulk: false,
+                ..options(3, Shard::ALL).opts
+            },
             ..options(3, Shard::ALL)
         },
     );
@@ -332,7 +346,8 @@ fn transient_errors_are_retried_and_permanent_ones_say_where() {
         every: u64::MAX,
         fail_from: 40,
     });
-    let out = load::load(broken.clone(), &g, &options(1, Shard::ALL)).unwrap();
+    let how = options(1, Shard::ALL);
+    let out = load::load(broken.clone(), &g, &how.load, &how.opts).unwrap();
     let error = out.error.clone().expect("the load fails");
     assert!(error.contains("disk on fire"), "{error}");
     let table = Table::ALL
@@ -481,8 +496,11 @@ impl Store for Sizes {
 #[test]
 fn many_workers_send_smaller_batches_and_load_the_same() {
     let g = Generator::new(&small());
-    let unbounded = |threads| Options {
-        batch: 100_000,
+    let unbounded = |threads| How {
+        load: Load {
+            batch: 100_000,
+            ..options(threads, Shard::ALL).load
+        },
         ..options(threads, Shard::ALL)
     };
     let one = Arc::new(Sizes::default());

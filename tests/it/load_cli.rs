@@ -14,9 +14,14 @@ fn fixture() -> PathBuf {
 }
 
 /// The first load manifest in `reports`.
+/// The first load manifest under `reports`, as JSON; it reads back as the manifest type
+/// and writes out again the same, field for field.
 fn first_manifest(reports: &Path) -> serde_json::Value {
     let path = std::fs::read_dir(reports).unwrap().next().unwrap().unwrap().path();
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let typed = tallrow::load::Manifest::read(&path).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), json);
+    json
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod load;
 mod load_cli;
 mod metrics;
 mod model;
+mod modules;
 mod regions;
 mod run;
 mod run_cli;

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tallrow::generate::Generator;
 use tallrow::load;
-use tallrow::run::{self, Options};
+use tallrow::run;
 use tallrow::stats::Summary;
 use tallrow::store::delay::{Delay, Spec};
 use tallrow::store::{Get, Store, memory::Memory, null::Null};
-use tallrow::workload::{Arrival, Op, Workload};
+use tallrow::workload::{Arrival, Op, Run, Workload};
 
 fn loaded() -> (Arc<Generator>, Arc<dyn Store>) {
     loaded_into(Arc::new(Memory::new()))
@@ -20,29 +20,43 @@ fn loaded_into(store: Arc<dyn Store>) -> (Arc<Generator>, Arc<dyn Store>) {
     let w = Workload::from_file(&super::common::small_fixture()).unwrap();
     let g = Arc::new(Generator::new(&w));
     let opts = load::Options {
-        threads: 2,
-        batch: 500,
         shard: load::Shard::ALL,
         progress: false,
-        regions: 1,
         count_rows: true,
         bulk: true,
     };
-    let out = load::load(store.clone(), &g, &opts).unwrap();
+    let l = tallrow::workload::Load {
+        threads: 2,
+        batch: 500,
+        regions: 1,
+    };
+    let out = load::load(store.clone(), &g, &l, &opts).unwrap();
     assert!(out.error.is_none());
     (g, store)
 }
 
-fn options(threads: usize) -> Options {
-    Options {
+/// The fixture's `[run]` (its skew and mix) for a second of `threads` workers, closed loop.
+fn options(threads: usize) -> Run {
+    let w = Workload::from_file(&super::common::small_fixture()).unwrap();
+    Run {
         threads,
         duration: Duration::from_secs(1),
         ops: None,
         rate: None,
         arrival: Arrival::Fixed,
         warmup: Duration::ZERO,
-        interval: Duration::from_millis(250),
-        stream: 0,
+        ..w.run
+    }
+}
+
+/// Reporting interval of these runs.
+const INTERVAL: Duration = Duration::from_millis(250);
+
+/// `opts` with the mix `mix`.
+fn with_mix(opts: &Run, mix: &[(Op, f64)]) -> Run {
+    Run {
+        mix: mix.to_vec(),
+        ..opts.clone()
     }
 }
 
@@ -78,7 +92,15 @@ fn a_store_that_takes_2_ms_reports_2_ms() {
         let mix = [(Op::OwnPosts, 1.0), (Op::ActionsCursor, 1.0), (Op::Followers, 1.0)];
         let mut opts = options(2);
         opts.ops = Some(300);
-        let out = run::run(store.clone(), g.clone(), &mix, &opts, &mut |iv, _, _| seen += iv.all.ok).unwrap();
+        let out = run::run(
+            store.clone(),
+            g.clone(),
+            &with_mix(&opts, &mix),
+            load::Shard::ALL,
+            INTERVAL,
+            &mut |iv, _, _| seen += iv.all.ok,
+        )
+        .unwrap();
         running.store(false, std::sync::atomic::Ordering::Relaxed);
         (out, timer.join().unwrap())
     });
@@ -120,7 +142,15 @@ fn a_stall_under_a_rate_shows_in_response_not_service_time() {
     opts.rate = Some(200.0);
     opts.warmup = Duration::from_millis(500);
     opts.duration = Duration::from_secs(3);
-    let out = run::run(store, g, &[(Op::OwnPosts, 1.0)], &opts, &mut |_, _, _| {}).unwrap();
+    let out = run::run(
+        store,
+        g,
+        &with_mix(&opts, &[(Op::OwnPosts, 1.0)]),
+        load::Shard::ALL,
+        INTERVAL,
+        &mut |_, _, _| {},
+    )
+    .unwrap();
     let (response, service) = summary_of(&out, Op::OwnPosts);
     // 600 operations are due; the ~200 due during the stall wait for its end, 0 to 1 s.
     assert!((550..=610).contains(&response.count), "{}", response.count);
@@ -149,7 +179,15 @@ fn a_run_that_falls_behind_schedule_is_invalid() {
     let mut opts = options(1);
     opts.rate = Some(100.0);
     opts.duration = Duration::from_secs(4);
-    let out = run::run(store, g, &[(Op::SeriesRange, 1.0)], &opts, &mut |_, _, _| {}).unwrap();
+    let out = run::run(
+        store,
+        g,
+        &with_mix(&opts, &[(Op::SeriesRange, 1.0)]),
+        load::Shard::ALL,
+        INTERVAL,
+        &mut |_, _, _| {},
+    )
+    .unwrap();
     // Operations due in the stall's first 1.5 s start over a second late: ~150 of 400.
     let share = out.on_time_share().unwrap();
     assert!(share < 0.9, "{share}");
@@ -163,9 +201,17 @@ fn intervals_cover_the_run_and_add_up_to_the_totals() {
     let w = g.workload().clone();
     let mut opts = options(2);
     opts.duration = Duration::from_millis(1200);
-    opts.interval = Duration::from_millis(200);
+    let interval = Duration::from_millis(200);
     let mut live = Vec::new();
-    let out = run::run(store, g, &w.run.mix, &opts, &mut |iv, _, _| live.push(iv.start)).unwrap();
+    let out = run::run(
+        store,
+        g,
+        &with_mix(&opts, &w.run.mix),
+        load::Shard::ALL,
+        interval,
+        &mut |iv, _, _| live.push(iv.start),
+    )
+    .unwrap();
     assert_eq!(out.intervals.len(), 6);
     assert_eq!(live, out.intervals.iter().map(|iv| iv.start).collect::<Vec<_>>());
     for (k, iv) in out.intervals.iter().enumerate() {
@@ -197,7 +243,15 @@ fn errors_are_counted_by_operation_and_kind() {
     let mut opts = options(1);
     opts.ops = Some(100);
     let mix = [(Op::SeriesRange, 1.0), (Op::OwnPosts, 1.0)];
-    let out = run::run(store, g, &mix, &opts, &mut |_, _, _| {}).unwrap();
+    let out = run::run(
+        store,
+        g,
+        &with_mix(&opts, &mix),
+        load::Shard::ALL,
+        INTERVAL,
+        &mut |_, _, _| {},
+    )
+    .unwrap();
     let series = &out.totals[0];
     assert_eq!(series.ok(), 0);
     assert!(series.failed() > 20);

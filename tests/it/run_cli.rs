@@ -578,9 +578,19 @@ fn find_max_converges_to_the_rate_the_delay_and_threads_allow() {
     );
     assert_eq!(rows[0].last().unwrap(), "all p99 < 40.00 ms");
     assert_eq!(rows.len(), steps.len() + 1);
+    // Each step's report records one run: the step's rate and length, in its config and in
+    // the effective workload alike, and reads back as the summary type.
     for s in steps {
         let step = folder.join(s["folder"].as_str().unwrap());
-        assert!(step.join("summary.json").is_file(), "{}", step.display());
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(step.join("summary.json")).unwrap()).unwrap();
+        let (config, effective) = (&summary["config"], &summary["workload"]["effective"]["run"]);
+        assert_eq!(config["rate"], s["target_ops_per_s"], "{}", step.display());
+        for field in ["rate", "duration", "ops", "threads", "arrival", "warmup", "skew", "mix"] {
+            assert_eq!(config[field], effective[field], "{field} in {}", step.display());
+        }
+        assert_eq!(config["duration"], "2s", "{}", step.display());
+        tallrow::report::read(&step).unwrap();
     }
     let html = std::fs::read_to_string(folder.join("index.html")).unwrap();
     assert!(
@@ -706,6 +716,8 @@ fn sweep_runs_every_combination_and_loads_only_where_the_data_changes() {
     assert!(loads.iter().all(|r| r[2] != "2"), "loaded once per data set: {loads:?}");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(folder.join("sweep.json")).unwrap()).unwrap();
+    let typed: tallrow::report::sweep::SweepReport = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), json);
     let sets: Vec<u64> = json["points"]
         .as_array()
         .unwrap()

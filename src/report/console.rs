@@ -1,0 +1,91 @@
+//! The terminal's renderings of a run summary: the end-of-run table and the one line a
+//! sweep or comparison prints per run.
+
+use super::summary::{OpReport, RunSummary};
+use super::{TextTable, fmt_ns, thousands};
+use crate::regions::report::{fmt_ratio, fmt_share};
+use std::io::Write;
+
+/// One line on a measured run: operations, time, rate, p50 and p99, and why it is invalid.
+pub fn ran(s: &RunSummary) -> String {
+    format!(
+        "ran {} operations in {:.1} s: {:.1} ops/s, p50 {}, p99 {}{}",
+        thousands(s.all.count + s.all.errors),
+        s.measured_s,
+        s.all.ops_per_s,
+        fmt_ns(s.all.response.p50),
+        fmt_ns(s.all.response.p99),
+        s.invalid_reason
+            .as_ref()
+            .map(|why| format!("; INVALID: {why}"))
+            .unwrap_or_default()
+    )
+}
+
+/// The end-of-run table.
+pub fn print_summary(out: &mut dyn Write, s: &RunSummary) -> std::io::Result<()> {
+    let columns = if s.open_loop { 12 } else { 10 };
+    let mut table = TextTable::new(&OpReport::COLUMNS[..columns]);
+    for o in s.ops.iter().chain([&s.all]) {
+        table.row(o.cells());
+    }
+    writeln!(
+        out,
+        "{}: {} operations in {:.1} s against {}",
+        s.workload.name,
+        thousands(s.all.count + s.all.errors),
+        s.measured_s,
+        s.backend.identity
+    )?;
+    write!(out, "{}", table.render())?;
+    for o in &s.ops {
+        for (kind, e) in &o.errors_by_kind {
+            writeln!(
+                out,
+                "{} failed {} times with {kind}, first: {}",
+                o.op,
+                thousands(e.count),
+                e.first
+            )?;
+        }
+    }
+    if s.regions.iter().any(|r| r.rows_written + r.rows_read > 0) {
+        let mut t = TextTable::new(&[
+            "table",
+            "regions",
+            "rows written",
+            "hottest",
+            "max/mean",
+            "rows read",
+            "hottest",
+            "max/mean",
+        ]);
+        for r in s.regions.iter().filter(|r| r.rows_written + r.rows_read > 0) {
+            t.row(vec![
+                r.table.clone(),
+                r.regions.to_string(),
+                thousands(r.rows_written),
+                fmt_share(r.write_hottest_share),
+                fmt_ratio(r.write_max_mean),
+                thousands(r.rows_read),
+                fmt_share(r.read_hottest_share),
+                fmt_ratio(r.read_max_mean),
+            ]);
+        }
+        writeln!(
+            out,
+            "regions (warm-up included; the hottest region's share of the rows, and its rows over the mean):"
+        )?;
+        write!(out, "{}", t.render())?;
+    }
+    match (&s.invalid_reason, s.on_time_share) {
+        (Some(why), _) => writeln!(out, "INVALID: {why}")?,
+        (None, Some(share)) => writeln!(
+            out,
+            "valid: {:.2}% of operations started within 1 s of schedule",
+            share * 100.0
+        )?,
+        (None, None) => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,203 @@
+//! Loads: a workload's data into a store with its manifest written, the load a run does
+//! into an empty target first, and the HFiles of `hfile:DIR` with their manifest.
+
+use super::{Context, Result, bail};
+use crate::generate::Generator;
+use crate::load::{self, Manifest, Options, Outcome, Shard};
+use crate::report::thousands;
+use crate::store::backend::Backend;
+use crate::store::{Store, hfile, now_millis};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A finished load and its manifest: written to the path, or why it could not be.
+pub struct Recorded {
+    /// What the loader did.
+    pub outcome: Outcome,
+    /// The manifest.
+    pub manifest: Manifest,
+    /// Where it was written.
+    pub path: std::io::Result<PathBuf>,
+}
+
+/// Loads `g`'s data into `store` by its workload's `[load]` and writes the load manifest
+/// under `reports`.
+pub fn recorded(
+    store: &Arc<dyn Store>,
+    g: &Generator,
+    opts: &Options,
+    file: &Path,
+    reports: &Path,
+    metrics: Option<&crate::metrics::Metrics>,
+) -> Result<Recorded> {
+    let w = g.workload();
+    let started = now_millis();
+    let tally = Arc::new(load::Tally::default());
+    if let Some(m) = metrics {
+        m.load(tally.clone());
+    }
+    let outcome = load::load_tallied(store.clone(), g, &w.load, opts, &tally)?;
+    let finished = now_millis();
+    let manifest = Manifest::of(
+        w,
+        file,
+        &store.identity(),
+        &w.load,
+        opts,
+        started,
+        finished,
+        g.plan_time().as_secs_f64(),
+        &outcome,
+    );
+    let path = load::write_manifest(reports, &manifest, started, opts.shard);
+    Ok(Recorded {
+        outcome,
+        manifest,
+        path,
+    })
+}
+
+/// A whole load with counted rows and the backend's bulk load where it has one.
+pub fn whole() -> Options {
+    Options {
+        shard: Shard::ALL,
+        progress: load::progress_wanted(),
+        count_rows: true,
+        bulk: true,
+    }
+}
+
+/// Loads the workload when the target holds no table, printing what was loaded; refuses a
+/// target that holds other tables than the workload's.
+pub fn prepare(
+    g: &Generator,
+    store: &Arc<dyn Store>,
+    file: &Path,
+    reports: &Path,
+    metrics: Option<&crate::metrics::Metrics>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let w = g.workload();
+    let have = store.list_tables().context("listing the target's tables")?;
+    if have.is_empty() {
+        let r = recorded(store, g, &whole(), file, reports, metrics)?;
+        let rows = r.outcome.rows();
+        if let Some(e) = &r.outcome.error {
+            bail!("loading {} failed after {} row writes: {e}", w.name, thousands(rows));
+        }
+        let manifest = r.path.map_err(|e| {
+            super::Error(format!(
+                "the load manifest could not be written under {}: {e} (the {} row writes acknowledged stay in the store)",
+                reports.display(),
+                thousands(rows)
+            ))
+        })?;
+        let secs = r.outcome.write_time.as_secs_f64();
+        writeln!(
+            out,
+            "the target was empty: loaded {} row writes of {} in {:.1} s ({} row writes/s); manifest {}",
+            thousands(rows),
+            w.name,
+            secs,
+            thousands((rows as f64 / secs.max(1e-9)) as u64),
+            manifest.display()
+        )?;
+        return Ok(());
+    }
+    let names: Vec<&str> = have.iter().map(|t| t.name.as_str()).collect();
+    for t in g.tables() {
+        if !names.contains(&t.name.as_str()) {
+            bail!(
+                "table {} is missing from {}: the target holds other data; load the workload into an empty target",
+                t.name,
+                store.identity()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Opens `hfile:DIR` for shard `shard` of `g`'s data: prepares the directory (replacing
+/// what it holds of this shard with `replace`) and splits each table as the live tables of
+/// `split_from` are split, when given.
+pub fn hfiles(
+    dir: &Path,
+    g: &Generator,
+    shard: Shard,
+    replace: bool,
+    split_from: Option<&str>,
+) -> Result<hfile::HFiles> {
+    hfile::prepare(dir, shard, &g.workload().data_digest(), replace)?;
+    let splits = match split_from {
+        Some(url) => live_splits(url, g)?,
+        None => Default::default(),
+    };
+    Ok(hfile::HFiles::new(dir, shard, splits)?)
+}
+
+/// Where the live tables of `url` begin their regions, for each of `g`'s tables.
+fn live_splits(url: &str, g: &Generator) -> Result<BTreeMap<String, Vec<Vec<u8>>>> {
+    let backend = Backend::parse(url, Path::new(".")).context("--split-from")?;
+    if !matches!(backend, Backend::Hbase(_)) {
+        bail!("--split-from {url}: expected an hbase:// URL");
+    }
+    let live = backend
+        .open()
+        .with_context(|| format!("--split-from: cannot open {url}"))?;
+    let mut out = BTreeMap::new();
+    for t in g.tables() {
+        let splits = live
+            .regions(&t.name)
+            .with_context(|| format!("--split-from {url}: the regions of table {}", t.name))?;
+        out.insert(crate::store::canonical_table_name(&t.name)?, splits);
+    }
+    Ok(out)
+}
+
+/// Writes the HFiles' manifest of a finished load; returns it and its path.
+pub fn hfiles_manifest(
+    h: &hfile::HFiles,
+    g: &Generator,
+    file: &Path,
+    shard: Shard,
+    outcome: &Outcome,
+) -> Result<(hfile::manifest::Manifest, PathBuf)> {
+    let w = g.workload();
+    let m = h.manifest(&w.name, &file.display().to_string(), &w.data_digest(), outcome.digest);
+    let path = hfile::manifest::path(h.dir(), shard);
+    hfile::manifest::write(&path, &m).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok((m, path))
+}
+
+/// Loads one data set of a sweep or comparison and writes its manifest as `dir/load.json`,
+/// printing one line.
+pub fn into_folder(
+    store: &Arc<dyn Store>,
+    g: &Generator,
+    file: &Path,
+    dir: &Path,
+    out: &mut dyn Write,
+) -> Result<Recorded> {
+    let mut r = recorded(store, g, &whole(), file, dir, None)?;
+    let written = std::mem::replace(&mut r.path, Err(std::io::ErrorKind::NotFound.into()))
+        .with_context(|| format!("the load manifest could not be written under {}", dir.display()))?;
+    let target = dir.join("load.json");
+    std::fs::rename(&written, &target).with_context(|| format!("cannot write {}", target.display()))?;
+    r.path = Ok(target);
+    let o = &r.outcome;
+    if let Some(e) = &o.error {
+        bail!("loading failed after {} row writes: {e}", thousands(o.rows()));
+    }
+    let secs = o.write_time.as_secs_f64();
+    writeln!(
+        out,
+        "  loaded {} row writes into {} in {:.1} s ({} row writes/s)",
+        thousands(o.rows()),
+        store.identity(),
+        secs,
+        thousands((o.rows() as f64 / secs.max(1e-9)) as u64)
+    )?;
+    Ok(r)
+}
