@@ -84,3 +84,55 @@ pub fn of(method: &str) -> &'static [Arg] {
         _ => &[],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every method of the `Hbase` service in HBase's own IDL, with its arguments' ids and
+    /// wire types.
+    fn idl_methods() -> Vec<(String, Vec<(i16, TType)>)> {
+        let idl = include_str!("../idl/hbase1.thrift");
+        let no_block = regex_lite::Regex::new(r"(?s)/\*.*?\*/").unwrap();
+        let no_line = regex_lite::Regex::new(r"//[^\n]*").unwrap();
+        let idl = no_line.replace_all(&no_block.replace_all(idl, ""), "").into_owned();
+        let body = &idl[idl.find("service Hbase {").expect("the Hbase service")..];
+        let method = regex_lite::Regex::new(r"(\w+)\s*\(([^()]*)\)\s*(?:throws\s*\([^()]*\))?").unwrap();
+        let arg = regex_lite::Regex::new(r"(\d+)\s*:\s*((?:map|list|set)\s*<[^>]*>|\w+)\s+\w+").unwrap();
+        let wire = |t: &str| match t {
+            "Text" | "Bytes" | "binary" | "string" => TType::String,
+            "i32" | "ScannerID" => TType::I32,
+            "i64" => TType::I64,
+            "bool" => TType::Bool,
+            t if t.starts_with("map") => TType::Map,
+            t if t.starts_with("list") => TType::List,
+            _ => TType::Struct,
+        };
+        method
+            .captures_iter(body)
+            .filter(|c| &c[1] != "throws")
+            .map(|c| {
+                let args = arg
+                    .captures_iter(&c[2])
+                    .map(|a| (a[1].parse().expect("an id"), wire(&a[2])))
+                    .collect();
+                (c[1].to_string(), args)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_method_takes_the_arguments_hbase_s_idl_declares() {
+        let methods = idl_methods();
+        // HBase 2.6's Hbase.thrift declares 47.
+        assert_eq!(methods.len(), 47);
+        let mut with_arguments = 0;
+        for (name, declared) in methods {
+            let table: Vec<(i16, TType)> = of(&name).iter().map(|&(id, t, _)| (id, t)).collect();
+            assert_eq!(table, declared, "{name}");
+            with_arguments += usize::from(!declared.is_empty());
+        }
+        assert!(with_arguments > 40, "{with_arguments}");
+        assert!(of("noSuchMethod").is_empty());
+    }
+}

@@ -574,7 +574,67 @@ mod tests {
         assert_eq!(read.mutations.len(), STRUCT_ALLOWANCE - 2);
     }
 
+    /// Generated `Mutation`s with any of their fields present or absent.
+    fn mutations() -> impl proptest::strategy::Strategy<Value = Vec<Mutation>> {
+        use proptest::prelude::*;
+        let bytes = || prop::option::of(prop::collection::vec(any::<u8>(), 0..5));
+        prop::collection::vec(
+            (
+                prop::option::of(any::<bool>()),
+                bytes(),
+                bytes(),
+                prop::option::of(any::<bool>()),
+            ),
+            0..5,
+        )
+        .prop_map(|ms| {
+            ms.into_iter()
+                .map(|(is_delete, column, value, wal)| Mutation {
+                    is_delete,
+                    column,
+                    value,
+                    write_to_w_a_l: wal,
+                })
+                .collect()
+        })
+    }
+
     proptest::proptest! {
+        /// A mutateRows(Ts) call as the generated client writes it is read in place as the
+        /// generated reader reads it: every row, and every mutation's fields with absent
+        /// ones as their defaults, which is what the one conversion
+        /// (`convert::thrift1::row_mutation`) takes from either.
+        #[test]
+        fn calls_read_in_place_as_the_generated_reader_reads_them(
+            batches in proptest::collection::vec((proptest::collection::vec(proptest::arbitrary::any::<u8>(), 0..5), mutations()), 0..4),
+            ts in proptest::option::of(proptest::arbitrary::any::<i64>()),
+        ) {
+            let generated: Vec<BatchMutation> =
+                batches.iter().map(|(row, m)| BatchMutation::new(row.clone(), m.clone())).collect();
+            let list = list(generated.clone());
+            let stamp = move |o: &mut dyn TOutputProtocol| o.write_i64(ts.unwrap_or(0));
+            let table = text(b"t");
+            let mut fields: Vec<Field> = vec![(1, TType::String, &table), (2, TType::List, &list)];
+            if ts.is_some() {
+                fields.push((3, TType::I64, &stamp));
+            }
+            fields.push((fields.len() as i16 + 1, TType::Map, &no_attributes));
+            let name = if ts.is_some() { "mutateRowsTs" } else { "mutateRows" };
+            let bytes = message(name, TMessageType::Call, &fields);
+            proptest::prop_assert_eq!(mutation_call(&bytes, 1 << 20), Found::Whole(name, bytes.len()));
+            let call = read(&bytes, 1 << 20).unwrap();
+            proptest::prop_assert_eq!(call.timestamp, ts.unwrap_or(LATEST));
+            proptest::prop_assert_eq!(call.rows.len(), generated.len());
+            for ((row, range), b) in call.rows.iter().zip(generated) {
+                proptest::prop_assert_eq!(row.to_vec(), b.row.unwrap_or_default());
+                let in_place: Vec<(bool, Vec<u8>, Vec<u8>)> =
+                    call.mutations[range.clone()].iter().map(|&(d, c, v)| (d, c.to_vec(), v.to_vec())).collect();
+                let owned: Vec<(bool, Vec<u8>, Vec<u8>)> =
+                    b.mutations.unwrap_or_default().into_iter().map(crate::convert::thrift1::fields_of).collect();
+                proptest::prop_assert_eq!(in_place, owned);
+            }
+        }
+
         /// Damaged calls (bytes changed, cut or added anywhere) never panic the check, and
         /// what it takes as whole, `read` reads from those bytes alone, as the same method.
         #[test]

@@ -5,7 +5,7 @@ use super::*;
 
 /// A Thrift1 `Mutation` as the handler reads it: `isDelete`, the column (owned or borrowed
 /// from the request) and the value.
-pub(super) type ThriftMutation<C> = (bool, C, Vec<u8>);
+pub(super) type ThriftMutation<C> = crate::convert::thrift1::MutationFields<C, Vec<u8>>;
 
 /// A generated `BatchMutation` as [`State::mutation_call`] takes it.
 pub(super) fn owned_batch(b: BatchMutation) -> (Vec<u8>, impl Iterator<Item = ThriftMutation<Vec<u8>>>) {
@@ -17,13 +17,7 @@ pub(super) fn owned_batch(b: BatchMutation) -> (Vec<u8>, impl Iterator<Item = Th
 
 /// Generated `Mutation`s as [`State::batch`] takes them, absent fields as their defaults.
 pub(super) fn owned_mutations(mutations: Vec<Mutation>) -> impl Iterator<Item = ThriftMutation<Vec<u8>>> {
-    mutations.into_iter().map(|m| {
-        (
-            m.is_delete.unwrap_or(false),
-            m.column.unwrap_or_default(),
-            m.value.unwrap_or_default(),
-        )
-    })
+    mutations.into_iter().map(crate::convert::thrift1::fields_of)
 }
 
 impl State {
@@ -45,34 +39,8 @@ impl State {
         timestamp: i64,
         rows_call: Option<&str>,
     ) -> R<RowMutation> {
-        if row.is_empty() {
-            return Err(illegal("Row length is 0"));
-        }
         let ts = (timestamp != LATEST).then_some(timestamp);
-        let mut puts = Vec::new();
-        let mut deletes = Vec::new();
-        for (is_delete, column, value) in mutations {
-            let column = column.as_ref();
-            if is_delete {
-                deletes.push(delete_of(column, ts)?);
-            } else {
-                // HBase logs and skips a put that names only a family in mutateRow(Ts).
-                let (family, Some(qualifier)) = parse_column(column)? else {
-                    match rows_call {
-                        Some(_) => return Err(illegal("Invalid famAndQf provided.")),
-                        None => continue,
-                    }
-                };
-                puts.push(StoreMutation::Put {
-                    family,
-                    qualifier,
-                    timestamp: ts,
-                    value,
-                });
-            }
-        }
-        puts.extend(deletes);
-        Ok(RowMutation::new(row, puts))
+        crate::convert::thrift1::row_mutation(row, mutations, ts, rows_call.is_some()).map_err(illegal)
     }
 
     /// A mutation call's table and rows, checked against the table's state.

@@ -364,7 +364,7 @@ impl Store for Hbase {
                     o.write_list_begin(&TListIdentifier::new(TType::Struct, batches.len() as i32))?;
                     let mut column = Vec::with_capacity(64);
                     for (row, mutations) in &batches {
-                        write_batch(o, row, mutations, &mut column)?;
+                        thrift1::write_batch(o, row, mutations, &mut column)?;
                     }
                     o.write_list_end()?;
                     o.write_field_end()
