@@ -15,8 +15,8 @@ pub use progress::wanted as progress_wanted;
 pub use manifest::{Manifest, write_manifest};
 
 use crate::generate::{Digest, Generator, Scratch, Sink, Table, digest_row};
-use crate::regions::count::{Counted, Spread};
 use crate::schema;
+use crate::store::counted::{self, Counted, Spread};
 use crate::store::{self, BulkLoad, RowMutation, Store};
 use crate::workload::Load;
 use serde::Serialize;
@@ -269,7 +269,7 @@ impl Writer<'_> {
         let written = match bulk {
             Some(b) => b
                 .add(t.name(), &self.bufs[i])
-                .inspect(|()| self.store.written(t.name(), &self.bufs[i])),
+                .inspect(|()| self.store.layer.written(t.name(), &self.bufs[i])),
             None => mutate_with_retry(self.store, t.name(), &self.bufs[i]),
         };
         if let Err(e) = written {
@@ -373,9 +373,9 @@ pub fn load_tallied(
     }
     let tables: Vec<Table> = Table::ALL.into_iter().filter(|&t| g.writes(t)).collect();
     let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
-    let counted = Counted::new(
+    let counted = counted::count(
         store.clone(),
-        Counted::bounds_of(&*store, &names)?,
+        counted::bounds_of(&*store, &names)?,
         Duration::from_secs(1),
     );
     let total = opts.shard.len(g.blocks());
@@ -504,7 +504,7 @@ pub fn load_tallied(
         celebrities: g.plan().celebrities().len(),
         error,
         splits,
-        spread: counted.finish(),
+        spread: counted.layer.finish(),
         rows_in_table,
         count_time: count_started.elapsed(),
         bulk: bulk_tables,

@@ -7,7 +7,6 @@
 //! sampled deterministically from evenly spaced users. [`count`] tallies rows and bytes per
 //! region while a load or run works.
 
-pub mod count;
 pub mod report;
 
 use crate::generate::{Generator, Scratch, Sink, Table};

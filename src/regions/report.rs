@@ -1,8 +1,8 @@
 //! What a [`Spread`] looks like in reports: `regions.csv`, the per-table skew figures of
 //! `summary.json`, the terminal and the load manifest, and the heat map of `index.html`.
 
-use super::count::{Spread, TableSpread, Tally};
 use crate::keys::to_string_binary;
+use crate::store::counted::{Spread, TableSpread, Tally};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::time::Duration;

@@ -33,7 +33,7 @@ pub struct RunData {
     /// The intervals.
     pub intervals: Vec<Interval>,
     /// Rows and bytes per region and interval, when counted.
-    pub spread: Option<crate::regions::count::Spread>,
+    pub spread: Option<crate::store::counted::Spread>,
 }
 
 /// The parts of a summary that come from outside the run.

@@ -4,13 +4,12 @@
 use super::{Context, Result};
 use crate::generate::Generator;
 use crate::load::Shard;
-use crate::regions::count::Counted;
 use crate::report::RunData;
 use crate::report::run::Context as ReportContext;
 use crate::report::summary::{RunConfig, RunSummary};
 use crate::report::{fmt_ns, thousands};
 use crate::run::{self, Interval};
-use crate::store::Store;
+use crate::store::{Store, counted};
 use crate::workload::{Op, Run};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::Write;
@@ -76,8 +75,8 @@ impl Measure<'_> {
         )?;
         out.flush()?;
         let names: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
-        let bounds = Counted::bounds_of(&**store, &names).context("reading the tables' regions")?;
-        let counted = Arc::new(Counted::new(store.clone(), bounds, self.interval));
+        let bounds = counted::bounds_of(&**store, &names).context("reading the tables' regions")?;
+        let counted = Arc::new(counted::count(store.clone(), bounds, self.interval));
         let live = Live::new(&r, crate::load::progress_wanted());
         if let Some(m) = self.metrics {
             let names: Vec<&str> = r.mix.iter().map(|(op, _)| op.name()).collect();
@@ -100,6 +99,7 @@ impl Measure<'_> {
         live.finish();
         let spread = Arc::into_inner(counted)
             .expect("the run's workers are done with the store")
+            .layer
             .finish();
         let cx = ReportContext {
             workload: &w,

@@ -78,7 +78,7 @@ impl Backend {
             Backend::Embedded(path) => Arc::new(embedded::Embedded::open(path)?),
             Backend::Memory => Arc::new(memory::Memory::new()),
             Backend::Null => Arc::new(null::Null::new()),
-            Backend::Delay(spec, inner) => Arc::new(delay::Delay::new(inner.open()?, spec)),
+            Backend::Delay(spec, inner) => Arc::new(delay::Delay::over(inner.open()?, spec)),
             Backend::Hbase(spec) => match spec.api {
                 hbase::Api::Thrift1 => Arc::new(hbase::Hbase::open(spec)?),
                 hbase::Api::Thrift2 => Arc::new(hbase::Hbase2::open(spec)?),

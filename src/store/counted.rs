@@ -1,10 +1,11 @@
-//! Rows and bytes written and read per region and per interval, counted by a [`Store`] that
-//! wraps the backend a load or run talks to. Each worker thread counts into its own tallies
-//! (no lock, no shared cache line per operation); [`Counted::finish`] merges them once the
+//! Rows and bytes written and read per region and per interval, counted by a [`Layer`] over
+//! the backend a load or run talks to. Each worker thread counts into its own tallies (no
+//! lock, no shared cache line per operation); [`RegionCounts::finish`] merges them once the
 //! workers are done, as the latency histograms are merged.
 
-use super::Bounds;
-use crate::store::{Get, Result, Row, RowMutation, Scan, Store, TableDescriptor};
+use super::layer::{Layer, Layered};
+use super::{Result, Row, RowMutation, Store};
+use crate::regions::Bounds;
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -112,9 +113,30 @@ impl TableSpread {
     }
 }
 
-/// A store that counts, per region, what passes through it to `inner`.
-pub struct Counted {
-    inner: Arc<dyn Store>,
+/// A store that counts, per region, what passes through it.
+pub type Counted = Layered<RegionCounts>;
+
+/// `inner`, counted over the regions of `tables` in columns of `interval` (merged past
+/// [`MAX_COLUMNS`]) from now. Tables not named pass through uncounted.
+pub fn count(inner: Arc<dyn Store>, tables: Vec<Bounds>, interval: Duration) -> Counted {
+    Layered::new(inner, RegionCounts::new(tables, interval))
+}
+
+/// Reads each table's regions from `store`.
+pub fn bounds_of(store: &dyn Store, tables: &[String]) -> Result<Vec<Bounds>> {
+    tables
+        .iter()
+        .map(|t| {
+            Ok(Bounds {
+                table: t.clone(),
+                splits: store.regions(t)?,
+            })
+        })
+        .collect()
+}
+
+/// The counting layer: per region, what was written and read through it.
+pub struct RegionCounts {
     tables: Vec<Bounds>,
     /// Where each table's regions start in a column.
     offsets: Vec<usize>,
@@ -124,7 +146,7 @@ pub struct Counted {
     local: ThreadLocal<RefCell<Tallies>>,
 }
 
-impl Counted {
+impl RegionCounts {
     /// Counts `rows` as written to `table`: what `mutate` does once a batch is acknowledged,
     /// for writes that reach the store another way (a bulk load).
     pub fn written(&self, table: &str, rows: &[RowMutation]) {
@@ -137,17 +159,15 @@ impl Counted {
         });
     }
 
-    /// Counts over the regions of `tables`, in columns of `interval` (merged past
-    /// [`MAX_COLUMNS`]) from now. Tables not named pass through uncounted.
-    pub fn new(inner: Arc<dyn Store>, tables: Vec<Bounds>, interval: Duration) -> Counted {
+    /// Counts over the regions of `tables`, in columns of `interval` from now.
+    pub fn new(tables: Vec<Bounds>, interval: Duration) -> RegionCounts {
         let mut offsets = Vec::with_capacity(tables.len());
         let mut regions = 0;
         for t in &tables {
             offsets.push(regions);
             regions += t.len();
         }
-        Counted {
-            inner,
+        RegionCounts {
             tables,
             offsets,
             regions,
@@ -155,19 +175,6 @@ impl Counted {
             base: interval.max(Duration::from_millis(1)),
             local: ThreadLocal::new(),
         }
-    }
-
-    /// Reads each table's regions from `store`.
-    pub fn bounds_of(store: &dyn Store, tables: &[String]) -> Result<Vec<Bounds>> {
-        tables
-            .iter()
-            .map(|t| {
-                Ok(Bounds {
-                    table: t.clone(),
-                    splits: store.regions(t)?,
-                })
-            })
-            .collect()
     }
 
     fn table(&self, name: &str) -> Option<usize> {
@@ -253,74 +260,25 @@ impl Counted {
     }
 }
 
-impl Store for Counted {
-    fn identity(&self) -> String {
-        self.inner.identity()
-    }
-
-    fn version(&self) -> String {
-        self.inner.version()
-    }
-
-    fn create_table(&self, table: &TableDescriptor) -> Result<()> {
-        self.inner.create_table(table)
-    }
-
-    fn delete_table(&self, table: &str) -> Result<()> {
-        self.inner.delete_table(table)
-    }
-
-    fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
-        self.inner.list_tables()
-    }
-
-    fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
-        self.inner.describe_table(table)
-    }
-
-    fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
-        self.inner.regions(table)
-    }
-
+impl Layer for RegionCounts {
     /// Counted once acknowledged: a failed batch wrote nothing that counts.
-    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        self.inner.mutate(table, rows)?;
+    fn wrote(&self, table: &str, rows: &[RowMutation]) {
         self.written(table, rows);
-        Ok(())
     }
 
-    fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
-        let rows = self.inner.get(table, gets)?;
+    fn read(&self, table: &str, rows: &mut dyn Iterator<Item = &Row>) {
         self.with(table, |regions, bounds| {
-            for row in rows.iter().flatten() {
+            for row in rows {
                 read(row, regions, bounds);
             }
         });
-        Ok(rows)
-    }
-
-    fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>> {
-        let rows = self.inner.scan(table, scan)?;
-        self.with(table, |regions, bounds| {
-            for row in &rows {
-                read(row, regions, bounds);
-            }
-        });
-        Ok(rows)
-    }
-
-    fn scan_each(&self, table: &str, scan: &Scan, page: usize, visit: &mut dyn FnMut(Row) -> bool) -> Result<()> {
-        self.inner.scan_each(table, scan, page, &mut |row| {
-            self.with(table, |regions, bounds| read(&row, regions, bounds));
-            visit(row)
-        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Mutation, memory::Memory};
+    use crate::store::{Get, Mutation, Scan, TableDescriptor, memory::Memory};
 
     fn bounds() -> Vec<Bounds> {
         vec![Bounds {
@@ -334,7 +292,7 @@ mod tests {
         let mem: Arc<dyn Store> = Arc::new(Memory::new());
         mem.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
         mem.create_table(&TableDescriptor::new("other", &["f"], 1)).unwrap();
-        let c = Arc::new(Counted::new(mem, bounds(), Duration::from_secs(3600)));
+        let c = Arc::new(count(mem, bounds(), Duration::from_secs(3600)));
         let rows: Vec<RowMutation> = ["a", "b", "x"]
             .iter()
             .map(|k| RowMutation::new(k.as_bytes(), vec![Mutation::put("f", "q", 1, "vv")]))
@@ -346,7 +304,7 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| c.scan_each("t", &Scan::prefix("a"), 10, &mut |_| true).unwrap());
         });
-        let spread = Arc::into_inner(c).expect("one owner").finish();
+        let spread = Arc::into_inner(c).expect("one owner").layer.finish();
         assert_eq!(spread.tables.len(), 1);
         let totals = spread.tables[0].totals();
         // "a" and "b": 1 + 1 + 8 + 1 + 2 = 13 bytes each written; read as much.

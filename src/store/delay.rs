@@ -1,18 +1,19 @@
-//! A wrapper that adds known latency to another store: a fixed delay on every data call,
-//! and optionally one stall window during which every call waits until the window ends.
+//! A layer that adds known latency to another store: a fixed delay on every data call (each
+//! page of a long scan is a call), and optionally one stall window during which every call
+//! waits until the window ends.
 //! It proves what the runner records (a 2 ms store must report about 2 ms) and shows how a
 //! stall reaches response and service times.
 //!
 //! URL: `delay:DELAY[,stall=LENGTH@AT]:INNER`, e.g. `delay:2ms:memory:` or
 //! `delay:0ms,stall=1s@3s:embedded:data/x` (AT is counted from when the store is opened).
 
-use super::{Get, Result, Row, RowMutation, Scan, Store, TableDescriptor};
+use super::Store;
+use super::layer::{Layer, Layered};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The delaying wrapper.
+/// The delaying layer.
 pub struct Delay {
-    inner: Arc<dyn Store>,
     delay: Duration,
     stall: Option<(Instant, Instant)>,
     spec: String,
@@ -64,11 +65,11 @@ fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
 }
 
 impl Delay {
-    /// Wraps `inner` with the settings of `spec` (its `inner` URL is not used here).
-    pub fn new(inner: Arc<dyn Store>, spec: &Spec) -> Self {
+    /// `inner` under the settings of `spec` (its `inner` URL is not used here); a stall is
+    /// timed from now.
+    pub fn over(inner: Arc<dyn Store>, spec: &Spec) -> Layered<Delay> {
         let now = Instant::now();
-        Delay {
-            inner,
+        let layer = Delay {
             delay: spec.delay,
             stall: spec.stall.map(|(len, at)| (now + at, now + at + len)),
             spec: format!(
@@ -78,7 +79,8 @@ impl Delay {
                     .map(|(len, at)| format!(", stall {len:?} at {at:?}"))
                     .unwrap_or_default()
             ),
-        }
+        };
+        Layered::new(inner, layer)
     }
 
     fn wait(&self) {
@@ -111,48 +113,17 @@ fn wait_until(until: Instant) {
     }
 }
 
-impl Store for Delay {
-    fn identity(&self) -> String {
-        format!("delay ({}) over {}", self.spec, self.inner.identity())
+impl Layer for Delay {
+    fn identity(&self, inner: String) -> String {
+        format!("delay ({}) over {inner}", self.spec)
     }
 
-    fn version(&self) -> String {
-        self.inner.version()
-    }
-
-    fn create_table(&self, table: &TableDescriptor) -> Result<()> {
-        self.inner.create_table(table)
-    }
-
-    fn delete_table(&self, table: &str) -> Result<()> {
-        self.inner.delete_table(table)
-    }
-
-    fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
-        self.inner.list_tables()
-    }
-
-    fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
-        self.inner.describe_table(table)
-    }
-
-    fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
-        self.inner.regions(table)
-    }
-
-    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+    fn before(&self) {
         self.wait();
-        self.inner.mutate(table, rows)
     }
 
-    fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
-        self.wait();
-        self.inner.get(table, gets)
-    }
-
-    fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>> {
-        self.wait();
-        self.inner.scan(table, scan)
+    fn per_page(&self) -> bool {
+        true
     }
 }
 
@@ -160,6 +131,7 @@ impl Store for Delay {
 mod tests {
     use super::*;
     use crate::store::memory::Memory;
+    use crate::store::{Get, Scan, TableDescriptor};
 
     #[test]
     fn parses_urls() {
@@ -184,7 +156,7 @@ mod tests {
     #[test]
     fn delays_data_calls_and_stalls_in_the_window() {
         let spec = Spec::parse("3ms,stall=300ms@50ms:memory:").unwrap();
-        let d = Delay::new(Arc::new(Memory::new()), &spec);
+        let d = Delay::over(Arc::new(Memory::new()), &spec);
         d.create_table(&TableDescriptor::new("t", &["f"], 1)).unwrap();
         let t = Instant::now();
         d.scan("t", &Scan::default()).unwrap();

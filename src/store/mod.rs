@@ -8,10 +8,12 @@
 pub mod backend;
 pub mod bigtable;
 pub(crate) mod cellkey;
+pub mod counted;
 pub mod delay;
 pub mod embedded;
 pub mod hbase;
 pub mod hfile;
+pub mod layer;
 pub mod memory;
 mod model;
 pub mod null;

@@ -24,7 +24,11 @@ fn modules(root: &Path) -> BTreeMap<String, PathBuf> {
             if parts.last().is_some_and(|l| l == "mod") {
                 parts.pop();
             }
-            if parts == ["lib"] || parts == ["main"] {
+            if parts == ["main"] {
+                // The binary's root: a crate of its own.
+                continue;
+            }
+            if parts == ["lib"] {
                 parts.clear();
             }
             if parts.first().is_some_and(|p| p == "idl") {

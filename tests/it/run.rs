@@ -72,7 +72,7 @@ fn summary_of(out: &run::Outcome, op: Op) -> (Summary, Summary) {
 fn a_store_that_takes_2_ms_reports_2_ms() {
     // Over the null store, whose calls cost next to nothing: the delay is all there is.
     let (g, inner) = loaded_into(Arc::new(Null::new()));
-    let store: Arc<dyn Store> = Arc::new(Delay::new(inner, &Spec::parse("2ms:null:").unwrap()));
+    let store: Arc<dyn Store> = Arc::new(Delay::over(inner, &Spec::parse("2ms:null:").unwrap()));
     // The reference, measured beside the run: the median of the same store's calls timed
     // directly, one after another, by a thread of its own while the runner works.
     let table = g.tables()[0].name.clone();
@@ -137,7 +137,7 @@ fn a_stall_under_a_rate_shows_in_response_not_service_time() {
     let (g, inner) = loaded();
     // Measurement starts at 0.5 s; the store stalls from 1.5 s to 2.5 s.
     let spec = Spec::parse("0ms,stall=1s@1500ms:memory:").unwrap();
-    let store: Arc<dyn Store> = Arc::new(Delay::new(inner, &spec));
+    let store: Arc<dyn Store> = Arc::new(Delay::over(inner, &spec));
     let mut opts = options(1);
     opts.rate = Some(200.0);
     opts.warmup = Duration::from_millis(500);
@@ -175,7 +175,7 @@ fn a_stall_under_a_rate_shows_in_response_not_service_time() {
 fn a_run_that_falls_behind_schedule_is_invalid() {
     let (g, inner) = loaded();
     let spec = Spec::parse("0ms,stall=2500ms@1s:memory:").unwrap();
-    let store: Arc<dyn Store> = Arc::new(Delay::new(inner, &spec));
+    let store: Arc<dyn Store> = Arc::new(Delay::over(inner, &spec));
     let mut opts = options(1);
     opts.rate = Some(100.0);
     opts.duration = Duration::from_secs(4);
