@@ -19,7 +19,41 @@ const COLORS: [&str; 18] = [
     "#393b79", "#ad494a", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
 ];
 
-/// The plot of `curves` (name, response-time histogram in ns).
+/// Operations drawn on one axis before the plots split them: past it, colours come too
+/// close to tell apart.
+const MOST_PER_PANEL: usize = 8;
+
+/// The operations of `names` in panels: one when they are few, else the reads and the
+/// writes apart (each with `all`, for scale), and each group past [`MOST_PER_PANEL`] in
+/// panels of its own. Each panel is (title, indexes into `names`).
+fn panels(names: &[&str]) -> Vec<(String, Vec<usize>)> {
+    let all: Vec<usize> = (0..names.len()).filter(|&i| names[i] == ALL).collect();
+    let ops: Vec<usize> = (0..names.len()).filter(|&i| names[i] != ALL).collect();
+    if ops.len() <= MOST_PER_PANEL {
+        return vec![(String::new(), (0..names.len()).collect())];
+    }
+    let writes = |i: &usize| crate::workload::Op::from_name(names[*i]).is_some_and(|o| o.writes());
+    let mut out = Vec::new();
+    for (kind, group) in [
+        ("reads", ops.iter().copied().filter(|i| !writes(i)).collect::<Vec<_>>()),
+        ("writes", ops.iter().copied().filter(writes).collect()),
+    ] {
+        let parts = group.len().div_ceil(MOST_PER_PANEL).max(1);
+        let per = group.len().div_ceil(parts).max(1);
+        for (k, chunk) in group.chunks(per).enumerate() {
+            let title = if parts > 1 {
+                format!("{kind} ({}/{parts})", k + 1)
+            } else {
+                kind.to_string()
+            };
+            out.push((title, chunk.iter().copied().chain(all.iter().copied()).collect()));
+        }
+    }
+    out
+}
+
+/// The plot of `curves` (name, response-time histogram in ns): one panel, or, for many
+/// operations, panels stacked on the same axes ([`panels`]).
 pub fn svg(curves: &[(String, Histogram)], title: &str) -> String {
     let curves: Vec<&(String, Histogram)> = curves.iter().filter(|(_, h)| !h.is_empty()).collect();
     let count = curves.iter().map(|(_, h)| h.len()).max().unwrap_or(1);
@@ -28,91 +62,103 @@ pub fn svg(curves: &[(String, Histogram)], title: &str) -> String {
     let lo = curves.iter().map(|(_, h)| h.min()).min().unwrap_or(1).max(1) as f64;
     let hi = curves.iter().map(|(_, h)| h.max()).max().unwrap_or(10).max(10) as f64;
     let (y_lo, y_hi) = (lo.log10().floor(), hi.log10().ceil().max(lo.log10().floor() + 1.0));
+    let names: Vec<&str> = curves.iter().map(|(n, _)| n.as_str()).collect();
+    let panels = panels(&names);
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
-    let px = |x: f64| LEFT + x / x_max * pw;
-    let py = |ns: f64| TOP + ph - (ns.max(1.0).log10() - y_lo) / (y_hi - y_lo) * ph;
+    let height = H * panels.len() as f64;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="12">"#
     );
-    let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{} — response time by percentile</text>"#,
-        LEFT + pw / 2.0,
-        escape(title)
-    );
-    // Grid and axes.
-    for d in 0..=(x_max as u32) {
-        let x = px(f64::from(d));
-        let label = match d {
-            0 => "0%".to_string(),
-            d => format!("{}%", 100.0 - 100.0 / 10f64.powi(d as i32)),
-        };
+    let _ = writeln!(s, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+    for (p, (subtitle, members)) in panels.iter().enumerate() {
+        let top = H * p as f64 + TOP;
+        let px = |x: f64| LEFT + x / x_max * pw;
+        let py = |ns: f64| top + ph - (ns.max(1.0).log10() - y_lo) / (y_hi - y_lo) * ph;
         let _ = writeln!(
             s,
-            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"##,
-            TOP + ph,
-            TOP + ph + 18.0
+            r#"<text x="{}" y="{}" font-size="15" text-anchor="middle">{} — response time by percentile{}</text>"#,
+            LEFT + pw / 2.0,
+            top - 18.0,
+            escape(title),
+            if subtitle.is_empty() {
+                String::new()
+            } else {
+                format!(": {subtitle}")
+            }
         );
-    }
-    for e in (y_lo as i32)..=(y_hi as i32) {
-        let ns = 10f64.powi(e);
-        let y = py(ns);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-            LEFT + pw,
-            LEFT - 6.0,
-            y + 4.0,
-            decade(e)
-        );
-    }
-    let _ = writeln!(
-        s,
-        r#"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="black"/>"#
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">percentile</text>"#,
-        LEFT + pw / 2.0,
-        H - 8.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">response time</text>"#,
-        TOP + ph / 2.0
-    );
-    // Curves.
-    let steps = (x_max * 40.0) as u32;
-    for (i, (name, h)) in curves.iter().enumerate() {
-        let color = if name == ALL { "black" } else { COLORS[i % COLORS.len()] };
-        let width = if name == ALL { 2.5 } else { 1.5 };
-        let mut points = String::new();
-        for k in 0..=steps {
-            let x = f64::from(k) / f64::from(steps) * x_max;
-            let q = 1.0 - 10f64.powf(-x);
-            let v = h.value_at_quantile(q) as f64;
-            let _ = write!(points, "{:.1},{:.1} ", px(x), py(v));
+        // Grid and axes.
+        for d in 0..=(x_max as u32) {
+            let x = px(f64::from(d));
+            let label = match d {
+                0 => "0%".to_string(),
+                d => format!("{}%", 100.0 - 100.0 / 10f64.powi(d as i32)),
+            };
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{label}</text>"##,
+                top + ph,
+                top + ph + 18.0
+            );
+        }
+        for e in (y_lo as i32)..=(y_hi as i32) {
+            let y = py(10f64.powi(e));
+            let _ = writeln!(
+                s,
+                r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT + pw,
+                LEFT - 6.0,
+                y + 4.0,
+                decade(e)
+            );
         }
         let _ = writeln!(
             s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}" points="{}"><title>{}</title></polyline>"#,
-            points.trim_end(),
-            escape(name)
+            r#"<rect x="{LEFT}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="black"/>"#
         );
-        let ly = TOP + 10.0 + 16.0 * i as f64;
-        let lx = W - RIGHT + 12.0;
         let _ = writeln!(
             s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="{width}"/><text x="{}" y="{}">{}</text>"#,
-            lx + 20.0,
-            lx + 26.0,
-            ly + 4.0,
-            escape(name)
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">percentile</text>"#,
+            LEFT + pw / 2.0,
+            top + ph + BOTTOM - 8.0
         );
+        let _ = writeln!(
+            s,
+            r#"<text transform="translate(16 {:.1}) rotate(-90)" text-anchor="middle">response time</text>"#,
+            top + ph / 2.0
+        );
+        // Curves, coloured within the panel.
+        let steps = (x_max * 40.0) as u32;
+        for (k, &i) in members.iter().enumerate() {
+            let (name, h) = curves[i];
+            let color = if name == ALL { "black" } else { COLORS[k % COLORS.len()] };
+            let width = if name == ALL { 2.5 } else { 1.5 };
+            let mut points = String::new();
+            for step in 0..=steps {
+                let x = f64::from(step) / f64::from(steps) * x_max;
+                let q = 1.0 - 10f64.powf(-x);
+                let v = h.value_at_quantile(q) as f64;
+                let _ = write!(points, "{:.1},{:.1} ", px(x), py(v));
+            }
+            let _ = writeln!(
+                s,
+                r#"<polyline fill="none" stroke="{color}" stroke-width="{width}" points="{}"><title>{}</title></polyline>"#,
+                points.trim_end(),
+                escape(name)
+            );
+            let ly = top + 10.0 + 16.0 * k as f64;
+            let lx = W - RIGHT + 12.0;
+            let _ = writeln!(
+                s,
+                r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="{width}"/><text x="{}" y="{}">{}</text>"#,
+                lx + 20.0,
+                lx + 26.0,
+                ly + 4.0,
+                escape(name)
+            );
+        }
     }
     s.push_str("</svg>\n");
     s
@@ -217,8 +263,12 @@ pub struct Series {
 pub type Point = (f64, f64, u64, u64);
 
 /// Throughput (top, linear) and p50 (dashed) and p99 (solid) response time (bottom, log)
-/// of every operation per interval, against time.
+/// of every operation per interval, against time; for many operations, small multiples
+/// instead ([`rows`]).
 pub fn timeseries(series: &[Series], title: &str) -> String {
+    if series.iter().filter(|s| s.name != ALL).count() > MOST_PER_PANEL {
+        return rows(series, title);
+    }
     let (panel, gap) = (200.0, 50.0);
     let height = TOP + panel + gap + panel + BOTTOM;
     let pw = W - LEFT - RIGHT;
@@ -369,6 +419,117 @@ pub fn timeseries(series: &[Series], title: &str) -> String {
     s
 }
 
+/// Small multiples over time: a row per operation (and `all`), its throughput on the left
+/// (linear, to its own peak, printed) and its p50 (dashed) and p99 (solid) on the right
+/// (log, one range for every row), all on one time axis.
+fn rows(series: &[Series], title: &str) -> String {
+    let (row_h, row_gap, label_w, mid) = (46.0, 14.0, 130.0, 30.0);
+    let pw = (W - label_w - LEFT - mid) / 2.0;
+    let height = TOP + (row_h + row_gap) * series.len() as f64 + BOTTOM;
+    let t_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max)
+        .max(1e-3);
+    let latencies = series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|p| [p.2, p.3]))
+        .filter(|&v| v > 0);
+    let (lo, hi) = latencies.fold((u64::MAX, 1u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let y_lo = (lo.min(hi).max(1) as f64).log10().floor();
+    let y_hi = (hi as f64).log10().ceil().max(y_lo + 1.0);
+    let (rate_x, lat_x) = (label_w, label_w + pw + mid);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{} — throughput (left, to each row's peak) and p50 - - , p99 — (right, {} to {}) over time</text>"#,
+        W / 2.0,
+        escape(title),
+        decade(y_lo as i32),
+        decade(y_hi as i32)
+    );
+    for (i, series) in series.iter().enumerate() {
+        let top = TOP + (row_h + row_gap) * i as f64;
+        let peak = series.points.iter().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9);
+        let x_at = |left: f64, t: f64| left + t / t_max * pw;
+        let rate_y = |r: f64| top + row_h - r / peak * row_h;
+        let lat_y = |ns: u64| top + row_h - ((ns.max(1) as f64).log10() - y_lo) / (y_hi - y_lo) * row_h;
+        let color = if series.name == ALL {
+            "black"
+        } else {
+            COLORS[i % COLORS.len()]
+        };
+        let name = escape(&series.name);
+        let _ = writeln!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{name}</text><text x="{:.1}" y="{:.1}" text-anchor="end" fill="#666">{} ops/s</text>"##,
+            label_w - 8.0,
+            top + row_h / 2.0,
+            label_w - 8.0,
+            top + row_h / 2.0 + 14.0,
+            trim_number(peak.round())
+        );
+        for left in [rate_x, lat_x] {
+            let _ = writeln!(
+                s,
+                r##"<rect x="{left:.1}" y="{top:.1}" width="{pw:.1}" height="{row_h}" fill="none" stroke="#999"/>"##
+            );
+        }
+        let line = |f: &dyn Fn(&Point) -> Option<(f64, f64)>| -> String {
+            series
+                .points
+                .iter()
+                .filter_map(f)
+                .map(|(x, y)| format!("{x:.1},{y:.1}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let rates = line(&|p| Some((x_at(rate_x, p.0), rate_y(p.1))));
+        let p50 = line(&|p| (p.2 > 0).then(|| (x_at(lat_x, p.0), lat_y(p.2))));
+        let p99 = line(&|p| (p.3 > 0).then(|| (x_at(lat_x, p.0), lat_y(p.3))));
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{rates}"><title>{name} ops/s</title></polyline>"#
+        );
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" stroke-dasharray="4 3" points="{p50}"><title>{name} p50</title></polyline>"#
+        );
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{p99}"><title>{name} p99</title></polyline>"#
+        );
+    }
+    let axis_y = TOP + (row_h + row_gap) * series.len() as f64;
+    for left in [rate_x, lat_x] {
+        let step = nice_step(t_max / 4.0);
+        let mut t = 0.0;
+        while t <= t_max + 1e-9 {
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                left + t / t_max * pw,
+                axis_y + 4.0,
+                trim_number(t)
+            );
+            t += step;
+        }
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">seconds from the start of measurement</text>"#,
+        W / 2.0,
+        height - 8.0
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
 /// A round step near `raw`: 1, 2 or 5 times a power of ten.
 fn nice_step(raw: f64) -> f64 {
     let raw = raw.max(1e-6);
@@ -459,5 +620,56 @@ mod tests {
         assert!(svg.contains(">1 µs<") && svg.contains(">1 s<"), "{svg}");
         assert!(svg.contains("q&lt;1&gt;"));
         assert!(svg.ends_with("</svg>\n"));
+    }
+
+    /// Every operation of the mix (17 of them) with `all`: the latency plot splits them into
+    /// panels of at most eight besides `all`, reads apart from writes, each curve once and
+    /// `all` in every panel; the plot over time draws a row per operation.
+    #[test]
+    fn many_operations_are_drawn_in_panels_and_rows() {
+        let mut names: Vec<String> = crate::workload::Op::ALL.iter().map(|o| o.name().to_string()).collect();
+        names.truncate(17);
+        names.push(ALL.into());
+        let mut h = histogram();
+        for v in 1..=2000u64 {
+            record(&mut h, v * 1000);
+        }
+        let curves: Vec<(String, Histogram)> = names.iter().map(|n| (n.clone(), h.clone())).collect();
+        let svg = svg(&curves, "mix");
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let panels = panels(&refs);
+        assert!(panels.len() >= 3, "{panels:?}");
+        for (title, members) in &panels {
+            let ops: Vec<&&str> = members.iter().map(|&i| &refs[i]).filter(|n| **n != ALL).collect();
+            assert!(!ops.is_empty() && ops.len() <= MOST_PER_PANEL, "{title}: {ops:?}");
+            let writes = ops
+                .iter()
+                .filter(|n| crate::workload::Op::from_name(n).unwrap().writes())
+                .count();
+            assert!(writes == 0 || writes == ops.len(), "{title} mixes reads and writes");
+            assert!(members.iter().any(|&i| refs[i] == ALL), "{title}");
+        }
+        assert_eq!(svg.matches("<polyline").count(), 17 + panels.len());
+        for n in &names[..17] {
+            assert_eq!(svg.matches(&format!("<title>{n}</title>")).count(), 1, "{n}");
+        }
+        assert!(svg.contains(": reads") && svg.contains(": writes"));
+
+        let series: Vec<Series> = names
+            .iter()
+            .map(|n| Series {
+                name: n.clone(),
+                points: vec![(1.0, 100.0, 1_000, 5_000), (2.0, 120.0, 1_100, 9_000)],
+            })
+            .collect();
+        let over_time = timeseries(&series, "mix");
+        assert_eq!(over_time.matches("<polyline").count(), 3 * 18);
+        for n in &names {
+            assert_eq!(over_time.matches(&format!("<title>{n} p99</title>")).count(), 1, "{n}");
+        }
+        // A few operations stay on one pair of axes.
+        let few = timeseries(&series[..3], "mix");
+        assert!(!few.contains("to each row's peak"));
+        assert!(over_time.contains("to each row's peak"));
     }
 }
