@@ -637,3 +637,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sweep(args) => sweep::sweep(args),
     }
 }
+
+/// Success, or an error that names the runs of an experiment that are invalid.
+fn all_valid<'a>(invalid: impl Iterator<Item = &'a str>) -> anyhow::Result<ExitCode> {
+    let invalid: Vec<&str> = invalid.collect();
+    if !invalid.is_empty() {
+        anyhow::bail!("the runs of {} are invalid (see their reports)", invalid.join(", "));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -95,14 +95,11 @@ fn compare(args: KeysCompareArgs) -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", f.text)?;
     }
     writeln!(out, "report: {}", dir.display())?;
-    let invalid: Vec<&str> = report
-        .variants
-        .iter()
-        .filter(|v| v.run.invalid_reason.is_some())
-        .map(|v| v.name.as_str())
-        .collect();
-    if !invalid.is_empty() {
-        bail!("the runs of {} are invalid (see their reports)", invalid.join(", "));
-    }
-    Ok(ExitCode::SUCCESS)
+    super::all_valid(
+        report
+            .variants
+            .iter()
+            .filter(|v| v.run.invalid_reason.is_some())
+            .map(|v| v.name.as_str()),
+    )
 }

@@ -37,14 +37,5 @@ pub(super) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
     writeln!(out)?;
     write!(out, "{}", report.text_table().render())?;
     writeln!(out, "report: {}", dir.display())?;
-    let invalid: Vec<&str> = report
-        .points
-        .iter()
-        .filter(|p| !p.valid)
-        .map(|p| p.folder.as_str())
-        .collect();
-    if !invalid.is_empty() {
-        bail!("the runs of {} are invalid (see their reports)", invalid.join(", "));
-    }
-    Ok(ExitCode::SUCCESS)
+    super::all_valid(report.points.iter().filter(|p| !p.valid).map(|p| p.folder.as_str()))
 }

@@ -67,12 +67,7 @@ pub fn svg(curves: &[(String, Histogram)], title: &str) -> String {
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
     let height = H * panels.len() as f64;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+    let mut s = open_svg(height);
     for (p, (subtitle, members)) in panels.iter().enumerate() {
         let top = H * p as f64 + TOP;
         let px = |x: f64| LEFT + x / x_max * pw;
@@ -272,34 +267,18 @@ pub fn timeseries(series: &[Series], title: &str) -> String {
     let (panel, gap) = (200.0, 50.0);
     let height = TOP + panel + gap + panel + BOTTOM;
     let pw = W - LEFT - RIGHT;
-    let t_max = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(0.0f64, f64::max)
-        .max(1e-3);
+    let (t_max, y_lo, y_hi) = ranges(series);
     let rate_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .fold(0.0f64, f64::max)
         .max(1.0)
         * 1.05;
-    let latencies = series
-        .iter()
-        .flat_map(|s| s.points.iter().flat_map(|p| [p.2, p.3]))
-        .filter(|&v| v > 0);
-    let (lo, hi) = latencies.fold((u64::MAX, 1u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let y_lo = (lo.min(hi).max(1) as f64).log10().floor();
-    let y_hi = (hi as f64).log10().ceil().max(y_lo + 1.0);
     let px = |t: f64| LEFT + t / t_max * pw;
     let rate_y = |r: f64| TOP + panel - r / rate_max * panel;
     let lat_top = TOP + panel + gap;
     let lat_y = |ns: u64| lat_top + panel - ((ns.max(1) as f64).log10() - y_lo) / (y_hi - y_lo) * panel;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+    let mut s = open_svg(height);
     let _ = writeln!(
         s,
         r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{} — throughput and response time over time</text>"#,
@@ -380,31 +359,10 @@ pub fn timeseries(series: &[Series], title: &str) -> String {
             COLORS[i % COLORS.len()]
         };
         let width = if series.name == ALL { 2.5 } else { 1.5 };
-        let line = |f: &dyn Fn(&Point) -> Option<(f64, f64)>| -> String {
-            series
-                .points
-                .iter()
-                .filter_map(f)
-                .map(|(x, y)| format!("{x:.1},{y:.1}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let rates = line(&|p| Some((px(p.0), rate_y(p.1))));
-        let p50 = line(&|p| (p.2 > 0).then(|| (px(p.0), lat_y(p.2))));
-        let p99 = line(&|p| (p.3 > 0).then(|| (px(p.0), lat_y(p.3))));
         let name = escape(&series.name);
-        let _ = writeln!(
-            s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}" points="{rates}"><title>{name} ops/s</title></polyline>"#
-        );
-        let _ = writeln!(
-            s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}" stroke-dasharray="4 3" points="{p50}"><title>{name} p50</title></polyline>"#
-        );
-        let _ = writeln!(
-            s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}" points="{p99}"><title>{name} p99</title></polyline>"#
-        );
+        lines(&mut s, series, (color, width), &|t, r| (px(t), rate_y(r)), &|t, ns| {
+            (px(t), lat_y(ns))
+        });
         let ly = TOP + 10.0 + 16.0 * i as f64;
         let lx = W - RIGHT + 12.0;
         let _ = writeln!(
@@ -426,25 +384,9 @@ fn rows(series: &[Series], title: &str) -> String {
     let (row_h, row_gap, label_w, mid) = (46.0, 14.0, 130.0, 30.0);
     let pw = (W - label_w - LEFT - mid) / 2.0;
     let height = TOP + (row_h + row_gap) * series.len() as f64 + BOTTOM;
-    let t_max = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(0.0f64, f64::max)
-        .max(1e-3);
-    let latencies = series
-        .iter()
-        .flat_map(|s| s.points.iter().flat_map(|p| [p.2, p.3]))
-        .filter(|&v| v > 0);
-    let (lo, hi) = latencies.fold((u64::MAX, 1u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let y_lo = (lo.min(hi).max(1) as f64).log10().floor();
-    let y_hi = (hi as f64).log10().ceil().max(y_lo + 1.0);
+    let (t_max, y_lo, y_hi) = ranges(series);
     let (rate_x, lat_x) = (label_w, label_w + pw + mid);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+    let mut s = open_svg(height);
     let _ = writeln!(
         s,
         r#"<text x="{}" y="22" font-size="15" text-anchor="middle">{} — throughput (left, to each row's peak) and p50 - - , p99 — (right, {} to {}) over time</text>"#,
@@ -480,29 +422,12 @@ fn rows(series: &[Series], title: &str) -> String {
                 r##"<rect x="{left:.1}" y="{top:.1}" width="{pw:.1}" height="{row_h}" fill="none" stroke="#999"/>"##
             );
         }
-        let line = |f: &dyn Fn(&Point) -> Option<(f64, f64)>| -> String {
-            series
-                .points
-                .iter()
-                .filter_map(f)
-                .map(|(x, y)| format!("{x:.1},{y:.1}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let rates = line(&|p| Some((x_at(rate_x, p.0), rate_y(p.1))));
-        let p50 = line(&|p| (p.2 > 0).then(|| (x_at(lat_x, p.0), lat_y(p.2))));
-        let p99 = line(&|p| (p.3 > 0).then(|| (x_at(lat_x, p.0), lat_y(p.3))));
-        let _ = writeln!(
-            s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{rates}"><title>{name} ops/s</title></polyline>"#
-        );
-        let _ = writeln!(
-            s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" stroke-dasharray="4 3" points="{p50}"><title>{name} p50</title></polyline>"#
-        );
-        let _ = writeln!(
-            s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{p99}"><title>{name} p99</title></polyline>"#
+        lines(
+            &mut s,
+            series,
+            (color, 1.5),
+            &|t, r| (x_at(rate_x, t), rate_y(r)),
+            &|t, ns| (x_at(lat_x, t), lat_y(ns)),
         );
     }
     let axis_y = TOP + (row_h + row_gap) * series.len() as f64;
@@ -528,6 +453,68 @@ fn rows(series: &[Series], title: &str) -> String {
     );
     s.push_str("</svg>\n");
     s
+}
+
+/// The end of the last interval (s) and the decades (log10 ns) every p50 and p99 falls in.
+fn ranges(series: &[Series]) -> (f64, f64, f64) {
+    let t_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0f64, f64::max)
+        .max(1e-3);
+    let latencies = series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|p| [p.2, p.3]))
+        .filter(|&v| v > 0);
+    let (lo, hi) = latencies.fold((u64::MAX, 1u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let y_lo = (lo.min(hi).max(1) as f64).log10().floor();
+    (t_max, y_lo, (hi as f64).log10().ceil().max(y_lo + 1.0))
+}
+
+/// An SVG document's opening, `height` tall on a white ground.
+fn open_svg(height: f64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
+    s
+}
+
+/// One series' throughput, p50 (dashed) and p99 lines in `(colour, width)`, placed by
+/// `rate_at(time, ops/s)` and `latency_at(time, ns)`; intervals without a latency are left out.
+fn lines(
+    s: &mut String,
+    series: &Series,
+    (color, width): (&str, f64),
+    rate_at: &dyn Fn(f64, f64) -> (f64, f64),
+    latency_at: &dyn Fn(f64, u64) -> (f64, f64),
+) {
+    let line = |f: &dyn Fn(&Point) -> Option<(f64, f64)>| -> String {
+        series
+            .points
+            .iter()
+            .filter_map(f)
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let name = escape(&series.name);
+    for (points, dash, what) in [
+        (line(&|p| Some(rate_at(p.0, p.1))), "", "ops/s"),
+        (
+            line(&|p| (p.2 > 0).then(|| latency_at(p.0, p.2))),
+            r#" stroke-dasharray="4 3""#,
+            "p50",
+        ),
+        (line(&|p| (p.3 > 0).then(|| latency_at(p.0, p.3))), "", "p99"),
+    ] {
+        let _ = writeln!(
+            s,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}"{dash} points="{points}"><title>{name} {what}</title></polyline>"#
+        );
+    }
 }
 
 /// A round step near `raw`: 1, 2 or 5 times a power of ten.

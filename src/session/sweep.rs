@@ -3,12 +3,12 @@
 //! ([`crate::report::sweep`]).
 
 use super::measure::Measure;
-use super::variants::{clear, drop_tables, isolated, per_variant};
+use super::variants::{Place, clear, drop_tables, per_variant};
 use super::{Context, Result};
 use crate::generate::Generator;
 use crate::load::Shard;
 use crate::report::sweep::{Point, SweepReport, TableLoad};
-use crate::store::{Store, backend::Backend, now_millis};
+use crate::store::Store;
 use crate::workload::{Set, Workload};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -113,15 +113,13 @@ impl Sweep<'_> {
             super::check_rate(&w.run, "run.rate")?;
             workloads.push(w);
         }
-        let default_dir = PathBuf::from("data").join(format!("{}-sweep", base.name));
-        let url = args
-            .backend
-            .map(String::from)
-            .unwrap_or_else(|| format!("embedded:{}", default_dir.display()));
-        let backend = Backend::parse(&url, &default_dir).context("--backend")?;
-        let own = isolated(&backend);
-        let started = now_millis();
-        let dir = crate::report::run::folder(args.reports, &format!("{}-sweep", base.name), started);
+        let Place {
+            url,
+            backend,
+            own,
+            started,
+            dir,
+        } = Place::of(args.backend, &format!("{}-sweep", base.name), args.reports)?;
         writeln!(
             out,
             "sweeping {} over {} points: {}",

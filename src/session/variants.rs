@@ -114,6 +114,39 @@ fn plans(w: &Workload, asked: &[String], out: &mut dyn Write) -> Result<Vec<Plan
     Ok(plans)
 }
 
+/// Where an experiment of several data sets keeps them and its report.
+pub struct Place {
+    /// `--backend`, or the embedded store under `data/<name>`.
+    pub url: String,
+    /// It, parsed.
+    pub backend: Backend,
+    /// Whether each data set gets a store of its own ([`isolated`]).
+    pub own: bool,
+    /// When the experiment started (epoch ms).
+    pub started: i64,
+    /// Its report folder.
+    pub dir: PathBuf,
+}
+
+impl Place {
+    /// The place of the experiment `name` (`<workload>-keys`, `<workload>-sweep`).
+    pub fn of(backend: Option<&str>, name: &str, reports: &Path) -> Result<Place> {
+        let default_dir = PathBuf::from("data").join(name);
+        let url = backend
+            .map(String::from)
+            .unwrap_or_else(|| format!("embedded:{}", default_dir.display()));
+        let backend = Backend::parse(&url, &default_dir).context("--backend")?;
+        let started = now_millis();
+        Ok(Place {
+            own: isolated(&backend),
+            url,
+            backend,
+            started,
+            dir: crate::report::run::folder(reports, name, started),
+        })
+    }
+}
+
 /// Where a variant's data goes: the embedded store in a directory of its own; a fresh
 /// in-process store; or the shared remote backend. Also the variant's own directory.
 pub fn per_variant(b: &Backend, name: &str) -> (Backend, Option<PathBuf>) {
@@ -191,15 +224,13 @@ impl Comparison<'_> {
         }
         let regions = w.load.regions;
         let plans = plans(&w, self.variants, out)?;
-        let default_dir = PathBuf::from("data").join(format!("{}-keys", w.name));
-        let url = args
-            .backend
-            .map(String::from)
-            .unwrap_or_else(|| format!("embedded:{}", default_dir.display()));
-        let backend = Backend::parse(&url, &default_dir).context("--backend")?;
-        let own = isolated(&backend);
-        let started = now_millis();
-        let dir = crate::report::run::folder(args.reports, &format!("{}-keys", w.name), started);
+        let Place {
+            url,
+            backend,
+            own,
+            started,
+            dir,
+        } = Place::of(args.backend, &format!("{}-keys", w.name), args.reports)?;
         writeln!(
             out,
             "comparing {} key variants of {} ({}), each table in {regions} regions: {}",
