@@ -616,8 +616,8 @@ pub struct KeysCompareArgs {
 #[derive(Debug, Args)]
 pub struct VariantArgs {
     /// Time field order: reverse (MAX - stamp, newest first) or forward.
-    #[arg(long, value_name = "reverse|forward")]
-    pub order: Option<String>,
+    #[arg(long)]
+    pub order: Option<crate::keys::Order>,
     /// Salt prefix: none, hash (seed 002's hash(id)), or a bucket count 1-256.
     #[arg(long, value_name = "none|hash|N")]
     pub salt: Option<String>,

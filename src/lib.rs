@@ -6,6 +6,36 @@
 //! model), [`generate`] (deterministic synthetic data), [`load`] and [`verify`] over them;
 //! [`cli`] on top.
 
+/// `FromStr` and `Display` for an enum from the names [`clap::ValueEnum`] gives it: one
+/// spelling for flags, URLs, workload files and reports. `$what` names it in errors:
+/// `unknown transport "x": expected buffered or framed`.
+macro_rules! named_values {
+    ($t:ty, $what:literal) => {
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Self, String> {
+                <$t as clap::ValueEnum>::from_str(s, false).map_err(|_| {
+                    let names: Vec<String> = <$t as clap::ValueEnum>::value_variants()
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect();
+                    format!("unknown {} {s:?}: expected {}", $what, names.join(" or "))
+                })
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    clap::ValueEnum::to_possible_value(self)
+                        .expect("every variant is named")
+                        .get_name(),
+                )
+            }
+        }
+    };
+}
+
 pub mod bulkload;
 pub mod cli;
 pub mod convert;

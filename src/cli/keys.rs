@@ -2,7 +2,7 @@
 //! it prints ([`crate::session::variants`] runs it).
 
 use super::{KeysCommand, KeysCompareArgs, VariantArgs};
-use crate::keys::{self, KeyOptions, Layout, Order, Salt};
+use crate::keys::{self, KeyOptions, Layout, Salt};
 use crate::session::variants::Comparison;
 use crate::workload::Workload;
 use anyhow::{Context, bail};
@@ -12,12 +12,8 @@ use std::process::ExitCode;
 impl VariantArgs {
     fn options(&self, layout: Layout) -> anyhow::Result<KeyOptions> {
         let mut opts = layout.seed_options();
-        if let Some(order) = &self.order {
-            opts.order = match order.as_str() {
-                "reverse" => Order::Reverse,
-                "forward" => Order::Forward,
-                other => bail!("--order: {other:?} is not reverse or forward"),
-            };
+        if let Some(order) = self.order {
+            opts.order = order;
         }
         if let Some(salt) = &self.salt {
             opts.salt = match salt.as_str() {

@@ -66,7 +66,7 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// How a time field is written into the key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Order {
     /// `MAX - stamp`: the newest rows sort first (every seed's choice).
     #[default]
@@ -74,6 +74,8 @@ pub enum Order {
     /// The stamp itself: the oldest rows sort first (seed 001's first `uid_ts` key).
     Forward,
 }
+
+named_values!(Order, "order");
 
 /// A prefix that spreads users over regions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,10 +112,7 @@ impl KeyOptions {
 
 impl std::fmt::Display for KeyOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let order = match self.order {
-            Order::Reverse => "reverse",
-            Order::Forward => "forward",
-        };
+        let order = self.order;
         match self.salt {
             Salt::None => write!(f, "order={order} salt=none"),
             Salt::Hash => write!(f, "order={order} salt=hash"),

@@ -41,7 +41,7 @@ pub fn capacity<T>(claimed: i32) -> usize {
 }
 
 /// How messages are delimited on the connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Transport {
     /// Messages back to back (`hbase thrift start`'s default).
     Buffered,
@@ -50,7 +50,7 @@ pub enum Transport {
 }
 
 /// How values are encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Protocol {
     /// TBinaryProtocol, strict (versioned) messages; unversioned ones are read too.
     Binary,
@@ -59,7 +59,7 @@ pub enum Protocol {
 }
 
 /// HBase's two Thrift services.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Api {
     /// `Hbase` (`hbase thrift start`): one timestamp per mutation call, one version per
     /// column in row reads.
@@ -69,65 +69,9 @@ pub enum Api {
     Thrift2,
 }
 
-impl std::str::FromStr for Api {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "thrift1" => Ok(Api::Thrift1),
-            "thrift2" => Ok(Api::Thrift2),
-            _ => Err(format!("unknown api {s:?}: expected thrift1 or thrift2")),
-        }
-    }
-}
-
-impl std::fmt::Display for Api {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Api::Thrift1 => "thrift1",
-            Api::Thrift2 => "thrift2",
-        })
-    }
-}
-
-impl std::str::FromStr for Transport {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "buffered" => Ok(Transport::Buffered),
-            "framed" => Ok(Transport::Framed),
-            _ => Err(format!("unknown transport {s:?}: expected buffered or framed")),
-        }
-    }
-}
-
-impl std::str::FromStr for Protocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "binary" => Ok(Protocol::Binary),
-            "compact" => Ok(Protocol::Compact),
-            _ => Err(format!("unknown protocol {s:?}: expected binary or compact")),
-        }
-    }
-}
-
-impl std::fmt::Display for Transport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Transport::Buffered => "buffered",
-            Transport::Framed => "framed",
-        })
-    }
-}
-
-impl std::fmt::Display for Protocol {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Protocol::Binary => "binary",
-            Protocol::Compact => "compact",
-        })
-    }
-}
+named_values!(Api, "api");
+named_values!(Transport, "transport");
+named_values!(Protocol, "protocol");
 
 pub(crate) fn protocol_error(kind: ProtocolErrorKind, message: String) -> thrift::Error {
     thrift::Error::Protocol(ProtocolError { kind, message })

@@ -249,9 +249,12 @@ impl Keys {
                 None => (None, name),
             };
             let apply: Box<dyn Fn(&mut KeyOptions)> = match (setting, value) {
-                ("order", "reverse") => Box::new(|o| o.order = crate::keys::Order::Reverse),
-                ("order", "forward") => Box::new(|o| o.order = crate::keys::Order::Forward),
-                ("order", other) => return Err(format!("order: {other:?} is not reverse or forward")),
+                ("order", value) => {
+                    let order: crate::keys::Order = value
+                        .parse()
+                        .map_err(|_| format!("order: {value:?} is not reverse or forward"))?;
+                    Box::new(move |o| o.order = order)
+                }
                 ("salt", "none") => Box::new(|o| o.salt = crate::keys::Salt::None),
                 ("salt", "hash") => Box::new(|o| o.salt = crate::keys::Salt::Hash),
                 ("salt", n) => {
@@ -380,17 +383,8 @@ impl Run {
     }
 }
 
-impl std::fmt::Display for Arrival {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(clap::ValueEnum::to_possible_value(self).expect("named").get_name())
-    }
-}
-
-impl std::fmt::Display for Skew {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(clap::ValueEnum::to_possible_value(self).expect("named").get_name())
-    }
-}
+named_values!(Arrival, "arrival");
+named_values!(Skew, "skew");
 
 /// Durations as `humantime` writes and reads them ("1m 30s"), in reports and back.
 mod humantime_serde {
