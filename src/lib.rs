@@ -3,8 +3,9 @@
 //!
 //! The layers, bottom up: [`keys`] (byte-exact row-key codecs), [`store`] (the `Store` trait,
 //! its data model and backends), [`schema`] (one DAO per seed design); [`workload`] (the TOML
-//! model), [`generate`] (deterministic synthetic data), [`load`] and [`verify`] over them;
-//! [`cli`] on top.
+//! model), [`generate`] (deterministic synthetic data), [`load`], [`run`] and [`verify`]
+//! over them; [`session`] runs the commands' work from the validated workload, and [`cli`]
+//! parses arguments into it and prints the results.
 
 /// `FromStr` and `Display` for an enum from the names [`clap::ValueEnum`] gives it: one
 /// spelling for flags, URLs, workload files and reports. `$what` names it in errors:

@@ -4,7 +4,7 @@
 //! Split points follow the key design: a bucket-salted layout splits at bucket boundaries, so
 //! each region takes whole buckets; every other layout (no salt, seed 002's `hash(id)`, the
 //! text `uid` keys of the microblog) splits at quantiles of the keys the generator writes,
-//! sampled deterministically from evenly spaced users. [`count`] tallies rows and bytes per
+//! sampled deterministically from evenly spaced users. [`crate::store::counted`] tallies rows and bytes per
 //! region while a load or run works.
 
 pub mod report;

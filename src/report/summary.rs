@@ -136,7 +136,7 @@ pub struct OpReport {
     pub response: Summary,
     /// Service time (from the actual start; open loop only).
     pub service: Option<Summary>,
-    /// The response-time histogram ([`stats::encode`]).
+    /// The response-time histogram ([`crate::stats::encode`]).
     pub response_histogram: String,
     /// The service-time histogram (open loop only).
     pub service_histogram: Option<String>,
