@@ -3,6 +3,9 @@
 # who wants to try tallrow against real HBase without a cluster.
 #
 #   scripts/hbase.sh start    fetch HBase with Maven (once), start it and its Thrift servers
+#   scripts/hbase.sh start --secure
+#                             the same, plus a Kerberos KDC and Kerberized Thrift servers
+#                             (SASL/GSSAPI, and HTTP + SPNEGO + TLS): scripts/secure.sh
 #   scripts/hbase.sh status   say whether it runs, and where
 #   scripts/hbase.sh env      print the export lines of the running instance
 #   scripts/hbase.sh stop     stop every process start started, remove its directory
@@ -32,6 +35,8 @@
 #   TALLROW_HBASE_ZK           HOST:PORT of ZooKeeper (for native clients)
 #   TALLROW_HBASE_CP           the classpath (conf directory first), for native clients
 #   TALLROW_HBASE_VERSION      the HBase release (tests/hbase/pom.xml)
+# With --secure also the secured endpoints' URLs, KRB5_CONFIG, KRB5CCNAME and the CA file
+# (scripts/secure.sh says which).
 # Exit codes: 0 done; 1 Java or Maven missing (one line says so); 2 HBase failed to start
 # (twice: a failed start is tried once more with new ports; its logs are kept in
 # tests/hbase/target/failed-start).
@@ -42,6 +47,9 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 state="$repo/.hbase.env"
 heap="${TALLROW_HBASE_HEAP:-1536m}"
+# shellcheck source=scripts/secure.sh
+. "$repo/scripts/secure.sh"
+secure=
 
 # The flags bin/hbase passes on JDK 11 and later.
 jdk_flags=(
@@ -198,6 +206,10 @@ start() {
 }
 
 start_once() {
+  if running && [ -n "$secure" ] && [ -z "${TALLROW_HBASE_SASL1_AUTH:-}" ]; then
+    echo "HBase runs without its secured servers: restarting it with them" >&2
+    stop
+  fi
   if running; then
     echo "HBase already runs: $TALLROW_HBASE_THRIFT1 (thrift1), $TALLROW_HBASE_THRIFT1_FC (thrift1 framed compact), $TALLROW_HBASE_THRIFT2 (thrift2)"
     return 0
@@ -273,11 +285,71 @@ EOF
       return 2
     fi
   done
+  if [ -n "$secure" ]; then
+    start_secure "$dir" "$cp" || return
+  fi
   echo "HBase $version on loopback in ${SECONDS}s: thrift1 127.0.0.1:$t1, thrift1 framed compact 127.0.0.1:$t1fc, thrift2 127.0.0.1:$t2 (logs in $dir/logs)"
 }
 
+# The Kerberized Thrift servers in front of the running HBase (scripts/secure.sh).
+start_secure() { # dir classpath
+  local dir="$1" cp="${2#*:}" rc=0
+  kerberos_tools "$dir" || return 0
+  start_kdc "$dir" || rc=$?
+  [ $rc -eq 0 ] || { failed "$dir" "the KDC did not start" hbase.log; return 2; }
+  local kdc_pid
+  kdc_pid="$(cat "$dir/krb5/krb5kdc.pid")"
+  make_certificates "$dir" || { failed "$dir" "no certificates" hbase.log; return 2; }
+  local s1a s1c s2i h2 pids=("$kdc_pid") name port c
+  s1a="$(free_port)" s1c="$(free_port)" s2i="$(free_port)" h2="$(free_port)"
+  local -a servers=(
+    "sasl1-auth:$s1a:org.apache.hadoop.hbase.thrift.ThriftServer:hbase.thrift.security.qop=auth"
+    "sasl1-conf:$s1c:org.apache.hadoop.hbase.thrift.ThriftServer:hbase.thrift.security.qop=auth-conf"
+    "sasl2-int:$s2i:org.apache.hadoop.hbase.thrift2.ThriftServer:hbase.thrift.security.qop=auth-int"
+    "https2:$h2:org.apache.hadoop.hbase.thrift2.ThriftServer:hbase.regionserver.thrift.http=true hbase.thrift.ssl.enabled=true hbase.thrift.ssl.keystore.store=$dir/tls/server.p12 hbase.thrift.ssl.keystore.password=tallrow-test hbase.thrift.ssl.keystore.keypassword=tallrow-test hbase.thrift.ssl.keystore.type=PKCS12"
+  )
+  local spec class extra
+  for spec in "${servers[@]}"; do
+    name="${spec%%:*}" spec="${spec#*:}" port="${spec%%:*}" spec="${spec#*:}"
+    class="${spec%%:*}" extra="${spec#*:}"
+    # shellcheck disable=SC2086
+    c="$(secure_conf "$dir" "$name" $extra)"
+    (cd "$dir" && exec java "${jdk_flags[@]}" -Xmx384m "-Djava.security.krb5.conf=$KRB5_CONFIG" \
+      "-Dlog4j2.configurationFile=$c/log4j2.properties" "-Dhbase.log.dir=$dir/logs" -cp "$c:$cp" \
+      "$class" -b 127.0.0.1 -p "$port" start) >"$dir/logs/$name.log" 2>&1 &
+    pids+=($!)
+  done
+  sed -i "s|^export TALLROW_HBASE_PIDS='\(.*\)'|export TALLROW_HBASE_PIDS='\1 ${pids[*]}'|" "$state"
+  cat >>"$state" <<EOF
+export TALLROW_HBASE_SASL1_AUTH='hbase://localhost:$s1a?sasl=gssapi&qop=auth'
+export TALLROW_HBASE_SASL1_CONF='hbase://localhost:$s1c?sasl=gssapi&qop=auth-conf'
+export TALLROW_HBASE_SASL2_INT='hbase://localhost:$s2i?api=thrift2&sasl=gssapi&qop=auth-int'
+export TALLROW_HBASE_HTTPS2='hbase://localhost:$h2?api=thrift2&transport=http&sasl=gssapi&tls=true&ca=$dir/tls/ca.pem'
+export TALLROW_HBASE_CA='$dir/tls/ca.pem'
+export TALLROW_HBASE_OTHER_CA='$dir/tls/other-ca.pem'
+export TALLROW_KRB5_CLIENT_KEYTAB='$dir/krb5/client.keytab'
+export KRB5_CONFIG='$KRB5_CONFIG'
+export KRB5CCNAME='$KRB5CCNAME'
+EOF
+  # Listening means logged in: each server binds its port after its Kerberos login.
+  local deadline=$((SECONDS + 300)) i
+  for port in $s1a $s1c $s2i $h2; do
+    until python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$port" 2>/dev/null; do
+      for i in "${pids[@]}"; do
+        kill -0 "$i" 2>/dev/null || { failed "$dir" "a secured Thrift server exited" hbase.log; return 2; }
+      done
+      [ $SECONDS -lt $deadline ] || { failed "$dir" "no secured Thrift server on port $port within 300 s" hbase.log; return 2; }
+      sleep 1
+    done
+  done
+  echo "secured: realm $realm (KDC pid $kdc_pid), thrift1 SASL auth localhost:$s1a, auth-conf localhost:$s1c, thrift2 SASL auth-int localhost:$s2i, thrift2 HTTPS+SPNEGO localhost:$h2"
+}
+
 case "${1:-}" in
-  start) start ;;
+  start)
+    [ "${2:-}" = --secure ] && secure=1
+    start
+    ;;
   stop) stop ;;
   status)
     if running; then

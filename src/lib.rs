@@ -51,6 +51,7 @@ pub mod regions;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod secure;
 pub mod serve;
 pub mod session;
 pub mod stats;

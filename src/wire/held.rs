@@ -18,9 +18,11 @@ type BeforeSend = Box<dyn FnMut() -> io::Result<()> + Send>;
 pub struct Held(std::sync::Arc<std::sync::Mutex<HeldState>>);
 
 struct HeldState {
-    stream: std::net::TcpStream,
+    stream: Box<dyn Write + Send>,
     buf: Vec<u8>,
     holding: bool,
+    /// Each message goes alone (a sink that takes one message per write, as HTTP's POST).
+    per_message: bool,
     before_send: Option<BeforeSend>,
     sends: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
@@ -49,11 +51,12 @@ impl HeldState {
 
 impl Held {
     /// Holds nothing until [`Held::hold`] says so.
-    pub fn new(stream: std::net::TcpStream) -> Self {
+    pub fn new(stream: impl Write + Send + 'static) -> Self {
         Held(std::sync::Arc::new(std::sync::Mutex::new(HeldState {
-            stream,
+            stream: Box::new(stream),
             buf: Vec::new(),
             holding: false,
+            per_message: false,
             before_send: None,
             sends: None,
         })))
@@ -78,9 +81,17 @@ impl Held {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Never holds: every flushed message is its own write, for a sink that takes one
+    /// message per write.
+    pub fn per_message(self) -> Self {
+        self.state().per_message = true;
+        self
+    }
+
     /// Starts or stops holding flushed messages.
     pub fn hold(&self, on: bool) {
-        self.state().holding = on;
+        let mut s = self.state();
+        s.holding = on && !s.per_message;
     }
 
     /// Sends whatever is held.

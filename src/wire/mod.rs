@@ -11,13 +11,15 @@
 //! - [`binary`]: the binary output protocol, a buffer per message (`BinaryOutput`);
 //! - [`bounded`]: the bounded input protocols (`Input`, `Watched`);
 //! - [`buffered`]: a connection's reading buffer, grown and shrunk with the traffic;
-//! - [`held`]: outgoing messages held and sent in one write (`Held`, `SendBeforeRead`).
+//! - [`held`]: outgoing messages held and sent in one write (`Held`, `SendBeforeRead`);
+//! - [`sasl`]: Thrift's SASL transport, client side (negotiation, wrapped frames).
 
 pub mod binary;
 pub mod bounded;
 pub mod buffered;
 pub mod framed;
 pub mod held;
+pub mod sasl;
 
 pub use binary::BinaryOutput;
 pub use bounded::{Arg, ArgDefaults, Input, Watched};

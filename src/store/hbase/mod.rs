@@ -19,6 +19,7 @@
 //! fresh connection when repeating it cannot duplicate work (reads, and writes whose every
 //! cell carries its own timestamp).
 
+mod http;
 mod mutations;
 mod pipeline;
 mod pool;
@@ -74,7 +75,37 @@ pub struct Spec {
     /// Which of HBase's Thrift services: `Hbase` (Thrift1, the default, as `hbase thrift
     /// start`) or `THBaseService` (Thrift2, `hbase thrift2 start`).
     pub api: Api,
+    /// Thrift over HTTP POSTs (`transport=http`), as HBase's HTTP mode serves it.
+    pub http: bool,
+    /// Kerberos (`sasl=gssapi`): SASL on the socket, SPNEGO over HTTP.
+    pub sasl: Option<Sasl>,
+    /// TLS (`tls=true`), HTTP mode only, as HBase serves it.
+    pub tls: Option<Tls>,
 }
+
+/// Kerberos towards the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sasl {
+    /// The first part of the server's principal (`service=`; `hbase` on the socket, `HTTP`
+    /// over HTTP by default); its host part is the URL's host.
+    pub service: Option<String>,
+    /// The quality of protection asked for (`qop=`); without it, the strongest the server
+    /// offers.
+    pub qop: Option<Qop>,
+}
+
+/// TLS towards the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tls {
+    /// The PEM file of the CA(s) the server's certificate must chain to (`ca=`); Mozilla's
+    /// roots without it.
+    pub ca: Option<std::path::PathBuf>,
+}
+
+pub use crate::secure::Qop;
+
+/// The options of an `hbase://` URL, for its errors.
+const OPTIONS: &str = "transport=buffered|framed|http, protocol=binary|compact, api=thrift1|thrift2, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, tls=true, ca=PATH";
 
 pub use crate::wire::Api;
 
@@ -100,22 +131,92 @@ impl Spec {
             transport: Transport::Buffered,
             protocol: Protocol::Binary,
             api: Api::Thrift1,
+            http: false,
+            sasl: None,
+            tls: None,
         };
+        let bad = |e: String| format!("hbase://{rest}: {e}");
+        let (mut framed, mut service, mut qop, mut ca, mut tls) = (false, None, None, None, false);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
-                Some(("transport", v)) => spec.transport = v.parse().map_err(|e| format!("hbase://{rest}: {e}"))?,
-                Some(("protocol", v)) => spec.protocol = v.parse().map_err(|e| format!("hbase://{rest}: {e}"))?,
+                Some(("transport", "http")) => spec.http = true,
+                Some(("transport", v)) => {
+                    spec.transport = v.parse().map_err(|e: String| bad(format!("{e} or http")))?;
+                    framed = spec.transport == Transport::Framed;
+                }
+                Some(("protocol", v)) => spec.protocol = v.parse().map_err(bad)?,
                 Some(("api", "thrift1")) => spec.api = Api::Thrift1,
                 Some(("api", "thrift2")) => spec.api = Api::Thrift2,
-                Some(("api", v)) => return Err(format!("hbase://{rest}: api {v:?} is not thrift1 or thrift2")),
-                _ => {
-                    return Err(format!(
-                        "hbase://{rest}: unknown option {pair:?}; expected transport=buffered|framed, protocol=binary|compact or api=thrift1|thrift2"
-                    ));
+                Some(("api", v)) => return Err(bad(format!("api {v:?} is not thrift1 or thrift2"))),
+                Some(("sasl", "gssapi")) | Some(("auth", "kerberos")) => {
+                    spec.sasl = Some(Sasl {
+                        service: None,
+                        qop: None,
+                    })
                 }
+                Some(("sasl", v)) => {
+                    return Err(bad(format!(
+                        "sasl {v:?} is not a mechanism HBase's Thrift servers take: sasl=gssapi (Kerberos)"
+                    )));
+                }
+                Some(("auth", v)) => return Err(bad(format!("auth {v:?}: expected auth=kerberos"))),
+                Some(("service", v)) if !v.is_empty() => service = Some(v.to_string()),
+                Some(("qop", v)) => qop = Some(v.parse::<Qop>().map_err(bad)?),
+                Some(("tls", "true")) => tls = true,
+                Some(("tls", "false")) => tls = false,
+                Some(("tls", v)) => return Err(bad(format!("tls {v:?} is not true or false"))),
+                Some(("ca", v)) if !v.is_empty() => ca = Some(std::path::PathBuf::from(v)),
+                _ => return Err(bad(format!("unknown option {pair:?}; expected {OPTIONS}"))),
             }
         }
+        // The combinations HBase's Thrift servers serve (ThriftServer in 2.x): SASL only
+        // unframed on the socket, with a QOP; TLS and SPNEGO only in HTTP mode.
+        if let Some(sasl) = spec.sasl.as_mut() {
+            if !crate::secure::KERBEROS {
+                return Err(bad(crate::secure::NO_KERBEROS.to_string()));
+            }
+            if framed && !spec.http {
+                return Err(bad("HBase's Thrift servers take SASL only unframed (they refuse hbase.thrift.security.qop with framed transport): drop transport=framed".into()));
+            }
+            if qop.is_some() && spec.http {
+                return Err(bad("qop= is SASL's, on the socket: over HTTP SPNEGO authenticates each request and tls=true protects it".into()));
+            }
+            sasl.service = service;
+            sasl.qop = qop;
+        } else if service.is_some() || qop.is_some() {
+            return Err(bad("service= and qop= go with sasl=gssapi".into()));
+        }
+        if tls {
+            if !spec.http {
+                return Err(bad("HBase's Thrift servers serve TLS only in HTTP mode (hbase.thrift.ssl.enabled with hbase.regionserver.thrift.http): add transport=http".into()));
+            }
+            spec.tls = Some(Tls { ca });
+        } else if ca.is_some() {
+            return Err(bad("ca= goes with tls=true".into()));
+        }
         Ok(spec)
+    }
+
+    /// The transport, protocol and security, for identities and reports:
+    /// `buffered/binary`, `buffered/binary, sasl gssapi auth-conf`, `https/binary, spnego`.
+    pub fn shape(&self) -> String {
+        let transport = match (self.http, self.tls.is_some()) {
+            (true, true) => "https".to_string(),
+            (true, false) => "http".to_string(),
+            (false, _) => self.transport.to_string(),
+        };
+        let mut parts = vec![format!("{transport}/{}", self.protocol)];
+        if let Some(s) = &self.sasl {
+            if self.http {
+                parts.push("spnego".to_string());
+            } else {
+                parts.push(match s.qop {
+                    Some(q) => format!("sasl gssapi {q}"),
+                    None => "sasl gssapi".to_string(),
+                });
+            }
+        }
+        parts.join(", ")
     }
 
     fn authority(&self) -> String {
@@ -130,7 +231,7 @@ impl Spec {
 /// The backend.
 pub struct Hbase {
     spec: Spec,
-    addr: SocketAddr,
+    dialer: Dialer,
     pool: Pool<Client>,
     families: Descriptors,
     /// Time allowed to establish a connection.
@@ -195,10 +296,9 @@ pub(crate) fn regions_of(
 impl Store for Hbase {
     fn identity(&self) -> String {
         format!(
-            "hbase://{} (HBase Thrift1, {}/{})",
+            "hbase://{} (HBase Thrift1, {})",
             self.spec.authority(),
-            self.spec.transport,
-            self.spec.protocol
+            self.spec.shape()
         )
     }
 
@@ -606,15 +706,78 @@ mod tests {
         );
         assert!(Spec::parse("h:99999").unwrap_err().contains("port"));
         assert!(
-            Spec::parse("h:1?transport=http")
+            Spec::parse("h:1?transport=udp")
                 .unwrap_err()
-                .contains("buffered or framed")
+                .contains("buffered or framed or http")
         );
         assert!(Spec::parse("h:1?speed=fast").unwrap_err().contains("unknown option"));
         assert!(Spec::parse(":1").unwrap_err().contains("no host"));
         assert_eq!(d.api, Api::Thrift1);
         assert_eq!(Spec::parse("h:1?api=thrift2").unwrap().api, Api::Thrift2);
         assert!(Spec::parse("h:1?api=rest").unwrap_err().contains("thrift1 or thrift2"));
+    }
+
+    #[test]
+    fn secured_urls_take_what_hbase_serves() {
+        let h = Spec::parse("gw:9090?api=thrift2&transport=http&tls=true&ca=/etc/ca.pem").unwrap();
+        assert!(h.http && h.sasl.is_none());
+        assert_eq!(
+            h.tls.as_ref().unwrap().ca.as_deref(),
+            Some(std::path::Path::new("/etc/ca.pem"))
+        );
+        assert_eq!(h.shape(), "https/binary");
+        let no_ca = Spec::parse("gw:9090?transport=http&tls=true").unwrap();
+        assert_eq!(no_ca.tls, Some(Tls { ca: None }));
+        // TLS on the socket, a CA without TLS: HBase serves neither.
+        assert!(Spec::parse("gw:1?tls=true").unwrap_err().contains("only in HTTP mode"));
+        assert!(
+            Spec::parse("gw:1?transport=http&ca=/x")
+                .unwrap_err()
+                .contains("ca= goes with tls=true")
+        );
+        assert!(Spec::parse("gw:1?tls=yes").unwrap_err().contains("true or false"));
+        assert!(Spec::parse("gw:1?sasl=plain").unwrap_err().contains("sasl=gssapi"));
+        assert!(
+            Spec::parse("gw:1?qop=auth")
+                .unwrap_err()
+                .contains("go with sasl=gssapi")
+        );
+        assert!(
+            Spec::parse("gw:1?service=hbase")
+                .unwrap_err()
+                .contains("go with sasl=gssapi")
+        );
+        if !crate::secure::KERBEROS {
+            let e = Spec::parse("gw:1?sasl=gssapi").unwrap_err();
+            assert!(e.contains("--features kerberos"), "{e}");
+            return;
+        }
+        let s = Spec::parse("gw:9090?sasl=gssapi&qop=auth-conf&service=hbase2").unwrap();
+        assert_eq!(
+            s.sasl,
+            Some(Sasl {
+                service: Some("hbase2".into()),
+                qop: Some(Qop::AuthConf)
+            })
+        );
+        assert_eq!(s.shape(), "buffered/binary, sasl gssapi auth-conf");
+        let k = Spec::parse("gw:1?transport=http&auth=kerberos&tls=true").unwrap();
+        assert_eq!(k.shape(), "https/binary, spnego");
+        assert!(
+            Spec::parse("gw:1?sasl=gssapi&transport=framed")
+                .unwrap_err()
+                .contains("only unframed")
+        );
+        assert!(
+            Spec::parse("gw:1?sasl=gssapi&transport=http&qop=auth")
+                .unwrap_err()
+                .contains("SASL's, on the socket")
+        );
+        assert!(
+            Spec::parse("gw:1?sasl=gssapi&qop=privacy")
+                .unwrap_err()
+                .contains("auth-conf")
+        );
     }
 
     #[test]

@@ -51,25 +51,29 @@ impl Failure {
 impl Hbase {
     /// A backend for `spec`; connects on first use.
     pub fn open(spec: &Spec) -> Result<Hbase> {
-        let addr = resolve(spec)?;
+        let connect_timeout = Duration::from_secs(5);
+        let read_timeout = Duration::from_secs(60);
         let store = Hbase {
             spec: spec.clone(),
-            addr,
+            dialer: Dialer::new(spec, connect_timeout, read_timeout)?,
             pool: Pool::new(),
             families: Descriptors::default(),
-            connect_timeout: Duration::from_secs(5),
-            read_timeout: Duration::from_secs(60),
+            connect_timeout,
+            read_timeout,
             attempts: 4,
             round_trips: Default::default(),
         };
-        // Fail fast with one line when nothing listens there.
+        // Fail fast with one line when nothing listens there, or it wants SASL.
+        store.dialer.check_plain(store.connect_timeout, |(input, output, _)| {
+            HbaseSyncClient::new(input, output).get_cluster_id().map(|_| ())
+        })?;
         let client = store.connect().map_err(Failure::error)?;
         store.pool.put(client);
         Ok(store)
     }
 
     pub(super) fn connect(&self) -> std::result::Result<Client, Failure> {
-        let (input, output, held) = open_connection(&self.spec, self.addr, self.connect_timeout, self.read_timeout)?;
+        let (input, output, held) = self.dialer.open(self.connect_timeout, self.read_timeout)?;
         Ok(Connected {
             thrift: HbaseSyncClient::new(input, output),
             held: held.counting(self.round_trips.clone()),
@@ -145,33 +149,122 @@ pub(super) type Connection = (
     wire::Held,
 );
 
-/// A connection to `spec`'s server, opened within `connect` and reading within `read`.
-pub(super) fn open_connection(
-    spec: &Spec,
-    addr: SocketAddr,
-    connect: Duration,
-    read: Duration,
-) -> std::result::Result<Connection, Failure> {
-    let who = spec.authority();
-    let stream = TcpStream::connect_timeout(&addr, connect).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => "timed out".to_string(),
-            _ => e.to_string(),
+/// How connections to one server are opened: its address, the HTTP endpoint when the URL
+/// asks for HTTP, and the timeouts.
+pub(super) struct Dialer {
+    pub(super) spec: Spec,
+    pub(super) addr: SocketAddr,
+    http: Option<std::sync::Arc<http::Http>>,
+}
+
+impl Dialer {
+    /// Where `spec` points; checks its TLS roots now, so that a bad `ca=` fails at once.
+    pub(super) fn new(spec: &Spec, connect: Duration, read: Duration) -> Result<Dialer> {
+        let http = if spec.http {
+            Some(std::sync::Arc::new(http::Http::new(spec, connect, read, MAX_REPLY)?))
+        } else {
+            None
         };
-        Failure::NotSent(Error::Io(format!("cannot connect to {who}: {why}")))
-    })?;
-    let setup = |s: &TcpStream| -> std::io::Result<TcpStream> {
-        s.set_nodelay(true)?;
-        s.set_read_timeout(Some(read))?;
-        s.set_write_timeout(Some(read))?;
-        s.try_clone()
-    };
-    let reader = setup(&stream).map_err(|e| Failure::NotSent(Error::Io(format!("cannot connect to {who}: {e}"))))?;
-    let input = wire::input(reader, spec.transport, spec.protocol, MAX_REPLY);
-    let held = wire::Held::new(stream);
-    let output = wire::output(Outbox::new(held.clone(), spec.transport), spec.protocol);
-    Ok((input, output, held))
+        Ok(Dialer {
+            spec: spec.clone(),
+            addr: resolve(spec)?,
+            http,
+        })
+    }
+
+    /// Checks that a plain server answers a plain call within `timeout`: a Kerberized
+    /// (SASL) gateway of HBase answers a plain client with silence, neither replying nor
+    /// closing, so without this the first call would wait out the read timeout. `call`
+    /// makes one cheap call on the connection it is given; any answer, an exception too,
+    /// will do. Secured URLs prove themselves in their handshake instead.
+    pub(super) fn check_plain(
+        &self,
+        timeout: Duration,
+        call: impl FnOnce(Connection) -> thrift::Result<()>,
+    ) -> Result<()> {
+        if self.spec.sasl.is_some() || self.spec.http {
+            return Ok(());
+        }
+        let connection = self.open(timeout, timeout).map_err(Failure::error)?;
+        let started = Instant::now();
+        match call(connection) {
+            Err(thrift::Error::Transport(_)) if started.elapsed() >= timeout => Err(Error::Io(format!(
+                "no answer from {} within {} s to a plain Thrift call: a Kerberized gateway (SASL) ignores plain clients; add sasl=gssapi to the URL, or check the server",
+                self.spec.authority(),
+                timeout.as_secs_f64()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// A connection, opened (and authenticated) within `connect` and reading within `read`.
+    pub(super) fn open(&self, connect: Duration, read: Duration) -> std::result::Result<Connection, Failure> {
+        let spec = &self.spec;
+        if let Some(http) = &self.http {
+            let (replies, poster) = http.exchange();
+            let input = wire::input(replies, Transport::Buffered, spec.protocol, MAX_REPLY);
+            let held = wire::Held::new(poster).per_message();
+            let output = wire::output(Outbox::new(held.clone(), Transport::Buffered), spec.protocol);
+            return Ok((input, output, held));
+        }
+        let who = spec.authority();
+        let cannot = |why: String| Failure::NotSent(Error::Io(format!("cannot connect to {who}: {why}")));
+        let mut stream = TcpStream::connect_timeout(&self.addr, connect).map_err(|e| {
+            cannot(match e.kind() {
+                std::io::ErrorKind::ConnectionRefused => "connection refused".to_string(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => "timed out".to_string(),
+                _ => e.to_string(),
+            })
+        })?;
+        let setup = |s: &TcpStream, timeout: Duration| -> std::io::Result<()> {
+            s.set_nodelay(true)?;
+            s.set_read_timeout(Some(timeout))?;
+            s.set_write_timeout(Some(timeout))
+        };
+        let Some(sasl) = &spec.sasl else {
+            setup(&stream, read).map_err(|e| cannot(e.to_string()))?;
+            let reader = stream.try_clone().map_err(|e| cannot(e.to_string()))?;
+            let input = wire::input(reader, spec.transport, spec.protocol, MAX_REPLY);
+            let held = wire::Held::new(stream);
+            let output = wire::output(Outbox::new(held.clone(), spec.transport), spec.protocol);
+            return Ok((input, output, held));
+        };
+        // The negotiation answers within the connect timeout, or the server is no SASL one.
+        setup(&stream, connect).map_err(|e| cannot(e.to_string()))?;
+        let service = sasl.service.as_deref().unwrap_or("hbase");
+        let denied = |why: String| Failure::NotSent(Error::Io(format!("{}{who}: {why}", http::DENIED)));
+        let mech = crate::secure::gssapi(service, &spec.host, sasl.qop).map_err(denied)?;
+        let layer = wire::sasl::negotiate(&mut stream, mech).map_err(|r| {
+            denied(match r {
+                wire::sasl::Refused::Mechanism(m) => m,
+                wire::sasl::Refused::Server(why) => format!("the server refused SASL GSSAPI: {why}"),
+                wire::sasl::Refused::NotSasl(what) => {
+                    format!("{what}: a plain Thrift server? (drop sasl=gssapi)")
+                }
+                wire::sasl::Refused::Io(e) => match e.kind() {
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => format!(
+                        "no SASL answer within {} s: a plain Thrift server? (drop sasl=gssapi)",
+                        connect.as_secs_f64()
+                    ),
+                    std::io::ErrorKind::UnexpectedEof
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe => {
+                        "the server closed the connection during SASL negotiation: a plain (or framed) Thrift server? (drop sasl=gssapi)".to_string()
+                    }
+                    _ => format!("SASL negotiation: {e}"),
+                },
+            })
+        })?;
+        setup(&stream, read).map_err(|e| cannot(e.to_string()))?;
+        let layer = layer.map(|l| std::sync::Arc::new(Mutex::new(l)));
+        let reader = stream.try_clone().map_err(|e| cannot(e.to_string()))?;
+        let frames = wire::sasl::FrameReader::new(reader, layer.clone(), MAX_REPLY);
+        let input = wire::input(frames, Transport::Buffered, spec.protocol, MAX_REPLY);
+        let held = wire::Held::new(wire::sasl::FrameWriter::new(stream, layer));
+        let output = wire::output(Outbox::new(held.clone(), Transport::Buffered), spec.protocol);
+        Ok((input, output, held))
+    }
 }
 
 /// Runs `f` on a connection from `pool` (or a new one), retrying on a fresh one when `f`
@@ -298,6 +391,7 @@ pub(super) fn failure(e: thrift::Error, table: &str) -> Failure {
             "table {table}: server error: {}",
             first_line(&a.message)
         ))),
+        thrift::Error::Transport(t) if t.message.starts_with(http::DENIED) => Failure::Answered(Error::Io(t.message)),
         thrift::Error::Transport(t) => Failure::Broken(Error::Unavailable(format!("connection lost: {}", t.message))),
         thrift::Error::Protocol(p) => Failure::Broken(Error::Io(format!("bad reply: {}", p.message))),
     }

@@ -64,7 +64,7 @@ fn multiple<'a, T: 'a>(
 /// The backend over Thrift2.
 pub struct Hbase2 {
     spec: Spec,
-    addr: SocketAddr,
+    dialer: Dialer,
     pool: Pool<Client2>,
     families: Descriptors,
     /// Time allowed to establish a connection.
@@ -116,24 +116,28 @@ fn failure2(e: thrift::Error, table: &str) -> Failure {
 impl Hbase2 {
     /// A backend for `spec`; fails fast with one line when nothing listens there.
     pub fn open(spec: &Spec) -> Result<Hbase2> {
-        let addr = resolve(spec)?;
+        let connect_timeout = Duration::from_secs(5);
+        let read_timeout = Duration::from_secs(60);
         let store = Hbase2 {
             spec: spec.clone(),
-            addr,
+            dialer: Dialer::new(spec, connect_timeout, read_timeout)?,
             pool: Pool::new(),
             families: Descriptors::default(),
-            connect_timeout: Duration::from_secs(5),
-            read_timeout: Duration::from_secs(60),
+            connect_timeout,
+            read_timeout,
             attempts: 4,
             round_trips: Default::default(),
         };
+        store.dialer.check_plain(store.connect_timeout, |(input, output, _)| {
+            THBaseServiceSyncClient::new(input, output).get_cluster_id().map(|_| ())
+        })?;
         let client = store.connect().map_err(Failure::error)?;
         store.pool.put(client);
         Ok(store)
     }
 
     fn connect(&self) -> std::result::Result<Client2, Failure> {
-        let (input, output, held) = open_connection(&self.spec, self.addr, self.connect_timeout, self.read_timeout)?;
+        let (input, output, held) = self.dialer.open(self.connect_timeout, self.read_timeout)?;
         Ok(Connected {
             thrift: THBaseServiceSyncClient::new(input, output),
             held: held.counting(self.round_trips.clone()),
@@ -211,10 +215,9 @@ fn to_row2(r: crate::idl::thrift2::TResult) -> Result<Row> {
 impl Store for Hbase2 {
     fn identity(&self) -> String {
         format!(
-            "hbase://{} (HBase Thrift2, {}/{})",
+            "hbase://{} (HBase Thrift2, {})",
             self.spec.authority(),
-            self.spec.transport,
-            self.spec.protocol
+            self.spec.shape()
         )
     }
 
