@@ -47,6 +47,9 @@ pub(crate) struct Plan {
     rate: Option<f64>,
     arrival: Arrival,
     stream: u64,
+    /// Set by the first worker whose call the store refused for good (credentials, TLS):
+    /// every worker stops, and so does the run, with that line.
+    denied: std::sync::OnceLock<String>,
 }
 
 pub(crate) enum Msg {
@@ -201,6 +204,7 @@ pub fn run(
         rate: opts.rate,
         arrival: opts.arrival,
         stream: shard.index,
+        denied: std::sync::OnceLock::new(),
     };
     let claimed = AtomicU64::new(0);
     let n_ops = mix.ops().len();
@@ -262,6 +266,11 @@ pub fn run(
             next += 1;
         }
     });
+    if let Some(why) = plan.denied.get() {
+        return Err(schema::Error::Store(crate::store::Error::Denied(format!(
+            "the run stopped: {why}"
+        ))));
+    }
     let measured = match opts.ops {
         None => opts.duration,
         Some(_) => measure_start.elapsed().max(Duration::from_millis(1)),

@@ -46,6 +46,9 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
         });
     };
     loop {
+        if plan.denied.get().is_some() {
+            break;
+        }
         let s = draws.child(i);
         i += 1;
         let op_index = mix.pick(s.unit(u64::MAX));
@@ -85,6 +88,10 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
         let started = Instant::now();
         let result = ctx.execute(&call);
         let done = Instant::now();
+        if let Err(crate::schema::Error::Store(crate::store::Error::Denied(why))) = &result {
+            let _ = plan.denied.set(why.clone());
+            break;
+        }
         if !measured {
             continue;
         }

@@ -153,3 +153,43 @@ pub(super) fn negotiate(service: &str, host: &str) -> Result<String, String> {
         .ok_or_else(|| format!("Kerberos towards {who}: GSSAPI gave no SPNEGO token"))?;
     Ok(base64::engine::general_purpose::STANDARD.encode(&*token))
 }
+
+/// Renew when less than this is left of the cache's ticket.
+const RENEW_BEFORE: std::time::Duration = std::time::Duration::from_secs(60);
+/// How often the ticket's time left is looked at.
+const RENEW_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Keeps a renewable ticket in the cache alive while this process lives, as `krenew`
+/// does: every few seconds, when less than a minute is left, `kinit -R`. Each new
+/// connection (and each HTTP request) reads the cache anew, so it sees the renewed ticket;
+/// with `KRB5_CLIENT_KTNAME` set, MIT's GSSAPI gets new tickets from the keytab itself. A
+/// ticket that cannot be renewed expires, and the next authentication fails with one line.
+pub(super) fn keep_renewed() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new().name("krb5-renew".into()).spawn(|| {
+            loop {
+                std::thread::sleep(RENEW_CHECK);
+                renew_if_due();
+            }
+        });
+    });
+}
+
+fn renew_if_due() {
+    use libgssapi::credential::{Cred, CredUsage};
+    if std::env::var_os("KRB5_CLIENT_KTNAME").is_some() {
+        return;
+    }
+    let Ok(left) = Cred::acquire(None, None, CredUsage::Initiate, None).and_then(|c| c.lifetime()) else {
+        return;
+    };
+    if left <= RENEW_BEFORE {
+        let _ = std::process::Command::new("kinit")
+            .arg("-R")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}

@@ -78,6 +78,13 @@ pub fn gssapi(service: &str, host: &str, qop: Option<Qop>) -> Result<Box<dyn Mec
     }
 }
 
+/// Keeps the ticket cache's ticket renewed while this process lives (see
+/// `kerberos::keep_renewed`); called by whatever opens a Kerberos connection.
+pub fn keep_renewed() {
+    #[cfg(feature = "kerberos")]
+    kerberos::keep_renewed();
+}
+
 /// A fresh SPNEGO token for `service/host`, base64, for an `Authorization: Negotiate`
 /// header (a server may refuse a token it has seen, so each request gets its own).
 pub fn negotiate(service: &str, host: &str) -> Result<String, String> {

@@ -48,6 +48,11 @@ pub enum Error {
     /// same call may succeed when retried.
     #[error("{0}")]
     Unavailable(String),
+    /// The server refused this client's credentials or its TLS failed (an expired Kerberos
+    /// ticket, a certificate that does not verify): no call will succeed until that is
+    /// fixed, so a run stops at the first.
+    #[error("{0}")]
+    Denied(String),
 }
 
 impl Error {

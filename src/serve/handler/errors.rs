@@ -22,7 +22,9 @@ pub fn store_error(e: store::Error) -> thrift::Error {
             "{NO_SUCH_FAMILY}: Column family {family} does not exist in table {table}"
         )),
         store::Error::BadArgument(m) => illegal(m),
-        store::Error::Io(m) => io_error(m),
+        // serve's store behind it refused serve's own credentials: an IOError, as HBase's
+        // AccessDeniedException reaches a Thrift client.
+        store::Error::Io(m) | store::Error::Denied(m) => io_error(m),
         store::Error::Unavailable(m) => thrift::Error::User(Box::new(IOError::new(m, true))),
     }
 }

@@ -160,6 +160,9 @@ pub(super) struct Dialer {
 impl Dialer {
     /// Where `spec` points; checks its TLS roots now, so that a bad `ca=` fails at once.
     pub(super) fn new(spec: &Spec, connect: Duration, read: Duration) -> Result<Dialer> {
+        if spec.sasl.is_some() {
+            crate::secure::keep_renewed();
+        }
         let http = if spec.http {
             Some(std::sync::Arc::new(http::Http::new(spec, connect, read, MAX_REPLY)?))
         } else {
@@ -232,7 +235,7 @@ impl Dialer {
         // The negotiation answers within the connect timeout, or the server is no SASL one.
         setup(&stream, connect).map_err(|e| cannot(e.to_string()))?;
         let service = sasl.service.as_deref().unwrap_or("hbase");
-        let denied = |why: String| Failure::NotSent(Error::Io(format!("{}{who}: {why}", http::DENIED)));
+        let denied = |why: String| Failure::NotSent(Error::Denied(format!("{}{who}: {why}", http::DENIED)));
         let mech = crate::secure::gssapi(service, &spec.host, sasl.qop).map_err(denied)?;
         let layer = wire::sasl::negotiate(&mut stream, mech).map_err(|r| {
             denied(match r {
@@ -391,7 +394,9 @@ pub(super) fn failure(e: thrift::Error, table: &str) -> Failure {
             "table {table}: server error: {}",
             first_line(&a.message)
         ))),
-        thrift::Error::Transport(t) if t.message.starts_with(http::DENIED) => Failure::Answered(Error::Io(t.message)),
+        thrift::Error::Transport(t) if t.message.starts_with(http::DENIED) => {
+            Failure::Answered(Error::Denied(t.message))
+        }
         thrift::Error::Transport(t) => Failure::Broken(Error::Unavailable(format!("connection lost: {}", t.message))),
         thrift::Error::Protocol(p) => Failure::Broken(Error::Io(format!("bad reply: {}", p.message))),
     }
