@@ -8,7 +8,10 @@
 #   scripts/bench.sh thrift     tallrow serve: loads through Thrift vs happybase and direct
 #   scripts/bench.sh bigtable   the bigtable backend on Google's emulator vs its Python client
 #   scripts/bench.sh hbase      the hbase backend on real HBase vs HBase's native client,
-#                               happybase and PerformanceEvaluation (starts HBase if none runs)
+#                               happybase and PerformanceEvaluation, then loads through the
+#                               Kerberized gateways (starts HBase --secure if none runs)
+#   scripts/bench.sh secure     only the loads through sasl=gssapi (auth, auth-conf) against
+#                               the plain Thrift1 server
 #   scripts/bench.sh hfile [USERS [ROUNDS]]
 #                               HBase's own bulk load (hfile: + bulkload) vs the native
 #                               client and Thrift2, capacity.toml at USERS (84,000: about 20M
@@ -16,7 +19,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --locked --quiet
+# With Kerberos where it can be built (scripts/kerberos_deps.sh), for the secured loads.
+. scripts/kerberos_deps.sh
+features=()
+if kerberos_build_deps; then
+    features=(--features kerberos)
+fi
+cargo build --release --locked --quiet "${features[@]}"
 bin=target/release/tallrow
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -59,16 +68,33 @@ hbase() {
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
     if ! scripts/hbase.sh status >/dev/null; then
-        scripts/hbase.sh start || return 1
+        scripts/hbase.sh start --secure || return 1
         trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
     fi
     eval "$(scripts/hbase.sh env)"
     # Built (and HBase's test jars fetched) before anything is timed.
     scripts/hbase.sh java dev.tallrow.bench.Native 2>/dev/null || [ $? -eq 64 ]
-    cargo bench --locked --quiet --bench hbase -- benches/paging.toml --python .venv/bin/python
+    cargo bench --locked --quiet "${features[@]}" --bench hbase -- benches/paging.toml --python .venv/bin/python
+    secure
+}
+
+# Loads through the Kerberized Thrift1 gateways (sasl=gssapi, qop auth and auth-conf)
+# against the plain one, rounds alternating (benches/secure.rs).
+secure() {
+    if ! scripts/hbase.sh status >/dev/null || [ -z "$(scripts/hbase.sh env | grep SASL1_AUTH)" ]; then
+        scripts/hbase.sh start --secure || return 1
+        trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
+    fi
+    eval "$(scripts/hbase.sh env)"
+    echo "== loads through sasl=gssapi (tests/fixtures/hbase.toml)"
+    cargo bench --locked --quiet "${features[@]}" --bench secure -- tests/fixtures/hbase.toml --rounds 3
 }
 if [[ "${1:-}" == "hbase" ]]; then
     hbase
+    exit 0
+fi
+if [[ "${1:-}" == "secure" ]]; then
+    secure
     exit 0
 fi
 

@@ -5,7 +5,8 @@
 //! its data model and backends), [`schema`] (one DAO per seed design); [`workload`] (the TOML
 //! model), [`generate`] (deterministic synthetic data), [`load`], [`run`] and [`verify`]
 //! over them; [`session`] runs the commands' work from the validated workload, and [`cli`]
-//! parses arguments into it and prints the results.
+//! parses arguments into it and prints the results. [`wire`] and [`secure`] carry the hbase
+//! backend's and `serve`'s Thrift: framing, bounded readers, SASL, Kerberos and TLS roots.
 
 /// `FromStr` and `Display` for an enum from the names [`clap::ValueEnum`] gives it: one
 /// spelling for flags, URLs, workload files and reports. `$what` names it in errors:

@@ -16,7 +16,8 @@ pub enum Backend {
     Null,
     /// `delay:DELAY[,stall=LENGTH@AT]:INNER`: another backend with added latency.
     Delay(delay::Spec, Box<Backend>),
-    /// `hbase://HOST:PORT[?transport=..&protocol=..]`: an HBase Thrift1 server.
+    /// `hbase://HOST:PORT[?transport=..&protocol=..&api=..&sasl=..&tls=..]`: an HBase
+    /// Thrift server, plain or secured.
     Hbase(hbase::Spec),
     /// `bigtable://PROJECT/INSTANCE`: Cloud Bigtable, or its emulator when
     /// `BIGTABLE_EMULATOR_HOST` is set.

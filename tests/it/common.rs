@@ -122,12 +122,21 @@ pub struct Out {
 
 /// Runs the built `tallrow` in `dir`, as in CI (no progress bars).
 pub fn tallrow(dir: &Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_tallrow"))
-        .current_dir(dir)
-        .env("CI", "1")
-        .args(args)
-        .output()
-        .unwrap();
+    tallrow_with(dir, args, &[])
+}
+
+/// `tallrow` with `env` added to (or, with an empty value, removed from) its environment.
+pub fn tallrow_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tallrow"));
+    command.current_dir(dir).env("CI", "1").args(args);
+    for (k, v) in env {
+        if v.is_empty() {
+            command.env_remove(k);
+        } else {
+            command.env(k, v);
+        }
+    }
+    let out = command.output().unwrap();
     Out {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8(out.stdout).unwrap(),
@@ -357,6 +366,30 @@ pub fn real_hbase(var: &str) -> Option<String> {
     addr
 }
 
+/// The URL of one of the Kerberized gateways `scripts/hbase.sh start --secure` runs
+/// (`TALLROW_HBASE_SASL1_AUTH`, `_SASL1_CONF`, `_SASL2_INT`, `_HTTPS2`), when they run and
+/// this build speaks Kerberos. Says once on stderr when not.
+pub fn secure_hbase(var: &str) -> Option<String> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let url = std::env::var(var).ok().filter(|a| !a.is_empty());
+    let why = match (&url, tallrow::secure::KERBEROS) {
+        (None, _) => format!(
+            "{var} is not set: the secured-HBase tests do not run (scripts/hbase.sh start --secure, or scripts/test.sh)"
+        ),
+        (Some(_), false) => {
+            "this build has no Kerberos (cargo feature kerberos): the secured-HBase tests do not run".to_string()
+        }
+        (Some(_), true) => return url,
+    };
+    SAID.call_once(|| eprintln!("{why}"));
+    None
+}
+
+/// Whether the Kerberized gateways are there to test against.
+pub fn secure_hbase_there() -> bool {
+    secure_hbase("TALLROW_HBASE_SASL1_AUTH").is_some()
+}
+
 /// Whether real HBase is there to test against.
 pub fn real_hbase_there() -> bool {
     real_hbase("TALLROW_HBASE_THRIFT1").is_some()
@@ -464,6 +497,21 @@ impl RealHBaseHarness {
     pub fn thrift2() -> Self {
         let addr = real_hbase("TALLROW_HBASE_THRIFT2").expect("TALLROW_HBASE_THRIFT2");
         Self::new(format!("hbase://{addr}?api=thrift2"))
+    }
+
+    /// The Kerberized Thrift1 server with SASL qop auth-conf (`scripts/hbase.sh start --secure`).
+    pub fn sasl_thrift1() -> Self {
+        Self::new(secure_hbase("TALLROW_HBASE_SASL1_CONF").expect("TALLROW_HBASE_SASL1_CONF"))
+    }
+
+    /// The Kerberized Thrift2 server with SASL qop auth-int.
+    pub fn sasl_thrift2() -> Self {
+        Self::new(secure_hbase("TALLROW_HBASE_SASL2_INT").expect("TALLROW_HBASE_SASL2_INT"))
+    }
+
+    /// The Kerberized Thrift2 server in HTTP mode, SPNEGO over TLS.
+    pub fn https_thrift2() -> Self {
+        Self::new(secure_hbase("TALLROW_HBASE_HTTPS2").expect("TALLROW_HBASE_HTTPS2"))
     }
 
     fn new(url: String) -> Self {

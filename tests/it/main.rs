@@ -20,6 +20,7 @@ mod modules;
 mod regions;
 mod run;
 mod run_cli;
+mod secure;
 mod serve;
 mod store_batches;
 mod thrift2;

@@ -231,3 +231,21 @@ impl Write for Poster {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ca_file_must_hold_a_certificate() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.pem");
+        let e = roots(Some(&missing)).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("ca={}: ", missing.display())), "{e}");
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let e = roots(Some(&empty)).unwrap_err().to_string();
+        assert!(e.contains("no PEM certificate"), "{e}");
+        assert!(matches!(roots(None).unwrap(), ureq::tls::RootCerts::WebPki));
+    }
+}

@@ -196,6 +196,11 @@ impl Dialer {
                 self.spec.authority(),
                 timeout.as_secs_f64()
             ))),
+            Err(thrift::Error::Transport(t)) => Err(Error::Io(format!(
+                "{} closed the connection on a plain Thrift call ({}): a Kerberized gateway (SASL)? add sasl=gssapi; a framed server? add transport=framed",
+                self.spec.authority(),
+                t.message
+            ))),
             _ => Ok(()),
         }
     }

@@ -1,0 +1,257 @@
+//! The hbase backend through real HBase's Kerberized gateways (`scripts/hbase.sh start
+//! --secure`: a real MIT KDC, HBase's own Thrift servers with SASL/GSSAPI, and in HTTP mode
+//! with SPNEGO over TLS): `load`, `verify` and `run` through each, the errors a user meets
+//! first (each one line, naming the cause), and a ticket that expires during a run. The
+//! Store contract runs through them in `contract`.
+
+use crate::common::{
+    RealHBaseDaoHarness, load_verify_run_and_miss_a_row, real_hbase, secure_hbase, secure_hbase_there, small_fixture,
+    tallrow_with,
+};
+use std::path::Path;
+use std::time::Instant;
+
+fn load_verify_and_run(var: &str, api: &str) {
+    let url = secure_hbase(var).unwrap();
+    // The workload's tables have the schemas' fixed names: take the DAO suites' turn.
+    let _turn = RealHBaseDaoHarness::thrift2();
+    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
+    let summary =
+        load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &url, &format!("(HBase {api}, "), "100,936");
+    assert!(
+        summary.contains(&format!("HBase {api}")),
+        "the report names the backend"
+    );
+}
+
+#[test]
+fn load_verify_and_run_through_sasl_on_thrift1_with_privacy() {
+    if secure_hbase_there() {
+        load_verify_and_run("TALLROW_HBASE_SASL1_CONF", "Thrift1");
+    }
+}
+
+#[test]
+fn load_verify_and_run_through_sasl_on_thrift2_with_integrity() {
+    if secure_hbase_there() {
+        load_verify_and_run("TALLROW_HBASE_SASL2_INT", "Thrift2");
+    }
+}
+
+#[test]
+fn load_verify_and_run_through_http_spnego_and_tls() {
+    if secure_hbase_there() {
+        load_verify_and_run("TALLROW_HBASE_HTTPS2", "Thrift2");
+    }
+}
+
+/// `host:port` of an `hbase://` URL.
+fn authority(url: &str) -> &str {
+    let rest = url.strip_prefix("hbase://").unwrap();
+    rest.split('?').next().unwrap()
+}
+
+/// Opens `url` with `tallrow verify` (under `env`) and returns its error: the test fails
+/// unless it exits non-zero with exactly one line on stderr and nothing half done.
+fn refused(url: &str, env: &[(&str, &str)]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = small_fixture();
+    let started = Instant::now();
+    let out = tallrow_with(
+        dir.path(),
+        &["verify", fixture.to_str().unwrap(), "--backend", url],
+        env,
+    );
+    let took = started.elapsed();
+    assert_ne!(out.code, 0, "{url} must be refused: {}", out.stdout);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line, not:\n{}", out.stderr);
+    eprintln!("{url}: refused after {:.1} s: {}", took.as_secs_f64(), lines[0]);
+    lines[0].to_string()
+}
+
+#[test]
+fn an_empty_ticket_cache_is_named() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = format!("FILE:{}", dir.path().join("empty.ccache").display());
+    let env = [("KRB5CCNAME", cache.as_str()), ("KRB5_CLIENT_KTNAME", "")];
+    for var in ["TALLROW_HBASE_SASL1_AUTH", "TALLROW_HBASE_HTTPS2"] {
+        let e = refused(&secure_hbase(var).unwrap(), &env);
+        assert!(e.contains(&format!("no Kerberos ticket in {cache}: run kinit")), "{e}");
+    }
+}
+
+#[test]
+fn a_certificate_from_another_ca_is_refused() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let url = secure_hbase("TALLROW_HBASE_HTTPS2").unwrap();
+    let ca = std::env::var("TALLROW_HBASE_CA").unwrap();
+    let other = std::env::var("TALLROW_HBASE_OTHER_CA").unwrap();
+    let wrong = url.replace(&ca, &other);
+    assert_ne!(wrong, url);
+    let e = refused(&wrong, &[]);
+    assert!(
+        e.contains(&format!("the server's certificate does not verify against ca={other}")),
+        "{e}"
+    );
+    // Without tls=true the HTTPS port answers no HTTP.
+    let plain = url.replace("&tls=true", "").replace(&format!("&ca={ca}"), "");
+    let e = refused(&plain, &[]);
+    assert!(e.contains("no HTTP") && e.contains("add tls=true"), "{e}");
+}
+
+#[test]
+fn a_quality_of_protection_the_server_does_not_offer_is_named() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let conf = secure_hbase("TALLROW_HBASE_SASL1_CONF").unwrap();
+    let e = refused(&conf.replace("qop=auth-conf", "qop=auth"), &[]);
+    assert!(
+        e.contains("quality of protection mismatch: the server offers qop auth-conf and the URL asks qop=auth"),
+        "{e}"
+    );
+    let int = secure_hbase("TALLROW_HBASE_SASL2_INT").unwrap();
+    let e = refused(&int.replace("qop=auth-int", "qop=auth-conf"), &[]);
+    assert!(
+        e.contains("the server offers qop auth-int and the URL asks qop=auth-conf"),
+        "{e}"
+    );
+}
+
+#[test]
+fn plain_against_sasl_and_sasl_against_plain_are_named() {
+    if !secure_hbase_there() {
+        return;
+    }
+    for (var, api) in [
+        ("TALLROW_HBASE_SASL1_AUTH", ""),
+        ("TALLROW_HBASE_SASL2_INT", "?api=thrift2"),
+    ] {
+        let url = secure_hbase(var).unwrap();
+        let e = refused(&format!("hbase://{}{api}", authority(&url)), &[]);
+        // HBase's SASL server neither answers nor (mostly) closes; when it does close, the
+        // line says so.
+        assert!(
+            e.contains("a Kerberized gateway (SASL) ignores plain clients; add sasl=gssapi")
+                || e.contains("closed the connection on a plain Thrift call")
+                    && e.contains("a Kerberized gateway (SASL)? add sasl=gssapi"),
+            "{e}"
+        );
+    }
+    // As the KDC knows the servers' principals: hbase/localhost.
+    let local = |var: &str| real_hbase(var).unwrap().replace("127.0.0.1:", "localhost:");
+    let plain = local("TALLROW_HBASE_THRIFT1");
+    let e = refused(&format!("hbase://{plain}?sasl=gssapi"), &[]);
+    assert!(e.contains("no SASL answer within 5 s: a plain Thrift server?"), "{e}");
+    // A framed server closes at once on what is no frame.
+    let framed = local("TALLROW_HBASE_THRIFT1_FC");
+    let e = refused(&format!("hbase://{framed}?sasl=gssapi&protocol=compact"), &[]);
+    assert!(e.contains("closed the connection during SASL negotiation"), "{e}");
+}
+
+#[test]
+fn a_server_principal_the_kdc_does_not_know_is_named() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let url = secure_hbase("TALLROW_HBASE_SASL1_AUTH").unwrap();
+    let e = refused(&format!("{url}&service=nosuch"), &[]);
+    assert!(e.contains("the KDC knows no principal for nosuch/localhost"), "{e}");
+    // The host part is the URL's: the KDC knows HTTP/localhost, not HTTP/127.0.0.1.
+    let https = secure_hbase("TALLROW_HBASE_HTTPS2").unwrap();
+    let e = refused(&https.replace("hbase://localhost:", "hbase://127.0.0.1:"), &[]);
+    assert!(e.contains("the KDC knows no principal for HTTP/127.0.0.1"), "{e}");
+    // A Kerberized HTTP gateway asked without Kerberos.
+    let e = refused(&https.replace("&sasl=gssapi", ""), &[]);
+    assert!(e.contains("the server asks for Kerberos (401"), "{e}");
+}
+
+/// Fills a fresh ticket cache from the client's keytab with `kinit ARGS`.
+fn ticket(dir: &Path, args: &[&str]) -> String {
+    let cache = format!("FILE:{}", dir.join("client.ccache").display());
+    let keytab = std::env::var("TALLROW_KRB5_CLIENT_KEYTAB").unwrap();
+    let status = std::process::Command::new("kinit")
+        .env("KRB5CCNAME", &cache)
+        .args(args)
+        .args(["-k", "-t", &keytab, "client"])
+        .status()
+        .expect("kinit");
+    assert!(status.success(), "kinit {args:?}");
+    cache
+}
+
+/// `tallrow run` of the small fixture for 30 s through HTTP + SPNEGO, where every request
+/// authenticates anew, under `env`.
+fn run_30s(dir: &Path, env: &[(&str, &str)]) -> crate::common::Out {
+    let url = secure_hbase("TALLROW_HBASE_HTTPS2").unwrap();
+    let fixture = small_fixture();
+    let reports = dir.join("reports");
+    let args = [
+        "run",
+        fixture.to_str().unwrap(),
+        "--backend",
+        &url,
+        "--duration",
+        "30s",
+        "--warmup",
+        "0s",
+        "--threads",
+        "2",
+        "--reports",
+        reports.to_str().unwrap(),
+    ];
+    tallrow_with(dir, &args, env)
+}
+
+#[test]
+fn a_ticket_that_expires_during_a_run_is_renewed_or_stops_it() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::thrift2();
+    // The data first, with the suite's own ticket: the runs below only read and write.
+    let fixture = small_fixture();
+    let url = secure_hbase("TALLROW_HBASE_HTTPS2").unwrap();
+    let setup = tempfile::tempdir().unwrap();
+    let out = tallrow_with(
+        setup.path(),
+        &["load", fixture.to_str().unwrap(), "--backend", &url],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Renewable for an hour: kept alive with kinit -R.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ticket(dir.path(), &["-l", "15s", "-r", "1h"]);
+    let out = run_30s(dir.path(), &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", "")]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(!out.stdout.contains("failed"), "{}", out.stdout);
+    // Renewable for no longer than it lasts, but a keytab: MIT's GSSAPI takes a new
+    // ticket from it.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ticket(dir.path(), &["-l", "15s", "-r", "16s"]);
+    let keytab = std::env::var("TALLROW_KRB5_CLIENT_KEYTAB").unwrap();
+    let out = run_30s(dir.path(), &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", &keytab)]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(!out.stdout.contains("failed"), "{}", out.stdout);
+    // Neither: the run stops at the expiry with one line, and writes no report.
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ticket(dir.path(), &["-l", "15s", "-r", "16s"]);
+    let out = run_30s(dir.path(), &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", "")]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    let lines: Vec<&str> = out.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(lines[0].contains("the run stopped: "), "{}", lines[0]);
+    assert!(
+        lines[0].contains(&format!("the Kerberos ticket in {cache} expired")),
+        "{}",
+        lines[0]
+    );
+    assert!(!dir.path().join("reports").exists(), "no report of a run that stopped");
+}
