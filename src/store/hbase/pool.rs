@@ -149,6 +149,18 @@ pub(super) type Connection = (
     wire::Held,
 );
 
+/// A connection over `reader` and `held`, messages delimited by `transport`.
+fn connection(
+    reader: impl std::io::Read + Send + 'static,
+    held: wire::Held,
+    transport: Transport,
+    spec: &Spec,
+) -> Connection {
+    let input = wire::input(reader, transport, spec.protocol, MAX_REPLY);
+    let output = wire::output(Outbox::new(held.clone(), transport), spec.protocol);
+    (input, output, held)
+}
+
 /// How connections to one server are opened: its address, the HTTP endpoint when the URL
 /// asks for HTTP, and the timeouts.
 pub(super) struct Dialer {
@@ -210,10 +222,12 @@ impl Dialer {
         let spec = &self.spec;
         if let Some(http) = &self.http {
             let (replies, poster) = http.exchange();
-            let input = wire::input(replies, Transport::Buffered, spec.protocol, MAX_REPLY);
-            let held = wire::Held::new(poster).per_message();
-            let output = wire::output(Outbox::new(held.clone(), Transport::Buffered), spec.protocol);
-            return Ok((input, output, held));
+            return Ok(connection(
+                replies,
+                wire::Held::new(poster).per_message(),
+                Transport::Buffered,
+                spec,
+            ));
         }
         let who = spec.authority();
         let cannot = |why: String| Failure::NotSent(Error::Io(format!("cannot connect to {who}: {why}")));
@@ -232,10 +246,7 @@ impl Dialer {
         let Some(sasl) = &spec.sasl else {
             setup(&stream, read).map_err(|e| cannot(e.to_string()))?;
             let reader = stream.try_clone().map_err(|e| cannot(e.to_string()))?;
-            let input = wire::input(reader, spec.transport, spec.protocol, MAX_REPLY);
-            let held = wire::Held::new(stream);
-            let output = wire::output(Outbox::new(held.clone(), spec.transport), spec.protocol);
-            return Ok((input, output, held));
+            return Ok(connection(reader, wire::Held::new(stream), spec.transport, spec));
         };
         // The negotiation answers within the connect timeout, or the server is no SASL one.
         setup(&stream, connect).map_err(|e| cannot(e.to_string()))?;
@@ -268,10 +279,9 @@ impl Dialer {
         let layer = layer.map(|l| std::sync::Arc::new(Mutex::new(l)));
         let reader = stream.try_clone().map_err(|e| cannot(e.to_string()))?;
         let frames = wire::sasl::FrameReader::new(reader, layer.clone(), MAX_REPLY);
-        let input = wire::input(frames, Transport::Buffered, spec.protocol, MAX_REPLY);
+        // SASL frames the messages itself: inside them they go unframed.
         let held = wire::Held::new(wire::sasl::FrameWriter::new(stream, layer));
-        let output = wire::output(Outbox::new(held.clone(), Transport::Buffered), spec.protocol);
-        Ok((input, output, held))
+        Ok(connection(frames, held, Transport::Buffered, spec))
     }
 }
 
