@@ -228,9 +228,9 @@ pub struct LoadArgs {
     /// Rows per store call (default: the workload's load.batch).
     #[arg(long, value_name = "N")]
     pub batch: Option<usize>,
-    /// Load only shard i of N (blocks of users i, i+N, ...); the shards together are the whole.
-    #[arg(long, value_name = "i/N")]
-    pub shard: Option<crate::load::Shard>,
+    /// Load only one shard (blocks of users i, i+N, ...); the shards together are the whole.
+    #[command(flatten)]
+    pub shard: ShardArgs,
     /// Create each missing table with N regions, split where the key design and the
     /// generated keys put them (default: the workload's load.regions).
     #[arg(long, value_name = "N")]
@@ -362,6 +362,32 @@ pub struct VerifyArgs {
     pub show: usize,
 }
 
+/// Which shard of a sharded load or run: `--shard i/N`, or Kubernetes' 0-based completion
+/// index as `--shard-index I --shard-count N`.
+#[derive(Debug, Args)]
+pub struct ShardArgs {
+    /// Shard i of N, counted from 1.
+    #[arg(long, value_name = "i/N", conflicts_with = "shard_index")]
+    pub shard: Option<crate::load::Shard>,
+    /// The shard counted from 0 (e.g. $(JOB_COMPLETION_INDEX)); needs --shard-count.
+    #[arg(long, value_name = "I", requires = "shard_count")]
+    pub shard_index: Option<u64>,
+    /// How many shards there are; needs --shard-index.
+    #[arg(long, value_name = "N", requires = "shard_index")]
+    pub shard_count: Option<u64>,
+}
+
+impl ShardArgs {
+    /// The shard asked for; the whole data set when none was.
+    pub fn get(&self) -> anyhow::Result<crate::load::Shard> {
+        match (self.shard, self.shard_index, self.shard_count) {
+            (Some(s), _, _) => Ok(s),
+            (None, Some(i), Some(n)) => crate::load::Shard::from_index(i, n).map_err(anyhow::Error::msg),
+            _ => Ok(crate::load::Shard::ALL),
+        }
+    }
+}
+
 /// `tallrow run`
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -375,10 +401,10 @@ pub struct RunArgs {
     /// regions (default: the workload's load.regions).
     #[arg(long, value_name = "N")]
     pub regions: Option<u32>,
-    /// Run as shard i of N: draw from that shard's random streams (merge the shards' reports
+    /// Run as one shard: draw from that shard's random streams (merge the shards' reports
     /// with `tallrow report merge`).
-    #[arg(long, value_name = "i/N")]
-    pub shard: Option<crate::load::Shard>,
+    #[command(flatten)]
+    pub shard: ShardArgs,
     /// Folder the report folder goes under.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: PathBuf,
@@ -531,16 +557,21 @@ pub struct CompareArgs {
 /// `tallrow report ...`
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
-    /// Merge the reports of the shards of one run into one report folder.
+    /// Merge the reports of the shards of one run into one report folder; says which shards
+    /// are missing.
     Merge(MergeArgs),
 }
 
 /// `tallrow report merge`
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// The shards' report folders.
+    /// The shards' report folders, or a folder holding them (searched a few levels down).
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
+    /// Merge the shards found when some are missing (the merged report names them and is
+    /// marked invalid); without it a missing shard is an error.
+    #[arg(long)]
+    pub partial: bool,
     /// Where to write the merged report (default: reports/NAME-merged-UTC).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -39,7 +39,11 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");
-            ExitCode::FAILURE
+            if let Some(tallrow::session::StartAt::Late { .. }) = err.downcast_ref() {
+                ExitCode::from(tallrow::session::EXIT_LATE)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::LoadArgs;
 use crate::generate::Generator;
-use crate::load::{self, Options, Shard};
+use crate::load::{self, Options};
 use crate::regions::report::{fmt_ratio, fmt_share};
 use crate::report::{TextTable, thousands};
 use crate::session;
@@ -49,7 +49,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         bail!("--replace and --split-from apply to --backend hfile:DIR only");
     }
     let g = Generator::new(&w);
-    let shard = args.shard.unwrap_or(Shard::ALL);
+    let shard = args.shard.get()?;
     let (store, hfiles): (Arc<dyn Store>, _) = match &hfile_dir {
         Some(dir) => {
             if args.no_bulk {
@@ -66,9 +66,14 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
             (backend.open().with_context(|| format!("cannot open {url}"))?, None)
         }
     };
-    let live = args
-        .live
-        .start("load", &[("workload", w.name.clone()), ("backend", store.identity())])?;
+    let live = args.live.start(
+        "load",
+        &[
+            ("workload", w.name.clone()),
+            ("backend", store.identity()),
+            ("shard", shard.to_string()),
+        ],
+    )?;
     let result = load_with(&args, &g, store, live.as_ref().map(|l| &*l.metrics));
     if let Some(l) = live {
         l.finish();
@@ -105,7 +110,7 @@ fn load_with(
 ) -> anyhow::Result<load::Outcome> {
     let w = g.workload();
     let opts = Options {
-        shard: args.shard.unwrap_or(Shard::ALL),
+        shard: args.shard.get()?,
         progress: load::progress_wanted(),
         count_rows: !args.no_count,
         bulk: !args.no_bulk,

@@ -7,7 +7,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 pub(super) fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
-    let mut data = crate::report::merge(&args.dirs)?;
+    let merged = crate::report::merge(&args.dirs, args.partial)?;
+    let mut data = merged.data;
     let dir = match &args.out {
         Some(d) => {
             if d.exists() {
@@ -24,6 +25,18 @@ pub(super) fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     data.write(&dir)?;
     let mut out = std::io::stdout().lock();
     print_summary(&mut out, &data.summary)?;
-    writeln!(out, "merged {} reports into {}", args.dirs.len(), dir.display())?;
+    if let Some(why) = &merged.regions_note {
+        writeln!(out, "regions.csv not merged: {why}")?;
+    }
+    if !data.summary.missing_shards.is_empty() {
+        writeln!(out, "partial: shard {} missing", data.summary.missing_shards.join(", "))?;
+    }
+    writeln!(
+        out,
+        "merged {} reports ({}) into {}",
+        merged.dirs.len(),
+        data.summary.config.shard,
+        dir.display()
+    )?;
     Ok(ExitCode::SUCCESS)
 }

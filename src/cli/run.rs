@@ -3,7 +3,6 @@
 
 use super::RunArgs;
 use crate::generate::Generator;
-use crate::load::Shard;
 use crate::report::console::print_summary;
 use crate::session::findmax::Search;
 use crate::session::measure::Measure;
@@ -17,6 +16,7 @@ use std::time::Duration;
 pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut flags = args.settings.sets();
     flags.extend(super::regions_set(args.regions));
+    let shard = args.shard.get()?;
     let (w, store) = args.target.open(&flags)?;
     args.settings.check(&w)?;
     let mix: Vec<String> = w.run.mix.iter().map(|(op, _)| op.name().to_string()).collect();
@@ -26,9 +26,14 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(at) = args.start_at {
         until(at, "")?;
     }
-    let live = args
-        .live
-        .start("run", &[("workload", w.name.clone()), ("backend", store.identity())])?;
+    let live = args.live.start(
+        "run",
+        &[
+            ("workload", w.name.clone()),
+            ("backend", store.identity()),
+            ("shard", shard.to_string()),
+        ],
+    )?;
     let metrics = live.as_ref().map(|l| &*l.metrics);
     let g = Arc::new(Generator::new(&w));
     let url = args
@@ -54,7 +59,7 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             store: &store,
             file: &args.target.workload,
             url: &url,
-            shard: args.shard.unwrap_or(Shard::ALL),
+            shard,
             interval: args.settings.interval,
             targets: &args.slo,
             run: &w.run,

@@ -396,6 +396,30 @@ pub fn to_string_binary(bytes: &[u8]) -> String {
     s
 }
 
+/// HBase's `Bytes.toBytesBinary`, the inverse of [`to_string_binary`]: `\xHH` is a byte,
+/// every other character its own byte; the `\` of a `\x` without two hex digits after it is
+/// dropped, as HBase drops it.
+pub fn from_string_binary(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
+            let hex = b.get(i + 2..i + 4).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()) {
+                out.push(v);
+                i += 4;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
 /// Parses a text field of a text key: optional `-` then digits, canonical (no leading zeros,
 /// no `+`), as Java's `Long.toString` writes it.
 pub(crate) fn parse_text_int<T: std::str::FromStr + ToString>(
@@ -449,6 +473,16 @@ mod tests {
     fn to_string_binary_matches_hbase() {
         assert_eq!(to_string_binary(b"ab\\c ~"), "ab\\x5Cc ~");
         assert_eq!(to_string_binary(&[0x00, 0x7f, 0xff, b'x']), "\\x00\\x7F\\xFFx");
+    }
+
+    #[test]
+    fn from_string_binary_inverts_it() {
+        assert_eq!(from_string_binary("ab\\x5Cc ~"), b"ab\\c ~");
+        assert_eq!(from_string_binary("\\x00\\x7F\\xffx"), [0x00, 0x7f, 0xff, b'x']);
+        // As HBase: the backslash of a \x without two hex digits is dropped.
+        assert_eq!(from_string_binary("a\\xZ1\\x+1\\x"), b"axZ1x+1x");
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(from_string_binary(&to_string_binary(&all)), all);
     }
 
     #[test]

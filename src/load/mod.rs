@@ -26,6 +26,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// The most shards a load or run may be cut into.
+pub const MAX_SHARDS: u64 = 1_000_000;
+
 /// Shard `index` (0-based) of `count`: the blocks `index, index + count, ...`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Shard {
@@ -49,6 +52,19 @@ impl Shard {
         total.saturating_sub(self.index).div_ceil(self.count)
     }
 
+    /// Shard `index` (0-based) of `count`, as `--shard-index` and `--shard-count` give it.
+    pub fn from_index(index: u64, count: u64) -> Result<Shard, String> {
+        if count == 0 || count > MAX_SHARDS {
+            return Err(format!("--shard-count {count}: not between 1 and {MAX_SHARDS}"));
+        }
+        if index >= count {
+            return Err(format!(
+                "--shard-index {index}: not below --shard-count {count} (the index counts from 0)"
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
     /// Whether this shard has no blocks of `total`.
     pub fn is_empty(self, total: u64) -> bool {
         self.len(total) == 0
@@ -69,7 +85,7 @@ impl FromStr for Shard {
         let err = || format!("{s:?} is not a shard i/N with 1 <= i <= N");
         let (i, n) = s.split_once('/').ok_or_else(err)?;
         let (i, n): (u64, u64) = (i.parse().map_err(|_| err())?, n.parse().map_err(|_| err())?);
-        if i == 0 || n == 0 || i > n || n > 1_000_000 {
+        if i == 0 || n == 0 || i > n || n > MAX_SHARDS {
             return Err(err());
         }
         Ok(Shard { index: i - 1, count: n })

@@ -1,7 +1,8 @@
 //! What a [`Spread`] looks like in reports: `regions.csv`, the per-table skew figures of
 //! `summary.json`, the terminal and the load manifest, and the heat map of `index.html`.
 
-use crate::keys::to_string_binary;
+use crate::keys::{from_string_binary, to_string_binary};
+use crate::regions::Bounds;
 use crate::store::counted::{Spread, TableSpread, Tally};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -128,6 +129,113 @@ pub fn csv(spread: &Spread) -> Vec<u8> {
         }
     }
     w.into_inner().expect("writing to memory")
+}
+
+/// One table of a `regions.csv` read back: its regions and their totals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableTotals {
+    /// The table and where its regions begin.
+    pub bounds: Bounds,
+    /// Per region, in key order.
+    pub totals: Vec<Tally>,
+}
+
+/// Reads a `regions.csv` back (as [`csv`] writes it); errors name the line and field.
+pub fn read_csv(bytes: &[u8]) -> Result<Vec<TableTotals>, String> {
+    let mut r = csv::Reader::from_reader(bytes);
+    let headers = r.headers().map_err(|e| e.to_string())?;
+    if headers.iter().ne(CSV_HEADER) {
+        return Err(format!("line 1: the header is not {}", CSV_HEADER.join(",")));
+    }
+    let mut out: Vec<TableTotals> = Vec::new();
+    let mut last_end: Vec<u8> = Vec::new();
+    for (n, rec) in r.records().enumerate() {
+        let line = n + 2;
+        let rec = rec.map_err(|e| format!("line {line}: {e}"))?;
+        let field = |i: usize| rec.get(i).unwrap_or("");
+        let count = |i: usize| {
+            field(i)
+                .parse::<u64>()
+                .map_err(|_| format!("line {line}: {}: {:?} is not a count", CSV_HEADER[i], field(i)))
+        };
+        let (table, start, end) = (field(0), from_string_binary(field(1)), from_string_binary(field(2)));
+        let tally = Tally {
+            rows_written: count(3)?,
+            bytes_written: count(4)?,
+            rows_read: count(5)?,
+            bytes_read: count(6)?,
+        };
+        let region = count(9)? as usize;
+        match out.last_mut() {
+            Some(t) if t.bounds.table == table => {
+                if region != t.totals.len() + 1 || start != last_end || start.is_empty() {
+                    return Err(format!(
+                        "line {line}: region {region} of {table} does not follow region {} (start {:?})",
+                        t.totals.len(),
+                        field(1)
+                    ));
+                }
+                t.bounds.splits.push(start);
+                t.totals.push(tally);
+            }
+            _ => {
+                if out.last().is_some_and(|_| !last_end.is_empty()) {
+                    return Err(format!("line {line}: the table before {table} does not reach its end"));
+                }
+                if region != 1 || !start.is_empty() {
+                    return Err(format!(
+                        "line {line}: {table} starts at region {region}, key {:?}, not region 1 at the first key",
+                        field(1)
+                    ));
+                }
+                out.push(TableTotals {
+                    bounds: Bounds {
+                        table: table.to_string(),
+                        splits: Vec::new(),
+                    },
+                    totals: vec![tally],
+                });
+            }
+        }
+        last_end = end;
+    }
+    if !last_end.is_empty() {
+        return Err("the last table does not reach its end".into());
+    }
+    Ok(out)
+}
+
+/// The regions of several shards' runs added up, as one column of `column`; `Err` says why
+/// they cannot be (the shards saw different regions: a region split or merged meanwhile).
+pub fn add_up(parts: &[Vec<TableTotals>], column: Duration) -> Result<Spread, String> {
+    let Some(first) = parts.first() else {
+        return Err("no regions".into());
+    };
+    let mut sum = first.clone();
+    for (k, part) in parts.iter().enumerate().skip(1) {
+        let same = part.len() == sum.len() && part.iter().zip(&sum).all(|(a, b)| a.bounds == b.bounds);
+        if !same {
+            return Err(format!("report {} saw other regions than report 1", k + 1));
+        }
+        for (t, p) in sum.iter_mut().zip(part) {
+            for (a, b) in t.totals.iter_mut().zip(&p.totals) {
+                a.rows_written += b.rows_written;
+                a.bytes_written += b.bytes_written;
+                a.rows_read += b.rows_read;
+                a.bytes_read += b.bytes_read;
+            }
+        }
+    }
+    Ok(Spread {
+        column,
+        tables: sum
+            .into_iter()
+            .map(|t| TableSpread {
+                bounds: t.bounds,
+                tallies: vec![t.totals],
+            })
+            .collect(),
+    })
 }
 
 fn sums(totals: &[Tally]) -> (u64, u64) {
@@ -322,6 +430,37 @@ mod tests {
                 ],
             }],
         }
+    }
+
+    #[test]
+    fn regions_csv_reads_back_and_adds_up() {
+        let s = spread();
+        let back = read_csv(&csv(&s)).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].bounds, s.tables[0].bounds);
+        assert_eq!(back[0].totals, s.tables[0].totals());
+        let sum = add_up(&[back.clone(), back.clone()], Duration::from_secs(9)).unwrap();
+        let doubled: Vec<u64> = sum.tables[0].totals().iter().map(|t| t.bytes_written).collect();
+        assert_eq!(doubled, [20, 40, 140]);
+        // The sum's file is the one a run with both shards' counts would write.
+        assert_eq!(read_csv(&csv(&sum)).unwrap()[0].totals, sum.tables[0].totals());
+
+        let mut other = back.clone();
+        other[0].bounds.splits.pop();
+        other[0].totals.pop();
+        let e = add_up(&[back, other], Duration::from_secs(1)).unwrap_err();
+        assert_eq!(e, "report 2 saw other regions than report 1");
+
+        let text = String::from_utf8(csv(&s)).unwrap();
+        let e = read_csv(text.replacen(",m,1,", ",m,one,", 1).as_bytes()).unwrap_err();
+        assert!(e.starts_with("line 2: rows_written: \"one\""), "{e}");
+        let gap: String = text
+            .lines()
+            .filter(|l| !l.ends_with(",2"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let e = read_csv(gap.as_bytes()).unwrap_err();
+        assert!(e.contains("region 3 of t does not follow region 1"), "{e}");
     }
 
     #[test]

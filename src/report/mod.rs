@@ -15,7 +15,7 @@ pub mod summary;
 pub mod sweep;
 pub mod text;
 
-pub use read::{merge, read};
+pub use read::{Merged, find, merge, read};
 pub use run::RunData;
 pub use summary::RunSummary;
 pub use text::{TextTable, fmt_ns, thousands};

@@ -577,7 +577,10 @@ fn regions_html(h: &mut String, s: &RunSummary) {
             escape(r.read_hottest_start.as_deref().unwrap_or("-")),
         );
     }
-    h.push_str("</table>\n<p><img src=\"regions.svg\" alt=\"rows per region and interval\"></p>\n");
+    h.push_str("</table>\n");
+    if s.merged_from.is_empty() {
+        h.push_str("<p><img src=\"regions.svg\" alt=\"rows per region and interval\"></p>\n");
+    }
 }
 
 #[cfg(test)]

@@ -147,30 +147,238 @@ fn interval_log(path: &Path) -> Result<Vec<(Duration, Duration, Histogram)>, Err
     Ok(out)
 }
 
-/// Merges the reports of the shards of one run: histograms and counts add up, throughputs add
-/// up (the shards ran side by side), intervals align by their index. Every report must be of
-/// the same workload data.
-pub fn merge(dirs: &[PathBuf]) -> Result<RunData, Error> {
-    let mut reports = Vec::with_capacity(dirs.len());
-    for d in dirs {
-        reports.push(read(d)?);
+/// The report folders `paths` name: each path that holds a `summary.json` is one; any other
+/// folder stands for every report folder under it (a folder of shards' reports), in path
+/// order. A folder with none under it is an error.
+pub fn find(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+        if dir.join("summary.json").is_file() {
+            out.push(dir.to_path_buf());
+            return Ok(());
+        }
+        if depth == 0 {
+            return Ok(());
+        }
+        let mut subs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Error::at(dir, e))?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect();
+        subs.sort();
+        for sub in subs {
+            walk(&sub, depth - 1, out)?;
+        }
+        Ok(())
     }
-    let Some(first) = reports.first() else {
+    let mut out = Vec::new();
+    for p in paths {
+        let p = if p.file_name().is_some_and(|n| n == "summary.json") {
+            p.parent().unwrap_or(Path::new(".")).to_path_buf()
+        } else {
+            p.clone()
+        };
+        if !p.is_dir() {
+            return Err(Error::at(&p, "no such folder"));
+        }
+        let before = out.len();
+        // A shard's report sits a few folders down at most (RUN/shards/INDEX/NAME-UTC).
+        walk(&p, 4, &mut out)?;
+        if out.len() == before {
+            return Err(Error::at(&p, "no report folder (one holding a summary.json) in it"));
+        }
+    }
+    Ok(out)
+}
+
+/// A report's shard: (index from 0, count); `None` for a merged report.
+fn shard_of(s: &RunSummary) -> Option<(u64, u64)> {
+    if let (Some(i), Some(n)) = (s.config.shard_index, s.config.shard_count) {
+        return Some((i, n));
+    }
+    // Reports written before the index and count were recorded: `i/N`.
+    let (i, n) = s.config.shard.split_once('/')?;
+    let (i, n): (u64, u64) = (i.parse().ok()?, n.parse().ok()?);
+    (i >= 1 && i <= n).then_some((i - 1, n))
+}
+
+/// `i/N` as the shard is shown, from its 0-based index.
+fn shard_name(index: u64, count: u64) -> String {
+    format!("{}/{count}", index + 1)
+}
+
+/// A report read for merging: its folder, its figures, its shard (index from 0, count).
+type Shard = (PathBuf, RunData, (u64, u64));
+
+/// Checks that `reports` are shards of one run (the same count, no index twice) and orders
+/// them by index; returns the count and the indexes missing.
+fn shards(reports: &mut [Shard]) -> Result<(u64, Vec<u64>), Error> {
+    let Some((first, _, (_, count))) = reports.first() else {
         return Err(Error::new("report merge", "no report folder given"));
     };
-    for (d, r) in dirs.iter().zip(&reports).skip(1) {
-        if r.summary.workload.data_digest != first.summary.workload.data_digest {
+    let (first, count) = (first.clone(), *count);
+    for (k, (d, _, (i, n))) in reports.iter().enumerate() {
+        if *n != count {
+            return Err(Error::at(
+                d,
+                format!(
+                    "shard {} of a run in {n} shards, but {} is of a run in {count}: not shards of one run",
+                    shard_name(*i, *n),
+                    first.display()
+                ),
+            ));
+        }
+        if let Some((other, _, _)) = reports[..k].iter().find(|r| r.2.0 == *i) {
+            return Err(Error::at(
+                d,
+                format!(
+                    "shard {} again (also {}): one report per shard",
+                    shard_name(*i, *n),
+                    other.display()
+                ),
+            ));
+        }
+    }
+    reports.sort_by_key(|r| r.2.0);
+    let missing = (0..count).filter(|i| !reports.iter().any(|r| r.2.0 == *i)).collect();
+    Ok((count, missing))
+}
+
+/// Merges the reports of the shards of one run: histograms and counts add up, throughputs add
+/// up (the shards ran side by side), intervals align by their index, and so do the regions'
+/// tallies (`regions.csv`) when every shard saw the same regions. Every report must be of the
+/// same workload data and a shard of the same run; a shard missing is an error unless
+/// `partial`, and the merged report then names it and is marked invalid. `dirs` are report
+/// folders or folders of them ([`find`]).
+pub fn merge(dirs: &[PathBuf], partial: bool) -> Result<Merged, Error> {
+    let found = find(dirs)?;
+    let mut items: Vec<Shard> = Vec::with_capacity(found.len());
+    for d in found {
+        let r = read(&d)?;
+        let Some(of) = shard_of(&r.summary) else {
+            return Err(Error::at(
+                &d,
+                format!(
+                    "a merged report ({}): merge the shards' own reports",
+                    r.summary.config.shard
+                ),
+            ));
+        };
+        items.push((d, r, of));
+    }
+    let Some((d0, r0, _)) = items.first() else {
+        return Err(Error::new("report merge", "no report folder given"));
+    };
+    for (d, r, _) in items.iter().skip(1) {
+        if r.summary.workload.data_digest != r0.summary.workload.data_digest {
             return Err(Error::at(
                 d,
                 format!(
                     "workload data digest {} differs from {}'s {}: not shards of one run",
                     r.summary.workload.data_digest,
-                    dirs[0].display(),
-                    first.summary.workload.data_digest
+                    d0.display(),
+                    r0.summary.workload.data_digest
                 ),
             ));
         }
     }
+    let (count, missing) = shards(&mut items)?;
+    let named = |v: &[u64]| v.iter().map(|&i| shard_name(i, count)).collect::<Vec<_>>();
+    if !missing.is_empty() && !partial {
+        let found: Vec<u64> = items.iter().map(|r| r.2.0).collect();
+        let place = dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(Error::new(
+            &place,
+            format!(
+                "shard {} missing (found {}): a shard failed or has not finished; --partial merges the shards found and records the missing",
+                named(&missing).join(", "),
+                if found.is_empty() {
+                    "none".into()
+                } else {
+                    named(&found).join(", ")
+                }
+            ),
+        ));
+    }
+    let regions = merge_regions(&items);
+    let dirs: Vec<PathBuf> = items.iter().map(|r| r.0.clone()).collect();
+    let reports: Vec<RunData> = items.into_iter().map(|r| r.1).collect();
+    let mut data = add_up(&dirs, reports)?;
+    data.summary.config.shard_index = None;
+    data.summary.config.shard_count = Some(count);
+    if !missing.is_empty() {
+        data.summary.config.shard = format!("{} of {count} merged", dirs.len());
+        let why = format!(
+            "shard {} missing: the figures are of {} of {count} shards",
+            named(&missing).join(", "),
+            dirs.len()
+        );
+        data.summary.invalid_reason = Some(match data.summary.invalid_reason.take() {
+            Some(r) => format!("{why}; {r}"),
+            None => why,
+        });
+        data.summary.valid = false;
+    }
+    data.summary.missing_shards = named(&missing);
+    let regions_note = match regions {
+        Ok(spread) => {
+            data.spread = spread;
+            None
+        }
+        Err(why) => Some(why),
+    };
+    Ok(Merged {
+        data,
+        dirs,
+        regions_note,
+    })
+}
+
+/// A merged report and what went into it.
+#[derive(Debug)]
+pub struct Merged {
+    /// The merged figures.
+    pub data: RunData,
+    /// The shards' report folders, by index.
+    pub dirs: Vec<PathBuf>,
+    /// Why no `regions.csv` was merged, when the shards had them but they do not add up.
+    pub regions_note: Option<String>,
+}
+
+/// The shards' `regions.csv` added up: `None` when no shard counted regions, `Err` saying
+/// why not when some did but they cannot be added.
+fn merge_regions(items: &[Shard]) -> Result<Option<crate::store::counted::Spread>, String> {
+    use crate::regions::report::{add_up, read_csv};
+    let mut parts = Vec::new();
+    for (d, r, _) in items {
+        let path = d.join("regions.csv");
+        match std::fs::read(&path) {
+            Ok(bytes) => parts.push(read_csv(&bytes).map_err(|e| format!("{}: {e}", path.display()))?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if !parts.is_empty() || !r.summary.regions.is_empty() {
+                    return Err(format!("{} has no regions.csv", d.display()));
+                }
+            }
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        }
+    }
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    if parts.len() != items.len() {
+        return Err("not every shard's report has a regions.csv".into());
+    }
+    let column = Duration::from_secs_f64(items.iter().map(|r| r.1.summary.measured_s).fold(0.0, f64::max));
+    add_up(&parts, column).map(Some)
+}
+
+/// Adds up reports already checked to be shards of one run.
+fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
+    let first = &reports[0];
     let mut names: Vec<String> = Vec::new();
     for r in &reports {
         for o in &r.summary.ops {
@@ -219,7 +427,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<RunData, Error> {
     summary.config.shard = format!("{} merged", reports.len());
     summary.backend.identity = identities.join("; ");
     summary.merged_from = dirs.iter().map(|d| d.display().to_string()).collect();
-    // Each shard's regions.csv stays with its shard; the merge does not add them up.
+    // Recomputed from the added-up regions.csv when there is one (see `merge`).
     summary.regions = Vec::new();
     // A shard's verdicts judged its own figures, not the merged ones.
     summary.slos = Vec::new();

@@ -83,6 +83,7 @@ impl RunData {
             ops: Vec::new(),
             all: empty_op(ALL),
             merged_from: Vec::new(),
+            missing_shards: Vec::new(),
             regions: Vec::new(),
             slos: Vec::new(),
         };
@@ -133,9 +134,12 @@ impl RunData {
         if let Some(spread) = &self.spread {
             self.summary.regions = crate::regions::report::skew(spread);
             write_file(&dir.join("regions.csv"), &crate::regions::report::csv(spread))?;
-            let warmup = self.summary.config.run.warmup;
-            let svg = crate::regions::report::heat_map(spread, warmup);
-            write_file(&dir.join("regions.svg"), svg.as_bytes())?;
+            // A merge has the shards' totals, not their intervals: no heat map over time.
+            if self.summary.merged_from.is_empty() {
+                let warmup = self.summary.config.run.warmup;
+                let svg = crate::regions::report::heat_map(spread, warmup);
+                write_file(&dir.join("regions.svg"), svg.as_bytes())?;
+            }
         }
         let s = &self.summary;
         let json = serde_json::to_string_pretty(s).expect("a summary serializes");

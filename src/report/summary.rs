@@ -51,6 +51,9 @@ pub struct RunSummary {
     /// The report folders this one merges (empty for a single run).
     #[serde(default)]
     pub merged_from: Vec<String>,
+    /// The shards (`i/N`) a merged report lacks (`report merge --partial`).
+    #[serde(default)]
+    pub missing_shards: Vec<String>,
     /// Per table, how the run's rows written and read spread over its regions (warm-up
     /// included); `regions.csv` has every region.
     #[serde(default)]
@@ -113,8 +116,16 @@ pub struct RunConfig {
     pub run: crate::workload::Run,
     /// Reporting interval, seconds.
     pub interval_s: f64,
-    /// Shard `i/N` of a sharded run, `1/1`, or `N merged`.
+    /// Shard `i/N` of a sharded run, `1/1`, or `N merged` (`N of M merged` when shards were
+    /// missing).
     pub shard: String,
+    /// The shard counted from 0, as `--shard-index` and Kubernetes' completion index count
+    /// (absent in a merged report).
+    #[serde(default)]
+    pub shard_index: Option<u64>,
+    /// How many shards the run was cut into.
+    #[serde(default)]
+    pub shard_count: Option<u64>,
 }
 
 /// One operation's figures; latencies in nanoseconds.

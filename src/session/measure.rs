@@ -110,6 +110,8 @@ impl Measure<'_> {
                 run: r,
                 interval_s: self.interval.as_secs_f64(),
                 shard: self.shard.to_string(),
+                shard_index: Some(self.shard.index),
+                shard_count: Some(self.shard.count),
             },
         };
         let mut data = RunData::from_run(&outcome, &cx);

@@ -125,18 +125,42 @@ pub fn check_rate(r: &crate::workload::Run, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// The exit code of a run that found its `--start-at` passed: it measured nothing, and a
+/// scheduler (Kubernetes' pod failure policy among them) can tell it from other failures.
+pub const EXIT_LATE: u8 = 3;
+
+/// Why a `--start-at` cannot be waited for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StartAt {
+    /// Over a week away: a typing error more likely than a plan.
+    #[error("--start-at {0}: more than a week away")]
+    TooFar(String),
+    /// Passed: the run would measure another period than its other shards, so it stops
+    /// before measuring anything.
+    #[error(
+        "--start-at {at}: passed {ago_s:.1} s ago{when}; a run that starts late would not measure the same period as its other shards"
+    )]
+    Late {
+        /// The time, as RFC 3339.
+        at: String,
+        /// Seconds since.
+        ago_s: f64,
+        /// During what it passed (` while loading`, or empty).
+        when: String,
+    },
+}
+
 /// How long until `at`: refused when it has passed (`when` says during what) or is more
 /// than a week away.
-pub fn until(at: SystemTime, when: &str) -> Result<Duration> {
-    let shown = humantime::format_rfc3339_millis(at);
+pub fn until(at: SystemTime, when: &str) -> std::result::Result<Duration, StartAt> {
+    let shown = humantime::format_rfc3339_millis(at).to_string();
     match at.duration_since(SystemTime::now()) {
-        Ok(wait) if wait > Duration::from_secs(7 * 24 * 3600) => {
-            bail!("--start-at {shown}: more than a week away")
-        }
+        Ok(wait) if wait > Duration::from_secs(7 * 24 * 3600) => Err(StartAt::TooFar(shown)),
         Ok(wait) => Ok(wait),
-        Err(past) => bail!(
-            "--start-at {shown}: passed {:.1} s ago{when}; a run that starts late would not measure the same period as its other shards",
-            past.duration().as_secs_f64()
-        ),
+        Err(past) => Err(StartAt::Late {
+            at: shown,
+            ago_s: past.duration().as_secs_f64(),
+            when: when.to_string(),
+        }),
     }
 }

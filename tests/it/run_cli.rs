@@ -277,6 +277,235 @@ fn report_merge_adds_up_the_shards() {
     assert!(refused.stderr.contains("not shards of one run"), "{}", refused.stderr);
 }
 
+/// `report merge` given the folder the shards wrote under (as Kubernetes' run Job lays it
+/// out): it finds their reports, adds up their regions too, names a missing shard and
+/// refuses, merges with `--partial` and says so in the report; a shard twice or a merged
+/// report among shards is refused.
+#[test]
+fn report_merge_takes_a_folder_of_shards_and_names_the_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reports = Vec::new();
+    for i in 0..3 {
+        let at = format!("run-1/shards/{i}");
+        let count = [400, 300, 200][i];
+        let (_, r) = run(
+            dir.path(),
+            "memory:",
+            &[
+                "--ops",
+                &count.to_string(),
+                "--shard-index",
+                &i.to_string(),
+                "--shard-count",
+                "3",
+                "--reports",
+                &at,
+            ],
+        );
+        assert!(r.starts_with(dir.path().join(&at)), "{}", r.display());
+        reports.push(r);
+    }
+    let read = |d: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap()
+    };
+    let s1 = read(&reports[1]);
+    assert_eq!(s1["config"]["shard"], "2/3");
+    assert_eq!(s1["config"]["shard_index"], 1);
+    assert_eq!(s1["config"]["shard_count"], 3);
+
+    let out = tallrow(dir.path(), &["report", "merge", "run-1/shards", "--out", "merged"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("merged 3 reports (3 merged) into merged"),
+        "{}",
+        out.stdout
+    );
+    let m = read(&dir.path().join("merged"));
+    let total = |s: &serde_json::Value| s["all"]["count"].as_u64().unwrap() + s["all"]["errors"].as_u64().unwrap();
+    assert_eq!(total(&m), 900);
+    assert_eq!(m["config"]["shard"], "3 merged");
+    assert_eq!(m["config"]["shard_count"], 3);
+    assert_eq!(m["config"]["shard_index"], serde_json::Value::Null);
+    let from: Vec<String> = m["merged_from"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    for (i, f) in from.iter().enumerate() {
+        assert!(f.contains(&format!("shards/{i}/")), "in shard order: {from:?}");
+    }
+    // regions.csv adds up, row for row, and the summary's skew figures come from it.
+    let rows = |d: &Path| csv_rows(&d.join("regions.csv"));
+    let merged_rows = rows(&dir.path().join("merged"));
+    let shard_rows: Vec<Vec<Vec<String>>> = reports.iter().map(|r| rows(r)).collect();
+    assert_eq!(merged_rows[0], shard_rows[0][0], "same header");
+    assert!(merged_rows.len() > 1);
+    for (k, row) in merged_rows.iter().enumerate().skip(1) {
+        assert_eq!(row[..3], shard_rows[0][k][..3], "same table and bounds");
+        for c in 3..7 {
+            let sum: u64 = shard_rows.iter().map(|s| s[k][c].parse::<u64>().unwrap()).sum();
+            assert_eq!(row[c].parse::<u64>().unwrap(), sum, "{} of {row:?}", merged_rows[0][c]);
+        }
+    }
+    let written: u64 = merged_rows[1..].iter().map(|r| r[3].parse::<u64>().unwrap()).sum();
+    let skew_written: u64 = m["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["rows_written"].as_u64().unwrap())
+        .sum();
+    assert_eq!(skew_written, written);
+    assert!(
+        !dir.path().join("merged/regions.svg").exists(),
+        "no heat map without intervals"
+    );
+
+    // Shard 2/3's report gone: named, refused; then merged with --partial.
+    std::fs::rename(dir.path().join("run-1/shards/1"), dir.path().join("aside")).unwrap();
+    let refused = tallrow(dir.path(), &["report", "merge", "run-1/shards", "--out", "partial"]);
+    assert_eq!(refused.code, 1, "{}", refused.stdout);
+    assert_eq!(refused.stderr.lines().count(), 1, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .starts_with("error: run-1/shards: shard 2/3 missing (found 1/3, 3/3)"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!dir.path().join("partial").exists());
+    let partial = tallrow(
+        dir.path(),
+        &["report", "merge", "run-1/shards", "--out", "partial", "--partial"],
+    );
+    assert_eq!(partial.code, 0, "{}{}", partial.stdout, partial.stderr);
+    assert!(
+        partial.stdout.contains("partial: shard 2/3 missing"),
+        "{}",
+        partial.stdout
+    );
+    let p = read(&dir.path().join("partial"));
+    assert_eq!(total(&p), 600);
+    assert_eq!(p["missing_shards"], serde_json::json!(["2/3"]));
+    assert_eq!(p["config"]["shard"], "2 of 3 merged");
+    assert_eq!(p["valid"], false);
+    assert!(
+        p["invalid_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("shard 2/3 missing: the figures are of 2 of 3 shards"),
+        "{}",
+        p["invalid_reason"]
+    );
+
+    // The same shard twice, and a merged report among shards: refused, naming both.
+    let again = tallrow(
+        dir.path(),
+        &["report", "merge", "run-1/shards", reports[0].to_str().unwrap()],
+    );
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("shard 1/3 again (also "), "{}", again.stderr);
+    let mixed = tallrow(dir.path(), &["report", "merge", "run-1/shards", "merged"]);
+    assert_eq!(mixed.code, 1);
+    assert!(
+        mixed
+            .stderr
+            .starts_with("error: merged: a merged report (3 merged): merge the shards' own reports"),
+        "{}",
+        mixed.stderr
+    );
+    std::fs::create_dir(dir.path().join("nothing")).unwrap();
+    let none = tallrow(dir.path(), &["report", "merge", "nothing"]);
+    assert_eq!(none.code, 1);
+    assert_eq!(
+        none.stderr.trim(),
+        "error: nothing: no report folder (one holding a summary.json) in it"
+    );
+}
+
+/// A run whose --start-at has passed exits 3 with one line and measures nothing, before and
+/// after the load the empty target needs; bad shard flags are refused.
+#[test]
+fn a_run_that_would_start_late_exits_3_without_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let late = tallrow(
+        dir.path(),
+        &[
+            "run",
+            &wl,
+            "--backend",
+            "memory:",
+            "--ops",
+            "50",
+            "--start-at",
+            "2026-01-01T00:00:00Z",
+        ],
+    );
+    assert_eq!(late.code, 3, "{}{}", late.stdout, late.stderr);
+    assert_eq!(late.stderr.lines().count(), 1, "{}", late.stderr);
+    assert!(
+        late.stderr
+            .starts_with("error: --start-at 2026-01-01T00:00:00.000Z: passed ")
+            && late
+                .stderr
+                .contains("a run that starts late would not measure the same period"),
+        "{}",
+        late.stderr
+    );
+    assert!(!dir.path().join("reports").exists(), "nothing written");
+
+    // Passed while the empty target was loaded: the same code, said so.
+    let at = humantime::format_rfc3339_millis(std::time::SystemTime::now() + std::time::Duration::from_millis(50))
+        .to_string();
+    let loading = tallrow(
+        dir.path(),
+        &["run", &wl, "--backend", "memory:", "--ops", "50", "--start-at", &at],
+    );
+    assert_eq!(loading.code, 3, "{}{}", loading.stdout, loading.stderr);
+    assert!(loading.stderr.contains(" ago while loading; "), "{}", loading.stderr);
+    assert!(
+        loading.stdout.contains("the target was empty: loaded"),
+        "{}",
+        loading.stdout
+    );
+    let reports: Vec<_> = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(
+        reports.iter().all(|n| n.contains("-load-")),
+        "only the load manifest: {reports:?}"
+    );
+
+    for (args, want) in [
+        (
+            vec!["--shard-index", "3", "--shard-count", "3"],
+            "error: --shard-index 3: not below --shard-count 3 (the index counts from 0)",
+        ),
+        (
+            vec!["--shard-index", "0", "--shard-count", "0"],
+            "error: --shard-count 0: not between 1 and 1000000",
+        ),
+    ] {
+        let mut all = vec!["run", wl.as_str(), "--backend", "memory:"];
+        all.extend(args);
+        let out = tallrow(dir.path(), &all);
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert_eq!(out.stderr.trim(), want);
+    }
+    for args in [
+        vec!["--shard-index", "1"],
+        vec!["--shard", "1/2", "--shard-index", "1", "--shard-count", "2"],
+    ] {
+        let mut all = vec!["run", wl.as_str(), "--backend", "memory:"];
+        all.extend(args);
+        let out = tallrow(dir.path(), &all);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    }
+}
+
 #[test]
 fn broken_reports_and_arguments_get_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
