@@ -56,10 +56,22 @@ echo "== Apache HBase"
 stop_all() {
   stop_bigtable_emulator
   scripts/hbase.sh stop
+  scripts/kube.sh stop
 }
 trap stop_all EXIT
 if scripts/hbase.sh start --secure; then
   . ./.hbase.env
+else
+  rc=$?
+  [ $rc -eq 1 ] || exit $rc
+fi
+
+# A real Kubernetes control plane (scripts/kube.sh: kube-apiserver and
+# kube-controller-manager built with go once and cached, over Debian's etcd) for the tests
+# of deploy/kubernetes/, which play the node; without go it says so and those tests return.
+echo "== Kubernetes control plane"
+if scripts/kube.sh start; then
+  . ./.kube.env
 else
   rc=$?
   [ $rc -eq 1 ] || exit $rc

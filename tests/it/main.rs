@@ -12,6 +12,7 @@ mod hfile;
 mod keys_cli;
 mod keys_compare;
 mod kill;
+mod kube;
 mod load;
 mod load_cli;
 mod metrics;

@@ -270,3 +270,130 @@ fn serve_metrics_count_calls_per_method() {
     );
     let _ = serve.child.kill();
 }
+
+/// Every series the Grafana dashboard of deploy/kubernetes/monitoring/ queries is one that
+/// tallrow exposes, with the labels it groups and filters by: the metric names from a real
+/// run's scrape (a run that loads first serves the load's and the run's), the labels from
+/// that scrape's samples and, for the failure counter a clean run has no sample of, from the
+/// exposition of an interval with a failure. Labels the scrape adds (namespace, pod, ...)
+/// and histogram buckets' `le` are allowed too.
+#[test]
+fn the_grafana_dashboard_queries_what_tallrow_exposes() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python environment; scripts/test.sh installs it");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = small_fixture().display().to_string();
+    let run = Watched::spawn(
+        dir.path(),
+        &[
+            "run",
+            &fixture,
+            "--backend",
+            "memory:",
+            "--ops",
+            "200",
+            "--warmup",
+            "0s",
+            "--metrics",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "5m",
+        ],
+    );
+    let mut seen = Vec::new();
+    let url = Watched::wait_for(&run.stderr, &mut seen, |l| {
+        l.strip_prefix("tallrow: metrics at ").map(str::to_string)
+    });
+    Watched::wait_for(&run.stdout, &mut seen, |l| l.strip_prefix("report: ").map(|_| ()));
+    let doc = scrape(&python, &url).unwrap();
+    drop(run);
+
+    // Series name -> label names, from the scrape and from an interval with a failure.
+    let mut labels: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = Default::default();
+    for s in doc["samples"].as_array().unwrap() {
+        let e = labels.entry(s[0].as_str().unwrap().to_string()).or_default();
+        e.extend(s[1].as_object().unwrap().keys().cloned());
+    }
+    let m = tallrow::metrics::Metrics::new("run", &[]);
+    m.run_started(&["timeline"], Instant::now());
+    let mut failed = tallrow::stats::OpStats::default();
+    failed.error("timeout", || "slow".into());
+    m.interval(&[failed]);
+    for line in m
+        .render()
+        .lines()
+        .filter(|l| l.starts_with("tallrow_operation_errors_total{"))
+    {
+        let (name, rest) = line.split_once('{').unwrap();
+        let e = labels.entry(name.to_string()).or_default();
+        for pair in rest.split_once('}').unwrap().0.split(',') {
+            e.insert(pair.split_once('=').unwrap().0.to_string());
+        }
+    }
+    let families: Vec<String> = doc["families"].as_object().unwrap().keys().cloned().collect();
+    let scraped = ["namespace", "pod", "container", "job", "instance", "endpoint"];
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes/monitoring/tallrow-dashboard.json");
+    let dash: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut exprs: Vec<String> = Vec::new();
+    for p in dash["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().unwrap() {
+            exprs.push(t["expr"].as_str().unwrap().to_string());
+        }
+    }
+    exprs.push(
+        dash["templating"]["list"][1]["definition"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    );
+    assert!(exprs.len() >= 10, "{exprs:?}");
+    let mut used = std::collections::BTreeSet::new();
+    for e in &exprs {
+        let idents: Vec<&str> = e
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("tallrow_"))
+            .collect();
+        assert!(!idents.is_empty(), "{e}: queries no tallrow series");
+        for name in &idents {
+            let series = labels
+                .get(*name)
+                .unwrap_or_else(|| panic!("{e}: {name} is no series tallrow exposes ({families:?})"));
+            used.insert(name.to_string());
+            // Labels grouped by (`by (...)`) and matched (`{...}`) in this query.
+            let mut wanted: Vec<String> = Vec::new();
+            for part in e.split("by (").skip(1) {
+                wanted.extend(part.split(')').next().unwrap().split(',').map(|l| l.trim().to_string()));
+            }
+            if let Some(m) = e.split(&format!("{name}{{")).nth(1) {
+                for pair in m.split('}').next().unwrap().split(',') {
+                    let key = pair.split(['=', '!']).next().unwrap().trim().to_string();
+                    wanted.push(key);
+                }
+            }
+            for l in wanted.iter().filter(|l| !l.is_empty()) {
+                let ok =
+                    series.contains(l) || scraped.contains(&l.as_str()) || (l == "le" && name.ends_with("_bucket"));
+                assert!(ok, "{e}: {name} has no label {l} (it has {series:?})");
+            }
+        }
+    }
+    // What the issue asks the dashboard for: throughput per operation, percentiles from the
+    // buckets, errors, load progress.
+    for want in [
+        "tallrow_operations_total",
+        "tallrow_operation_latency_seconds_bucket",
+        "tallrow_operation_errors_total",
+        "tallrow_load_blocks_done",
+        "tallrow_load_blocks",
+    ] {
+        assert!(used.contains(want), "the dashboard does not query {want}");
+    }
+    assert!(
+        exprs
+            .iter()
+            .any(|e| e.contains("histogram_quantile(0.99, sum by (le, op)"))
+    );
+}
