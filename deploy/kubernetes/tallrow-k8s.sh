@@ -37,7 +37,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 kubectl="${KUBECTL:-kubectl}"
 namespace=tallrow shards=3 workload="$here/base/workload.toml" image=tallrow:latest lead=120
-backend= run_id= linger=15s storage_class= timeout=21600 partial= out=reports dry_run=
+backend='' run_id='' linger=15s storage_class='' timeout=21600 partial='' out=reports dry_run=''
 
 usage() {
   echo "usage: tallrow-k8s.sh load|run|merge|report [--backend URL] [--shards N] [--workload FILE] [--image REF] [--namespace NS] [--lead SECONDS] [--run-id ID] [--partial] [--out DIR] [--dry-run] ... (see the script's header)" >&2
@@ -72,7 +72,9 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 
-[[ "$shards" =~ ^[1-9][0-9]*$ ]] && [ "$shards" -le 10000 ] || fail "--shards $shards: not a count from 1 to 10000"
+if ! [[ "$shards" =~ ^[1-9][0-9]{0,4}$ ]] || [ "$shards" -gt 10000 ]; then
+  fail "--shards $shards: not a count from 1 to 10000"
+fi
 [[ "$lead" =~ ^[0-9]+$ ]] || fail "--lead $lead: not a whole number of seconds"
 [[ "$timeout" =~ ^[1-9][0-9]*$ ]] || fail "--timeout $timeout: not a whole number of seconds"
 [[ "$namespace" =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ ]] || fail "--namespace $namespace: not a namespace name"
@@ -94,7 +96,7 @@ q() { printf "'%s'" "${1//\'/\'\'}"; }
 
 # REF as kustomize's images entry: newName, and newTag or digest.
 image_entry() {
-  local name="$1" tag= digest=
+  local name="$1" tag='' digest=''
   case "$name" in
     *@*) digest="${name#*@}" name="${name%@*}" ;;
     *)
@@ -201,16 +203,16 @@ apply() { # step start_at
 
 # Waits for Job NAME to complete or fail, printing its counts as they change.
 wait_job() { # name
-  local deadline=$((SECONDS + timeout)) last= now conds
+  local deadline=$((SECONDS + timeout)) last='' now conds
   while :; do
-    now="$(kn get job "$1" -o jsonpath='{.status.succeeded} {.status.failed} {.status.active}' 2>/dev/null || true)"
-    read -r s f a <<<"$now"
+    now="$(kn get job "$1" -o jsonpath='{.status.succeeded}/{.status.failed}/{.status.active}' 2>/dev/null || true)"
+    IFS=/ read -r s f a <<<"$now"
     now="succeeded ${s:-0}, failed ${f:-0}, active ${a:-0}"
     if [ "$now" != "$last" ]; then
       echo "job/$1: $now"
       last="$now"
     fi
-    conds=" $(kn get job "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}') "
+    conds=" $(kn get job "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' 2>/dev/null || true) "
     case "$conds" in
       *" Complete "*) return 0 ;;
       *" Failed "*)

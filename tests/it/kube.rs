@@ -17,6 +17,9 @@
 //!   endpoints do not collide;
 //! - the environment: only what the container's `env` gives (values, the pod's own fields and
 //!   labels, ConfigMap keys), with Kubernetes' `$(VAR)` expansion in the arguments.
+//!
+//! Not enforced, as no scheduler or kubelet runs: the spread over nodes, requests and limits
+//! and the security context (the API validates them; the pods run as this test's user).
 
 use crate::common::{RealHBaseDaoHarness, real_hbase, real_hbase_there, tallrow};
 use serde_json::{Value, json};
@@ -687,7 +690,7 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
     assert_eq!(pm["spec"]["podMetricsEndpoints"][0]["port"], "metrics");
 
     // The run: three shards measuring from one --start-at; the merge adds them up exactly.
-    let (code, out, err) = script("run", "run-1", &["--shards", "3", "--lead", "10"]);
+    let (code, out, err) = script("run", "run-1", &["--shards", "3", "--lead", "20"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("job/tallrow-run: succeeded 3, failed 0, active 0"),
@@ -761,7 +764,7 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
 
     // A run whose third shard starts after --start-at: it exits 3, its index fails, the Job
     // fails; the merge names the missing shard, then merges the two with --partial.
-    let (code, out, err) = script("run", "run-2", &["--shards", "3", "--lead", "10"]);
+    let (code, out, err) = script("run", "run-2", &["--shards", "3", "--lead", "20"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("job/tallrow-run failed: FailedIndexes"), "{err}");
     assert!(err.contains("(failed indexes: 2)"), "{err}");
