@@ -8,12 +8,13 @@
 
 FROM rust:1.95-slim-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libkrb5-dev libclang-dev clang pkg-config \
+ && apt-get install -y --no-install-recommends libkrb5-dev libclang-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src src
 COPY benches benches
+COPY vendor vendor
 RUN cargo build --release --locked --features kerberos --bin tallrow \
  && cp target/release/tallrow /usr/local/bin/tallrow
 
