@@ -205,6 +205,9 @@ apply() { # step start_at
 wait_job() { # name
   local deadline=$((SECONDS + timeout)) last='' now conds
   while :; do
+    # The conditions first: counts read after them are at least as new, so the last counts
+    # are printed before the verdict.
+    conds=" $(kn get job "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' 2>/dev/null || true) "
     now="$(kn get job "$1" -o jsonpath='{.status.succeeded}/{.status.failed}/{.status.active}' 2>/dev/null || true)"
     IFS=/ read -r s f a <<<"$now"
     now="succeeded ${s:-0}, failed ${f:-0}, active ${a:-0}"
@@ -212,7 +215,6 @@ wait_job() { # name
       echo "job/$1: $now"
       last="$now"
     fi
-    conds=" $(kn get job "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' 2>/dev/null || true) "
     case "$conds" in
       *" Complete "*) return 0 ;;
       *" Failed "*)
