@@ -4,6 +4,7 @@
 use super::Error;
 use super::run::{RunData, interval_op};
 use super::summary::{ALL, RunSummary};
+use crate::load::Shard;
 use crate::run::Interval;
 use crate::stats::{self, Histogram, OpStats};
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -191,56 +192,45 @@ pub fn find(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     Ok(out)
 }
 
-/// A report's shard: (index from 0, count); `None` for a merged report.
-fn shard_of(s: &RunSummary) -> Option<(u64, u64)> {
-    if let (Some(i), Some(n)) = (s.config.shard_index, s.config.shard_count) {
-        return Some((i, n));
+/// A report's shard; `None` for a merged report.
+fn shard_of(s: &RunSummary) -> Option<Shard> {
+    match (s.config.shard_index, s.config.shard_count) {
+        (Some(index), Some(count)) if index < count => Some(Shard { index, count }),
+        // Reports written before the index and count were recorded: `i/N`.
+        _ => s.config.shard.parse().ok(),
     }
-    // Reports written before the index and count were recorded: `i/N`.
-    let (i, n) = s.config.shard.split_once('/')?;
-    let (i, n): (u64, u64) = (i.parse().ok()?, n.parse().ok()?);
-    (i >= 1 && i <= n).then_some((i - 1, n))
 }
 
-/// `i/N` as the shard is shown, from its 0-based index.
-fn shard_name(index: u64, count: u64) -> String {
-    format!("{}/{count}", index + 1)
-}
+/// A report read for merging: its folder, its figures, its shard.
+type Part = (PathBuf, RunData, Shard);
 
-/// A report read for merging: its folder, its figures, its shard (index from 0, count).
-type Shard = (PathBuf, RunData, (u64, u64));
-
-/// Checks that `reports` are shards of one run (the same count, no index twice) and orders
-/// them by index; returns the count and the indexes missing.
-fn shards(reports: &mut [Shard]) -> Result<(u64, Vec<u64>), Error> {
-    let Some((first, _, (_, count))) = reports.first() else {
-        return Err(Error::new("report merge", "no report folder given"));
-    };
-    let (first, count) = (first.clone(), *count);
-    for (k, (d, _, (i, n))) in reports.iter().enumerate() {
-        if *n != count {
+/// Checks that `parts` (at least one) are shards of one run (the same count, no index twice)
+/// and orders them by index; returns the count and the shards missing.
+fn shards(parts: &mut [Part]) -> Result<(u64, Vec<Shard>), Error> {
+    let (first, count) = (parts[0].0.clone(), parts[0].2.count);
+    for (k, (d, _, s)) in parts.iter().enumerate() {
+        if s.count != count {
             return Err(Error::at(
                 d,
                 format!(
-                    "shard {} of a run in {n} shards, but {} is of a run in {count}: not shards of one run",
-                    shard_name(*i, *n),
+                    "shard {s} of a run in {} shards, but {} is of a run in {count}: not shards of one run",
+                    s.count,
                     first.display()
                 ),
             ));
         }
-        if let Some((other, _, _)) = reports[..k].iter().find(|r| r.2.0 == *i) {
+        if let Some((other, _, _)) = parts[..k].iter().find(|p| p.2 == *s) {
             return Err(Error::at(
                 d,
-                format!(
-                    "shard {} again (also {}): one report per shard",
-                    shard_name(*i, *n),
-                    other.display()
-                ),
+                format!("shard {s} again (also {}): one report per shard", other.display()),
             ));
         }
     }
-    reports.sort_by_key(|r| r.2.0);
-    let missing = (0..count).filter(|i| !reports.iter().any(|r| r.2.0 == *i)).collect();
+    parts.sort_by_key(|p| p.2.index);
+    let missing = (0..count)
+        .map(|index| Shard { index, count })
+        .filter(|s| !parts.iter().any(|p| p.2 == *s))
+        .collect();
     Ok((count, missing))
 }
 
@@ -252,7 +242,7 @@ fn shards(reports: &mut [Shard]) -> Result<(u64, Vec<u64>), Error> {
 /// folders or folders of them ([`find`]).
 pub fn merge(dirs: &[PathBuf], partial: bool) -> Result<Merged, Error> {
     let found = find(dirs)?;
-    let mut items: Vec<Shard> = Vec::with_capacity(found.len());
+    let mut items: Vec<Part> = Vec::with_capacity(found.len());
     for d in found {
         let r = read(&d)?;
         let Some(of) = shard_of(&r.summary) else {
@@ -283,9 +273,9 @@ pub fn merge(dirs: &[PathBuf], partial: bool) -> Result<Merged, Error> {
         }
     }
     let (count, missing) = shards(&mut items)?;
-    let named = |v: &[u64]| v.iter().map(|&i| shard_name(i, count)).collect::<Vec<_>>();
+    let named = |v: &[Shard]| v.iter().map(Shard::to_string).collect::<Vec<_>>();
     if !missing.is_empty() && !partial {
-        let found: Vec<u64> = items.iter().map(|r| r.2.0).collect();
+        let found: Vec<Shard> = items.iter().map(|r| r.2).collect();
         let place = dirs
             .iter()
             .map(|d| d.display().to_string())
@@ -351,7 +341,7 @@ pub struct Merged {
 
 /// The shards' `regions.csv` added up: `None` when no shard counted regions, `Err` saying
 /// why not when some did but they cannot be added.
-fn merge_regions(items: &[Shard]) -> Result<Option<crate::store::counted::Spread>, String> {
+fn merge_regions(items: &[Part]) -> Result<Option<crate::store::counted::Spread>, String> {
     use crate::regions::report::{add_up, read_csv};
     let mut parts = Vec::new();
     for (d, r, _) in items {
