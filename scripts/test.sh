@@ -1,12 +1,86 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: formatting, lints, then every test.
-# Installs what the tests need first, so it works on a fresh clone.
+# The whole test suite, as CI runs it: what the tests need first, then formatting, lints and
+# every test.
+#
+#   scripts/test.sh [--strict]
+#
+# It installs what the tests need (the Python packages in .venv, the kerberos feature's
+# build dependencies) and starts what they run against: the Bigtable emulator, real HBase
+# with a Kerberos KDC and Kerberized gateways (scripts/hbase.sh), and a Kubernetes control
+# plane (scripts/kube.sh).
+#
+# Strict (with CI set, or --strict): a component that cannot be installed or started fails
+# the run at once, in one line naming it and the command that failed, and so does any test
+# that finds its component absent (TALLROW_STRICT). Otherwise the script says what it could
+# not start and goes on; the tests that need it return early, each one recorded, and the
+# last line counts them: `N tests did not run: <component>: <count>, ...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+strict=
+[ -n "${CI:-}" ] && strict=1
+for arg in "$@"; do
+  case "$arg" in
+    --strict) strict=1 ;;
+    *)
+      echo "usage: scripts/test.sh [--strict]" >&2
+      exit 64
+      ;;
+  esac
+done
+if [ -n "$strict" ]; then
+  export TALLROW_STRICT=1
+else
+  unset TALLROW_STRICT
+fi
 
 # One target directory shared by every run (override with CARGO_TARGET_DIR).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+# missing COMPONENT COMMAND [EXIT]: a component the suite needs could not be had.
+missing() {
+  if [ -n "$strict" ]; then
+    echo "scripts/test.sh: $1 is missing and the suite runs strict: \`$2\` failed${3:+ (exit $3)}" >&2
+    exit 1
+  fi
+  echo "scripts/test.sh: $1 is missing (\`$2\` failed${3:+, exit $3}): the tests that need it do not run, and are counted at the end"
+}
+
+# failed COMPONENT COMMAND EXIT: a component that is there did not start; in any mode.
+failed() {
+  echo "scripts/test.sh: $1 did not start: \`$2\` failed (exit $3)" >&2
+  exit "$3"
+}
+
+# Every test that returns early for want of a component appends a line here
+# (tallrow::testkit); the last line of the run counts them.
+TALLROW_SKIPS="$(mktemp -t tallrow-skips.XXXXXX)"
+export TALLROW_SKIPS
+skipped() {
+  local n
+  n="$(sort -u "$TALLROW_SKIPS" | wc -l)"
+  if [ "$n" -eq 0 ]; then
+    echo "0 tests did not run"
+  else
+    echo "$n tests did not run: $(sort -u "$TALLROW_SKIPS" | cut -f1 | sort | uniq -c |
+      awk '{ c = $1; sub(/^ *[0-9]+ /, ""); printf "%s%s: %d", (NR > 1 ? ", " : ""), $0, c }')"
+  fi
+}
+
+. scripts/bigtable_emulator.sh
+stop_all() {
+  local rc=$?
+  stop_bigtable_emulator
+  scripts/hbase.sh stop
+  scripts/kube.sh stop
+  if [ -n "${tested:-}" ]; then
+    skipped
+  fi
+  rm -f "$TALLROW_SKIPS"
+  exit $rc
+}
+trap stop_all EXIT
 
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
   rustup component add rustfmt clippy
@@ -14,11 +88,12 @@ fi
 
 # Python packages some tests read our output with (third-party readers), in .venv.
 echo "== Python test environment (.venv)"
-if [ ! -x .venv/bin/python ]; then
-  python3 -m venv .venv
+if { [ -x .venv/bin/python ] || python3 -m venv .venv; } &&
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt; then
+  export TALLROW_PYTHON="$PWD/.venv/bin/python"
+else
+  missing "the Python test environment" "python3 -m venv .venv && .venv/bin/python -m pip install -r tests/requirements.txt"
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
-export TALLROW_PYTHON="$PWD/.venv/bin/python"
 
 # Kerberos (the cargo feature `kerberos`: SASL/GSSAPI and SPNEGO through the system's
 # GSSAPI library) needs its build dependencies; without them the suite runs without it.
@@ -27,7 +102,50 @@ echo "== Kerberos build dependencies"
 features=()
 if kerberos_build_deps; then
   features=(--features kerberos)
+else
+  missing "the kerberos build" "apt-get install pkg-config libkrb5-dev libclang-dev"
 fi
+
+# The services, before the builds: a component that cannot be had fails a strict run in
+# minutes, not after the build.
+echo "== Bigtable emulator"
+rc=0
+start_bigtable_emulator || rc=$?
+case $rc in
+  0) ;;
+  1) missing "the Bigtable emulator" "gcloud info (platform/bigtable-emulator/cbtemulator)" ;;
+  *) failed "the Bigtable emulator" "start_bigtable_emulator (scripts/bigtable_emulator.sh)" $rc ;;
+esac
+
+# Real HBase (scripts/hbase.sh: fetched with Maven, standalone on loopback) is the
+# reference the hbase backend's contract runs against. --secure adds a Kerberos KDC and
+# HBase's Kerberized Thrift servers (SASL, and HTTP + SPNEGO + TLS), which the secured tests
+# use.
+echo "== Apache HBase"
+rc=0
+scripts/hbase.sh start --secure || rc=$?
+case $rc in
+  0)
+    . ./.hbase.env
+    if [ -z "${TALLROW_HBASE_SASL1_AUTH:-}" ]; then
+      missing "the Kerberos KDC and the Kerberized HBase gateways" "scripts/hbase.sh start --secure (apt-get install krb5-kdc krb5-admin-server krb5-user)"
+    fi
+    ;;
+  1) missing "real HBase (Java and Maven)" "scripts/hbase.sh start --secure" 1 ;;
+  *) failed "real HBase" "scripts/hbase.sh start --secure" $rc ;;
+esac
+
+# A real Kubernetes control plane (scripts/kube.sh: kube-apiserver and
+# kube-controller-manager built with go once and cached, over Debian's etcd) for the tests
+# of deploy/kubernetes/, which play the node.
+echo "== Kubernetes control plane"
+rc=0
+scripts/kube.sh start || rc=$?
+case $rc in
+  0) . ./.kube.env ;;
+  1) missing "the Kubernetes control plane (go, etcd)" "scripts/kube.sh start" 1 ;;
+  *) failed "the Kubernetes control plane" "scripts/kube.sh start" $rc ;;
+esac
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
@@ -43,45 +161,12 @@ fi
 echo "== cargo test --doc"
 cargo test --doc --locked "${features[@]}"
 
-# The bigtable backend's tests run against Google's emulator when this machine has it.
-echo "== Bigtable emulator"
-. scripts/bigtable_emulator.sh
-start_bigtable_emulator || [ $? -eq 1 ]
-
-# Real HBase (scripts/hbase.sh: fetched with Maven, standalone on loopback) is the
-# reference the hbase backend's contract runs against; without Java or Maven it says so and
-# those tests return. --secure adds a Kerberos KDC and HBase's Kerberized Thrift servers
-# (SASL, and HTTP + SPNEGO + TLS), which the secured tests use.
-echo "== Apache HBase"
-stop_all() {
-  stop_bigtable_emulator
-  scripts/hbase.sh stop
-  scripts/kube.sh stop
-}
-trap stop_all EXIT
-if scripts/hbase.sh start --secure; then
-  . ./.hbase.env
-else
-  rc=$?
-  [ $rc -eq 1 ] || exit $rc
-fi
-
-# A real Kubernetes control plane (scripts/kube.sh: kube-apiserver and
-# kube-controller-manager built with go once and cached, over Debian's etcd) for the tests
-# of deploy/kubernetes/, which play the node; without go it says so and those tests return.
-echo "== Kubernetes control plane"
-if scripts/kube.sh start; then
-  . ./.kube.env
-else
-  rc=$?
-  [ $rc -eq 1 ] || exit $rc
-fi
-
 # Library, binary and integration tests; the benches are built by clippy above and run by
 # scripts/bench.sh, not here.
 # The quickstart end to end on the emulator keeps both cores busy for minutes, which would
 # skew the latency tests beside it: it runs alone, after the rest.
 heavy=bigtable::load_verify_and_run_the_quickstart_on_the_emulator
+tested=1
 echo "== cargo test"
 cargo test --lib --bins --tests --locked "${features[@]}" -- --skip "$heavy"
 echo "== cargo test $heavy"

@@ -40,6 +40,7 @@ macro_rules! named_values {
 
 pub mod bulkload;
 pub mod cli;
+pub mod clock;
 pub mod convert;
 pub mod date;
 pub mod generate;
@@ -57,6 +58,8 @@ pub mod serve;
 pub mod session;
 pub mod stats;
 pub mod store;
+#[doc(hidden)]
+pub mod testkit;
 pub mod verify;
 pub mod wire;
 pub mod workload;

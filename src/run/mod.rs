@@ -20,6 +20,7 @@ pub use pick::{Mix, Users};
 pub use schedule::Schedule;
 pub use worker::LATE;
 
+use crate::clock::{self, Clock};
 use crate::generate::Generator;
 use crate::load::Shard;
 use crate::schema;
@@ -37,6 +38,8 @@ pub const ON_TIME_MIN: f64 = 0.95;
 
 /// What the workers share: the timeline of the run.
 pub(crate) struct Plan {
+    /// What the run is timed by: the machine's clock, or the store's simulated one.
+    clock: Arc<dyn Clock>,
     threads: usize,
     start: Instant,
     measure_start: Instant,
@@ -178,12 +181,13 @@ pub fn run(
     interval: Duration,
     on_interval: &mut OnInterval<'_>,
 ) -> schema::Result<Outcome> {
+    let clock = store.clock().unwrap_or_else(clock::real);
     let ctx = Ctx::new(store, g, r)?;
     let mix = Mix::new(&r.mix);
     let threads = r.workers();
     let interval = interval.max(Duration::from_millis(10));
     let opts = r;
-    let start = Instant::now();
+    let start = clock.now();
     let started_ms = now_millis() + opts.warmup.as_millis() as i64;
     let measure_start = start + opts.warmup;
     let (end, last_interval) = match opts.ops {
@@ -194,6 +198,7 @@ pub fn run(
         }
     };
     let plan = Plan {
+        clock,
         threads,
         start,
         measure_start,
@@ -211,6 +216,7 @@ pub fn run(
     let mut totals: Vec<OpStats> = (0..n_ops).map(|_| OpStats::default()).collect();
     let mut intervals = Vec::new();
     let (tx, rx) = mpsc::channel::<Msg>();
+    plan.clock.join(threads);
     std::thread::scope(|scope| {
         for id in 0..threads {
             let tx = tx.clone();
@@ -273,7 +279,7 @@ pub fn run(
     }
     let measured = match opts.ops {
         None => opts.duration,
-        Some(_) => measure_start.elapsed().max(Duration::from_millis(1)),
+        Some(_) => (plan.clock.now() - measure_start).max(Duration::from_millis(1)),
     };
     if let (Some(_), Some(last)) = (opts.ops, intervals.last_mut()) {
         last.length = measured.saturating_sub(last.start).max(Duration::from_millis(1));

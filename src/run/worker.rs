@@ -18,6 +18,8 @@ pub const LATE: Duration = Duration::from_secs(1);
 
 /// Runs worker `id` to the end of the plan.
 pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &AtomicU64, tx: Sender<Msg>) {
+    let clock = &*plan.clock;
+    let _part = crate::clock::Part::enter(clock);
     let rng = Rng::new(ctx.generator().workload().seed);
     let draws = rng.stream(Kind::Run, plan.stream, id as u64);
     let mut schedule = plan.rate.map(|rate| {
@@ -55,7 +57,7 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
         let call = ctx.prepare(mix.ops()[op_index], &s, &mut scratch);
         let intended = match &mut schedule {
             Some(sch) => sch.next_start(),
-            None => Instant::now(),
+            None => clock.now(),
         };
         if plan.end.is_some_and(|end| intended >= end) {
             break;
@@ -72,7 +74,7 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
             allowance -= 1;
         }
         if schedule.is_some() {
-            let now = Instant::now();
+            let now = clock.now();
             if intended > now {
                 // Idle until due: hand over finished intervals first so live output flows.
                 if measured {
@@ -82,12 +84,12 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
                         current = idx;
                     }
                 }
-                std::thread::sleep(intended - now);
+                clock.sleep_until(intended);
             }
         }
-        let started = Instant::now();
+        let started = clock.now();
         let result = ctx.execute(&call);
-        let done = Instant::now();
+        let done = clock.now();
         if let Err(crate::schema::Error::Store(crate::store::Error::Denied(why))) = &result {
             let _ = plan.denied.set(why.clone());
             break;

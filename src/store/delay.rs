@@ -4,11 +4,15 @@
 //! It proves what the runner records (a 2 ms store must report about 2 ms) and shows how a
 //! stall reaches response and service times.
 //!
-//! URL: `delay:DELAY[,stall=LENGTH@AT]:INNER`, e.g. `delay:2ms:memory:` or
+//! URL: `delay:DELAY[,stall=LENGTH@AT][,clock=virtual]:INNER`, e.g. `delay:2ms:memory:` or
 //! `delay:0ms,stall=1s@3s:embedded:data/x` (AT is counted from when the store is opened).
+//! With `clock=virtual` the delays, the stall and a run over the store are timed by a
+//! simulated clock ([`crate::clock::Virtual`]): the figures are the settings' own, exactly,
+//! however busy the machine is, and a data call costs at least a microsecond of it.
 
 use super::Store;
 use super::layer::{Layer, Layered};
+use crate::clock::{self, Clock};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,6 +21,7 @@ pub struct Delay {
     delay: Duration,
     stall: Option<(Instant, Instant)>,
     spec: String,
+    clock: Arc<dyn Clock>,
 }
 
 /// The settings of a delay URL.
@@ -28,6 +33,8 @@ pub struct Spec {
     pub stall: Option<(Duration, Duration)>,
     /// The wrapped store's URL.
     pub inner: String,
+    /// Whether the delays are timed by a simulated clock (`clock=virtual`).
+    pub virtual_clock: bool,
 }
 
 impl Spec {
@@ -39,9 +46,20 @@ impl Spec {
         let mut parts = settings.split(',');
         let delay = parse_duration(parts.next().unwrap_or(""))?;
         let mut stall = None;
+        let mut virtual_clock = false;
         for p in parts {
+            if let Some(v) = p.strip_prefix("clock=") {
+                virtual_clock = match v {
+                    "virtual" => true,
+                    "real" => false,
+                    _ => return Err(format!("delay: {p:?}: expected clock=virtual or clock=real")),
+                };
+                continue;
+            }
             let Some(v) = p.strip_prefix("stall=") else {
-                return Err(format!("delay: unknown setting {p:?}; expected stall=LENGTH@AT"));
+                return Err(format!(
+                    "delay: unknown setting {p:?}; expected stall=LENGTH@AT or clock=virtual"
+                ));
             };
             let (len, at) = v
                 .split_once('@')
@@ -55,6 +73,7 @@ impl Spec {
             delay,
             stall,
             inner: inner.to_string(),
+            virtual_clock,
         })
     }
 }
@@ -68,30 +87,48 @@ impl Delay {
     /// `inner` under the settings of `spec` (its `inner` URL is not used here); a stall is
     /// timed from now.
     pub fn over(inner: Arc<dyn Store>, spec: &Spec) -> Layered<Delay> {
-        let now = Instant::now();
+        let clock: Arc<dyn Clock> = if spec.virtual_clock {
+            Arc::new(clock::Virtual::new())
+        } else {
+            clock::real()
+        };
+        let now = clock.now();
         let layer = Delay {
-            delay: spec.delay,
+            // Under a simulated clock a call that cost nothing would let a closed loop run
+            // forever at one instant.
+            delay: if spec.virtual_clock {
+                spec.delay.max(Duration::from_micros(1))
+            } else {
+                spec.delay
+            },
             stall: spec.stall.map(|(len, at)| (now + at, now + at + len)),
             spec: format!(
-                "{:?}{}",
+                "{:?}{}{}",
                 spec.delay,
                 spec.stall
                     .map(|(len, at)| format!(", stall {len:?} at {at:?}"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                if spec.virtual_clock { ", virtual clock" } else { "" }
             ),
+            clock,
         };
         Layered::new(inner, layer)
     }
 
     fn wait(&self) {
-        let mut until = Instant::now() + self.delay;
-        if let Some((from, to)) = self.stall {
-            let now = Instant::now();
-            if now >= from && now < to {
-                until = until.max(to);
-            }
+        let now = self.clock.now();
+        let mut until = now + self.delay;
+        if let Some((from, to)) = self.stall
+            && now >= from
+            && now < to
+        {
+            until = until.max(to);
         }
-        wait_until(until);
+        if self.clock.is_virtual() {
+            self.clock.sleep_until(until);
+        } else {
+            wait_until(until);
+        }
     }
 }
 
@@ -116,6 +153,10 @@ fn wait_until(until: Instant) {
 impl Layer for Delay {
     fn identity(&self, inner: String) -> String {
         format!("delay ({}) over {inner}", self.spec)
+    }
+
+    fn clock(&self) -> Option<Arc<dyn Clock>> {
+        Some(self.clock.clone())
     }
 
     fn before(&self) {
@@ -151,6 +192,12 @@ mod tests {
                 .contains("unknown setting")
         );
         assert!(Spec::parse("2ms:").unwrap_err().contains("missing"));
+        assert!(Spec::parse("2ms,clock=virtual:memory:").unwrap().virtual_clock);
+        assert!(
+            Spec::parse("2ms,clock=fake:memory:")
+                .unwrap_err()
+                .contains("clock=virtual")
+        );
     }
 
     #[test]

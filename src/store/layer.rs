@@ -15,6 +15,11 @@ pub trait Layer: Send + Sync {
         inner
     }
 
+    /// The clock the layer's store is timed by, if the layer has its own.
+    fn clock(&self) -> Option<Arc<dyn crate::clock::Clock>> {
+        None
+    }
+
     /// Before each data call (`mutate`, `get`, `scan`) goes to the inner store.
     fn before(&self) {}
 
@@ -58,6 +63,10 @@ impl<L: Layer> Store for Layered<L> {
 
     fn version(&self) -> String {
         self.inner.version()
+    }
+
+    fn clock(&self) -> Option<Arc<dyn crate::clock::Clock>> {
+        self.layer.clock().or_else(|| self.inner.clock())
     }
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {

@@ -75,6 +75,12 @@ pub trait Store: Send + Sync {
         concat!("tallrow ", env!("CARGO_PKG_VERSION")).to_string()
     }
 
+    /// The clock a run over this store is timed by: the machine's unless a layer simulates
+    /// one (`delay:...,clock=virtual:`).
+    fn clock(&self) -> Option<std::sync::Arc<dyn crate::clock::Clock>> {
+        None
+    }
+
     /// Creates a table; [`Error::TableExists`] if it exists.
     fn create_table(&self, table: &TableDescriptor) -> Result<()>;
 

@@ -18,7 +18,7 @@ fn load_verify_and_run_the_quickstart_on_the_emulator() {
         return;
     }
     let url = format!("bigtable://tallrow-test/quickstart-{}", std::process::id());
-    let summary = load_verify_run_and_miss_a_row(&quickstart(), &url, "(Bigtable emulator at ", "1,109,990");
+    let summary = load_verify_run_and_miss_a_row(&quickstart(), &url, "(Bigtable emulator at ");
     assert!(summary.contains("Bigtable emulator"), "the report names the backend");
 }
 

@@ -274,8 +274,9 @@ impl Harness for ThriftHarness {
     fn restart(&mut self) -> bool {
         release(self.store.take());
         drop(self.server.take());
-        // Connection threads let go of the served store once they see their sockets close.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        // Connection threads let go of the served store once they see their sockets close,
+        // in milliseconds; the deadline guards against a hang only.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         while self.served.upgrade().is_some() {
             assert!(std::time::Instant::now() < deadline, "the server kept the store open");
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -286,16 +287,15 @@ impl Harness for ThriftHarness {
 }
 
 /// Whether a Bigtable emulator is there to test against (`BIGTABLE_EMULATOR_HOST`, which
-/// `scripts/test.sh` sets after starting one). Says so once on stderr when it is not.
+/// `scripts/test.sh` sets after starting one); when not, the calling test is counted as not
+/// run (or fails, in a strict suite: `tallrow::testkit`).
 pub fn bigtable_emulator() -> bool {
-    static SAID: std::sync::Once = std::sync::Once::new();
     let there = std::env::var("BIGTABLE_EMULATOR_HOST").is_ok_and(|h| !h.is_empty());
     if !there {
-        SAID.call_once(|| {
-            eprintln!(
-                "BIGTABLE_EMULATOR_HOST is not set: the Bigtable tests do not run (scripts/test.sh starts the emulator)"
-            )
-        });
+        tallrow::testkit::absent(
+            "the Bigtable emulator",
+            "BIGTABLE_EMULATOR_HOST is not set (scripts/test.sh starts the emulator)",
+        );
     }
     there
 }
@@ -354,34 +354,36 @@ impl Harness for BigtableHarness {
 
 /// The address of a real HBase Thrift server that `scripts/hbase.sh start` runs, from the
 /// variable it exports (`TALLROW_HBASE_THRIFT1`, `TALLROW_HBASE_THRIFT1_FC`,
-/// `TALLROW_HBASE_THRIFT2`). Says once on stderr when there is none.
+/// `TALLROW_HBASE_THRIFT2`); when there is none, the calling test is counted as not run (or
+/// fails, in a strict suite).
 pub fn real_hbase(var: &str) -> Option<String> {
-    static SAID: std::sync::Once = std::sync::Once::new();
     let addr = std::env::var(var).ok().filter(|a| !a.is_empty());
     if addr.is_none() {
-        SAID.call_once(|| {
-            eprintln!("{var} is not set: the real-HBase tests do not run (scripts/hbase.sh start, or scripts/test.sh)")
-        });
+        tallrow::testkit::absent(
+            "real HBase",
+            &format!("{var} is not set (scripts/hbase.sh start, or scripts/test.sh)"),
+        );
     }
     addr
 }
 
 /// The URL of one of the Kerberized gateways `scripts/hbase.sh start --secure` runs
 /// (`TALLROW_HBASE_SASL1_AUTH`, `_SASL1_CONF`, `_SASL2_INT`, `_HTTPS2`), when they run and
-/// this build speaks Kerberos. Says once on stderr when not.
+/// this build speaks Kerberos; when not, the calling test is counted as not run (or fails, in
+/// a strict suite).
 pub fn secure_hbase(var: &str) -> Option<String> {
-    static SAID: std::sync::Once = std::sync::Once::new();
     let url = std::env::var(var).ok().filter(|a| !a.is_empty());
-    let why = match (&url, tallrow::secure::KERBEROS) {
-        (None, _) => format!(
-            "{var} is not set: the secured-HBase tests do not run (scripts/hbase.sh start --secure, or scripts/test.sh)"
+    match (&url, tallrow::secure::KERBEROS) {
+        (None, _) => tallrow::testkit::absent(
+            "the Kerberized HBase gateways",
+            &format!("{var} is not set (scripts/hbase.sh start --secure, or scripts/test.sh)"),
         ),
-        (Some(_), false) => {
-            "this build has no Kerberos (cargo feature kerberos): the secured-HBase tests do not run".to_string()
-        }
+        (Some(_), false) => tallrow::testkit::absent(
+            "a kerberos build",
+            "this build has no Kerberos (cargo feature kerberos)",
+        ),
         (Some(_), true) => return url,
-    };
-    SAID.call_once(|| eprintln!("{why}"));
+    }
     None
 }
 
@@ -660,13 +662,18 @@ impl Harness for RealHBaseDaoHarness {
 /// End to end through the binary against `url`: `load` of `workload` (whose summary must
 /// name `backend` and count `rows` rows), `verify`, a `run` of 400 operations, then a row
 /// deleted behind verify's back, which verify must report. Returns the run's summary.json.
-pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str, rows: &str) -> String {
+pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) -> String {
     use tallrow::store::{Mutation, RowMutation, backend::Backend};
     let dir = tempfile::tempdir().unwrap();
+    let rows = tallrow::report::thousands(row_writes(Path::new(workload)));
     let out = tallrow(dir.path(), &["load", workload, "--backend", url]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains(backend), "{}", out.stdout);
-    assert!(out.stdout.contains(rows), "every row of the workload: {}", out.stdout);
+    assert!(
+        out.stdout.contains(&rows),
+        "every row of the workload, {rows}: {}",
+        out.stdout
+    );
     let out = tallrow(dir.path(), &["verify", workload, "--backend", url]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
@@ -709,14 +716,39 @@ pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str, 
     summary
 }
 
+/// The row writes a load of `workload` makes, counted by loading it into the `null:` store,
+/// which acknowledges every write and keeps none.
+pub fn row_writes(workload: &Path) -> u64 {
+    let w = tallrow::workload::Workload::from_file(workload).unwrap();
+    let g = tallrow::generate::Generator::new(&w);
+    let opts = tallrow::load::Options {
+        shard: tallrow::load::Shard::ALL,
+        progress: false,
+        count_rows: false,
+        bulk: false,
+    };
+    let store: Arc<dyn Store> = Arc::new(tallrow::store::null::Null::new());
+    let out = tallrow::load::load(store, &g, &w.load, &opts).unwrap();
+    assert!(out.error.is_none(), "{:?}", out.error);
+    out.rows()
+}
+
 /// The Python of the test environment (`TALLROW_PYTHON`, else `.venv` when scripts/test.sh
-/// made it); `None` when there is none.
+/// made it); when there is none, the calling test is counted as not run (or fails, in a
+/// strict suite).
 pub fn python() -> Option<PathBuf> {
-    match std::env::var("TALLROW_PYTHON") {
+    let found = match std::env::var("TALLROW_PYTHON") {
         Ok(p) => Some(PathBuf::from(p)),
         Err(_) => {
             let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
             venv.exists().then_some(venv)
         }
+    };
+    if found.is_none() {
+        tallrow::testkit::absent(
+            "the Python test environment",
+            "no TALLROW_PYTHON and no .venv (scripts/test.sh makes it)",
+        );
     }
+    found
 }

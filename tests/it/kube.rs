@@ -34,8 +34,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The control plane scripts/kube.sh started: its API and kubectl. Says once on stderr when
-/// there is none.
+/// The control plane scripts/kube.sh started: its API and kubectl. When there is none, the
+/// calling test is counted as not run (or fails, in a strict suite).
 struct Cluster {
     agent: ureq::Agent,
     server: String,
@@ -45,7 +45,6 @@ struct Cluster {
 }
 
 fn cluster() -> Option<Cluster> {
-    static SAID: std::sync::Once = std::sync::Once::new();
     let var = |v: &str| std::env::var(v).ok().filter(|s| !s.is_empty());
     let (Some(server), Some(ca), Some(token), Some(kubeconfig), Some(kubectl)) = (
         var("TALLROW_KUBE_SERVER"),
@@ -54,11 +53,10 @@ fn cluster() -> Option<Cluster> {
         var("TALLROW_KUBECONFIG"),
         var("TALLROW_KUBECTL"),
     ) else {
-        SAID.call_once(|| {
-            eprintln!(
-                "TALLROW_KUBE_SERVER is not set: the Kubernetes tests do not run (scripts/kube.sh start, or scripts/test.sh)"
-            )
-        });
+        tallrow::testkit::absent(
+            "the Kubernetes control plane",
+            "TALLROW_KUBE_SERVER is not set (scripts/kube.sh start, or scripts/test.sh)",
+        );
         return None;
     };
     let pem = std::fs::read(&ca).unwrap();
@@ -182,6 +180,8 @@ enum Fault {
 struct Ran {
     job: String,
     index: u64,
+    /// When the node started its container.
+    started: Instant,
     args: Vec<String>,
     code: i32,
     stdout: String,
@@ -492,6 +492,7 @@ fn run_pod(api: &Cluster, pod: &Value, claims: &Path, root: &Path, faults: Fault
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+    let started_at = Instant::now();
     let started = now_rfc3339();
     api.patch_status(
         ns,
@@ -521,6 +522,7 @@ fn run_pod(api: &Cluster, pod: &Value, claims: &Path, root: &Path, faults: Fault
         .unwrap();
     let status = if fault == Fault::KillWhenWriting {
         let addr = metrics.clone().expect("a metrics port to watch");
+        // The deadline guards against a hang only.
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Some(s) = child.try_wait().unwrap() {
@@ -558,6 +560,7 @@ fn run_pod(api: &Cluster, pod: &Value, claims: &Path, root: &Path, faults: Fault
     Ran {
         job,
         index,
+        started: started_at,
         args,
         code,
         stdout: read("stdout"),
@@ -639,6 +642,7 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
     };
 
     // The load: index 1's first pod is killed with rows written; the controller retries it.
+    let asked = Instant::now();
     let (code, out, err) = script("load", "load-1", &["--shards", "3"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
@@ -666,6 +670,20 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
         );
         assert!(r.stdout.contains(&format!("(shard {}/3,", r.index + 1)), "{}", r.stdout);
     }
+    // How long this machine took from the script's start to each index's first pod: the
+    // run's lead (the time every pod has to start before --start-at) is three times the
+    // slowest, and at least 20 s, so that a busy machine makes no
+    // shard late by chance (the late shard below is made late on purpose).
+    let first_start = |i: u64| {
+        loads
+            .iter()
+            .filter(|r| r.index == i)
+            .map(|r| r.started - asked)
+            .min()
+            .unwrap()
+    };
+    let slowest = (0..3).map(first_start).max().unwrap();
+    let lead = (3 * slowest.as_secs() + 3).max(20).to_string();
     let volume = node.claim("tallrow-reports");
     assert_eq!(
         std::fs::read_dir(volume.join("load-1/load")).unwrap().count(),
@@ -690,7 +708,7 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
     assert_eq!(pm["spec"]["podMetricsEndpoints"][0]["port"], "metrics");
 
     // The run: three shards measuring from one --start-at; the merge adds them up exactly.
-    let (code, out, err) = script("run", "run-1", &["--shards", "3", "--lead", "20"]);
+    let (code, out, err) = script("run", "run-1", &["--shards", "3", "--lead", &lead]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("job/tallrow-run: succeeded 3, failed 0, active 0"),
@@ -764,7 +782,7 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
 
     // A run whose third shard starts after --start-at: it exits 3, its index fails, the Job
     // fails; the merge names the missing shard, then merges the two with --partial.
-    let (code, out, err) = script("run", "run-2", &["--shards", "3", "--lead", "20"]);
+    let (code, out, err) = script("run", "run-2", &["--shards", "3", "--lead", &lead]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("job/tallrow-run failed: FailedIndexes"), "{err}");
     assert!(err.contains("(failed indexes: 2)"), "{err}");

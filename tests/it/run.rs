@@ -116,12 +116,13 @@ fn a_store_that_takes_2_ms_reports_2_ms() {
         // Never below the injected delay (HdrHistogram rounds within 0.1%), and the median a
         // sleep's overshoot above it at most.
         assert!(r.min as f64 >= 2_000_000.0 * 0.999, "{op:?} min {}", r.min);
-        // What the runner reports is what timing the calls directly sees: 0.97 to 1.00 here
-        // in a debug build, 0.86 with both cores taken by other work and this test's threads
-        // at the lowest priority; the bounds catch a runner that adds a third or more.
+        // What the runner reports is what timing the calls directly sees, beside it on the
+        // same machine: 0.97 to 1.00 here in a debug build. A busy machine slows both alike;
+        // the bound catches a runner that adds a third or more. (From below, the delay
+        // itself bounds it: the minimum above.)
         let ratio = r.p50 as f64 / reference;
         assert!(
-            (0.75..=1.3).contains(&ratio),
+            ratio <= 1.3,
             "{op:?} p50 {} against {reference} ns timed directly",
             r.p50
         );
@@ -132,11 +133,13 @@ fn a_store_that_takes_2_ms_reports_2_ms() {
     assert!(out.invalid_reason().is_none());
 }
 
+/// A rate of 200 a second for 3 s after a 0.5 s warm-up, over a store that stalls for 1 s
+/// at 1.5 s, on the store's simulated clock (`clock=virtual`): what the runner records
+/// follows from those settings alone, exactly, on a busy machine as on an idle one.
 #[test]
 fn a_stall_under_a_rate_shows_in_response_not_service_time() {
     let (g, inner) = loaded();
-    // Measurement starts at 0.5 s; the store stalls from 1.5 s to 2.5 s.
-    let spec = Spec::parse("0ms,stall=1s@1500ms:memory:").unwrap();
+    let spec = Spec::parse("0ms,stall=1s@1500ms,clock=virtual:memory:").unwrap();
     let store: Arc<dyn Store> = Arc::new(Delay::over(inner, &spec));
     let mut opts = options(1);
     opts.rate = Some(200.0);
@@ -152,29 +155,31 @@ fn a_stall_under_a_rate_shows_in_response_not_service_time() {
     )
     .unwrap();
     let (response, service) = summary_of(&out, Op::OwnPosts);
-    // 600 operations are due; the ~200 due during the stall wait for its end, 0 to 1 s.
-    assert!((550..=610).contains(&response.count), "{}", response.count);
+    // One operation every 5 ms, due from 0.5 s to 3.5 s.
+    assert_eq!(response.count, 600);
+    // The one due at 1.5 s waits out the stall; the 199 due after it within the stall start
+    // at its end, 2.5 s, each a microsecond (a call's least cost) after the one before.
+    // Those due before 2.4475 s wait over 52.5 ms: 1.5 s + 5 ms * k for k = 0 to 189.
     let h = &out.totals[0].response;
-    let delayed = h.count_between(100_000_000, u64::MAX);
-    assert!(
-        (120..=200).contains(&delayed),
-        "operations delayed over 100 ms: {delayed}"
-    );
-    assert!(response.max >= 900_000_000, "response max {}", response.max);
-    assert!(response.p90 >= 300_000_000, "response p90 {}", response.p90);
-    // Only the one call caught in the stall took long to serve.
-    assert!(service.max >= 900_000_000, "service max {}", service.max);
-    assert!(service.p99 < 50_000_000, "service p99 {}", service.p99);
-    assert_eq!(out.totals[0].service.count_between(100_000_000, u64::MAX), 1);
-    let share = out.on_time_share().unwrap();
-    assert!(share > 0.95, "nothing started a second late: {share}");
+    assert_eq!(h.count_between(52_500_000, u64::MAX), 190);
+    assert!(response.max >= 999_000_000, "response max {}", response.max);
+    // Only the call caught in the stall took long to serve; the rest took a microsecond.
+    let s = &out.totals[0].service;
+    assert!(service.max >= 999_000_000, "service max {}", service.max);
+    assert_eq!(s.count_between(1_000_000, u64::MAX), 1);
+    assert_eq!(s.count_between(0, 2_000), 599);
+    // None started more than a second late: the last one due in the stall started 5 ms
+    // short of that.
+    assert_eq!(out.on_time_share(), Some(1.0));
     assert!(out.invalid_reason().is_none());
 }
 
+/// 100 a second for 4 s over a store that stalls for 2.5 s at 1 s, on the simulated clock:
+/// the operations due in the stall's first 1.5 s start over a second late.
 #[test]
 fn a_run_that_falls_behind_schedule_is_invalid() {
     let (g, inner) = loaded();
-    let spec = Spec::parse("0ms,stall=2500ms@1s:memory:").unwrap();
+    let spec = Spec::parse("0ms,stall=2500ms@1s,clock=virtual:memory:").unwrap();
     let store: Arc<dyn Store> = Arc::new(Delay::over(inner, &spec));
     let mut opts = options(1);
     opts.rate = Some(100.0);
@@ -188,9 +193,11 @@ fn a_run_that_falls_behind_schedule_is_invalid() {
         &mut |_, _, _| {},
     )
     .unwrap();
-    // Operations due in the stall's first 1.5 s start over a second late: ~150 of 400.
-    let share = out.on_time_share().unwrap();
-    assert!(share < 0.9, "{share}");
+    // 400 due; the one due at 1 s is served at 3.5 s; those due at 1.01 s to 2.5 s start
+    // at 3.5 s and after, over a second late: 150 of them.
+    assert_eq!(out.all().total(), 400);
+    assert_eq!(out.all().late, 150);
+    assert_eq!(out.on_time_share(), Some(1.0 - 150.0 / 400.0));
     let why = out.invalid_reason().expect("invalid");
     assert!(why.contains("started within 1 s of schedule"), "{why}");
 }
