@@ -184,7 +184,7 @@ fn parse_lease(s: &str) -> Result<std::time::Duration, String> {
 pub struct Target {
     /// The workload file, e.g. workloads/quickstart.toml.
     pub workload: PathBuf,
-    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's), memory:, null: (discards writes), hbase://HOST:PORT[?api=thrift2&transport=framed|http&protocol=compact&sasl=gssapi&qop=auth-conf&tls=true&ca=PATH] (README: Secured clusters), bigtable://PROJECT/INSTANCE (BIGTABLE_EMULATOR_HOST for the emulator), delay:DELAY:URL, or, for load, hfile:DIR (HFiles for HBase's bulk load).
+    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's), memory:, null: (discards writes), hbase://HOST:PORT[?api=thrift2&transport=framed|http&protocol=compact&sasl=gssapi&qop=auth-conf&tls=true&ca=PATH] (docs/secured.md), bigtable://PROJECT/INSTANCE (BIGTABLE_EMULATOR_HOST for the emulator), delay:DELAY:URL, or, for load, hfile:DIR (HFiles for HBase's bulk load).
     #[arg(long, value_name = "URL")]
     pub backend: Option<String>,
     /// Override a workload field, validated as the file's own (repeatable), e.g.

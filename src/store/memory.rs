@@ -15,7 +15,7 @@ use std::sync::RwLock;
 type Versions = BTreeMap<Reverse<i64>, Vec<u8>>;
 type Columns = BTreeMap<(String, Vec<u8>), Versions>;
 
-/// Which of the two behaviours the model reads with (see "Store semantics" in the README).
+/// Which of the two behaviours the model reads with (see "Store semantics" in docs/backends.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Semantics {
     /// HBase's: a delete leaves a marker that hides every put at or below its timestamp in

@@ -302,7 +302,7 @@ fn deletes_families(ops: &[Op]) -> bool {
 /// select the same columns without seeking. HBase 2.6.1's region server, seeking from a
 /// family's empty-qualifier cell to a hinted column, passes over the family and row delete
 /// markers filed behind that cell when it is newer, and shows the cells they deleted; `serve`
-/// never shows deleted cells (the README lists this difference).
+/// never shows deleted cells (docs/serve.md lists this difference).
 fn without_seek_hints(ops: &mut [Op]) {
     let rewrite = |r: &mut Read| {
         let replaced: &[u8] = match r.filter.as_deref() {

@@ -7,6 +7,7 @@ mod contract;
 mod dao;
 mod differential;
 mod differential2;
+mod docs;
 mod hbase;
 mod hfile;
 mod keys_cli;

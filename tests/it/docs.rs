@@ -1,0 +1,379 @@
+//! The guide stays true: every relative link and `#anchor` in the README, `docs/`,
+//! `workloads/README.md` and `reports/BENCHMARKS.md` lands; every `tallrow ...` command line
+//! shown in a code block parses with the real command line (a synopsis names only flags its
+//! subcommand has); every workload file the guide names exists and validates.
+
+use clap::{CommandFactory, Parser};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use tallrow::cli::Cli;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The guide's files, relative to the repository.
+fn guide() -> Vec<PathBuf> {
+    let mut files = vec![
+        PathBuf::from("README.md"),
+        PathBuf::from("workloads/README.md"),
+        PathBuf::from("reports/BENCHMARKS.md"),
+    ];
+    let mut chapters: Vec<PathBuf> = std::fs::read_dir(Path::new(REPO).join("docs"))
+        .expect("docs/")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| p.strip_prefix(REPO).unwrap().to_path_buf())
+        .collect();
+    chapters.sort();
+    assert!(chapters.len() >= 10, "docs/ holds the guide's chapters: {chapters:?}");
+    files.extend(chapters);
+    files
+}
+
+fn read(file: &Path) -> String {
+    std::fs::read_to_string(Path::new(REPO).join(file)).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// A line of a Markdown file, with whether it is code (in a fenced block, or an indented
+/// block after a blank line).
+struct Line<'a> {
+    number: usize,
+    text: &'a str,
+    code: bool,
+}
+
+fn lines(src: &str) -> Vec<Line<'_>> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    let mut indented = false;
+    let mut blank_before = true;
+    for (i, text) in src.lines().enumerate() {
+        let trimmed = text.trim_start();
+        if trimmed.starts_with("```") {
+            fenced = !fenced;
+            out.push(Line {
+                number: i + 1,
+                text,
+                code: true,
+            });
+            blank_before = false;
+            continue;
+        }
+        let blank = trimmed.is_empty();
+        if !fenced {
+            let deep = text.starts_with("    ") && !blank;
+            // An indented block starts after a blank line and goes on while lines stay
+            // indented or blank.
+            indented = deep && (indented || blank_before);
+            if !deep && !blank {
+                indented = false;
+            }
+        }
+        out.push(Line {
+            number: i + 1,
+            text,
+            code: fenced || indented,
+        });
+        blank_before = blank;
+    }
+    out
+}
+
+/// GitHub's anchor for a heading: lower case, every character but letters, digits, spaces,
+/// hyphens and underscores dropped, spaces as hyphens; a repeated one gets `-1`, `-2`, ....
+fn anchors(src: &str) -> Vec<String> {
+    let link = regex_lite::Regex::new(r"\[([^\]]*)\]\([^)]*\)").unwrap();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for line in lines(src) {
+        if line.code || !line.text.starts_with('#') {
+            continue;
+        }
+        let title = line.text.trim_start_matches('#').trim();
+        let title = link.replace_all(title, "$1");
+        let slug: String = title
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let n = seen.entry(slug.clone()).or_insert(0);
+        out.push(if *n == 0 { slug.clone() } else { format!("{slug}-{n}") });
+        *n += 1;
+    }
+    out
+}
+
+/// Text outside inline code spans.
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 0 {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_and_anchor_in_the_guide_lands() {
+    let link = regex_lite::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in guide() {
+        let src = read(&file);
+        for line in lines(&src) {
+            if line.code {
+                continue;
+            }
+            for m in link.captures_iter(&prose(line.text)) {
+                let target = m[1].to_string();
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                checked += 1;
+                let (path, anchor) = match target.split_once('#') {
+                    Some((p, a)) => (p, Some(a)),
+                    None => (target.as_str(), None),
+                };
+                let resolved = if path.is_empty() {
+                    file.clone()
+                } else {
+                    file.parent().unwrap().join(path)
+                };
+                let full = Path::new(REPO).join(&resolved);
+                let at = format!("{}:{}: ({target})", file.display(), line.number);
+                if !full.exists() {
+                    broken.push(format!("{at}: no {}", resolved.display()));
+                    continue;
+                }
+                if let Some(anchor) = anchor {
+                    if full.extension().is_none_or(|e| e != "md") {
+                        broken.push(format!("{at}: an anchor into a file that is not Markdown"));
+                    } else if !anchors(&std::fs::read_to_string(&full).unwrap())
+                        .iter()
+                        .any(|a| a == anchor)
+                    {
+                        broken.push(format!("{at}: no heading #{anchor} in {}", resolved.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 20, "the guide's chapters link to each other: {checked} links");
+    assert!(broken.is_empty(), "links that do not land:\n{}", broken.join("\n"));
+}
+
+/// A command line of the guide: where it is, and its words as a shell splits them.
+struct Shown {
+    at: String,
+    text: String,
+}
+
+/// The `tallrow ...` (or `cargo run ... -- ...`) command lines in the guide's code blocks,
+/// with continued lines joined: a trailing backslash, or, for a synopsis, the lines indented
+/// under it.
+fn commands() -> Vec<Shown> {
+    let mut out = Vec::new();
+    for file in guide() {
+        let src = read(&file);
+        let all = lines(&src);
+        let mut i = 0;
+        while i < all.len() {
+            let line = &all[i];
+            i += 1;
+            if !line.code {
+                continue;
+            }
+            let indent = line.text.len() - line.text.trim_start().len();
+            let start = line.text.trim_start().trim_start_matches("$ ");
+            let Some(rest) = start
+                .strip_prefix("tallrow ")
+                .map(str::to_string)
+                .or_else(|| cargo_run(start))
+            else {
+                continue;
+            };
+            let mut text = format!("tallrow {rest}");
+            while i < all.len() && all[i].code {
+                let next = all[i].text;
+                let next_indent = next.len() - next.trim_start().len();
+                if text.ends_with('\\') {
+                    text.pop();
+                } else if !(next_indent > indent && next.trim_start().starts_with('[')) {
+                    break;
+                }
+                text.push(' ');
+                text.push_str(next.trim());
+                i += 1;
+            }
+            out.push(Shown {
+                at: format!("{}:{}", file.display(), line.number),
+                text,
+            });
+        }
+    }
+    out
+}
+
+/// What follows `--` in `cargo run [...] -- ARGS`.
+fn cargo_run(line: &str) -> Option<String> {
+    let rest = line.strip_prefix("cargo run ")?;
+    let (_, args) = rest.split_once(" -- ")?;
+    Some(args.to_string())
+}
+
+/// Words as a POSIX shell splits them (quotes and backslashes), up to the first unquoted
+/// `|`, `;`, `&&` or redirection.
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => word.extend(chars.next()),
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.extend(chars.next());
+            }
+            '|' | ';' | '>' | '<' | '&' if !in_word => break,
+            c if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        out.push(word);
+    }
+    out
+}
+
+#[test]
+fn every_command_line_in_the_guide_parses() {
+    let shown = commands();
+    assert!(shown.len() > 30, "the guide shows commands: {}", shown.len());
+    let mut wrong = Vec::new();
+    let mut synopses = 0;
+    for s in &shown {
+        let w = words(&s.text);
+        if s.text.contains('[') || s.text.contains("...") {
+            synopses += 1;
+            if let Err(e) = synopsis_flags_exist(&w) {
+                wrong.push(format!("{}: {}\n  {e}", s.at, s.text));
+            }
+        } else if let Err(e) = Cli::try_parse_from(&w) {
+            let e = e.to_string();
+            wrong.push(format!("{}: {}\n  {}", s.at, s.text, e.lines().next().unwrap_or("")));
+        }
+    }
+    assert!(synopses > 5, "the guide shows synopses: {synopses}");
+    assert!(
+        wrong.is_empty(),
+        "command lines the command line refuses:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// A synopsis (`tallrow load WORKLOAD [--backend URL] ...`): its subcommand exists, and every
+/// `--flag` it names is one of that subcommand's.
+fn synopsis_flags_exist(words: &[String]) -> Result<(), String> {
+    let root = Cli::command();
+    let mut cmd = &root;
+    for w in &words[1..] {
+        match cmd.find_subcommand(w) {
+            Some(sub) => cmd = sub,
+            None => break,
+        }
+    }
+    if cmd.get_name() == "tallrow" {
+        return Err(format!("no subcommand {:?}", words.get(1)));
+    }
+    let flag = regex_lite::Regex::new(r"--([a-z][a-z0-9-]*)").unwrap();
+    for w in words {
+        for m in flag.captures_iter(w) {
+            let name = &m[1];
+            let known = name == "help"
+                || cmd
+                    .get_arguments()
+                    .any(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|al| al.contains(&name)));
+            if !known {
+                return Err(format!("`tallrow {}` has no --{name}", cmd.get_name()));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_workload_file_the_guide_names_exists_and_validates() {
+    let path = regex_lite::Regex::new(r"(?:\.\./)*((?:workloads|benches|tests/fixtures)/[a-z0-9_./-]+\.toml)").unwrap();
+    let mut named = BTreeMap::new();
+    for file in guide() {
+        for (n, line) in read(&file).lines().enumerate() {
+            for m in path.captures_iter(line) {
+                named
+                    .entry(m[1].to_string())
+                    .or_insert_with(|| format!("{}:{}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(named.contains_key("workloads/quickstart.toml"), "{named:?}");
+    let mut wrong = Vec::new();
+    for (name, at) in &named {
+        match tallrow::workload::Workload::from_file(&Path::new(REPO).join(name)) {
+            Ok(_) => {}
+            Err(e) => wrong.push(format!("{at}: {name}: {e}")),
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "workload files the guide names:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_readers_of_the_guide_find_what_they_check() {
+    // The checks above read what they should: a heading's anchor, a continued synopsis, a
+    // quoted URL.
+    assert_eq!(
+        anchors("# A\n### The highest rate that holds: `--find-max`\n## A\n"),
+        ["a", "the-highest-rate-that-holds---find-max", "a-1"]
+    );
+    let src = "x\n\n    tallrow load W [--backend URL]\n                 [--no-bulk]\n\n```\ncargo run --release -- verify w.toml --backend \"hbase://$X?api=thrift2\" | head\n```\n";
+    let all = lines(src);
+    assert!(all[2].code && all[3].code && !all[0].code, "indented code");
+    assert!(all[6].code, "fenced code");
+    assert_eq!(
+        words("tallrow verify w.toml --backend \"hbase://$X?api=thrift2\" | head"),
+        ["tallrow", "verify", "w.toml", "--backend", "hbase://$X?api=thrift2"]
+    );
+    assert!(synopsis_flags_exist(&words("tallrow load W [--backend URL] [--no-bulk]")).is_ok());
+    assert!(synopsis_flags_exist(&words("tallrow load W [--no-such-flag]")).is_err());
+    assert!(Cli::try_parse_from(words("tallrow load w.toml --no-such-flag")).is_err());
+}
