@@ -111,6 +111,7 @@ fi
 echo "== Bigtable emulator"
 rc=0
 start_bigtable_emulator || rc=$?
+trap stop_all EXIT # the emulator's start sets a trap of its own
 case $rc in
   0) ;;
   1) missing "the Bigtable emulator" "gcloud info (platform/bigtable-emulator/cbtemulator)" ;;
@@ -152,14 +153,14 @@ cargo fmt --all --check
 
 # Both builds: the README's main command builds without the feature.
 echo "== cargo clippy --all-targets -- -D warnings"
-cargo clippy --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --locked -- -D warnings
 if [ ${#features[@]} -gt 0 ]; then
   echo "== cargo clippy --all-targets ${features[*]} -- -D warnings"
-  cargo clippy --all-targets --locked "${features[@]}" -- -D warnings
+  cargo clippy --workspace --all-targets --locked "${features[@]}" -- -D warnings
 fi
 
 echo "== cargo test --doc"
-cargo test --doc --locked "${features[@]}"
+cargo test --workspace --doc --locked "${features[@]}"
 
 # Library, binary and integration tests; the benches are built by clippy above and run by
 # scripts/bench.sh, not here.
@@ -168,6 +169,6 @@ cargo test --doc --locked "${features[@]}"
 heavy=bigtable::load_verify_and_run_the_quickstart_on_the_emulator
 tested=1
 echo "== cargo test"
-cargo test --lib --bins --tests --locked "${features[@]}" -- --skip "$heavy"
+cargo test --workspace --lib --bins --tests --locked "${features[@]}" -- --skip "$heavy"
 echo "== cargo test $heavy"
 cargo test --test it --locked "${features[@]}" -- --exact "$heavy"
