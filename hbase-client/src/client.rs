@@ -1,0 +1,809 @@
+//! The client: finds the cluster, keeps one connection per server and service, locates
+//! regions through `hbase:meta`, and runs batches of gets and mutations as HBase's batch
+//! caller does (`AsyncBatchRpcRetryingCaller`): the actions are grouped by region server and
+//! region, one `Multi` call goes to each server at once, and only the actions that failed are
+//! located again and resent, after HBase's backoff.
+
+use crate::cells::{self, Cell, CellType};
+use crate::conn::{Conn, Options as ConnOptions, Pending, Reply, Service};
+use crate::error::{Error, Result, Retry, pause};
+use crate::locate::{self, Cache, Region};
+use crate::pb;
+use crate::zk::{Cluster, ServerName};
+use bytes::Bytes;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+/// How the client finds the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Registry {
+    /// Through ZooKeeper (`hbase.zookeeper.quorum`, `zookeeper.znode.parent`).
+    ZooKeeper {
+        /// `host:port,...`.
+        quorum: String,
+        /// The znode HBase keeps its state under.
+        parent: String,
+    },
+    /// Through masters' or region servers' `ClientMetaService` (`RpcConnectionRegistry`).
+    Rpc {
+        /// `host:port` of each bootstrap server.
+        servers: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Registry::ZooKeeper { quorum, parent } => write!(f, "ZooKeeper {quorum}{parent}"),
+            Registry::Rpc { servers } => write!(f, "RPC registry {}", servers.join(",")),
+        }
+    }
+}
+
+/// The client's settings, with HBase's defaults.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Connecting to a server (`hbase.ipc.client.socket.timeout.connect`, 10 s), and the
+    /// whole bootstrap.
+    pub connect_timeout: Duration,
+    /// One call (`hbase.rpc.timeout`, 60 s).
+    pub rpc_timeout: Duration,
+    /// Retries after the first try (`hbase.client.retries.number`, 15).
+    pub retries: u32,
+    /// The base pause between tries (`hbase.client.pause`, 100 ms).
+    pub pause: Duration,
+    /// The user calls run as.
+    pub user: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            connect_timeout: Duration::from_secs(10),
+            rpc_timeout: Duration::from_secs(60),
+            retries: 15,
+            pause: Duration::from_millis(100),
+            user: ConnOptions::default().user,
+        }
+    }
+}
+
+/// A row and its cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// Row key.
+    pub key: Bytes,
+    /// Its cells, in HBase's order (family, qualifier, newest first).
+    pub cells: Vec<Cell>,
+}
+
+/// A put or a delete of one row: its cells go in the call's cell block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mutation {
+    /// Row key.
+    pub row: Bytes,
+    /// Whether it puts or deletes.
+    pub kind: MutationKind,
+    /// The cells: values for a put, markers for a delete (empty: the whole row).
+    pub cells: Vec<MutationCell>,
+    /// The whole-row delete's timestamp ([`cells::LATEST_TIMESTAMP`]: now).
+    pub timestamp: i64,
+}
+
+/// What a mutation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MutationKind {
+    /// Writes cells.
+    Put,
+    /// Writes delete markers.
+    Delete,
+}
+
+/// One cell of a mutation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MutationCell {
+    /// Family.
+    pub family: Bytes,
+    /// Qualifier.
+    pub qualifier: Bytes,
+    /// Timestamp ([`cells::LATEST_TIMESTAMP`]: stamped by the server).
+    pub timestamp: i64,
+    /// Put, or a delete type.
+    pub kind: CellType,
+    /// Value (puts only).
+    pub value: Bytes,
+}
+
+/// An action of a batch.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Read a row.
+    Get(pb::Get),
+    /// Write a row.
+    Mutate(Mutation),
+}
+
+impl Action {
+    fn row(&self) -> &[u8] {
+        match self {
+            Action::Get(g) => &g.row,
+            Action::Mutate(m) => &m.row,
+        }
+    }
+}
+
+/// A batch's actions on one region, by index.
+type RegionGroup = (Arc<Region>, Vec<usize>);
+/// A `Multi` sent to a server: its regions' actions, and the call or why it was not sent.
+type Sent = (Vec<RegionGroup>, Result<(Arc<Conn>, Pending)>);
+
+/// Retries the client made, by what made them.
+#[derive(Debug, Default)]
+pub struct Retries {
+    total: AtomicU64,
+    by_kind: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Retries {
+    fn count(&self, kind: &str, n: u64) {
+        self.total.fetch_add(n, Ordering::Relaxed);
+        *self
+            .by_kind
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(kind.to_string())
+            .or_default() += n;
+    }
+
+    /// Actions and calls tried again, in all.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    /// Per error kind (the exception's class, `connection`, `timeout`).
+    pub fn by_kind(&self) -> BTreeMap<String, u64> {
+        self.by_kind.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// A client of one cluster. Shared between threads.
+pub struct Client {
+    registry: Registry,
+    opts: Options,
+    cluster: RwLock<Cluster>,
+    conns: Mutex<HashMap<(String, Service), Arc<Conn>>>,
+    pub(crate) cache: Cache,
+    retries: Retries,
+    nonce_group: u64,
+}
+
+impl Client {
+    /// Finds the cluster through `registry`.
+    pub fn connect(registry: Registry, opts: Options) -> Result<Client> {
+        let cluster = find(&registry, &opts)?;
+        let nonce_group = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64 ^ std::process::id() as u64)
+            | 1;
+        Ok(Client {
+            registry,
+            opts,
+            cluster: RwLock::new(cluster),
+            conns: Mutex::new(HashMap::new()),
+            cache: Cache::default(),
+            retries: Retries::default(),
+            nonce_group,
+        })
+    }
+
+    /// The cluster as last found.
+    pub fn cluster(&self) -> Cluster {
+        self.cluster.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// How the cluster was found.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The settings.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The retries made so far.
+    pub fn retries(&self) -> &Retries {
+        &self.retries
+    }
+
+    pub(crate) fn nonce_group(&self) -> u64 {
+        self.nonce_group
+    }
+
+    /// Reads the cluster's master and meta location again (after they moved).
+    pub(crate) fn refind(&self) -> Result<()> {
+        let c = find(&self.registry, &self.opts)?;
+        *self.cluster.write().unwrap_or_else(|e| e.into_inner()) = c;
+        Ok(())
+    }
+
+    /// The connection to `addr` for `service`, opened if there is none (or it broke).
+    pub(crate) fn conn(&self, addr: &str, service: Service) -> Result<Arc<Conn>> {
+        let key = (addr.to_string(), service);
+        if let Some(c) = self.conns.lock().unwrap_or_else(|e| e.into_inner()).get(&key)
+            && !c.is_broken()
+        {
+            return Ok(c.clone());
+        }
+        let opts = ConnOptions {
+            user: self.opts.user.clone(),
+            connect_timeout: self.opts.connect_timeout,
+        };
+        let c = Arc::new(Conn::open(addr, service, &opts)?);
+        let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        match conns.get(&key) {
+            // Another thread opened one meanwhile: use it, drop ours.
+            Some(existing) if !existing.is_broken() => Ok(existing.clone()),
+            _ => {
+                conns.insert(key, c.clone());
+                Ok(c)
+            }
+        }
+    }
+
+    /// Sleeps before retry `tries` after `e`, counting it; fails when retries ran out or `e`
+    /// is not retried.
+    pub(crate) fn backoff(&self, e: Error, tries: u32, started: Instant, actions: u64) -> Result<()> {
+        let retry = e.retry();
+        if retry == Retry::Never {
+            return Err(e);
+        }
+        if tries > self.opts.retries {
+            return Err(Error::Exhausted {
+                last: Box::new(e),
+                tries,
+                elapsed: started.elapsed(),
+            });
+        }
+        self.retries.count(&e.kind(), actions);
+        let immediate = matches!(
+            e.class(),
+            Some("RetryImmediatelyException" | "MultiActionResultTooLarge")
+        );
+        if !immediate {
+            std::thread::sleep(pause(self.opts.pause, tries - 1));
+        }
+        Ok(())
+    }
+
+    /// What `e` on `region` means for the cache.
+    pub(crate) fn learn(&self, region: &Region, e: &Error) {
+        match e {
+            Error::Remote { class, message, .. } if class.ends_with("RegionMovedException") => {
+                match locate::moved_to(message) {
+                    Some(server) => {
+                        let mut moved = region.clone();
+                        moved.server = Some(server);
+                        self.cache.put(moved);
+                    }
+                    None => self.cache.forget(&region.table, &region.name),
+                }
+            }
+            Error::Connection { .. } | Error::Timeout { .. } => {
+                if let Some(s) = &region.server {
+                    self.cache.forget_server(s);
+                }
+            }
+            _ if e.retry() == Retry::Relocate => self.cache.forget(&region.table, &region.name),
+            _ => {}
+        }
+    }
+
+    /// The region of `table` holding `row`: from the cache, or looked up in `hbase:meta`.
+    pub fn locate(&self, table: &str, row: &[u8]) -> Result<Arc<Region>> {
+        self.locate_as(table, row, false)
+    }
+
+    /// The region of `table` just before `row` (holding the rows below it); the table's
+    /// last region when `row` is empty. What a reversed scan moves to.
+    pub fn locate_before(&self, table: &str, row: &[u8]) -> Result<Arc<Region>> {
+        self.locate_as(table, row, true)
+    }
+
+    fn cached(&self, table: &str, row: &[u8], before: bool) -> Option<Arc<Region>> {
+        let r = match (before, row.is_empty()) {
+            (false, _) => self.cache.find(table, row),
+            (true, _) => self.cache.find_before(table, row),
+        }?;
+        r.server.is_some().then_some(r)
+    }
+
+    fn locate_as(&self, table: &str, row: &[u8], before: bool) -> Result<Arc<Region>> {
+        if let Some(r) = self.cached(table, row, before) {
+            return Ok(r);
+        }
+        let lock = self.cache.lookup_lock(table);
+        let _one = lock.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = self.cached(table, row, before) {
+            return Ok(r);
+        }
+        let started = Instant::now();
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.lookup(table, row, before) {
+                Ok(r) => return Ok(r),
+                Err(e) => {
+                    if matches!(e, Error::Connection { .. } | Error::Timeout { .. }) || e.retry() == Retry::Relocate {
+                        // hbase:meta itself may have moved.
+                        let _ = self.refind();
+                    }
+                    self.backoff(e, tries, started, 1)?;
+                }
+            }
+        }
+    }
+
+    /// One reversed scan of `hbase:meta` for the region holding `row` (or just before it),
+    /// caching it and its neighbours.
+    fn lookup(&self, table: &str, row: &[u8], before: bool) -> Result<Arc<Region>> {
+        let t = locate::canonical(table);
+        let start = match (before, row.is_empty()) {
+            (true, true) => [t.as_bytes(), b"\x00"].concat(),
+            (true, false) => locate::meta_key(t, row, b"00000000000000"),
+            (false, _) => locate::meta_key(t, row, locate::NINES),
+        };
+        let stop = locate::meta_key(t, b"", b"");
+        let scan = pb::Scan {
+            column: vec![pb::Column {
+                family: Bytes::from_static(locate::CATALOG_FAMILY),
+                qualifier: Vec::new(),
+            }],
+            start_row: Some(Bytes::from(start)),
+            stop_row: Some(Bytes::from(stop)),
+            include_stop_row: Some(true),
+            reversed: Some(true),
+            caching: Some(10),
+            max_versions: Some(1),
+            ..Default::default()
+        };
+        let rows = self.meta_scan(scan, 10)?;
+        let mut answer = None;
+        for (key, cells) in &rows {
+            let Some(region) = locate::parse_meta_row(key, cells) else {
+                continue;
+            };
+            if region.table != t {
+                break;
+            }
+            let r = self.cache.put(region);
+            if answer.is_none() {
+                answer = Some(r);
+            }
+        }
+        let Some(r) = answer else {
+            return Err(if rows.is_empty() {
+                Error::TableNotFound(t.to_string())
+            } else {
+                Error::Remote {
+                    class: "org.apache.hadoop.hbase.NotServingRegionException".into(),
+                    message: format!("no region of {t} found for row {}", printable(row)),
+                    do_not_retry: false,
+                }
+            });
+        };
+        let found = match before {
+            false => r.holds(row),
+            // `TableCache.tryComplete`: the region ends at the row, or holds rows below it.
+            true if row.is_empty() => r.end.is_empty(),
+            true => &r.end[..] == row || ((r.end.is_empty() || &r.end[..] > row) && &r.start[..] < row),
+        };
+        if !found {
+            return Err(Error::Remote {
+                class: "org.apache.hadoop.hbase.NotServingRegionException".into(),
+                message: format!("hbase:meta has no region of {t} for row {} yet", printable(row)),
+                do_not_retry: false,
+            });
+        }
+        if r.server.is_none() {
+            // Being assigned: HBase's client retries until it is.
+            self.cache.forget(&r.table, &r.name);
+            return Err(Error::Remote {
+                class: "org.apache.hadoop.hbase.exceptions.RegionOpeningException".into(),
+                message: format!("region {} is not assigned to a server yet", printable(&r.name)),
+                do_not_retry: false,
+            });
+        }
+        Ok(r)
+    }
+
+    /// Every region of `table`, in key order, from `hbase:meta` (split parents left out).
+    pub fn regions(&self, table: &str) -> Result<Vec<Region>> {
+        let t = locate::canonical(table);
+        let scan = pb::Scan {
+            column: vec![pb::Column {
+                family: Bytes::from_static(locate::CATALOG_FAMILY),
+                qualifier: Vec::new(),
+            }],
+            start_row: Some(Bytes::from(locate::meta_key(t, b"", b""))),
+            stop_row: Some(Bytes::from([t.as_bytes(), b" ,,"].concat())),
+            max_versions: Some(1),
+            caching: Some(100),
+            ..Default::default()
+        };
+        let started = Instant::now();
+        let mut tries = 0;
+        let rows = loop {
+            tries += 1;
+            match self.meta_scan(scan.clone(), u32::MAX) {
+                Ok(rows) => break rows,
+                Err(e) => {
+                    let _ = self.refind();
+                    self.backoff(e, tries, started, 1)?;
+                }
+            }
+        };
+        let regions: Vec<Region> = rows
+            .iter()
+            .filter_map(|(k, c)| locate::parse_meta_row(k, c))
+            .filter(|r| r.table == t)
+            .collect();
+        if regions.is_empty() {
+            return Err(Error::TableNotFound(t.to_string()));
+        }
+        Ok(regions)
+    }
+
+    /// Scans `hbase:meta` on its server, up to `max` rows, in as many calls as it takes.
+    fn meta_scan(&self, scan: pb::Scan, max: u32) -> Result<Vec<(Bytes, Vec<Cell>)>> {
+        let meta = self.cluster().meta.addr();
+        let conn = self.conn(&meta, Service::Client)?;
+        let caching = scan.caching.unwrap_or(100).min(max);
+        let mut req = pb::ScanRequest {
+            region: Some(locate::specifier(Bytes::from_static(locate::META_REGION))),
+            scan: Some(scan),
+            number_of_rows: Some(caching),
+            close_scanner: Some(max <= caching),
+            client_handles_partials: Some(true),
+            client_handles_heartbeats: Some(true),
+            ..Default::default()
+        };
+        let mut out: Vec<(Bytes, Vec<Cell>)> = Vec::new();
+        let mut seq = 0;
+        loop {
+            let reply = conn
+                .send("Scan", &req, b"", self.opts.rpc_timeout)?
+                .wait(self.opts.rpc_timeout)?;
+            let resp: pb::ScanResponse = reply.decode(conn.addr())?;
+            for (row, partial) in scan_results(&resp, reply.cells.clone())? {
+                match out.last_mut() {
+                    Some(last) if last.0 == row.key => last.1.extend(row.cells),
+                    _ => out.push((row.key, row.cells)),
+                }
+                let _ = partial;
+            }
+            let more = resp.more_results.unwrap_or(true) && resp.more_results_in_region.unwrap_or(false);
+            if !more || out.len() as u32 >= max || req.close_scanner == Some(true) {
+                if more
+                    && req.close_scanner != Some(true)
+                    && let Some(id) = resp.scanner_id
+                {
+                    let close = pb::ScanRequest {
+                        scanner_id: Some(id),
+                        number_of_rows: Some(0),
+                        close_scanner: Some(true),
+                        ..Default::default()
+                    };
+                    let _ = conn.call("Scan", &close, b"", self.opts.rpc_timeout);
+                }
+                return Ok(out);
+            }
+            req = pb::ScanRequest {
+                scanner_id: resp.scanner_id,
+                number_of_rows: Some(caching),
+                next_call_seq: Some(seq),
+                client_handles_partials: Some(true),
+                client_handles_heartbeats: Some(true),
+                ..Default::default()
+            };
+            seq += 1;
+        }
+    }
+
+    /// Runs `actions` on `table`: each get's cells (empty when the row has none) or a
+    /// mutation's acknowledgement, in the order given. Actions that fail for a retriable
+    /// reason are located again and resent alone; the batch fails with the first error
+    /// that is not retried, or when retries run out.
+    pub fn batch(&self, table: &str, actions: &[Action]) -> Result<Vec<Vec<Cell>>> {
+        let mut results: Vec<Option<Vec<Cell>>> = vec![None; actions.len()];
+        let mut pending: Vec<usize> = (0..actions.len()).collect();
+        let started = Instant::now();
+        let mut tries = 0;
+        while !pending.is_empty() {
+            tries += 1;
+            // Group by server, then region; a row that cannot be located fails with it.
+            let mut groups: BTreeMap<ServerName, BTreeMap<Bytes, RegionGroup>> = BTreeMap::new();
+            let mut failed: Vec<(usize, Error, Option<Arc<Region>>)> = Vec::new();
+            for &i in &pending {
+                match self.locate(table, actions[i].row()) {
+                    Ok(r) => {
+                        let server = r.server.clone().expect("located regions have a server");
+                        groups
+                            .entry(server)
+                            .or_default()
+                            .entry(r.name.clone())
+                            .or_insert_with(|| (r.clone(), Vec::new()))
+                            .1
+                            .push(i);
+                    }
+                    Err(e) if e.retry() == Retry::Never => return Err(e),
+                    Err(e) => failed.push((i, e, None)),
+                }
+            }
+            let sent: Vec<Sent> = groups
+                .into_iter()
+                .map(|(server, regions)| {
+                    let regions: Vec<RegionGroup> = regions.into_values().collect();
+                    let r = self.send_multi(&server, &regions, actions);
+                    (regions, r)
+                })
+                .collect();
+            for (regions, s) in sent {
+                let reply = s.and_then(|(c, p)| {
+                    let reply = p.wait(self.opts.rpc_timeout)?;
+                    Ok((c, reply))
+                });
+                match reply {
+                    Err(e) => {
+                        for (r, idx) in &regions {
+                            self.learn(r, &e);
+                            failed.extend(idx.iter().map(|&i| (i, e.clone(), Some(r.clone()))));
+                        }
+                    }
+                    Ok((conn, reply)) => {
+                        self.read_multi(&conn, reply, &regions, &mut results, &mut failed)?;
+                    }
+                }
+            }
+            if failed.is_empty() {
+                break;
+            }
+            // The first error that is not retried fails the batch; otherwise retry the rest.
+            if let Some((_, e, _)) = failed.iter().find(|(_, e, _)| e.retry() == Retry::Never) {
+                return Err(e.clone());
+            }
+            let (_, e, _) = failed[0].clone();
+            pending = failed.iter().map(|(i, _, _)| *i).collect();
+            pending.sort_unstable();
+            pending.dedup();
+            self.backoff(e, tries, started, pending.len() as u64)?;
+        }
+        Ok(results.into_iter().map(|r| r.unwrap_or_default()).collect())
+    }
+
+    fn send_multi(
+        &self,
+        server: &ServerName,
+        regions: &[RegionGroup],
+        actions: &[Action],
+    ) -> Result<(Arc<Conn>, Pending)> {
+        let mut cellblock = Vec::new();
+        let mut req = pb::MultiRequest::default();
+        for (region, idx) in regions {
+            let mut ra = pb::RegionAction {
+                region: region.specifier(),
+                atomic: None,
+                action: Vec::with_capacity(idx.len()),
+                condition: None,
+            };
+            for &i in idx {
+                let mut a = pb::Action {
+                    index: Some(i as u32),
+                    ..Default::default()
+                };
+                match &actions[i] {
+                    Action::Get(g) => a.get = Some(g.clone()),
+                    Action::Mutate(m) => a.mutation = Some(encode_mutation(m, &mut cellblock)),
+                }
+                ra.action.push(a);
+            }
+            req.region_action.push(ra);
+        }
+        let conn = self.conn(&server.addr(), Service::Client)?;
+        let p = conn.send("Multi", &req, &cellblock, self.opts.rpc_timeout)?;
+        Ok((conn, p))
+    }
+
+    fn read_multi(
+        &self,
+        conn: &Conn,
+        reply: Reply,
+        regions: &[RegionGroup],
+        results: &mut [Option<Vec<Cell>>],
+        failed: &mut Vec<(usize, Error, Option<Arc<Region>>)>,
+    ) -> Result<()> {
+        let resp: pb::MultiResponse = reply.decode(conn.addr())?;
+        if resp.region_action_result.len() != regions.len() {
+            return Err(Error::Protocol(format!(
+                "{}: {} region results for {} region actions",
+                conn.addr(),
+                resp.region_action_result.len(),
+                regions.len()
+            )));
+        }
+        let mut block = reply.cells;
+        for (rar, (region, idx)) in resp.region_action_result.iter().zip(regions) {
+            if let Some(ex) = &rar.exception {
+                let e = name_bytes_error(ex);
+                self.learn(region, &e);
+                failed.extend(idx.iter().map(|&i| (i, e.clone(), Some(region.clone()))));
+                continue;
+            }
+            let mut seen = vec![false; idx.len()];
+            for roe in &rar.result_or_exception {
+                let i = roe.index.unwrap_or(0) as usize;
+                let Some(pos) = idx.iter().position(|&x| x == i) else {
+                    return Err(Error::Protocol(format!(
+                        "{}: a result for action {i}, which was not sent there",
+                        conn.addr()
+                    )));
+                };
+                seen[pos] = true;
+                if let Some(ex) = &roe.exception {
+                    let e = name_bytes_error(ex);
+                    self.learn(region, &e);
+                    failed.push((i, e, Some(region.clone())));
+                    continue;
+                }
+                let cells = match &roe.result {
+                    Some(r) => result_cells(r, &mut block)?,
+                    None => Vec::new(),
+                };
+                results[i] = Some(cells);
+            }
+            // An action the server did not answer is retried (HBase: "Invalid response").
+            for (pos, s) in seen.iter().enumerate() {
+                if !s {
+                    failed.push((
+                        idx[pos],
+                        Error::Remote {
+                            class: "InvalidResponse".into(),
+                            message: format!("{}: no result for action {}", conn.addr(), idx[pos]),
+                            do_not_retry: false,
+                        },
+                        Some(region.clone()),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Gets rows; each answer's cells (none for a row without any).
+    pub fn get(&self, table: &str, gets: Vec<pb::Get>) -> Result<Vec<Vec<Cell>>> {
+        let actions: Vec<Action> = gets.into_iter().map(Action::Get).collect();
+        self.batch(table, &actions)
+    }
+
+    /// Applies mutations (each row's own, as one action).
+    pub fn mutate(&self, table: &str, mutations: Vec<Mutation>) -> Result<()> {
+        let actions: Vec<Action> = mutations.into_iter().map(Action::Mutate).collect();
+        self.batch(table, &actions).map(|_| ())
+    }
+}
+
+/// Finds the cluster through a registry.
+fn find(registry: &Registry, opts: &Options) -> Result<Cluster> {
+    match registry {
+        Registry::ZooKeeper { quorum, parent } => crate::zk::bootstrap(quorum, parent, opts.connect_timeout),
+        Registry::Rpc { servers } => crate::registry::bootstrap(servers, opts),
+    }
+}
+
+/// A mutation as `MutationProto`, its cells appended to `block` (`toMutationNoData`).
+fn encode_mutation(m: &Mutation, block: &mut Vec<u8>) -> pb::MutationProto {
+    use pb::mutation_proto::MutationType;
+    for c in &m.cells {
+        cells::encode(block, &m.row, &c.family, &c.qualifier, c.timestamp, c.kind, &c.value);
+    }
+    pb::MutationProto {
+        row: Some(m.row.clone()),
+        mutate_type: Some(match m.kind {
+            MutationKind::Put => MutationType::Put as i32,
+            MutationKind::Delete => MutationType::Delete as i32,
+        }),
+        timestamp: Some(m.timestamp as u64),
+        durability: Some(pb::mutation_proto::Durability::UseDefault as i32),
+        associated_cell_count: Some(m.cells.len() as i32),
+        ..Default::default()
+    }
+}
+
+/// A `Result`'s cells: its `associated_cell_count` from the shared cell block, then any
+/// given inline.
+pub(crate) fn result_cells(r: &pb::Result, block: &mut Bytes) -> Result<Vec<Cell>> {
+    let n = r.associated_cell_count.unwrap_or(0).max(0) as usize;
+    let mut cells = cells::decode(block, n).map_err(|e| Error::Protocol(e.to_string()))?;
+    for c in &r.cell {
+        cells.push(inline_cell(c)?);
+    }
+    Ok(cells)
+}
+
+fn inline_cell(c: &pb::Cell) -> Result<Cell> {
+    let kind = c
+        .cell_type
+        .and_then(|t| match pb::CellType::try_from(t).ok()? {
+            pb::CellType::Put => Some(CellType::Put),
+            pb::CellType::Delete => Some(CellType::Delete),
+            pb::CellType::DeleteFamilyVersion => Some(CellType::DeleteFamilyVersion),
+            pb::CellType::DeleteColumn => Some(CellType::DeleteColumn),
+            pb::CellType::DeleteFamily => Some(CellType::DeleteFamily),
+            _ => None,
+        })
+        .unwrap_or(CellType::Put);
+    Ok(Cell {
+        row: c.row.clone().unwrap_or_default(),
+        family: c.family.clone().unwrap_or_default(),
+        qualifier: c.qualifier.clone().unwrap_or_default(),
+        timestamp: c.timestamp.unwrap_or(0) as i64,
+        kind,
+        value: c.value.clone().unwrap_or_default(),
+    })
+}
+
+/// A scan response's results, each with whether the row goes on in the next one.
+pub(crate) fn scan_results(resp: &pb::ScanResponse, mut block: Bytes) -> Result<Vec<(Row, bool)>> {
+    let mut out = Vec::new();
+    if !resp.cells_per_result.is_empty() {
+        for (i, &n) in resp.cells_per_result.iter().enumerate() {
+            let cells = cells::decode(&mut block, n as usize).map_err(|e| Error::Protocol(e.to_string()))?;
+            let Some(key) = cells.first().map(|c| c.row.clone()) else {
+                continue;
+            };
+            let partial = resp.partial_flag_per_result.get(i).copied().unwrap_or(false);
+            out.push((Row { key, cells }, partial));
+        }
+    } else {
+        for r in &resp.results {
+            let cells = result_cells(r, &mut block)?;
+            let Some(key) = cells.first().map(|c| c.row.clone()) else {
+                continue;
+            };
+            out.push((Row { key, cells }, r.partial.unwrap_or(false)));
+        }
+    }
+    Ok(out)
+}
+
+/// A per-action or per-region exception (`NameBytesPair`: the class, the stringified
+/// exception).
+fn name_bytes_error(ex: &pb::NameBytesPair) -> Error {
+    let class = ex.name.clone();
+    let message = ex
+        .value
+        .as_ref()
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .unwrap_or_default();
+    let short = class.rsplit('.').next().unwrap_or(&class).to_string();
+    Error::Remote {
+        do_not_retry: crate::error::classify(&short, false) == Retry::Never,
+        class,
+        message,
+    }
+}
+
+/// A key for messages: printable ASCII as is, other bytes as `\xNN` (`Bytes.toStringBinary`).
+pub fn printable(key: &[u8]) -> String {
+    let mut s = String::new();
+    for &b in key {
+        if (b' '..=b'~').contains(&b) && b != b'\\' {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    s
+}

@@ -1,0 +1,370 @@
+//! Scans, as HBase's scanner drives them (`AsyncClientScanner`,
+//! `AsyncScanSingleRegionRpcRetryingCaller`): a scanner is opened on the region holding the
+//! start, read with numbered `next` calls until the region says it has no more, then the
+//! next region (the one after, or before for a reversed scan) is opened, until the stop row,
+//! the limit or the table's end.
+//!
+//! The client says it handles partial rows and heartbeats: a row the server cut at its size
+//! limit arrives in pieces, which are joined here, and a call the server answers empty to
+//! keep a slow scan alive is simply followed by the next. A scanner the server lost (its
+//! region moved, its lease expired, the server restarted) is opened again after the last
+//! row returned, so no row is returned twice or skipped.
+
+use crate::client::{Client, Row, scan_results};
+use crate::conn::{Conn, Service};
+use crate::error::{Error, Result, Retry};
+use crate::locate::Region;
+use crate::pb;
+use bytes::Bytes;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What to scan.
+#[derive(Debug, Clone, Default)]
+pub struct ScanSpec {
+    /// First row (inclusive unless `exclude_start`); for a reversed scan, the highest.
+    pub start: Bytes,
+    /// Whether the start row itself is left out.
+    pub exclude_start: bool,
+    /// Row to stop before (empty: the table's end); for a reversed scan, the lowest,
+    /// excluded.
+    pub stop: Bytes,
+    /// Newest row keys first.
+    pub reversed: bool,
+    /// Rows at most.
+    pub limit: Option<u64>,
+    /// Rows per call (HBase's caching).
+    pub caching: u32,
+    /// The rest of the scan: columns, versions, time range, filter.
+    pub template: pb::Scan,
+}
+
+/// An open scan: rows in order, one region after another.
+pub struct Scanner<'a> {
+    client: &'a Client,
+    table: String,
+    spec: ScanSpec,
+    /// Where the next region's scanner starts, and whether that row is excluded.
+    start: Bytes,
+    exclude_start: bool,
+    remaining: Option<u64>,
+    open: Option<Open>,
+    rows: VecDeque<Row>,
+    /// A row whose cells are still arriving.
+    partial: Option<Row>,
+    /// The last complete row handed out.
+    last: Option<Bytes>,
+    done: bool,
+}
+
+struct Open {
+    region: Arc<Region>,
+    conn: Arc<Conn>,
+    id: u64,
+    seq: u64,
+}
+
+impl Client {
+    /// Opens a scan of `table`.
+    pub fn scan(&self, table: &str, spec: ScanSpec) -> Scanner<'_> {
+        Scanner {
+            client: self,
+            table: table.to_string(),
+            start: spec.start.clone(),
+            exclude_start: spec.exclude_start,
+            remaining: spec.limit,
+            done: spec.limit == Some(0),
+            spec,
+            open: None,
+            rows: VecDeque::new(),
+            partial: None,
+            last: None,
+        }
+    }
+}
+
+impl Scanner<'_> {
+    /// The next row, or `None` at the end.
+    pub fn next_row(&mut self) -> Result<Option<Row>> {
+        loop {
+            if let Some(r) = self.rows.pop_front() {
+                self.last = Some(r.key.clone());
+                return Ok(Some(r));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            self.fetch()?;
+        }
+    }
+
+    /// Every remaining row.
+    pub fn collect_rows(mut self) -> Result<Vec<Row>> {
+        let mut out = Vec::new();
+        while let Some(r) = self.next_row()? {
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    fn caching(&self) -> u32 {
+        let c = self.spec.caching.max(1);
+        match self.remaining {
+            Some(r) => c.min(r.min(u32::MAX as u64) as u32),
+            None => c,
+        }
+    }
+
+    /// One call: opens the scanner where the scan stands, or reads on; retries as HBase's
+    /// scanner does.
+    fn fetch(&mut self) -> Result<()> {
+        let started = Instant::now();
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let r = match &self.open {
+                None => self.open_and_read(),
+                Some(_) => self.read_next(),
+            };
+            match r {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    if let Some(o) = self.open.take() {
+                        // The scanner is gone or unusable: close it if the server may still
+                        // hold it, and open again after the last row handed out.
+                        if !gone(&e) {
+                            self.close_quietly(&o);
+                        }
+                        self.client.learn(&o.region, &e);
+                        self.restart_after_last();
+                        if gone(&e) {
+                            continue;
+                        }
+                    }
+                    let retriable = e.retry() != Retry::Never || gone(&e);
+                    if !retriable {
+                        return Err(e);
+                    }
+                    self.client.backoff(e, tries, started, 1)?;
+                }
+            }
+        }
+    }
+
+    /// The next scanner starts after the last row handed out (or where the scan started).
+    fn restart_after_last(&mut self) {
+        self.partial = None;
+        self.rows.clear();
+        if let Some(last) = &self.last {
+            self.start = last.clone();
+            self.exclude_start = true;
+        }
+    }
+
+    fn open_and_read(&mut self) -> Result<()> {
+        let region = match (self.spec.reversed, self.exclude_start || self.start.is_empty()) {
+            (false, false) => self.client.locate(&self.table, &self.start)?,
+            (false, true) => {
+                let mut after = self.start.to_vec();
+                after.push(0);
+                self.client.locate(&self.table, &after)?
+            }
+            (true, true) => self.client.locate_before(&self.table, &self.start)?,
+            (true, false) => self.client.locate(&self.table, &self.start)?,
+        };
+        let server = region.server.clone().expect("located regions have a server");
+        let conn = self.client.conn(&server.addr(), Service::Client)?;
+        let mut scan = self.spec.template.clone();
+        scan.start_row = (!self.start.is_empty()).then(|| self.start.clone());
+        scan.include_start_row = self.exclude_start.then_some(false);
+        scan.stop_row = (!self.spec.stop.is_empty()).then(|| self.spec.stop.clone());
+        scan.include_stop_row = Some(false);
+        scan.reversed = self.spec.reversed.then_some(true);
+        scan.caching = Some(self.caching());
+        scan.max_result_size.get_or_insert(2 << 20);
+        let req = pb::ScanRequest {
+            region: Some(region.specifier()),
+            scan: Some(scan),
+            number_of_rows: Some(self.caching()),
+            close_scanner: Some(false),
+            client_handles_partials: Some(true),
+            client_handles_heartbeats: Some(true),
+            track_scan_metrics: Some(false),
+            limit_of_rows: self.remaining.map(|r| r.min(u32::MAX as u64) as u32),
+            ..Default::default()
+        };
+        let timeout = self.client.options().rpc_timeout;
+        let reply = conn.send("Scan", &req, b"", timeout)?.wait(timeout)?;
+        let resp: pb::ScanResponse = reply.decode(conn.addr())?;
+        let id = resp.scanner_id;
+        let open = id.map(|id| Open {
+            region,
+            conn,
+            id,
+            seq: 0,
+        });
+        self.take(open, resp, reply.cells)
+    }
+
+    fn read_next(&mut self) -> Result<()> {
+        let o = self.open.take().expect("an open scanner");
+        let req = pb::ScanRequest {
+            scanner_id: Some(o.id),
+            number_of_rows: Some(self.caching()),
+            close_scanner: Some(false),
+            next_call_seq: Some(o.seq),
+            client_handles_partials: Some(true),
+            client_handles_heartbeats: Some(true),
+            track_scan_metrics: Some(false),
+            renew: Some(false),
+            limit_of_rows: self.remaining.map(|r| r.min(u32::MAX as u64) as u32),
+            ..Default::default()
+        };
+        let timeout = self.client.options().rpc_timeout;
+        let sent = o.conn.send("Scan", &req, b"", timeout).and_then(|p| p.wait(timeout));
+        let reply = match sent {
+            Ok(r) => r,
+            Err(e) => {
+                self.open = Some(o);
+                return Err(e);
+            }
+        };
+        let resp: pb::ScanResponse = match reply.decode(o.conn.addr()) {
+            Ok(r) => r,
+            Err(e) => {
+                self.open = Some(o);
+                return Err(e);
+            }
+        };
+        let next = Open { seq: o.seq + 1, ..o };
+        self.take(Some(next), resp, reply.cells)
+    }
+
+    /// Takes a response's rows and decides what comes next.
+    fn take(&mut self, open: Option<Open>, resp: pb::ScanResponse, cells: Bytes) -> Result<()> {
+        let region = open.as_ref().map(|o| o.region.clone());
+        for (row, partial) in scan_results(&resp, cells)? {
+            let row = match self.partial.take() {
+                Some(mut p) if p.key == row.key => {
+                    p.cells.extend(row.cells);
+                    p
+                }
+                Some(p) => {
+                    self.complete(p);
+                    row
+                }
+                None => row,
+            };
+            if partial {
+                self.partial = Some(row);
+            } else {
+                self.complete(row);
+            }
+        }
+        if self.remaining == Some(0) {
+            if let Some(o) = &open
+                && resp.more_results_in_region.unwrap_or(false)
+            {
+                self.close_quietly(o);
+            }
+            self.finish();
+            return Ok(());
+        }
+        if resp.more_results == Some(false) {
+            // The whole scan is over; the server closed its scanner.
+            self.finish();
+            return Ok(());
+        }
+        if resp.more_results_in_region.unwrap_or(false) {
+            match open {
+                Some(o) => self.open = Some(o),
+                None => {
+                    return Err(Error::Protocol(
+                        "a scan response with more in its region but no scanner id".into(),
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        // The region is done (its scanner closed on the server): on to the next.
+        let Some(region) = region else {
+            self.finish();
+            return Ok(());
+        };
+        if let Some(p) = self.partial.take() {
+            self.complete(p);
+        }
+        let stop = &self.spec.stop;
+        if self.spec.reversed {
+            if region.start.is_empty() || (!stop.is_empty() && region.start[..] <= stop[..]) {
+                self.finish();
+            } else {
+                self.start = region.start.clone();
+                self.exclude_start = true;
+            }
+        } else if region.end.is_empty() || (!stop.is_empty() && region.end[..] >= stop[..]) {
+            self.finish();
+        } else {
+            self.start = region.end.clone();
+            self.exclude_start = false;
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, row: Row) {
+        if self.remaining == Some(0) {
+            return;
+        }
+        if let Some(r) = &mut self.remaining {
+            *r -= 1;
+        }
+        self.rows.push_back(row);
+    }
+
+    fn finish(&mut self) {
+        if let Some(p) = self.partial.take() {
+            self.complete(p);
+        }
+        self.done = true;
+        self.open = None;
+    }
+
+    fn close_quietly(&self, o: &Open) {
+        let req = pb::ScanRequest {
+            scanner_id: Some(o.id),
+            number_of_rows: Some(0),
+            close_scanner: Some(true),
+            client_handles_partials: Some(true),
+            client_handles_heartbeats: Some(true),
+            ..Default::default()
+        };
+        let _ = o.conn.send("Scan", &req, b"", self.client.options().rpc_timeout);
+    }
+}
+
+impl Drop for Scanner<'_> {
+    fn drop(&mut self) {
+        // Stopped early: the server would hold the scanner until its lease ends.
+        if let Some(o) = self.open.take() {
+            self.close_quietly(&o);
+        }
+    }
+}
+
+/// Whether `e` means the server no longer has the scanner (it is opened again, not
+/// retried as it is).
+fn gone(e: &Error) -> bool {
+    matches!(
+        e.class(),
+        Some(
+            "UnknownScannerException"
+                | "ScannerResetException"
+                | "OutOfOrderScannerNextException"
+                | "NotServingRegionException"
+                | "RegionMovedException"
+                | "RegionServerStoppedException"
+                | "LeaseException"
+        )
+    ) || matches!(e, Error::Connection { .. } | Error::Timeout { .. })
+}
