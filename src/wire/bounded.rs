@@ -365,6 +365,12 @@ impl<R: Read> Input<R> {
                     let seq = self.read_i32()?;
                     Ok(TMessageIdentifier::new(name, kind, seq))
                 } else {
+                    if &head == b"HTTP" {
+                        return Err(protocol_error(
+                            ProtocolErrorKind::InvalidData,
+                            crate::wire::SPOKE_HTTP.into(),
+                        ));
+                    }
                     // Unversioned: the four bytes were the name's length.
                     let len = i32::from_be_bytes(head);
                     if len as usize > self.left {

@@ -29,6 +29,9 @@ impl<R: Read> Read for FramedReader<R> {
             let mut header = [0u8; 4];
             self.inner.read_exact(&mut header)?;
             let len = i32::from_be_bytes(header);
+            if &header == b"HTTP" {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, crate::wire::SPOKE_HTTP));
+            }
             if len < 0 || len as usize > self.limit {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,

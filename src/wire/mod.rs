@@ -75,6 +75,10 @@ named_values!(Api, "api");
 named_values!(Transport, "transport");
 named_values!(Protocol, "protocol");
 
+/// What a reply that begins `HTTP` means: an HTTP server answered, such as HBase's Thrift
+/// gateway in HTTP mode (`hbase.regionserver.thrift.http`).
+pub const SPOKE_HTTP: &str = "the server answered in HTTP (\"HTTP\" where a Thrift message begins): a Thrift gateway in HTTP mode is reached with transport=http";
+
 pub(crate) fn protocol_error(kind: ProtocolErrorKind, message: String) -> thrift::Error {
     thrift::Error::Protocol(ProtocolError { kind, message })
 }
@@ -340,6 +344,23 @@ mod tests {
         let mut few = vec![12u8, 0, 0, 0, 64];
         few.extend([0u8; 64]);
         read_all(&mut Input::new(&few[..], Protocol::Binary, 1 << 20).struct_bytes(4)).unwrap();
+    }
+
+    #[test]
+    fn an_http_reply_is_named_as_http_in_either_transport() {
+        use thrift::protocol::TInputProtocol;
+        let reply = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".to_vec();
+        for transport in [Transport::Buffered, Transport::Framed] {
+            let mut i = input(
+                std::io::Cursor::new(reply.clone()),
+                transport,
+                Protocol::Binary,
+                1 << 20,
+            );
+            let err = format!("{:?}", i.read_message_begin().unwrap_err());
+            assert!(err.contains("transport=http"), "{transport}: {err}");
+            assert!(!err.contains("1213486160"), "{transport}: {err}");
+        }
     }
 
     #[test]

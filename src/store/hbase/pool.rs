@@ -208,11 +208,26 @@ impl Dialer {
                 self.spec.authority(),
                 timeout.as_secs_f64()
             ))),
-            Err(thrift::Error::Transport(t)) => Err(Error::Io(format!(
-                "{} closed the connection on a plain Thrift call ({}): a Kerberized gateway (SASL)? add sasl=gssapi; a framed server? add transport=framed",
-                self.spec.authority(),
-                t.message
-            ))),
+            Err(thrift::Error::Transport(t)) => {
+                // Not a Thrift gateway at all? Ask it in the other protocols it may speak.
+                let who = self.spec.authority();
+                let other = match hbase_client::probe::what_answers(&who, timeout) {
+                    hbase_client::probe::Answer::ZooKeeper => Some(format!(
+                        "a ZooKeeper server answered, not a Thrift gateway: reach the cluster through its quorum with hbase://{who}?api=native"
+                    )),
+                    hbase_client::probe::Answer::HBaseRpc => Some(format!(
+                        "an HBase master or region server answered, not a Thrift gateway: reach it with hbase://{who}?api=native&registry=rpc"
+                    )),
+                    _ => None,
+                };
+                Err(Error::Io(match other {
+                    Some(what) => format!("{who} closed the connection on a plain Thrift call: {what}"),
+                    None => format!(
+                        "{who} closed the connection on a plain Thrift call ({}): a Kerberized gateway (SASL)? add sasl=gssapi; a framed server? add transport=framed",
+                        t.message
+                    ),
+                }))
+            }
             _ => Ok(()),
         }
     }
