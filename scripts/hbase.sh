@@ -33,6 +33,7 @@
 #   TALLROW_HBASE_THRIFT1_FC   HOST:PORT of the framed/compact Thrift1 server
 #   TALLROW_HBASE_THRIFT2      HOST:PORT of the Thrift2 server
 #   TALLROW_HBASE_ZK           HOST:PORT of ZooKeeper (for native clients)
+#   TALLROW_HBASE_NATIVE       tallrow's URL of the cluster through HBase's own RPC
 #   TALLROW_HBASE_CP           the classpath (conf directory first), for native clients
 #   TALLROW_HBASE_VERSION      the HBase release (tests/hbase/pom.xml)
 # With --secure also the secured endpoints' URLs, KRB5_CONFIG, KRB5CCNAME and the CA file
@@ -251,6 +252,7 @@ export TALLROW_HBASE_THRIFT1='127.0.0.1:$t1'
 export TALLROW_HBASE_THRIFT1_FC='127.0.0.1:$t1fc'
 export TALLROW_HBASE_THRIFT2='127.0.0.1:$t2'
 export TALLROW_HBASE_ZK='127.0.0.1:$zk'
+export TALLROW_HBASE_NATIVE='hbase://127.0.0.1:$zk?api=native'
 export TALLROW_HBASE_CP='$cp'
 EOF
 

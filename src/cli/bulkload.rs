@@ -18,9 +18,9 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
             )
         })?;
     let backend = Backend::parse(&args.backend, Path::new(".")).context("--backend")?;
-    if !matches!(backend, Backend::Hbase(_)) {
+    if !matches!(backend, Backend::Hbase(_) | Backend::Native(_)) {
         bail!(
-            "--backend {}: bulkload loads into HBase: expected hbase://HOST:PORT?api=thrift2",
+            "--backend {}: bulkload loads into HBase: expected hbase://QUORUM?api=native or hbase://HOST:PORT?api=thrift2",
             args.backend
         );
     }

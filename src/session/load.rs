@@ -140,7 +140,7 @@ pub fn hfiles(
 /// Where the live tables of `url` begin their regions, for each of `g`'s tables.
 fn live_splits(url: &str, g: &Generator) -> Result<BTreeMap<String, Vec<Vec<u8>>>> {
     let backend = Backend::parse(url, Path::new(".")).context("--split-from")?;
-    if !matches!(backend, Backend::Hbase(_)) {
+    if !matches!(backend, Backend::Hbase(_) | Backend::Native(_)) {
         bail!("--split-from {url}: expected an hbase:// URL");
     }
     let live = backend

@@ -165,7 +165,7 @@ pub fn isolated(b: &Backend) -> bool {
     match b {
         Backend::Embedded(_) | Backend::Memory | Backend::Null => true,
         Backend::Delay(_, inner) => isolated(inner),
-        Backend::Hbase(_) | Backend::Bigtable(_) | Backend::Hfile(_) => false,
+        Backend::Hbase(_) | Backend::Native(_) | Backend::Bigtable(_) | Backend::Hfile(_) => false,
     }
 }
 

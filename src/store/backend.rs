@@ -19,6 +19,9 @@ pub enum Backend {
     /// `hbase://HOST:PORT[?transport=..&protocol=..&api=..&sasl=..&tls=..]`: an HBase
     /// Thrift server, plain or secured.
     Hbase(hbase::Spec),
+    /// `hbase://QUORUM[/ZNODE_PARENT]?api=native[&registry=rpc]`: HBase through its own
+    /// RPC, with no gateway.
+    Native(hbase::native::Spec),
     /// `bigtable://PROJECT/INSTANCE`: Cloud Bigtable, or its emulator when
     /// `BIGTABLE_EMULATOR_HOST` is set.
     Bigtable(bigtable::Spec),
@@ -47,6 +50,11 @@ impl Backend {
             return Ok(Backend::Null);
         }
         if let Some(rest) = url.strip_prefix("hbase://") {
+            if hbase::native::Spec::wanted(rest) {
+                return hbase::native::Spec::parse(rest)
+                    .map(Backend::Native)
+                    .map_err(Error::BadArgument);
+            }
             return hbase::Spec::parse(rest).map(Backend::Hbase).map_err(Error::BadArgument);
         }
         if let Some(rest) = url.strip_prefix("bigtable://") {
@@ -69,7 +77,7 @@ impl Backend {
             return Ok(Backend::Delay(spec, Box::new(inner)));
         }
         Err(Error::BadArgument(format!(
-            "unknown backend {url:?}: expected embedded:PATH, memory:, null:, hbase://HOST:PORT, bigtable://PROJECT/INSTANCE, hfile:DIR or delay:DELAY:INNER"
+            "unknown backend {url:?}: expected embedded:PATH, memory:, null:, hbase://HOST:PORT, hbase://QUORUM?api=native, bigtable://PROJECT/INSTANCE, hfile:DIR or delay:DELAY:INNER"
         )))
     }
 
@@ -84,6 +92,7 @@ impl Backend {
                 hbase::Api::Thrift1 => Arc::new(hbase::Hbase::open(spec)?),
                 hbase::Api::Thrift2 => Arc::new(hbase::Hbase2::open(spec)?),
             },
+            Backend::Native(spec) => Arc::new(hbase::native::Native::open(spec)?),
             Backend::Bigtable(spec) => Arc::new(bigtable::Bigtable::open(spec)?),
             Backend::Hfile(dir) => {
                 return Err(Error::BadArgument(format!(

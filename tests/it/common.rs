@@ -501,6 +501,11 @@ impl RealHBaseHarness {
         Self::new(format!("hbase://{addr}?api=thrift2"))
     }
 
+    /// HBase's own RPC, no gateway: the cluster found through ZooKeeper.
+    pub fn native() -> Self {
+        Self::new(real_hbase("TALLROW_HBASE_NATIVE").expect("TALLROW_HBASE_NATIVE"))
+    }
+
     /// The Kerberized Thrift1 server with SASL qop auth-conf (`scripts/hbase.sh start --secure`).
     pub fn sasl_thrift1() -> Self {
         Self::new(secure_hbase("TALLROW_HBASE_SASL1_CONF").expect("TALLROW_HBASE_SASL1_CONF"))
@@ -568,11 +573,11 @@ impl Harness for RealHBaseHarness {
     }
 
     fn version_deletes(&self) -> bool {
-        self.url.contains("api=thrift2")
+        self.url.contains("api=thrift2") || self.url.contains("api=native")
     }
 
     fn presplits(&self) -> bool {
-        self.url.contains("api=thrift2")
+        self.url.contains("api=thrift2") || self.url.contains("api=native")
     }
 }
 
@@ -613,6 +618,11 @@ impl RealHBaseDaoHarness {
     /// Through the Thrift2 server.
     pub fn thrift2() -> Self {
         Self::new(RealHBaseHarness::thrift2)
+    }
+
+    /// Through HBase's own RPC.
+    pub fn native() -> Self {
+        Self::new(RealHBaseHarness::native)
     }
 
     fn new(make: fn() -> RealHBaseHarness) -> Self {

@@ -73,6 +73,8 @@ contract_suite!(bigtable, crate::common::BigtableHarness::new, reads_as_the_mode
 contract_suite!(hbase_buffered_binary, crate::common::RealHBaseHarness::buffered_binary, reads_as_the_model; when crate::common::real_hbase_there);
 contract_suite!(hbase_framed_compact, crate::common::RealHBaseHarness::framed_compact, reads_as_the_model; when crate::common::real_hbase_there);
 contract_suite!(hbase_thrift2, crate::common::RealHBaseHarness::thrift2, reads_as_the_model; when crate::common::real_hbase_there);
+// Real HBase through its own RPC, no gateway (api=native).
+contract_suite!(hbase_native, crate::common::RealHBaseHarness::native, reads_as_the_model; when crate::common::real_hbase_there);
 // The same HBase through its Kerberized gateways (scripts/hbase.sh start --secure): SASL
 // with privacy on Thrift1, with integrity on Thrift2, and SPNEGO over TLS in HTTP mode.
 contract_suite!(hbase_sasl_thrift1, crate::common::RealHBaseHarness::sasl_thrift1; when crate::common::secure_hbase_there);

@@ -43,6 +43,7 @@ dao_suite!(bigtable, crate::common::BigtableHarness::new; when crate::common::bi
 dao_suite!(hbase_buffered_binary, crate::common::RealHBaseDaoHarness::buffered_binary; when crate::common::real_hbase_there);
 dao_suite!(hbase_framed_compact, crate::common::RealHBaseDaoHarness::framed_compact; when crate::common::real_hbase_there);
 dao_suite!(hbase_thrift2, crate::common::RealHBaseDaoHarness::thrift2; when crate::common::real_hbase_there);
+dao_suite!(hbase_native, crate::common::RealHBaseDaoHarness::native; when crate::common::real_hbase_there);
 
 const T0: i64 = 1_700_000_000_000;
 

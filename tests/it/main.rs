@@ -19,6 +19,7 @@ mod load_cli;
 mod metrics;
 mod model;
 mod modules;
+mod native;
 mod regions;
 mod run;
 mod run_cli;

@@ -21,6 +21,7 @@
 
 mod http;
 mod mutations;
+pub mod native;
 mod pipeline;
 mod pool;
 mod thrift2;
@@ -147,7 +148,7 @@ impl Spec {
                 Some(("protocol", v)) => spec.protocol = v.parse().map_err(bad)?,
                 Some(("api", "thrift1")) => spec.api = Api::Thrift1,
                 Some(("api", "thrift2")) => spec.api = Api::Thrift2,
-                Some(("api", v)) => return Err(bad(format!("api {v:?} is not thrift1 or thrift2"))),
+                Some(("api", v)) => return Err(bad(format!("api {v:?} is not thrift1, thrift2 or native"))),
                 Some(("sasl", "gssapi")) | Some(("auth", "kerberos")) => {
                     spec.sasl = Some(Sasl {
                         service: None,

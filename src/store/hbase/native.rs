@@ -1,0 +1,579 @@
+//! The hbase backend over HBase's own RPC (`hbase://QUORUM[/ZNODE_PARENT]?api=native`): the
+//! store's calls as the `hbase-client` crate makes them, straight to the region servers and
+//! the master, with no Thrift gateway. This is the one place that knows both the store's
+//! model and the client's.
+//!
+//! - a batch is each row's steps (puts, then deletes, in order, as the Thrift backends
+//!   apply them): per round, one batch of the rows' puts, then one of their deletes, each
+//!   grouped by region server into one `Multi` call per server;
+//! - gets are one batch of `Get` actions, with versions, time ranges, columns and, for a
+//!   qualifier cursor, a `QualifierFilter`; cell limits are counted here;
+//! - scans are the client's scanners, region after region, with a `PrefixFilter` for a
+//!   prefix; `scan_each` streams them.
+
+use super::mutations::{Step, steps, without_overwritten};
+use super::versions::added_columns;
+use super::{Descriptors, max_row_key, within_locatable_length};
+use crate::store::{
+    Cell, Error, Get, Mutation as StoreMutation, Result, Row, RowMutation, Scan, Store, TableDescriptor,
+    canonical_table_name, validate_mutations, validate_row_key,
+};
+use bytes::Bytes;
+use hbase_client::cells::{CellType, LATEST_TIMESTAMP};
+use hbase_client::{Mutation, MutationCell, MutationKind, Registry, pb};
+use std::time::Duration;
+
+/// Where the cluster is: `hbase://QUORUM[/ZNODE_PARENT]?api=native[&registry=rpc]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    /// How the client finds the cluster.
+    pub registry: Registry,
+}
+
+/// ZooKeeper's client port (`hbase.zookeeper.property.clientPort`).
+pub const ZK_PORT: u16 = 2181;
+/// The master's RPC port (`hbase.master.port`), the RPC registry's default.
+pub const MASTER_PORT: u16 = 16000;
+/// The options a native URL takes, for its errors.
+const OPTIONS: &str = "api=native, registry=zk|rpc";
+
+impl Spec {
+    /// Whether the part after `hbase://` asks for the native API.
+    pub fn wanted(rest: &str) -> bool {
+        rest.split_once('?')
+            .is_some_and(|(_, q)| q.split('&').any(|p| p == "api=native"))
+    }
+
+    /// Parses the part after `hbase://` of a native URL.
+    pub fn parse(rest: &str) -> std::result::Result<Spec, String> {
+        let bad = |e: String| format!("hbase://{rest}: {e}");
+        let (authority, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (hosts, parent) = match authority.find('/') {
+            Some(i) => (&authority[..i], &authority[i..]),
+            None => (authority, ""),
+        };
+        let mut rpc = false;
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("api", "native")) => {}
+                Some(("registry", "rpc")) => rpc = true,
+                Some(("registry", "zk" | "zookeeper")) => rpc = false,
+                Some(("registry", v)) => return Err(bad(format!("registry {v:?} is not zk or rpc"))),
+                Some(("sasl" | "auth" | "qop" | "service" | "tls" | "ca", _)) => {
+                    return Err(bad(
+                        "Kerberos and TLS are not spoken on api=native by this tallrow: reach a secured cluster through its Kerberized Thrift gateway (api=thrift1 or api=thrift2, docs/secured.md)"
+                            .into(),
+                    ));
+                }
+                Some(("transport" | "protocol", _)) => {
+                    return Err(bad(format!(
+                        "{pair:?} is a Thrift gateway's option; api=native speaks HBase's RPC"
+                    )));
+                }
+                _ => return Err(bad(format!("unknown option {pair:?}; expected {OPTIONS}"))),
+            }
+        }
+        let default_port = if rpc { MASTER_PORT } else { ZK_PORT };
+        let mut servers = Vec::new();
+        for h in hosts.split(',') {
+            if h.is_empty() {
+                return Err(bad(format!(
+                    "no host; expected hbase://HOST[:PORT][,HOST[:PORT]...][/ZNODE_PARENT]?{OPTIONS}"
+                )));
+            }
+            let (host, port) = match h.rsplit_once(':') {
+                Some((host, p)) if !host.ends_with(':') => (
+                    host,
+                    p.parse::<u16>()
+                        .map_err(|_| bad(format!("port {p:?} is not a number from 0 to 65535")))?,
+                ),
+                _ => (h, default_port),
+            };
+            servers.push(format!("{host}:{port}"));
+        }
+        let registry = if rpc {
+            if !parent.is_empty() {
+                return Err(bad(format!("{parent} names a znode, which registry=rpc does not read")));
+            }
+            Registry::Rpc { servers }
+        } else {
+            let parent = match parent.trim_end_matches('/') {
+                "" => "/hbase".to_string(),
+                p => p.to_string(),
+            };
+            Registry::ZooKeeper {
+                quorum: servers.join(","),
+                parent,
+            }
+        };
+        Ok(Spec { registry })
+    }
+
+    /// The URL's canonical form, for reports.
+    pub fn url(&self) -> String {
+        match &self.registry {
+            Registry::ZooKeeper { quorum, parent } => format!("hbase://{quorum}{parent}?api=native"),
+            Registry::Rpc { servers } => format!("hbase://{}?api=native&registry=rpc", servers.join(",")),
+        }
+    }
+}
+
+/// The backend.
+pub struct Native {
+    spec: Spec,
+    client: hbase_client::Client,
+    families: Descriptors,
+}
+
+impl Native {
+    /// Connects: finds the cluster within the connect timeout, or fails in one line.
+    pub fn open(spec: &Spec) -> Result<Native> {
+        let opts = hbase_client::Options {
+            connect_timeout: Duration::from_secs(10),
+            ..Default::default()
+        };
+        let client =
+            hbase_client::Client::connect(spec.registry.clone(), opts).map_err(|e| Error::Io(e.to_string()))?;
+        // The master answers, or the cluster is not usable: say so now rather than at the
+        // first write.
+        client.table_names().map_err(|e| error(e, ""))?;
+        Ok(Native {
+            spec: spec.clone(),
+            client,
+            families: Descriptors::default(),
+        })
+    }
+
+    /// The client, for callers that need more than the store's calls.
+    pub fn client(&self) -> &hbase_client::Client {
+        &self.client
+    }
+
+    fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
+        self.families.get(table, |name| self.describe_table(name))
+    }
+
+    fn ensure_namespace(&self, ns: &str) -> Result<()> {
+        match self.client.create_namespace(ns) {
+            Err(e) if e.class() == Some("NamespaceExistException") => Ok(()),
+            other => other.map_err(|e| error(e, "")),
+        }
+    }
+}
+
+/// A client error as the store's.
+fn error(e: hbase_client::Error, table: &str) -> Error {
+    use hbase_client::Error as E;
+    let text = e.to_string();
+    match e {
+        E::TableNotFound(t) => Error::TableNotFound(t),
+        E::Connection { .. } | E::Timeout { .. } => Error::Unavailable(text),
+        E::Exhausted { ref last, .. } if matches!(**last, E::Connection { .. } | E::Timeout { .. }) => {
+            Error::Unavailable(text)
+        }
+        E::BadRequest(m) => Error::BadArgument(m),
+        E::Remote { .. } => match e.class() {
+            Some("TableNotFoundException") => Error::TableNotFound(table.to_string()),
+            Some("TableExistsException") => Error::TableExists(table.to_string()),
+            Some("NoSuchColumnFamilyException" | "FailedSanityCheckException" | "DoNotRetryIOException") => {
+                Error::BadArgument(text)
+            }
+            _ if e.retry() != hbase_client::error::Retry::Never => Error::Unavailable(text),
+            _ => Error::Io(text),
+        },
+        _ => Error::Io(text),
+    }
+}
+
+/// A table's name as the client takes it.
+fn name(table: &str) -> Result<String> {
+    canonical_table_name(table)
+}
+
+fn bytes(b: &[u8]) -> Bytes {
+    Bytes::copy_from_slice(b)
+}
+
+/// A store mutation as a cell of a put or a delete.
+fn cell_of(m: &StoreMutation) -> Option<MutationCell> {
+    let ts = |t: &Option<i64>| t.unwrap_or(LATEST_TIMESTAMP);
+    Some(match m {
+        StoreMutation::Put {
+            family,
+            qualifier,
+            timestamp,
+            value,
+        } => MutationCell {
+            family: bytes(family.as_bytes()),
+            qualifier: bytes(qualifier),
+            timestamp: ts(timestamp),
+            kind: CellType::Put,
+            value: bytes(value),
+        },
+        StoreMutation::DeleteColumn {
+            family,
+            qualifier,
+            timestamp,
+        } => MutationCell {
+            family: bytes(family.as_bytes()),
+            qualifier: bytes(qualifier),
+            timestamp: ts(timestamp),
+            kind: CellType::DeleteColumn,
+            value: Bytes::new(),
+        },
+        StoreMutation::DeleteVersion {
+            family,
+            qualifier,
+            timestamp,
+        } => MutationCell {
+            family: bytes(family.as_bytes()),
+            qualifier: bytes(qualifier),
+            timestamp: *timestamp,
+            kind: CellType::Delete,
+            value: Bytes::new(),
+        },
+        StoreMutation::DeleteFamily { family, timestamp } => MutationCell {
+            family: bytes(family.as_bytes()),
+            qualifier: Bytes::new(),
+            timestamp: ts(timestamp),
+            kind: CellType::DeleteFamily,
+            value: Bytes::new(),
+        },
+        StoreMutation::DeleteFamilyVersion { family, timestamp } => MutationCell {
+            family: bytes(family.as_bytes()),
+            qualifier: Bytes::new(),
+            timestamp: *timestamp,
+            kind: CellType::DeleteFamilyVersion,
+            value: Bytes::new(),
+        },
+        StoreMutation::DeleteRow { .. } => return None,
+    })
+}
+
+/// A selection's columns, versions, time range and qualifier cursor as a `Get`'s.
+fn get_of(g: &Get) -> pb::Get {
+    let mut columns: Vec<pb::Column> = Vec::new();
+    for c in added_columns(&g.select) {
+        let family = bytes(c.family.as_bytes());
+        let at = match columns.iter().position(|x| x.family == family) {
+            Some(i) => i,
+            None => {
+                columns.push(pb::Column {
+                    family,
+                    qualifier: Vec::new(),
+                });
+                columns.len() - 1
+            }
+        };
+        if let Some(q) = &c.qualifier {
+            columns[at].qualifier.push(bytes(q));
+        }
+    }
+    pb::Get {
+        row: bytes(&g.row),
+        column: columns,
+        max_versions: Some(g.select.max_versions.max(1)),
+        time_range: g.select.time_range.map(|(from, to)| pb::TimeRange {
+            from: Some(from as u64),
+            to: Some(to as u64),
+        }),
+        filter: g
+            .select
+            .qualifier_after
+            .as_ref()
+            .map(|q| hbase_client::filter::qualifier(pb::CompareType::Greater, q)),
+        cache_blocks: Some(true),
+        ..Default::default()
+    }
+}
+
+/// Cells as the store's row, keeping at most `limit`.
+fn row_of(key: &[u8], cells: Vec<hbase_client::cells::Cell>, limit: Option<usize>) -> Result<Option<Row>> {
+    let mut out = Vec::with_capacity(cells.len());
+    for c in cells {
+        if limit.is_some_and(|n| out.len() >= n) {
+            break;
+        }
+        out.push(Cell {
+            family: String::from_utf8(c.family.to_vec())
+                .map_err(|_| Error::Io("a family name in a reply is not UTF-8".into()))?,
+            qualifier: c.qualifier.to_vec(),
+            timestamp: c.timestamp,
+            value: c.value.to_vec(),
+        });
+    }
+    Ok((!out.is_empty()).then(|| Row {
+        key: key.to_vec(),
+        cells: out,
+    }))
+}
+
+impl Native {
+    /// `scan` as the client's scan, or `None` when its bounds hold no row.
+    fn scan_spec(&self, desc: &TableDescriptor, scan: &Scan, caching: u32) -> Result<Option<hbase_client::ScanSpec>> {
+        scan.select.validate(desc)?;
+        let (mut start, mut stop) = (scan.start.clone(), scan.stop.clone());
+        let mut filters = Vec::new();
+        let mut exclude_start = scan.start_exclusive && !scan.start.is_empty();
+        if !scan.prefix.is_empty() {
+            let end = crate::keys::next_prefix(&scan.prefix);
+            let high = if scan.reversed { &mut start } else { &mut stop };
+            if !end.is_empty() && (high.is_empty() || *high > end) {
+                *high = end;
+                if scan.reversed {
+                    // The prefix's end is past every row of it.
+                    exclude_start = true;
+                }
+            }
+            if !scan.reversed && start.as_slice() < scan.prefix.as_slice() {
+                start = scan.prefix.clone();
+                exclude_start = false;
+            }
+            filters.push(hbase_client::filter::prefix(&scan.prefix));
+        }
+        let empty = match scan.reversed {
+            false => !stop.is_empty() && stop <= start,
+            true => !start.is_empty() && !stop.is_empty() && start <= stop,
+        };
+        if empty || scan.limit == Some(0) {
+            return Ok(None);
+        }
+        if let Some(q) = &scan.select.qualifier_after {
+            filters.push(hbase_client::filter::qualifier(pb::CompareType::Greater, q));
+        }
+        let probe = get_of(&Get {
+            row: Vec::new(),
+            select: scan.select.clone(),
+        });
+        Ok(Some(hbase_client::ScanSpec {
+            start: Bytes::from(start),
+            exclude_start,
+            stop: Bytes::from(stop),
+            reversed: scan.reversed,
+            limit: scan.limit.map(|l| l as u64),
+            caching,
+            template: pb::Scan {
+                column: probe.column,
+                time_range: probe.time_range,
+                max_versions: probe.max_versions,
+                filter: hbase_client::filter::all(filters),
+                cache_blocks: Some(true),
+                ..Default::default()
+            },
+        }))
+    }
+}
+
+impl Store for Native {
+    fn identity(&self) -> String {
+        format!(
+            "{} (HBase native RPC, cluster {})",
+            self.spec.url(),
+            self.client.cluster().id
+        )
+    }
+
+    fn version(&self) -> String {
+        format!("HBase (native RPC, cluster {})", self.client.cluster().id)
+    }
+
+    fn create_table(&self, table: &TableDescriptor) -> Result<()> {
+        let desc = table.validated()?;
+        if let Some((ns, _)) = desc.name.split_once(':') {
+            self.ensure_namespace(ns)?;
+        }
+        self.families.forget(&desc.name);
+        let families: Vec<hbase_client::admin::Family> = desc
+            .families
+            .iter()
+            .map(|f| hbase_client::admin::Family::new(&f.name, f.max_versions))
+            .collect();
+        self.client
+            .create_table(&desc.name, &families, &desc.splits)
+            .map_err(|e| error(e, &desc.name))
+    }
+
+    fn delete_table(&self, table: &str) -> Result<()> {
+        let name = name(table)?;
+        self.families.forget(&name);
+        self.client.delete_table(&name).map_err(|e| error(e, &name))
+    }
+
+    fn list_tables(&self) -> Result<Vec<TableDescriptor>> {
+        let names = self.client.table_names().map_err(|e| error(e, ""))?;
+        crate::store::describe_all(self, names)
+    }
+
+    fn describe_table(&self, table: &str) -> Result<TableDescriptor> {
+        let name = name(table)?;
+        let t = self.client.describe(&name).map_err(|e| error(e, &name))?;
+        let mut families: Vec<crate::store::FamilyDescriptor> = t
+            .families
+            .iter()
+            .map(|f| crate::store::FamilyDescriptor {
+                name: f.name.clone(),
+                max_versions: f.attribute("VERSIONS").and_then(|v| v.parse().ok()).unwrap_or(1).max(1),
+            })
+            .collect();
+        families.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(TableDescriptor {
+            name,
+            families,
+            splits: Vec::new(),
+        })
+    }
+
+    fn regions(&self, table: &str) -> Result<Vec<Vec<u8>>> {
+        let name = name(table)?;
+        let regions = self.client.regions(&name).map_err(|e| error(e, &name))?;
+        Ok(crate::store::split_keys(regions.into_iter().map(|r| r.start.to_vec())))
+    }
+
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let desc = self.descriptor(table)?;
+        validate_mutations(&desc, rows)?;
+        let max = max_row_key(&desc.name);
+        for r in rows {
+            within_locatable_length(&desc.name, max, &r.row)?;
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let kept = without_overwritten(rows);
+        let rows = kept.as_deref().unwrap_or(rows);
+        let per_row: Vec<(&RowMutation, Vec<Step>)> = rows.iter().map(|r| (r, steps(r))).collect();
+        let rounds = per_row.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+        for k in 0..rounds {
+            let (mut puts, mut deletes) = (Vec::new(), Vec::new());
+            for (rm, steps) in &per_row {
+                let row = bytes(&rm.row);
+                match steps.get(k) {
+                    Some(Step::Batch(_, range)) => {
+                        let (mut p, mut d) = (Vec::new(), Vec::new());
+                        for m in &rm.mutations[range.clone()] {
+                            let Some(c) = cell_of(m) else { continue };
+                            if c.kind == CellType::Put { p.push(c) } else { d.push(c) }
+                        }
+                        for (cells, kind, out) in [
+                            (p, MutationKind::Put, &mut puts),
+                            (d, MutationKind::Delete, &mut deletes),
+                        ] {
+                            if !cells.is_empty() {
+                                out.push(Mutation {
+                                    row: row.clone(),
+                                    kind,
+                                    cells,
+                                    timestamp: LATEST_TIMESTAMP,
+                                });
+                            }
+                        }
+                    }
+                    Some(Step::DeleteRow(ts)) => deletes.push(Mutation {
+                        row: row.clone(),
+                        kind: MutationKind::Delete,
+                        cells: Vec::new(),
+                        timestamp: ts.unwrap_or(LATEST_TIMESTAMP),
+                    }),
+                    None => {}
+                }
+            }
+            for batch in [puts, deletes] {
+                if !batch.is_empty() {
+                    self.client
+                        .mutate(&desc.name, batch)
+                        .map_err(|e| error(e, &desc.name))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
+        let desc = self.descriptor(table)?;
+        let max = max_row_key(&desc.name);
+        for g in gets {
+            validate_row_key(&g.row)?;
+            within_locatable_length(&desc.name, max, &g.row)?;
+            g.select.validate(&desc)?;
+        }
+        if gets.is_empty() {
+            return Ok(Vec::new());
+        }
+        let results = self
+            .client
+            .get(&desc.name, gets.iter().map(get_of).collect())
+            .map_err(|e| error(e, &desc.name))?;
+        gets.iter()
+            .zip(results)
+            .map(|(g, cells)| row_of(&g.row, cells, g.select.cell_limit))
+            .collect()
+    }
+
+    fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>> {
+        let mut rows = Vec::new();
+        let page = scan.limit.unwrap_or(1000).clamp(1, 1000);
+        self.scan_each(table, scan, page, &mut |r| {
+            rows.push(r);
+            true
+        })?;
+        Ok(rows)
+    }
+
+    fn scan_each(&self, table: &str, scan: &Scan, page: usize, visit: &mut dyn FnMut(Row) -> bool) -> Result<()> {
+        let desc = self.descriptor(table)?;
+        let Some(spec) = self.scan_spec(&desc, scan, page.clamp(1, 100_000) as u32)? else {
+            return Ok(());
+        };
+        let mut scanner = self.client.scan(&desc.name, spec);
+        while let Some(r) = scanner.next_row().map_err(|e| error(e, &desc.name))? {
+            if let Some(row) = row_of(&r.key, r.cells, scan.select.cell_limit)?
+                && !visit(row)
+            {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn native_urls_name_a_quorum_or_bootstrap_servers() {
+        let s = Spec::parse("zk1,zk2:2182/hbase-unsecure?api=native").unwrap();
+        assert_eq!(
+            s.registry,
+            Registry::ZooKeeper {
+                quorum: "zk1:2181,zk2:2182".into(),
+                parent: "/hbase-unsecure".into()
+            }
+        );
+        assert_eq!(s.url(), "hbase://zk1:2181,zk2:2182/hbase-unsecure?api=native");
+        let s = Spec::parse("127.0.0.1:2181?api=native").unwrap();
+        assert_eq!(s.url(), "hbase://127.0.0.1:2181/hbase?api=native");
+        let s = Spec::parse("m1,m2:16001?api=native&registry=rpc").unwrap();
+        assert_eq!(
+            s.registry,
+            Registry::Rpc {
+                servers: vec!["m1:16000".into(), "m2:16001".into()]
+            }
+        );
+        assert!(Spec::wanted("h:1?transport=framed&api=native"));
+        assert!(!Spec::wanted("h:1?api=thrift2"));
+        for (url, says) in [
+            ("h:x?api=native", "port \"x\""),
+            ("?api=native", "no host"),
+            ("h?api=native&registry=etcd", "not zk or rpc"),
+            ("h/hbase?api=native&registry=rpc", "does not read"),
+            ("h?api=native&sasl=gssapi", "Kerberized Thrift gateway"),
+            ("h?api=native&transport=framed", "Thrift gateway's option"),
+            ("h?api=native&x=1", "unknown option"),
+        ] {
+            let e = Spec::parse(url).unwrap_err();
+            assert!(e.contains(says), "{url}: {e}");
+            assert!(!e.contains('\n'), "{url}: one line");
+        }
+    }
+}

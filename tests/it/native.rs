@@ -1,0 +1,146 @@
+//! The hbase backend over HBase's own RPC (`api=native`) end to end through the binary,
+//! against real HBase (scripts/hbase.sh): `load`, `verify` and `run` with no gateway; the
+//! quickstart loaded pre-split natively and verified through Thrift2, an independent path;
+//! and the one-line errors of a cluster that cannot be reached as asked. The contract and
+//! DAO suites run through `api=native` in `contract` and `dao`.
+
+use crate::common::{
+    RealHBaseDaoHarness, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture, tallrow,
+};
+use std::path::Path;
+use std::time::Instant;
+
+fn native_url() -> String {
+    real_hbase("TALLROW_HBASE_NATIVE").expect("TALLROW_HBASE_NATIVE")
+}
+
+#[test]
+fn load_verify_and_run_through_hbases_own_rpc() {
+    if !real_hbase_there() {
+        return;
+    }
+    // The workload's tables have the schemas' fixed names: take the DAO suites' turn.
+    let _turn = RealHBaseDaoHarness::native();
+    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
+    let summary =
+        load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &native_url(), "(HBase native RPC, cluster ");
+    let cluster = summary
+        .split("HBase native RPC, cluster ")
+        .nth(1)
+        .and_then(|s| s.split([')', '"']).next())
+        .unwrap_or("");
+    assert!(cluster.len() >= 8, "the report names the cluster: {summary}");
+}
+
+/// The quickstart, 1.1 million rows, loaded through HBase's RPC into tables pre-split into 8
+/// regions, and verified through the Thrift2 gateway: what one path wrote, the other reads.
+#[test]
+fn the_quickstart_loads_natively_and_verifies_through_thrift2() {
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::native();
+    let dir = tempfile::tempdir().unwrap();
+    let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/quickstart.toml");
+    let quickstart = quickstart.to_str().unwrap();
+    let rows = tallrow::report::thousands(crate::common::row_writes(Path::new(quickstart)));
+    let out = tallrow(
+        dir.path(),
+        &["load", quickstart, "--backend", &native_url(), "--regions", "8"],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(&rows),
+        "every row of the quickstart, {rows}: {}",
+        out.stdout
+    );
+    let thrift2 = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
+    let verify = tallrow(dir.path(), &["verify", quickstart, "--backend", &thrift2]);
+    assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
+    assert!(
+        verify
+            .stdout
+            .contains("OK: the store holds exactly the workload's data"),
+        "{}",
+        verify.stdout
+    );
+    // Pre-split as asked: the regions HBase lists through the native client.
+    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    assert_eq!(
+        store.regions("useractions").unwrap().len(),
+        7,
+        "8 regions: 7 split points"
+    );
+}
+
+/// Opens `url` with `tallrow verify` and returns its error: exactly one line on stderr and a
+/// non-zero exit. How long it took is printed, not judged: each bootstrap is bounded by the
+/// client's connect timeout by construction.
+fn refused(url: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = small_fixture();
+    let started = Instant::now();
+    let out = tallrow(dir.path(), &["verify", fixture.to_str().unwrap(), "--backend", url]);
+    assert_ne!(out.code, 0, "{url} must be refused: {}", out.stdout);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line, not:\n{}", out.stderr);
+    eprintln!(
+        "{url}: refused after {:.1} s: {}",
+        started.elapsed().as_secs_f64(),
+        lines[0]
+    );
+    lines[0].to_string()
+}
+
+#[test]
+fn a_cluster_that_cannot_be_reached_as_asked_is_named_in_one_line() {
+    if !real_hbase_there() {
+        return;
+    }
+    let zk = real_hbase("TALLROW_HBASE_ZK").unwrap();
+    let port = |v: &str| real_hbase(v).unwrap();
+    // Nothing listens.
+    let e = refused("hbase://127.0.0.1:1?api=native");
+    assert!(
+        e.contains("no ZooKeeper server of the quorum 127.0.0.1:1 could be reached"),
+        "{e}"
+    );
+    // ZooKeeper answers, but HBase is not under that znode.
+    let e = refused(&format!("hbase://{zk}/hbase-elsewhere?api=native"));
+    assert!(e.contains("has no /hbase-elsewhere/hbaseid"), "{e}");
+    assert!(e.contains("zookeeper.znode.parent"), "{e}");
+    // A Thrift gateway's port given as the quorum.
+    let e = refused(&format!("hbase://{}?api=native", port("TALLROW_HBASE_THRIFT1")));
+    assert!(
+        e.contains("is not a ZooKeeper quorum") && e.contains("a Thrift server"),
+        "{e}"
+    );
+    assert!(e.contains("api=thrift1 or api=thrift2"), "{e}");
+    // A ZooKeeper port given as a bootstrap server of the RPC registry.
+    let e = refused(&format!("hbase://{zk}?api=native&registry=rpc"));
+    assert!(e.contains("a ZooKeeper server answered"), "{e}");
+    // The Thrift path, the other way round: ZooKeeper's port given as a gateway's.
+    let e = refused(&format!("hbase://{zk}?api=thrift2"));
+    assert!(e.contains("a ZooKeeper server answered, not a Thrift gateway"), "{e}");
+    assert!(e.contains(&format!("hbase://{zk}?api=native")), "{e}");
+}
+
+#[test]
+fn a_table_that_does_not_exist_is_named() {
+    if !real_hbase_there() {
+        return;
+    }
+    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let name = format!("missing_{}", std::process::id());
+    let e = store.get(&name, &[tallrow::store::Get::new("r")]).unwrap_err();
+    assert_eq!(e, tallrow::store::Error::TableNotFound(name.clone()));
+    let e = store.scan(&name, &tallrow::store::Scan::default()).unwrap_err();
+    assert_eq!(e, tallrow::store::Error::TableNotFound(name));
+}
