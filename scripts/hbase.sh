@@ -40,7 +40,8 @@
 # (scripts/secure.sh says which).
 # Exit codes: 0 done; 1 Java or Maven missing (one line says so); 2 HBase failed to start
 # (twice: a failed start is tried once more with new ports; its logs are kept in
-# tests/hbase/target/failed-start).
+# tests/hbase/target/failed-start); 4 with --secure, the KDC or a Kerberized server did
+# not start (not tried again: new ports would not help).
 #
 # Heaps are capped (TALLROW_HBASE_HEAP for the HBase JVM, default 1536m; 384m per Thrift
 # server): HBase shares the machine with the tests.
@@ -298,7 +299,7 @@ start_secure() { # dir classpath
   local dir="$1" cp="${2#*:}" rc=0
   kerberos_tools "$dir" || return 0
   start_kdc "$dir" || rc=$?
-  [ $rc -eq 0 ] || { failed "$dir" "the KDC did not start" hbase.log; return 2; }
+  [ $rc -eq 0 ] || { failed "$dir" "the KDC did not start" hbase.log; return 4; }
   local kdc_pid
   kdc_pid="$(cat "$dir/krb5/krb5kdc.pid")"
   make_certificates "$dir" || { failed "$dir" "no certificates" hbase.log; return 2; }
@@ -338,9 +339,9 @@ EOF
   for port in $s1a $s1c $s2i $h2; do
     until python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$port" 2>/dev/null; do
       for i in "${pids[@]}"; do
-        kill -0 "$i" 2>/dev/null || { failed "$dir" "a secured Thrift server exited" hbase.log; return 2; }
+        kill -0 "$i" 2>/dev/null || { failed "$dir" "a secured Thrift server exited" hbase.log; return 4; }
       done
-      [ $SECONDS -lt $deadline ] || { failed "$dir" "no secured Thrift server on port $port within 300 s" hbase.log; return 2; }
+      [ $SECONDS -lt $deadline ] || { failed "$dir" "no secured Thrift server on port $port within 300 s" hbase.log; return 4; }
       sleep 1
     done
   done

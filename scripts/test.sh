@@ -133,6 +133,7 @@ case $rc in
     fi
     ;;
   1) missing "real HBase (Java and Maven)" "scripts/hbase.sh start --secure" 1 ;;
+  4) failed "the Kerberos KDC or a Kerberized HBase gateway" "scripts/hbase.sh start --secure" 4 ;;
   *) failed "real HBase" "scripts/hbase.sh start --secure" $rc ;;
 esac
 
