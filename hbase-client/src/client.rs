@@ -807,3 +807,26 @@ pub fn printable(key: &[u8]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_add_up_by_kind() {
+        let r = Retries::default();
+        r.count("RegionTooBusyException", 3);
+        r.count("connection", 1);
+        r.count("RegionTooBusyException", 2);
+        assert_eq!(r.total(), 6);
+        assert_eq!(
+            r.by_kind().into_iter().collect::<Vec<_>>(),
+            [("RegionTooBusyException".to_string(), 5), ("connection".to_string(), 1)]
+        );
+    }
+
+    #[test]
+    fn keys_print_as_hbase_prints_them() {
+        assert_eq!(printable(b"row\x00\xff\\"), "row\\x00\\xFF\\x5C");
+    }
+}

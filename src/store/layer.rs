@@ -69,6 +69,10 @@ impl<L: Layer> Store for Layered<L> {
         self.layer.clock().or_else(|| self.inner.clock())
     }
 
+    fn retries(&self) -> Vec<(String, u64)> {
+        self.inner.retries()
+    }
+
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         self.inner.create_table(table)
     }

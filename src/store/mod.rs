@@ -75,6 +75,12 @@ pub trait Store: Send + Sync {
         concat!("tallrow ", env!("CARGO_PKG_VERSION")).to_string()
     }
 
+    /// The calls (or actions of a batch) the backend tried again after an error it could
+    /// retry, by the error's kind; empty where it does not count them.
+    fn retries(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+
     /// The clock a run over this store is timed by: the machine's unless a layer simulates
     /// one (`delay:...,clock=virtual:`).
     fn clock(&self) -> Option<std::sync::Arc<dyn crate::clock::Clock>> {

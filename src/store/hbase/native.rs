@@ -377,6 +377,10 @@ impl Store for Native {
         format!("HBase (native RPC, cluster {})", self.client.cluster().id)
     }
 
+    fn retries(&self) -> Vec<(String, u64)> {
+        self.client.retries().by_kind().into_iter().collect()
+    }
+
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let desc = table.validated()?;
         if let Some((ns, _)) = desc.name.split_once(':') {
