@@ -263,6 +263,22 @@ fn within_locatable_length(table: &str, max: usize, row: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Checks that HBase's client can locate every row of a batch on `desc` (the families are
+/// checked by `validate_mutations`).
+fn locatable_rows(desc: &TableDescriptor, rows: &[RowMutation]) -> Result<()> {
+    let max = max_row_key(&desc.name);
+    rows.iter()
+        .try_for_each(|r| within_locatable_length(&desc.name, max, &r.row))
+}
+
+/// Checks a get against `desc`: its row key, which HBase's client must be able to locate, and
+/// its selection.
+fn checked_get(desc: &TableDescriptor, max: usize, g: &Get) -> Result<()> {
+    validate_row_key(&g.row)?;
+    within_locatable_length(&desc.name, max, &g.row)?;
+    g.select.validate(desc)
+}
+
 /// A selection's columns as HBase's Thrift1 column list (see `added_columns`).
 fn column_names(select: &crate::store::Selection) -> Vec<Vec<u8>> {
     added_columns(select).map(thrift1::column_arg).collect()
@@ -418,10 +434,7 @@ impl Store for Hbase {
                     .into(),
             ));
         }
-        let max = max_row_key(&desc.name);
-        for r in rows {
-            within_locatable_length(&desc.name, max, &r.row)?;
-        }
+        locatable_rows(&desc, rows)?;
         if rows.is_empty() {
             return Ok(());
         }
@@ -508,9 +521,7 @@ impl Store for Hbase {
         // Gets with the same simple selection share one getRowsWithColumnsTs call.
         let mut simple: Vec<(usize, &Get)> = Vec::new();
         for (i, g) in gets.iter().enumerate() {
-            validate_row_key(&g.row)?;
-            within_locatable_length(&desc.name, max, &g.row)?;
-            g.select.validate(&desc)?;
+            checked_get(&desc, max, g)?;
             let s = &g.select;
             if s.max_versions == 1 && s.qualifier_after.is_none() && s.cell_limit.is_none() {
                 simple.push((i, g));

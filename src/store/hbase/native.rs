@@ -13,10 +13,10 @@
 
 use super::mutations::{Step, steps, without_overwritten};
 use super::versions::added_columns;
-use super::{Descriptors, max_row_key, within_locatable_length};
+use super::{Descriptors, max_row_key};
 use crate::store::{
     Cell, Error, Get, Mutation as StoreMutation, Result, Row, RowMutation, Scan, Store, TableDescriptor,
-    canonical_table_name, validate_mutations, validate_row_key,
+    canonical_table_name, validate_mutations,
 };
 use bytes::Bytes;
 use hbase_client::cells::{CellType, LATEST_TIMESTAMP};
@@ -436,10 +436,7 @@ impl Store for Native {
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let desc = self.descriptor(table)?;
         validate_mutations(&desc, rows)?;
-        let max = max_row_key(&desc.name);
-        for r in rows {
-            within_locatable_length(&desc.name, max, &r.row)?;
-        }
+        super::locatable_rows(&desc, rows)?;
         if rows.is_empty() {
             return Ok(());
         }
@@ -496,9 +493,7 @@ impl Store for Native {
         let desc = self.descriptor(table)?;
         let max = max_row_key(&desc.name);
         for g in gets {
-            validate_row_key(&g.row)?;
-            within_locatable_length(&desc.name, max, &g.row)?;
-            g.select.validate(&desc)?;
+            super::checked_get(&desc, max, g)?;
         }
         if gets.is_empty() {
             return Ok(Vec::new());

@@ -311,10 +311,7 @@ impl Store for Hbase2 {
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let desc = self.descriptor(table)?;
         validate_mutations(&desc, rows)?;
-        let max = max_row_key(&desc.name);
-        for r in rows {
-            within_locatable_length(&desc.name, max, &r.row)?;
-        }
+        super::locatable_rows(&desc, rows)?;
         if rows.is_empty() {
             return Ok(());
         }
@@ -366,9 +363,7 @@ impl Store for Hbase2 {
         let max = max_row_key(&desc.name);
         let mut tgets = Vec::with_capacity(gets.len());
         for g in gets {
-            validate_row_key(&g.row)?;
-            within_locatable_length(&desc.name, max, &g.row)?;
-            g.select.validate(&desc)?;
+            super::checked_get(&desc, max, g)?;
             let mut t = t2::tget(g);
             t.columns = tcolumns(&g.select);
             t.filter_string = cell_filters(&g.select).pop();
