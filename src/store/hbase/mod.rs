@@ -726,7 +726,11 @@ mod tests {
         assert!(Spec::parse(":1").unwrap_err().contains("no host"));
         assert_eq!(d.api, Api::Thrift1);
         assert_eq!(Spec::parse("h:1?api=thrift2").unwrap().api, Api::Thrift2);
-        assert!(Spec::parse("h:1?api=rest").unwrap_err().contains("thrift1 or thrift2"));
+        assert!(
+            Spec::parse("h:1?api=rest")
+                .unwrap_err()
+                .contains("thrift1, thrift2 or native")
+        );
     }
 
     #[test]
