@@ -173,6 +173,13 @@ impl Scanner<'_> {
             (true, true) => self.client.locate_before(&self.table, &self.start)?,
             (true, false) => self.client.locate(&self.table, &self.start)?,
         };
+        // A failed open teaches the cache as a failed read does: a region that is not
+        // served there (split, moved, closing) is found again before the next try.
+        self.open_at(region.clone())
+            .inspect_err(|e| self.client.learn(&region, e))
+    }
+
+    fn open_at(&mut self, region: Arc<Region>) -> Result<()> {
         let server = region.server.clone().expect("located regions have a server");
         let conn = self.client.conn(&server.addr(), Service::Client)?;
         let mut scan = self.spec.template.clone();
