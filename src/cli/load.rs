@@ -193,18 +193,8 @@ fn load_with(
         thousands(out.celebrities as u64),
         out.digest
     )?;
-    let retries = store.retries();
-    if !retries.is_empty() {
-        writeln!(
-            o,
-            "retries: {} ({})",
-            thousands(retries.iter().map(|(_, n)| n).sum()),
-            retries
-                .iter()
-                .map(|(kind, n)| format!("{kind} {}", thousands(*n)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )?;
+    if let Some(line) = crate::report::retries_line(&store.retries().into_iter().collect()) {
+        writeln!(o, "{line}")?;
     }
     if !out.bulk.is_empty() {
         writeln!(

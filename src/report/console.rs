@@ -49,6 +49,9 @@ pub fn print_summary(out: &mut dyn Write, s: &RunSummary) -> std::io::Result<()>
             )?;
         }
     }
+    if let Some(line) = super::retries_line(&s.retries) {
+        writeln!(out, "{line}")?;
+    }
     if s.regions.iter().any(|r| r.rows_written + r.rows_read > 0) {
         let mut t = TextTable::new(&[
             "table",

@@ -18,7 +18,7 @@ pub mod text;
 pub use read::{Merged, find, merge, read};
 pub use run::RunData;
 pub use summary::RunSummary;
-pub use text::{TextTable, fmt_ns, thousands};
+pub use text::{TextTable, fmt_ns, retries_line, retries_since, thousands};
 
 use std::path::{Path, PathBuf};
 

@@ -387,6 +387,7 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
     let mut spans: Vec<(Duration, Duration)> = vec![(Duration::ZERO, Duration::ZERO); n_intervals];
     let mut reasons = Vec::new();
     let (mut threads, mut identities) = (0, Vec::<String>::new());
+    let mut retries = std::collections::BTreeMap::new();
     for (d, r) in dirs.iter().zip(&reports) {
         let s = &r.summary;
         for (i, o) in s.ops.iter().enumerate() {
@@ -407,6 +408,9 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
             reasons.push(format!("{}: {why}", d.display()));
         }
         threads += s.config.run.threads;
+        for (kind, n) in &s.retries {
+            *retries.entry(kind.clone()).or_default() += n;
+        }
         if !identities.contains(&s.backend.identity) {
             identities.push(s.backend.identity.clone());
         }
@@ -414,6 +418,7 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
     summary.started = crate::date::iso(summary.started_ms);
     summary.finished = crate::date::iso(summary.finished_ms);
     summary.config.run.threads = threads;
+    summary.retries = retries;
     summary.config.shard = format!("{} merged", reports.len());
     summary.backend.identity = identities.join("; ");
     summary.merged_from = dirs.iter().map(|d| d.display().to_string()).collect();

@@ -86,6 +86,7 @@ impl RunData {
             missing_shards: Vec::new(),
             regions: Vec::new(),
             slos: Vec::new(),
+            retries: Default::default(),
         };
         summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
         RunData {

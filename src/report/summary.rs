@@ -61,6 +61,11 @@ pub struct RunSummary {
     /// The verdicts on the run's latency targets (`--slo`), in the order given.
     #[serde(default)]
     pub slos: Vec<Verdict>,
+    /// The calls the backend's client repeated during the run (warm-up included), by the
+    /// kind of failure that made it repeat them: faults an operation survived, so that they
+    /// are not counted among its errors.
+    #[serde(default)]
+    pub retries: BTreeMap<String, u64>,
 }
 
 /// The workload of a run.

@@ -85,6 +85,32 @@ pub(crate) fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The line a load or run prints about the calls its backend repeated, by kind:
+/// `retries: 12 (NotServingRegion 9, RegionMoved 3)`; none when nothing was repeated.
+pub fn retries_line(retries: &std::collections::BTreeMap<String, u64>) -> Option<String> {
+    let total: u64 = retries.values().sum();
+    (total > 0).then(|| {
+        let kinds: Vec<String> = retries
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(kind, n)| format!("{kind} {}", thousands(*n)))
+            .collect();
+        format!("retries: {} ({})", thousands(total), kinds.join(", "))
+    })
+}
+
+/// The retries by kind made between two readings of a backend's counters.
+pub fn retries_since(before: &[(String, u64)], after: &[(String, u64)]) -> std::collections::BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(kind, n)| {
+            let was = before.iter().find(|(k, _)| k == kind).map_or(0, |(_, n)| *n);
+            (kind.clone(), n.saturating_sub(was))
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +132,18 @@ mod tests {
             t.render(),
             "table          rows\nuseractions  12,345\nblog              7\n"
         );
+    }
+
+    #[test]
+    fn retries_line_and_difference() {
+        let before = vec![("NotServingRegion".to_string(), 2)];
+        let after = vec![("NotServingRegion".to_string(), 5), ("RegionMoved".to_string(), 1200)];
+        let since = super::retries_since(&before, &after);
+        assert_eq!(since.len(), 2);
+        assert_eq!(
+            super::retries_line(&since).unwrap(),
+            "retries: 1,203 (NotServingRegion 3, RegionMoved 1,200)"
+        );
+        assert_eq!(super::retries_line(&super::retries_since(&after, &after)), None);
     }
 }

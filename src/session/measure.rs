@@ -88,6 +88,7 @@ impl Measure<'_> {
                 m.interval(stats);
             }
         };
+        let retried_before = store.retries();
         let outcome = run::run(
             counted.clone(),
             g.clone(),
@@ -115,6 +116,7 @@ impl Measure<'_> {
             },
         };
         let mut data = RunData::from_run(&outcome, &cx);
+        data.summary.retries = crate::report::retries_since(&retried_before, &store.retries());
         data.spread = Some(spread);
         data.judge(self.targets);
         let dir = folder(outcome.started_ms)?;
