@@ -16,17 +16,27 @@
 #                             --hbase-cmd "scripts/hbase.sh completebulkload"` runs
 #   scripts/hbase.sh hfile ARGS...
 #                             HBase's HFilePrettyPrinter (`hbase hfile`), e.g. -m -v -f FILE
+#   scripts/hbase.sh regionserver N
+#                             start region server N (1 or 2) again, after a test killed it
+#   scripts/hbase.sh chaos ARGS...
+#                             faults made through HBase's Java Admin (split, move, wait for
+#                             the cluster to settle): tests/hbase/src/.../faults/Chaos.java
 #   scripts/hbase.sh java CLASS ARGS...
 #                             run a native HBase client against the running instance: the
 #                             bench classpath (HBase's PerformanceEvaluation and the tools in
 #                             tests/hbase/src, built here with Maven) behind its configuration
 #
-# HBase (pinned in tests/hbase/pom.xml) runs as `bin/hbase master start` runs it in standalone
-# mode: one JVM holding ZooKeeper, the master and one region server, over the local file
-# system. Beside it run HBase's Thrift1 server in its defaults (thread pool, buffered, binary),
-# a second Thrift1 server framed + compact, and the Thrift2 server. Every port is chosen
-# free on 127.0.0.1; the web UIs are off. Ready means each Thrift server answers a real call.
-# It also creates the namespace the shipped workloads use (weibo): Thrift1 has no call for it.
+# HBase (pinned in tests/hbase/pom.xml) runs as pseudo-distributed mode runs it
+# (`bin/start-hbase.sh` with hbase.cluster.distributed=true): ZooKeeper (`hbase zookeeper`),
+# the master and two region servers, each its own JVM, over the local file system, so that
+# regions live on two servers and routing, splits, moves and a dead server are real. Beside
+# them run HBase's Thrift1 server in its defaults (thread pool, buffered, binary), a second
+# Thrift1 server framed + compact, and the Thrift2 server. Every port is chosen free on
+# 127.0.0.1; the web UIs are off. Ready means both region servers have checked in and each
+# Thrift server answers a real call. It also creates the namespace the shipped workloads use
+# (weibo): Thrift1 has no call for it. The balancer does not run on its own (a move in the
+# tests is one the test made) and a region server whose ZooKeeper session lapses for 20 s is
+# dead (HBase's default is 90 s).
 #
 # `start` writes .hbase.env at the repository root (ignored by git) with:
 #   TALLROW_HBASE_THRIFT1      HOST:PORT of the buffered/binary Thrift1 server
@@ -34,6 +44,8 @@
 #   TALLROW_HBASE_THRIFT2      HOST:PORT of the Thrift2 server
 #   TALLROW_HBASE_ZK           HOST:PORT of ZooKeeper (for native clients)
 #   TALLROW_HBASE_NATIVE       tallrow's URL of the cluster through HBase's own RPC
+#   TALLROW_HBASE_RS1_PID, TALLROW_HBASE_RS2_PID
+#                              the region servers' processes (the fault tests kill one)
 #   TALLROW_HBASE_CP           the classpath (conf directory first), for native clients
 #   TALLROW_HBASE_VERSION      the HBase release (tests/hbase/pom.xml)
 # With --secure also the secured endpoints' URLs, KRB5_CONFIG, KRB5CCNAME and the CA file
@@ -43,12 +55,12 @@
 # tests/hbase/target/failed-start); 4 with --secure, the KDC or a Kerberized server did
 # not start (not tried again: new ports would not help).
 #
-# Heaps are capped (TALLROW_HBASE_HEAP for the HBase JVM, default 1536m; 384m per Thrift
-# server): HBase shares the machine with the tests.
+# Heaps are capped (TALLROW_HBASE_HEAP per region server, default 1g; 512m for the master,
+# 128m for ZooKeeper, 384m per Thrift server): HBase shares the machine with the tests.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 state="$repo/.hbase.env"
-heap="${TALLROW_HBASE_HEAP:-1536m}"
+heap="${TALLROW_HBASE_HEAP:-1g}"
 # shellcheck source=scripts/secure.sh
 . "$repo/scripts/secure.sh"
 secure=
@@ -118,10 +130,13 @@ stop() {
   [ -f "$state" ] || return 0
   # shellcheck disable=SC1090
   . "$state"
-  local pid i
-  # Thrift servers first, then HBase, which then flushes and closes its regions.
-  for pid in $(echo "$TALLROW_HBASE_PIDS" | tr ' ' '\n' | tac); do
-    kill "$pid" 2>/dev/null || continue
+  local pid i zk_pid="${TALLROW_HBASE_PIDS%% *}" rest
+  # Everything but ZooKeeper at once (the directory goes with them: nothing needs to be
+  # flushed in order), then ZooKeeper.
+  rest="${TALLROW_HBASE_PIDS#"$zk_pid"}"
+  for pid in $rest; do kill "$pid" 2>/dev/null || true; done
+  for pid in $rest "$zk_pid"; do
+    [ "$pid" = "$zk_pid" ] && kill "$pid" 2>/dev/null
     for i in $(seq 1 300); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
@@ -135,11 +150,11 @@ stop() {
 }
 
 site() {
-  local dir="$1" zk="$2" master="$3" rs="$4"
+  local dir="$1" zk="$2" master="$3"
   cat <<EOF
 <?xml version="1.0"?>
 <configuration>
-  <property><name>hbase.cluster.distributed</name><value>false</value></property>
+  <property><name>hbase.cluster.distributed</name><value>true</value></property>
   <property><name>hbase.rootdir</name><value>file://$dir/hbase</value></property>
   <property><name>hbase.tmp.dir</name><value>$dir/tmp</value></property>
   <property><name>hbase.zookeeper.property.dataDir</name><value>$dir/zookeeper</value></property>
@@ -147,8 +162,11 @@ site() {
   <property><name>hbase.wal.provider</name><value>filesystem</value></property>
   <property><name>hbase.zookeeper.quorum</name><value>127.0.0.1</value></property>
   <property><name>hbase.zookeeper.property.clientPort</name><value>$zk</value></property>
+  <property><name>hbase.zookeeper.property.clientPortAddress</name><value>127.0.0.1</value></property>
+  <property><name>zookeeper.session.timeout</name><value>20000</value></property>
   <property><name>hbase.master.port</name><value>$master</value></property>
-  <property><name>hbase.regionserver.port</name><value>$rs</value></property>
+  <property><name>hbase.master.wait.on.regionservers.mintostart</name><value>2</value></property>
+  <property><name>hbase.balancer.period</name><value>86400000</value></property>
   <property><name>hbase.master.hostname</name><value>localhost</value></property>
   <property><name>hbase.unsafe.regionserver.hostname</name><value>localhost</value></property>
   <property><name>hbase.master.ipc.address</name><value>127.0.0.1</value></property>
@@ -218,21 +236,31 @@ start_once() {
   fi
   stop
   have_tools || return 1
-  local cp dir zk master rs t1 t1fc t2 pids=() logs=(hbase.log thrift1.log thrift1-fc.log thrift2.log)
+  local cp dir zk master t1 t1fc t2 pids=()
+  local logs=(zookeeper.log master.log regionserver-1.log regionserver-2.log thrift1.log thrift1-fc.log thrift2.log)
   cp="$(classpath)" || return 2
   dir="$(mktemp -d -t tallrow-hbase.XXXXXX)"
   mkdir -p "$dir/conf" "$dir/logs"
-  zk="$(free_port)" master="$(free_port)" rs="$(free_port)"
+  zk="$(free_port)" master="$(free_port)"
   t1="$(free_port)" t1fc="$(free_port)" t2="$(free_port)"
-  site "$dir" "$zk" "$master" "$rs" >"$dir/conf/hbase-site.xml"
+  site "$dir" "$zk" "$master" >"$dir/conf/hbase-site.xml"
   log4j >"$dir/conf/log4j2.properties"
   cp="$dir/conf:$cp"
   local java=(java "${jdk_flags[@]}" "-Dlog4j2.configurationFile=$dir/conf/log4j2.properties"
     "-Dhbase.log.dir=$dir/logs" -cp "$cp")
 
-  (cd "$dir" && exec "${java[@]}" "-Xmx$heap" org.apache.hadoop.hbase.master.HMaster start) \
-    >"$dir/logs/hbase.log" 2>&1 &
+  (cd "$dir" && exec "${java[@]}" -Xmx128m org.apache.hadoop.hbase.zookeeper.HQuorumPeer start) \
+    >"$dir/logs/zookeeper.log" 2>&1 &
   pids+=($!)
+  (cd "$dir" && exec "${java[@]}" -Xmx512m org.apache.hadoop.hbase.master.HMaster start) \
+    >"$dir/logs/master.log" 2>&1 &
+  pids+=($!)
+  local n rs_pids=()
+  for n in 1 2; do
+    start_regionserver "$dir" "$n" "$cp"
+    rs_pids+=("$started")
+    pids+=("$started")
+  done
   (cd "$dir" && exec "${java[@]}" -Xmx384m org.apache.hadoop.hbase.thrift.ThriftServer \
     -b 127.0.0.1 -p "$t1" start) >"$dir/logs/thrift1.log" 2>&1 &
   pids+=($!)
@@ -254,6 +282,8 @@ export TALLROW_HBASE_THRIFT1_FC='127.0.0.1:$t1fc'
 export TALLROW_HBASE_THRIFT2='127.0.0.1:$t2'
 export TALLROW_HBASE_ZK='127.0.0.1:$zk'
 export TALLROW_HBASE_NATIVE='hbase://127.0.0.1:$zk?api=native'
+export TALLROW_HBASE_RS1_PID='${rs_pids[0]}'
+export TALLROW_HBASE_RS2_PID='${rs_pids[1]}'
 export TALLROW_HBASE_CP='$cp'
 EOF
 
@@ -276,7 +306,7 @@ EOF
       sleep 1
     done
     if [ -z "$ok" ]; then
-      failed "$dir" "no answer on $mode (port $port) within 300 s" hbase.log
+      failed "$dir" "no answer on $mode (port $port) within 300 s" master.log
       return 2
     fi
   done
@@ -294,15 +324,47 @@ EOF
   echo "HBase $version on loopback in ${SECONDS}s: thrift1 127.0.0.1:$t1, thrift1 framed compact 127.0.0.1:$t1fc, thrift2 127.0.0.1:$t2 (logs in $dir/logs)"
 }
 
+# Starts region server N of the cluster in DIR on a free port, logging to
+# regionserver-N.log (appended: a restart keeps the killed one's log); its pid in $started.
+start_regionserver() { # dir n classpath
+  local dir="$1" n="$2" cp="$3" port
+  port="$(free_port)"
+  (cd "$dir" && exec java "${jdk_flags[@]}" "-Dlog4j2.configurationFile=$dir/conf/log4j2.properties" \
+    "-Dhbase.log.dir=$dir/logs" -cp "$cp" "-Xmx$heap" \
+    org.apache.hadoop.hbase.regionserver.HRegionServer -D "hbase.regionserver.port=$port" start) \
+    >>"$dir/logs/regionserver-$n.log" 2>&1 &
+  started=$!
+}
+
+# Starts region server N again (a test killed it): the new pid replaces the old in the state.
+restart_regionserver() { # n
+  local n="$1" old new
+  case "$n" in 1 | 2) ;; *) echo "no region server $n: 1 or 2" >&2; return 64 ;; esac
+  [ -f "$state" ] || { echo "HBase is not running: scripts/hbase.sh start" >&2; return 3; }
+  # shellcheck disable=SC1090
+  . "$state"
+  old="$(eval echo "\$TALLROW_HBASE_RS${n}_PID")"
+  if kill -0 "$old" 2>/dev/null; then
+    echo "region server $n runs (pid $old)" >&2
+    return 0
+  fi
+  start_regionserver "$TALLROW_HBASE_DIR" "$n" "$TALLROW_HBASE_CP"
+  new="$started"
+  sed -e "s/^export TALLROW_HBASE_RS${n}_PID=.*/export TALLROW_HBASE_RS${n}_PID='$new'/" \
+    -e "/^export TALLROW_HBASE_PIDS=/s/\\b$old\\b/$new/" "$state" >"$state.tmp"
+  mv "$state.tmp" "$state"
+  echo "region server $n started again (pid $new)"
+}
+
 # The Kerberized Thrift servers in front of the running HBase (scripts/secure.sh).
 start_secure() { # dir classpath
   local dir="$1" cp="${2#*:}" rc=0
   kerberos_tools "$dir" || return 0
   start_kdc "$dir" || rc=$?
-  [ $rc -eq 0 ] || { failed "$dir" "the KDC did not start" hbase.log; return 4; }
+  [ $rc -eq 0 ] || { failed "$dir" "the KDC did not start" master.log; return 4; }
   local kdc_pid
   kdc_pid="$(cat "$dir/krb5/krb5kdc.pid")"
-  make_certificates "$dir" || { failed "$dir" "no certificates" hbase.log; return 2; }
+  make_certificates "$dir" || { failed "$dir" "no certificates" master.log; return 2; }
   local s1a s1c s2i h2 pids=("$kdc_pid") name port c
   s1a="$(free_port)" s1c="$(free_port)" s2i="$(free_port)" h2="$(free_port)"
   local -a servers=(
@@ -339,9 +401,9 @@ EOF
   for port in $s1a $s1c $s2i $h2; do
     until python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$port" 2>/dev/null; do
       for i in "${pids[@]}"; do
-        kill -0 "$i" 2>/dev/null || { failed "$dir" "a secured Thrift server exited" hbase.log; return 4; }
+        kill -0 "$i" 2>/dev/null || { failed "$dir" "a secured Thrift server exited" master.log; return 4; }
       done
-      [ $SECONDS -lt $deadline ] || { failed "$dir" "no secured Thrift server on port $port within 300 s" hbase.log; return 4; }
+      [ $SECONDS -lt $deadline ] || { failed "$dir" "no secured Thrift server on port $port within 300 s" master.log; return 4; }
       sleep 1
     done
   done
@@ -367,6 +429,7 @@ case "${1:-}" in
     grep -v TALLROW_HBASE_PIDS "$state"
     ;;
   classpath) classpath "${2:-}" ;;
+  regionserver) restart_regionserver "${2:-}" ;;
   completebulkload | hfile)
     tool=org.apache.hadoop.hbase.tool.BulkLoadHFilesTool
     [ "$1" = hfile ] && tool=org.apache.hadoop.hbase.io.hfile.HFilePrettyPrinter
@@ -381,20 +444,25 @@ case "${1:-}" in
       "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
       -cp "$TALLROW_HBASE_CP" "$tool" "$@"
     ;;
-  java)
+  java | chaos)
+    what="$1"
     shift
     running || { echo "HBase is not running: scripts/hbase.sh start" >&2; exit 3; }
     have_tools || exit 1
-    bench_cp="$(classpath bench)" || exit 2
+    # The fault tool needs only HBase's client; the bench adds PerformanceEvaluation.
+    profile=bench tool_heap=1g
+    [ "$what" = chaos ] && profile= tool_heap=512m
+    tool_cp="$(classpath $profile)" || exit 2
     jar="$repo/tests/hbase/target/tallrow-hbase-1.jar"
     if [ ! -s "$jar" ] || [ -n "$(find "$repo/tests/hbase/src" "$repo/tests/hbase/pom.xml" -newer "$jar" -print -quit)" ]; then
-      mvn -B -q -f "$repo/tests/hbase/pom.xml" -P bench package -DskipTests >&2 || exit 2
+      mvn -B -q -f "$repo/tests/hbase/pom.xml" package -DskipTests >&2 || exit 2
     fi
-    exec java "${jdk_flags[@]}" -Xmx1g "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
-      -cp "$TALLROW_HBASE_DIR/conf:$jar:$bench_cp" "$@"
+    [ "$what" = chaos ] && set -- dev.tallrow.faults.Chaos "$@"
+    exec java "${jdk_flags[@]}" "-Xmx$tool_heap" "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
+      -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|regionserver N|chaos ARGS...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

@@ -53,10 +53,14 @@ fn bulkload_with(cwd: &Path, dirs: &[&Path], cmd: &str, more: &[&str]) -> crate:
     tallrow(cwd, &args)
 }
 
-/// The region server's log of the running HBase.
+/// The region servers' logs of the running HBase.
 fn hbase_log() -> String {
     let dir = std::env::var("TALLROW_HBASE_DIR").expect("TALLROW_HBASE_DIR");
-    std::fs::read_to_string(Path::new(&dir).join("logs/hbase.log")).unwrap_or_default()
+    let logs = Path::new(&dir).join("logs");
+    let read = |n: u32| std::fs::read_to_string(logs.join(format!("regionserver-{n}.log")));
+    let (one, two) = (read(1), read(2));
+    assert!(one.is_ok() || two.is_ok(), "no region server log in {}", logs.display());
+    one.unwrap_or_default() + &two.unwrap_or_default()
 }
 
 #[test]
