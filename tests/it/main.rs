@@ -8,6 +8,7 @@ mod dao;
 mod differential;
 mod differential2;
 mod docs;
+mod faults;
 mod hbase;
 mod hfile;
 mod keys_cli;

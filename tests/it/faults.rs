@@ -1,0 +1,285 @@
+//! Faults made by HBase itself while tallrow works through `api=native`, against the
+//! two-region-server HBase of scripts/hbase.sh: regions split and moved by HBase's Java Admin
+//! (`scripts/hbase.sh chaos`, tests/hbase/src/.../faults/Chaos.java) during a load and during
+//! a run, and a region server killed with SIGKILL during a load. The client must ride them
+//! out: the load completes and verifies, the run's operations do not fail, and both count
+//! the retries they made, by kind.
+//!
+//! A killed region server stalls every table it serves, not only this test's: scripts/test.sh
+//! runs these tests alone, after the rest of the suite.
+
+use crate::common::{RealHBaseDaoHarness, real_hbase, real_hbase_there};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The table the faults are made on: the quickstart's largest table but one, written from
+/// the load's first batch to its last.
+const TABLE: &str = "useractions";
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn quickstart() -> String {
+    repo().join("workloads/quickstart.toml").to_str().unwrap().to_string()
+}
+
+fn native_url() -> String {
+    real_hbase("TALLROW_HBASE_NATIVE").expect("TALLROW_HBASE_NATIVE")
+}
+
+/// The quickstart at 500 users: 94,275 row writes.
+const USERS: &str = "data.users=500";
+
+/// Starts `tallrow ARGS` in `dir`, its stdout piped.
+fn spawn(dir: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        .current_dir(dir)
+        .env("CI", "1")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child`, returning its exit code, stdout (after what was read of it) and stderr.
+fn finish(child: Child, read: &str) -> (i32, String, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        format!("{read}{}", String::from_utf8_lossy(&out.stdout)),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `scripts/hbase.sh ARGS`: its stdout, after asserting it succeeded.
+fn hbase_sh(args: &[&str]) -> String {
+    let out = Command::new(repo().join("scripts/hbase.sh"))
+        .current_dir(repo())
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "scripts/hbase.sh {}: {stdout}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The `retries: N (...)` line of a load or run, and N.
+fn retries(stdout: &str) -> (u64, String) {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("retries: "))
+        .unwrap_or_else(|| panic!("no retries line: the faults were not met:\n{stdout}"));
+    let n = line["retries: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    (n, line.to_string())
+}
+
+fn verify(dir: &Path, url: &str) {
+    let out = crate::common::tallrow(dir, &["verify", &quickstart(), "--set", USERS, "--backend", url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("OK: the store holds exactly the workload's data"),
+        "{}",
+        out.stdout
+    );
+}
+
+fn thrift2_url() -> String {
+    format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap())
+}
+
+/// A load slowed to at least 47 s (943 calls of 100 rows, 50 ms each, on 2 threads), so that
+/// the faults land while it runs.
+fn slow_load(dir: &Path) -> Child {
+    let url = format!("delay:50ms:{}", native_url());
+    spawn(
+        dir,
+        &[
+            "load",
+            &quickstart(),
+            "--set",
+            USERS,
+            "--backend",
+            &url,
+            "--regions",
+            "4",
+            "--batch",
+            "100",
+            "--threads",
+            "2",
+        ],
+    )
+}
+
+fn regions_of(table: &str) -> usize {
+    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    store.regions(table).unwrap().len() + 1
+}
+
+#[test]
+fn regions_split_and_moved_during_a_load() {
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::native();
+    let dir = tempfile::tempdir().unwrap();
+    let mut load = slow_load(dir.path());
+    // Waits for rows in the table, then splits and moves three times.
+    let chaos = hbase_sh(&["chaos", "shuffle", TABLE, "3"]);
+    assert!(chaos.contains("splits 3 moves 3"), "{chaos}");
+    assert!(
+        load.try_wait().unwrap().is_none(),
+        "the load ended before the faults were made: they tested nothing"
+    );
+    let (code, stdout, stderr) = finish(load, "");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (n, line) = retries(&stdout);
+    assert!(n > 0, "{line}");
+    eprintln!("{chaos}{line}");
+    assert_eq!(regions_of(TABLE), 4 + 3, "4 regions, split 3 times:\n{chaos}");
+    // What the native client wrote through the faults, read through the gateway.
+    verify(dir.path(), &thrift2_url());
+}
+
+#[test]
+fn regions_split_and_moved_during_a_run() {
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::native();
+    let dir = tempfile::tempdir().unwrap();
+    let url = native_url();
+    let load = crate::common::tallrow(
+        dir.path(),
+        &[
+            "load",
+            &quickstart(),
+            "--set",
+            USERS,
+            "--backend",
+            &url,
+            "--regions",
+            "4",
+        ],
+    );
+    assert_eq!(load.code, 0, "{}{}", load.stdout, load.stderr);
+    let mut run = spawn(
+        dir.path(),
+        &[
+            "run",
+            &quickstart(),
+            "--set",
+            USERS,
+            "--set",
+            "run.duration=60s",
+            "--set",
+            "run.warmup=1s",
+            "--backend",
+            &url,
+        ],
+    );
+    // The faults start once the run does.
+    let mut stdout = BufReader::new(run.stdout.take().unwrap());
+    let mut read = String::new();
+    while !read.contains("running quickstart against") {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        read.push_str(&line);
+    }
+    let chaos = hbase_sh(&["chaos", "shuffle", TABLE, "2"]);
+    assert!(chaos.contains("splits 2 moves 2"), "{chaos}");
+    assert!(
+        run.try_wait().unwrap().is_none(),
+        "the run ended before the faults were made: they tested nothing"
+    );
+    run.stdout = Some(stdout.into_inner());
+    let (code, stdout, stderr) = finish(run, &read);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (n, line) = retries(&stdout);
+    assert!(n > 0, "{line}");
+    eprintln!("{chaos}{line}");
+    // No operation failed: the client retried each through the faults.
+    assert!(!stdout.contains(" failed "), "{stdout}");
+    let report: PathBuf = dir.path().join(
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("report: "))
+            .expect("the report's folder"),
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["all"]["errors"], 0, "{}", summary["all"]);
+    for op in summary["ops"].as_array().unwrap() {
+        assert_eq!(op["errors_by_kind"], serde_json::json!({}), "{op}");
+    }
+    let counted: u64 = summary["retries"]
+        .as_object()
+        .expect("the report counts retries by kind")
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, n, "the report's retries by kind add up to the line's");
+}
+
+#[test]
+fn a_region_server_killed_during_a_load() {
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::native();
+    let dir = tempfile::tempdir().unwrap();
+    let mut load = slow_load(dir.path());
+    // Once the table holds rows, region server 2 dies without a word.
+    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let scan = tallrow::store::Scan {
+        limit: Some(1),
+        ..Default::default()
+    };
+    while !matches!(store.scan(TABLE, &scan), Ok(rows) if !rows.is_empty()) {
+        assert!(
+            load.try_wait().unwrap().is_none(),
+            "the load ended before a row was seen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let state = std::fs::read_to_string(repo().join(".hbase.env")).unwrap();
+    let pid = state
+        .lines()
+        .find_map(|l| l.strip_prefix("export TALLROW_HBASE_RS2_PID="))
+        .expect("region server 2's pid in .hbase.env")
+        .trim_matches('\'')
+        .to_string();
+    let killed = Command::new("kill").args(["-9", &pid]).status().unwrap();
+    assert!(killed.success(), "kill -9 {pid}");
+    let (code, stdout, stderr) = finish(load, "");
+    // Two region servers again, whatever the outcome, for what runs after.
+    hbase_sh(&["regionserver", "2"]);
+    let settled = hbase_sh(&["chaos", "settle", "2"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (n, line) = retries(&stdout);
+    assert!(n > 0, "{line}");
+    eprintln!("region server 2 (pid {pid}) killed; {line}; {settled}");
+    verify(dir.path(), &native_url());
+}
