@@ -177,6 +177,7 @@ pub struct Client {
     pub(crate) cache: Cache,
     retries: Retries,
     nonce_group: u64,
+    calls: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Client {
@@ -194,6 +195,7 @@ impl Client {
             conns: Mutex::new(HashMap::new()),
             cache: Cache::default(),
             retries: Retries::default(),
+            calls: Arc::default(),
             nonce_group,
         })
     }
@@ -222,6 +224,11 @@ impl Client {
         self.nonce_group
     }
 
+    /// Calls sent to the cluster's servers so far (round trips), bootstrap left out.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
     /// Reads the cluster's master and meta location again (after they moved).
     pub(crate) fn refind(&self) -> Result<()> {
         let c = find(&self.registry, &self.opts)?;
@@ -240,6 +247,7 @@ impl Client {
         let opts = ConnOptions {
             user: self.opts.user.clone(),
             connect_timeout: self.opts.connect_timeout,
+            calls: self.calls.clone(),
         };
         let c = Arc::new(Conn::open(addr, service, &opts)?);
         let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());

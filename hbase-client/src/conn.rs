@@ -19,7 +19,7 @@ use prost::Message;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -53,6 +53,8 @@ pub struct Options {
     pub user: String,
     /// How long connecting may take.
     pub connect_timeout: Duration,
+    /// Counts every call sent on the connection (shared by a client's connections).
+    pub calls: Arc<AtomicU64>,
 }
 
 impl Default for Options {
@@ -60,6 +62,7 @@ impl Default for Options {
         Options {
             user: std::env::var("USER").unwrap_or_else(|_| "tallrow".to_string()),
             connect_timeout: Duration::from_secs(10),
+            calls: Arc::default(),
         }
     }
 }
@@ -109,6 +112,7 @@ pub struct Conn {
     writer: Mutex<TcpStream>,
     next_id: AtomicI32,
     service: Service,
+    calls: Arc<AtomicU64>,
 }
 
 /// A call sent and not yet answered.
@@ -172,6 +176,7 @@ impl Conn {
             shared,
             writer: Mutex::new(w),
             next_id: AtomicI32::new(0),
+            calls: opts.calls.clone(),
             service,
         })
     }
@@ -200,6 +205,7 @@ impl Conn {
         timeout: Duration,
     ) -> Result<Pending> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
+        self.calls.fetch_add(1, Ordering::Relaxed);
         let header = pb::RequestHeader {
             call_id: Some(id as u32),
             trace_info: None,

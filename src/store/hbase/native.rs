@@ -144,6 +144,12 @@ impl Native {
         })
     }
 
+    /// Round trips to the cluster's servers so far, as [`super::Hbase::round_trips`] counts
+    /// them.
+    pub fn round_trips(&self) -> u64 {
+        self.client.calls()
+    }
+
     /// The client, for callers that need more than the store's calls.
     pub fn client(&self) -> &hbase_client::Client {
         &self.client
