@@ -144,3 +144,62 @@ fn a_table_that_does_not_exist_is_named() {
     let e = store.scan(&name, &tallrow::store::Scan::default()).unwrap_err();
     assert_eq!(e, tallrow::store::Error::TableNotFound(name));
 }
+
+/// HBase's bulk load with the native client beside it: `bulkload` creates the tables and
+/// counts the rows through `api=native`, and `--split-from` reads the live tables' regions
+/// through it.
+#[test]
+fn bulkload_and_split_from_go_through_hbases_own_rpc() {
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::native();
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = small_fixture();
+    let fixture = fixture.to_str().unwrap();
+    let manifest = |dir: &Path| -> tallrow::store::hfile::manifest::Manifest {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("bulkload.json")).unwrap()).unwrap()
+    };
+    let a = tmp.path().join("a");
+    let hfiles = format!("hfile:{}", a.display());
+    let out = tallrow(tmp.path(), &["load", fixture, "--backend", &hfiles, "--regions", "3"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let tool = format!(
+        "{} completebulkload",
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/hbase.sh").display()
+    );
+    let out = tallrow(
+        tmp.path(),
+        &[
+            "bulkload",
+            a.to_str().unwrap(),
+            "--backend",
+            &native_url(),
+            "--hbase-cmd",
+            &tool,
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("OK: every table holds the rows its HFiles do"),
+        "{}",
+        out.stdout
+    );
+    let verify = tallrow(tmp.path(), &["verify", fixture, "--backend", &native_url()]);
+    assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
+    // The regions the bulk load created, read back through the native client, split the
+    // next files where the first were split.
+    let b = tmp.path().join("b");
+    let hfiles = format!("hfile:{}", b.display());
+    let out = tallrow(
+        tmp.path(),
+        &["load", fixture, "--backend", &hfiles, "--split-from", &native_url()],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let (first, again) = (manifest(&a), manifest(&b));
+    assert!(first.tables.iter().any(|t| t.split_points.len() == 2), "three regions");
+    for t in &first.tables {
+        let same = again.tables.iter().find(|x| x.name == t.name).unwrap();
+        assert_eq!(same.split_points, t.split_points, "{}", t.name);
+    }
+}
