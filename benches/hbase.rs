@@ -1,12 +1,12 @@
-//! The hbase backend against real Apache HBase: the standalone instance `scripts/hbase.sh`
-//! runs, reached through `TALLROW_HBASE_THRIFT1` (`scripts/bench.sh hbase` starts it when
+//! The hbase backend against real Apache HBase: the instance `scripts/hbase.sh` runs (two
+//! region servers on loopback), reached through `TALLROW_HBASE_THRIFT1` (`scripts/bench.sh hbase` starts it when
 //! none runs). Through the real binary:
 //!
 //! 1. Loads of the same generated rows into empty tables, each checked with `tallrow verify`
 //!    and dropped before the next: `tallrow load` through the hbase backend (Thrift1, in both
 //!    of its modes, and Thrift2), a happybase batch loader (`scripts/happybase_load.py`) on the same
 //!    Thrift1 server, and a plain Java loader with HBase's native client (`BufferedMutator`,
-//!    tests/hbase/src) on the region server itself, the reference. HBase's own
+//!    tests/hbase/src) on the same machine, the reference. HBase's own
 //!    `PerformanceEvaluation --nomapred sequentialWrite` writes as many rows of one cell, each
 //!    as large as the mean row's values, as HBase's reference write rate.
 //! 2. Action pages of 10 and 100 rows by cursor, and a get of one row, through the hbase
@@ -20,19 +20,16 @@
 mod shared;
 
 use shared::BIN;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-use tallrow::generate::{Generator, Scratch, Sink, Table};
-use tallrow::keys;
+use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
 use tallrow::run::ops::PAGE;
 use tallrow::schema::microblog::Microblog;
-use tallrow::schema::{self, actions};
 use tallrow::stats::{self, Summary};
 use tallrow::store::hbase::{Hbase, Hbase2, Spec};
-use tallrow::store::{Mutation, RowMutation, Store, backend::Backend};
+use tallrow::store::{Store, backend::Backend};
 use tallrow::workload::Workload;
 
 fn main() {
@@ -72,9 +69,9 @@ fn main() {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    let size = RowSize::of(&g);
+    let size = shared::RowSize::of(&g);
     println!(
-        "== loads of {} into HBase {} (standalone, loopback), into empty tables",
+        "== loads of {} into HBase {} (two region servers, loopback), into empty tables",
         workload.display(),
         std::env::var("TALLROW_HBASE_VERSION").unwrap_or_default()
     );
@@ -124,12 +121,12 @@ fn main() {
     let pe_rows = rows.max(1);
     let value_size = (size.value_bytes / pe_rows).max(1);
     let pe_table = format!("tallrow_pe_{}", std::process::id());
-    let pe = performance_evaluation(pe_rows, value_size, &pe_table);
+    let pe = shared::performance_evaluation(pe_rows, value_size, &pe_table);
     let _ = store.delete_table(&pe_table);
 
     // Last, so that its rows stay for the pages.
     let dump = shared::dump_rows(&w, tmp.path(), rows);
-    let mut cmd = native();
+    let mut cmd = shared::java();
     cmd.arg("load").arg(&dump);
     let (java, _) = shared::external_load(cmd, rows);
     verify("the native loader");
@@ -244,70 +241,6 @@ fn timelines(g: &Generator, w: &Workload, samples: usize) {
     }
 }
 
-/// What the generator emits: rows, cells and bytes of values.
-#[derive(Default)]
-struct RowSize {
-    rows: u64,
-    cells: u64,
-    value_bytes: u64,
-}
-
-impl Sink for RowSize {
-    fn row(&mut self, _: Table, row: RowMutation) -> schema::Result<()> {
-        self.rows += 1;
-        for m in &row.mutations {
-            if let Mutation::Put { value, .. } = m {
-                self.cells += 1;
-                self.value_bytes += value.len() as u64;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl RowSize {
-    fn of(g: &Generator) -> RowSize {
-        let mut size = RowSize::default();
-        let mut scratch = Scratch::default();
-        for block in 0..g.blocks() {
-            g.emit_block(block, &mut scratch, &mut size).unwrap();
-        }
-        size
-    }
-}
-
-/// A native HBase client on the bench classpath (`scripts/hbase.sh java`).
-fn native() -> Command {
-    let mut cmd = Command::new("scripts/hbase.sh");
-    cmd.args(["java", "dev.tallrow.bench.Native"]);
-    cmd
-}
-
-/// HBase's own write reference: rows/s of `PerformanceEvaluation --nomapred sequentialWrite 1`.
-fn performance_evaluation(rows: u64, value_size: u64, table: &str) -> f64 {
-    let out = Command::new("scripts/hbase.sh")
-        .args(["java", "org.apache.hadoop.hbase.PerformanceEvaluation", "--nomapred"])
-        .arg(format!("--rows={rows}"))
-        .arg(format!("--valueSize={value_size}"))
-        .arg(format!("--table={table}"))
-        .args(["sequentialWrite", "1"])
-        .output()
-        .expect("run PerformanceEvaluation");
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "PerformanceEvaluation failed: {log}");
-    // "Finished TestClient-0 in 737ms over 20000 rows"
-    let line = log
-        .lines()
-        .find(|l| l.contains("Finished TestClient-0 in "))
-        .unwrap_or_else(|| panic!("no result in PerformanceEvaluation's log: {log}"));
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let at = words.iter().position(|w| *w == "in").unwrap();
-    let ms: f64 = words[at + 1].trim_end_matches("ms").parse().unwrap();
-    let done: f64 = words[at + 3].parse().unwrap();
-    assert_eq!(done as u64, rows, "{line}");
-    done / (ms / 1000.0)
-}
-
 /// Pages of 10 and 100 actions by cursor and a get of one row, through the hbase backend and
 /// through the native client, from the same starts.
 fn pages(store: Arc<dyn Store>, g: Arc<Generator>, w: &Workload, samples: usize, tmp: &Path) {
@@ -317,41 +250,13 @@ fn pages(store: Arc<dyn Store>, g: Arc<Generator>, w: &Workload, samples: usize,
         "== action pages by cursor ({} users with 200+ actions; {samples} reads each)",
         starts.len()
     );
-    let mut lines = String::new();
-    for (uid, cursor) in &starts {
-        let mut prefix = Vec::new();
-        keys::actions::user_prefix(w.keys.actions, *uid, &mut prefix);
-        writeln!(lines, "{} {}", hex(cursor), hex(&keys::next_prefix(&prefix))).unwrap();
-    }
-    let file = tmp.join("starts.txt");
-    std::fs::write(&file, lines).unwrap();
-
     let backend_get = shared::gets(&*store, &starts, samples);
     let backend = shared::measure_pages(store, w, &starts, samples);
-    let out = native()
-        .arg("pages")
-        .arg(&file)
-        .args([actions::TABLE, actions::FAMILY])
-        .arg(String::from_utf8_lossy(actions::QUALIFIER).as_ref())
-        .arg(samples.to_string())
-        .output()
-        .expect("run the native reader");
-    assert!(
-        out.status.success(),
-        "the native reader failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let native = |kind: &str| -> Summary {
-        let line = text
-            .lines()
-            .find(|l| l.split_whitespace().next() == Some(kind))
-            .unwrap_or_else(|| panic!("no {kind} line from the native reader: {text}"));
-        let mut h = stats::histogram();
-        for ns in line.split_whitespace().skip(1) {
-            stats::record(&mut h, ns.parse().unwrap());
-        }
-        Summary::of(&h)
+    let [java_get, java_10, java_100] = shared::java_pages(w, &starts, samples, tmp);
+    let native = |kind: &str| match kind {
+        "get" => java_get,
+        "10" => java_10,
+        _ => java_100,
     };
     let rows = [
         ("1-row get", backend_get, native("get")),
@@ -388,8 +293,4 @@ fn pages(store: Arc<dyn Store>, g: Arc<Generator>, w: &Workload, samples: usize,
             );
         }
     }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }

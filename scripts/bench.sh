@@ -10,6 +10,11 @@
 #   scripts/bench.sh hbase      the hbase backend on real HBase vs HBase's native client,
 #                               happybase and PerformanceEvaluation, then loads through the
 #                               Kerberized gateways (starts HBase --secure if none runs)
+#   scripts/bench.sh native [ROUNDS]
+#                               api=native against HBase's Java client: loads (Java
+#                               BufferedMutator, PerformanceEvaluation, native, Thrift2 each
+#                               round, ROUNDS (3) rounds, medians and ranges), client CPU per
+#                               row, gets and pages, home timelines (starts HBase if none runs)
 #   scripts/bench.sh secure     only the loads through sasl=gssapi (auth, auth-conf) against
 #                               the plain Thrift1 server
 #   scripts/bench.sh hfile [USERS [ROUNDS]]
@@ -91,6 +96,24 @@ secure() {
 }
 if [[ "${1:-}" == "hbase" ]]; then
     hbase
+    exit 0
+fi
+
+# api=native against HBase's own Java client, on the two-region-server HBase of
+# scripts/hbase.sh (benches/native.rs).
+native() {
+    if ! scripts/hbase.sh status >/dev/null; then
+        scripts/hbase.sh start || return 1
+        trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
+    fi
+    eval "$(scripts/hbase.sh env)"
+    # Built (and HBase's test jars fetched) before anything is timed.
+    scripts/hbase.sh java dev.tallrow.bench.Native 2>/dev/null || [ $? -eq 64 ]
+    echo "== api=native against HBase's Java client (benches/paging.toml)"
+    cargo bench --locked --quiet --bench native -- benches/paging.toml --rounds "${1:-3}"
+}
+if [[ "${1:-}" == "native" ]]; then
+    native "${2:-}"
     exit 0
 fi
 if [[ "${1:-}" == "secure" ]]; then
@@ -234,5 +257,6 @@ fi
 thrift
 bigtable
 hbase
+native
 
 scale

@@ -222,23 +222,220 @@ pub fn dump_rows(w: &Workload, tmp: &Path, rows: u64) -> PathBuf {
 /// Runs another client's loader (`cmd --dump FILE` or however `cmd` takes it), which prints
 /// `rows N cells N [calls N] seconds S`; returns its rows/s and calls (0 where it has no
 /// count of them).
-pub fn external_load(mut cmd: Command, rows: u64) -> (f64, u64) {
+pub fn external_load(cmd: Command, rows: u64) -> (f64, u64) {
+    let out = external_run(cmd, rows);
+    (out.rate, out.field("calls").unwrap_or(0.0) as u64)
+}
+
+/// What another client's loader printed, and its rate.
+pub struct ExternalRun {
+    /// Rows/s.
+    pub rate: f64,
+    text: String,
+}
+
+impl ExternalRun {
+    /// The number after `name` in what it printed.
+    pub fn field(&self, name: &str) -> Option<f64> {
+        let mut it = self.text.split_whitespace();
+        it.position(|t| t == name)?;
+        it.next()?.parse().ok()
+    }
+}
+
+/// [`external_load`], with everything the loader printed.
+pub fn external_run(mut cmd: Command, rows: u64) -> ExternalRun {
     let out = cmd.output().unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
         "{cmd:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let field = |name: &str| -> Option<f64> {
-        let mut it = text.split_whitespace();
-        it.position(|t| t == name)?;
-        it.next()?.parse().ok()
+    let run = ExternalRun {
+        rate: 0.0,
+        text: String::from_utf8_lossy(&out.stdout).into_owned(),
     };
-    let got = field("rows").unwrap_or_else(|| panic!("no rows in {text}"));
+    let got = run.field("rows").unwrap_or_else(|| panic!("no rows in {}", run.text));
     assert_eq!(got as u64, rows);
-    let seconds = field("seconds").unwrap_or_else(|| panic!("no seconds in {text}"));
-    (got / seconds, field("calls").unwrap_or(0.0) as u64)
+    let seconds = run
+        .field("seconds")
+        .unwrap_or_else(|| panic!("no seconds in {}", run.text));
+    ExternalRun {
+        rate: got / seconds,
+        ..run
+    }
+}
+
+/// The CPU time (user + system) of this process's children that ended since [`start`]:
+/// `cutime` and `cstime` of /proc/self/stat, in the kernel's fixed 100 ticks a second.
+///
+/// [`start`]: ChildCpu::start
+pub struct ChildCpu(f64);
+
+impl ChildCpu {
+    fn now() -> f64 {
+        let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+        // Fields after the command's closing parenthesis, from field 3 (state) on.
+        let rest = &stat[stat.rfind(')').expect("a stat line") + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // cutime and cstime are fields 16 and 17: 13 and 14 after the state.
+        let ticks: u64 = f[13].parse::<u64>().unwrap() + f[14].parse::<u64>().unwrap();
+        ticks as f64 / 100.0
+    }
+
+    /// Starts counting.
+    pub fn start() -> ChildCpu {
+        ChildCpu(Self::now())
+    }
+
+    /// Seconds of CPU the children that ended since the start used.
+    pub fn seconds(&self) -> f64 {
+        Self::now() - self.0
+    }
+}
+
+/// The median of some figures and their range.
+#[derive(Debug, Clone, Copy)]
+pub struct Spread {
+    /// The median (of an even count, the mean of the middle two).
+    pub median: f64,
+    /// The least.
+    pub min: f64,
+    /// The greatest.
+    pub max: f64,
+}
+
+impl Spread {
+    /// Of at least one figure.
+    pub fn of(figures: impl IntoIterator<Item = f64>) -> Spread {
+        let mut v: Vec<f64> = figures.into_iter().collect();
+        assert!(!v.is_empty(), "no figures");
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        }
+    }
+}
+
+/// HBase's Java client on the bench classpath (`scripts/hbase.sh java`), running
+/// tests/hbase/src/.../bench/Native.java.
+pub fn java() -> Command {
+    let mut cmd = Command::new("scripts/hbase.sh");
+    cmd.args(["java", "dev.tallrow.bench.Native"]);
+    cmd
+}
+
+/// HBase's own write reference: rows/s of `PerformanceEvaluation --nomapred sequentialWrite 1`.
+pub fn performance_evaluation(rows: u64, value_size: u64, table: &str) -> f64 {
+    let out = Command::new("scripts/hbase.sh")
+        .args(["java", "org.apache.hadoop.hbase.PerformanceEvaluation", "--nomapred"])
+        .arg(format!("--rows={rows}"))
+        .arg(format!("--valueSize={value_size}"))
+        .arg(format!("--table={table}"))
+        .args(["sequentialWrite", "1"])
+        .output()
+        .expect("run PerformanceEvaluation");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "PerformanceEvaluation failed: {log}");
+    // "Finished TestClient-0 in 737ms over 20000 rows"
+    let line = log
+        .lines()
+        .find(|l| l.contains("Finished TestClient-0 in "))
+        .unwrap_or_else(|| panic!("no result in PerformanceEvaluation's log: {log}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "in").unwrap();
+    let ms: f64 = words[at + 1].trim_end_matches("ms").parse().unwrap();
+    let done: f64 = words[at + 3].parse().unwrap();
+    assert_eq!(done as u64, rows, "{line}");
+    done / (ms / 1000.0)
+}
+
+/// What the generator emits: rows, cells and bytes of values.
+#[derive(Default)]
+pub struct RowSize {
+    /// Rows.
+    pub rows: u64,
+    /// Cells put.
+    pub cells: u64,
+    /// Bytes of the values put.
+    pub value_bytes: u64,
+}
+
+impl Sink for RowSize {
+    fn row(&mut self, _: Table, row: RowMutation) -> schema::Result<()> {
+        self.rows += 1;
+        for m in &row.mutations {
+            if let Mutation::Put { value, .. } = m {
+                self.cells += 1;
+                self.value_bytes += value.len() as u64;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RowSize {
+    /// Of everything `g` generates.
+    pub fn of(g: &Generator) -> RowSize {
+        let mut size = RowSize::default();
+        let mut scratch = Scratch::default();
+        for block in 0..g.blocks() {
+            g.emit_block(block, &mut scratch, &mut size).unwrap();
+        }
+        size
+    }
+}
+
+/// The Java client's get of each start's cursor row and pages of 10 and 100 actions after
+/// it, from the same starts as [`gets`] and [`measure_pages`]: `[get, 10, 100]`.
+pub fn java_pages(w: &Workload, starts: &[(i32, Vec<u8>)], samples: usize, tmp: &Path) -> [Summary; 3] {
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let mut lines = String::new();
+    for (uid, cursor) in starts {
+        let mut prefix = Vec::new();
+        tallrow::keys::actions::user_prefix(w.keys.actions, *uid, &mut prefix);
+        lines.push_str(&format!(
+            "{} {}\n",
+            hex(cursor),
+            hex(&tallrow::keys::next_prefix(&prefix))
+        ));
+    }
+    let file = tmp.join("starts.txt");
+    std::fs::write(&file, lines).unwrap();
+    let out = java()
+        .arg("pages")
+        .arg(&file)
+        .args([actions::TABLE, actions::FAMILY])
+        .arg(String::from_utf8_lossy(actions::QUALIFIER).as_ref())
+        .arg(samples.to_string())
+        .output()
+        .expect("run the Java reader");
+    assert!(
+        out.status.success(),
+        "the Java reader failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let kind = |kind: &str| -> Summary {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(kind))
+            .unwrap_or_else(|| panic!("no {kind} line from the Java reader: {text}"));
+        let mut h = stats::histogram();
+        for ns in line.split_whitespace().skip(1) {
+            stats::record(&mut h, ns.parse().unwrap());
+        }
+        Summary::of(&h)
+    };
+    [kind("get"), kind("10"), kind("100")]
 }
 
 /// Dumps the rows of `w` and times a plain Python loader writing them (`script ARGS --dump

@@ -34,7 +34,8 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
  * <pre>
  * Native load DUMP               writes the rows benches/hbase.rs dumped (format in
  *                                scripts/rows_dump.py) with one BufferedMutator per table;
- *                                prints "rows N cells N seconds S" (only the writes timed)
+ *                                prints "rows N cells N seconds S cpu C" (only the writes
+ *                                timed; C the process's CPU seconds meanwhile)
  * Native compact TABLE...       major-compacts the tables and waits until it is done
  * Native pages FILE TABLE FAMILY QUALIFIER SAMPLES
  *                                FILE holds "CURSOR STOP" per line, row keys in hex; times a
@@ -188,6 +189,9 @@ public final class Native {
       }
       long rows = 0;
       long cells = 0;
+      com.sun.management.OperatingSystemMXBean os =
+          (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+      long cpuStarted = os.getProcessCpuTime();
       long started = System.nanoTime();
       while (r.more()) {
         int table = r.u8();
@@ -210,7 +214,8 @@ public final class Native {
         }
       }
       double seconds = (System.nanoTime() - started) / 1e9;
-      System.out.printf("rows %d cells %d seconds %.3f%n", rows, cells, seconds);
+      double cpu = (os.getProcessCpuTime() - cpuStarted) / 1e9;
+      System.out.printf("rows %d cells %d seconds %.3f cpu %.3f%n", rows, cells, seconds, cpu);
     }
   }
 

@@ -1,0 +1,266 @@
+//! `api=native` against HBase's own Java client, on the HBase `scripts/hbase.sh` runs (two
+//! region servers on loopback; `scripts/bench.sh native` starts it when none runs). Through
+//! the real binary, the same generated rows, in this order each round, each into empty
+//! tables and checked with `tallrow verify`:
+//!
+//! 1. HBase's Java client loading the rows with one `BufferedMutator` per table
+//!    (tests/hbase/src/.../bench/Native.java), the reference;
+//! 2. HBase's `PerformanceEvaluation --nomapred sequentialWrite 1`, as many rows of one cell,
+//!    each as large as the mean row's values;
+//! 3. `tallrow load` through `api=native`;
+//! 4. `tallrow load` through the Thrift2 gateway.
+//!
+//! Rates are per round, as ratios to that round's Java loader; the figures are the medians
+//! of the rounds with their ranges. Client CPU per row: tallrow's whole process (generating
+//! the rows included) against the Java loader's whole process (JVM start and reading the
+//! dump included) and against its CPU while writing alone. Then, over the rows the last load
+//! left: gets and pages of 10 and 100 actions by cursor through `api=native` and through the
+//! Java client, and home timelines through `api=native` with their round trips.
+//!
+//! This drops the workload's tables: run it against a scratch HBase.
+//!
+//! `cargo bench --bench native -- [WORKLOAD] [--samples N] [--rounds N]`
+
+mod shared;
+
+use shared::BIN;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use tallrow::generate::Generator;
+use tallrow::report::{fmt_ns, thousands};
+use tallrow::run::ops::PAGE;
+use tallrow::schema::microblog::Microblog;
+use tallrow::stats::{self, Summary};
+use tallrow::store::backend::Backend;
+use tallrow::workload::Workload;
+
+fn main() {
+    // `cargo test --all-targets` runs benches without --bench: nothing to measure then.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+    let (mut workload, mut samples, mut rounds) = ("benches/paging.toml".to_string(), 2000usize, 3usize);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--samples" => samples = args.next().and_then(|n| n.parse().ok()).expect("--samples N"),
+            "--rounds" => rounds = args.next().and_then(|n| n.parse().ok()).expect("--rounds N"),
+            _ => workload = a,
+        }
+    }
+    let workload = Path::new(&workload).to_path_buf();
+    let native_url = std::env::var("TALLROW_HBASE_NATIVE")
+        .expect("TALLROW_HBASE_NATIVE: scripts/bench.sh native starts HBase and sets it");
+    let thrift2_url = format!(
+        "hbase://{}?api=thrift2",
+        std::env::var("TALLROW_HBASE_THRIFT2").expect("TALLROW_HBASE_THRIFT2")
+    );
+    let w = Workload::from_file(&workload).unwrap_or_else(|e| panic!("{e}"));
+    let tmp = tempfile::tempdir().unwrap();
+    let reports = tmp.path().join("reports");
+    let store = Backend::parse(&native_url, Path::new(".")).unwrap().open().unwrap();
+    let g = Arc::new(Generator::new(&w));
+    let tables: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
+    let drop_tables = || {
+        for t in &tables {
+            let _ = store.delete_table(t);
+        }
+    };
+    let verify = |what: &str| {
+        let out = Command::new(BIN)
+            .arg("verify")
+            .arg(&workload)
+            .args(["--backend", &native_url])
+            .output()
+            .expect("run tallrow verify");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("OK: the store holds exactly"),
+            "after {what}, verify: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let size = shared::RowSize::of(&g);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "== loads of {} into HBase {} (two region servers, loopback), into empty tables, {rounds} rounds",
+        workload.display(),
+        std::env::var("TALLROW_HBASE_VERSION").unwrap_or_default()
+    );
+    println!(
+        "{} rows, {} cells, {} bytes of values; {cores} cores; tallrow load: {} threads, batches of {}",
+        thousands(size.rows),
+        thousands(size.cells),
+        thousands(size.value_bytes),
+        w.load.workers(),
+        w.load.batch
+    );
+    let dump = shared::dump_rows(&w, tmp.path(), size.rows);
+    let pe_rows = size.rows.max(1);
+    let value_size = (size.value_bytes / pe_rows).max(1);
+    let pe_table = format!("tallrow_pe_{}", std::process::id());
+    // Built (and warmed on the file cache) before anything is timed.
+    let _ = shared::java().arg("usage").output();
+
+    #[derive(Default)]
+    struct Round {
+        java: f64,
+        java_cpu: f64,
+        java_cpu_writing: f64,
+        pe: f64,
+        native: f64,
+        native_cpu: f64,
+        thrift2: f64,
+    }
+    let mut done: Vec<Round> = Vec::new();
+    for round in 1..=rounds {
+        let mut r = Round::default();
+        drop_tables();
+        let cpu = shared::ChildCpu::start();
+        let mut cmd = shared::java();
+        cmd.arg("load").arg(&dump);
+        let out = shared::external_run(cmd, size.rows);
+        r.java_cpu = cpu.seconds();
+        r.java = out.rate;
+        r.java_cpu_writing = out.field("cpu").expect("the Java loader's cpu");
+        verify("the Java loader");
+        drop_tables();
+
+        r.pe = shared::performance_evaluation(pe_rows, value_size, &pe_table);
+        let _ = store.delete_table(&pe_table);
+
+        let cpu = shared::ChildCpu::start();
+        let (rows, rate) = shared::load(&workload, &native_url, &reports);
+        r.native_cpu = cpu.seconds();
+        assert_eq!(rows, size.rows);
+        r.native = rate;
+        verify("tallrow load, api=native");
+        drop_tables();
+
+        let (_, rate) = shared::load(&workload, &thrift2_url, &reports);
+        r.thrift2 = rate;
+        verify("tallrow load, Thrift2");
+        println!(
+            "round {round}: Java {} rows/s ({:.2} CPU-s, {:.2} writing), PE {} rows/s, native {} rows/s ({:.2} CPU-s), Thrift2 {} rows/s",
+            thousands(r.java as u64),
+            r.java_cpu,
+            r.java_cpu_writing,
+            thousands(r.pe as u64),
+            thousands(r.native as u64),
+            r.native_cpu,
+            thousands(r.thrift2 as u64)
+        );
+        done.push(r);
+        if round < rounds {
+            drop_tables();
+        }
+    }
+    let per_row_us = |cpu: f64| cpu / size.rows as f64 * 1e6;
+    let line = |what: &str, rate: &dyn Fn(&Round) -> f64| {
+        let rates = shared::Spread::of(done.iter().map(rate));
+        let ratios = shared::Spread::of(done.iter().map(|r| rate(r) / r.java));
+        println!(
+            "{what:<44} {:>9} rows/s ({} to {})  {:.2}x ({:.2} to {:.2})",
+            thousands(rates.median as u64),
+            thousands(rates.min as u64),
+            thousands(rates.max as u64),
+            ratios.median,
+            ratios.min,
+            ratios.max
+        );
+    };
+    println!("== loads, medians of {rounds} rounds (ranges), as ratios to the Java loader of the same round");
+    line("Java client, BufferedMutator (reference)", &|r| r.java);
+    line("PerformanceEvaluation sequentialWrite, 1", &|r| r.pe);
+    line("tallrow load, api=native", &|r| r.native);
+    line("tallrow load, Thrift2", &|r| r.thrift2);
+    let cpu = |what: &str, f: &dyn Fn(&Round) -> f64| {
+        let s = shared::Spread::of(done.iter().map(|r| per_row_us(f(r))));
+        let ratio = shared::Spread::of(done.iter().map(|r| f(r) / r.java_cpu_writing));
+        println!(
+            "{what:<44} {:>6.2} µs/row ({:.2} to {:.2})  {:.2}x of the Java loader writing ({:.2} to {:.2})",
+            s.median, s.min, s.max, ratio.median, ratio.min, ratio.max
+        );
+    };
+    println!("== client CPU per row (user + system), medians of {rounds} rounds");
+    cpu("Java loader, writing only", &|r| r.java_cpu_writing);
+    cpu("Java loader, whole process", &|r| r.java_cpu);
+    cpu("tallrow load api=native, whole process", &|r| r.native_cpu);
+
+    pages(store.clone(), g.clone(), &w, samples, tmp.path());
+    timelines(&native_url, &g, &w, samples);
+    drop_tables();
+}
+
+/// Gets and pages of 10 and 100 actions by cursor through `api=native` and through the Java
+/// client, from the same starts.
+fn pages(store: Arc<dyn tallrow::store::Store>, g: Arc<Generator>, w: &Workload, samples: usize, tmp: &Path) {
+    let starts = shared::paging_starts(store.clone(), g, w);
+    assert!(starts.len() > 100, "{} users with 200 actions", starts.len());
+    println!(
+        "== action pages by cursor ({} users with 200+ actions; {samples} reads each, after as many to warm up)",
+        starts.len()
+    );
+    let get = shared::gets(&*store, &starts, samples);
+    let ours = shared::measure_pages(store, w, &starts, samples);
+    let java = shared::java_pages(w, &starts, samples, tmp);
+    for (what, ours, theirs) in [
+        ("1-row get", get, java[0]),
+        (" 10 rows", ours[1], java[1]),
+        ("100 rows", ours[2], java[2]),
+    ] {
+        println!(
+            "{what}: api=native p50 {:>9} p99 {:>9} | Java client p50 {:>9} p99 {:>9} | ratios p50 {:.2} p99 {:.2}",
+            fmt_ns(ours.p50),
+            fmt_ns(ours.p99),
+            fmt_ns(theirs.p50),
+            fmt_ns(theirs.p99),
+            ours.p50 as f64 / theirs.p50 as f64,
+            ours.p99 as f64 / theirs.p99 as f64
+        );
+    }
+}
+
+/// Home timelines (seed 001) of a page of posts through `api=native`, with the round trips
+/// each costs, counted by the client.
+fn timelines(url: &str, g: &Generator, w: &Workload, samples: usize) {
+    let spec = tallrow::store::hbase::native::Spec::parse(url.strip_prefix("hbase://").unwrap()).unwrap();
+    let native = Arc::new(tallrow::store::hbase::native::Native::open(&spec).unwrap());
+    let cfg = g.microblog_config();
+    let dao = Microblog::new(native.clone(), cfg);
+    let celebrities = dao.load_celebrities().unwrap();
+    let dao = dao.with_celebrities(celebrities);
+    let users: Vec<u64> = (1..=w.data.users)
+        .filter(|&u| dao.timeline(u, PAGE, None).unwrap().len() == PAGE)
+        .take(500)
+        .collect();
+    assert!(users.len() > 50, "{} users with a full timeline", users.len());
+    let mut h = stats::histogram();
+    let mut counted = 0;
+    for pass in 0..2 {
+        let before = native.round_trips();
+        for i in 0..samples {
+            let t = std::time::Instant::now();
+            let n = dao.timeline(users[i % users.len()], PAGE, None).unwrap().len();
+            let ns = t.elapsed().as_nanos() as u64;
+            assert_eq!(n, PAGE);
+            if pass == 1 {
+                stats::record(&mut h, ns);
+            }
+        }
+        counted = native.round_trips() - before;
+    }
+    let s = Summary::of(&h);
+    println!(
+        "== home timelines of {PAGE} posts ({} users with as many; inbox VERSIONS = {}; {samples} reads)",
+        users.len(),
+        cfg.inbox_versions
+    );
+    println!(
+        "home timeline: api=native p50 {:>9} p99 {:>9} | round trips per page {:.2}",
+        fmt_ns(s.p50),
+        fmt_ns(s.p99),
+        counted as f64 / samples as f64
+    );
+}
