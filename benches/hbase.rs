@@ -19,9 +19,7 @@
 
 mod shared;
 
-use shared::BIN;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
@@ -50,25 +48,8 @@ fn main() {
     let store = Backend::parse(&url, Path::new(".")).unwrap().open().unwrap();
     let g = Arc::new(Generator::new(&w));
     let tables: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
-    let drop_tables = || {
-        for t in &tables {
-            let _ = store.delete_table(t);
-        }
-    };
-    let verify = |what: &str| {
-        let out = Command::new(BIN)
-            .arg("verify")
-            .arg(&workload)
-            .args(["--backend", &url])
-            .output()
-            .expect("run tallrow verify");
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && text.contains("OK: the store holds exactly"),
-            "after {what}, verify: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let drop_tables = || shared::drop_tables(&*store, &tables);
+    let verify = |what: &str| shared::verify(&workload, &url, what);
     let size = shared::RowSize::of(&g);
     println!(
         "== loads of {} into HBase {} (two region servers, loopback), into empty tables",

@@ -23,9 +23,7 @@
 
 mod shared;
 
-use shared::BIN;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
@@ -62,25 +60,8 @@ fn main() {
     let store = Backend::parse(&native_url, Path::new(".")).unwrap().open().unwrap();
     let g = Arc::new(Generator::new(&w));
     let tables: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
-    let drop_tables = || {
-        for t in &tables {
-            let _ = store.delete_table(t);
-        }
-    };
-    let verify = |what: &str| {
-        let out = Command::new(BIN)
-            .arg("verify")
-            .arg(&workload)
-            .args(["--backend", &native_url])
-            .output()
-            .expect("run tallrow verify");
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && text.contains("OK: the store holds exactly"),
-            "after {what}, verify: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let drop_tables = || shared::drop_tables(&*store, &tables);
+    let verify = |what: &str| shared::verify(&workload, &native_url, what);
     let size = shared::RowSize::of(&g);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(

@@ -219,6 +219,29 @@ pub fn dump_rows(w: &Workload, tmp: &Path, rows: u64) -> PathBuf {
     rows_file
 }
 
+/// Checks with `tallrow verify` that `url` holds exactly `workload`'s data, after `what`.
+pub fn verify(workload: &Path, url: &str, what: &str) {
+    let out = Command::new(BIN)
+        .arg("verify")
+        .arg(workload)
+        .args(["--backend", url])
+        .output()
+        .expect("run tallrow verify");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("OK: the store holds exactly"),
+        "after {what}, verify: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Drops `tables` wherever they are (a missing one is fine).
+pub fn drop_tables(store: &dyn Store, tables: &[String]) {
+    for t in tables {
+        let _ = store.delete_table(t);
+    }
+}
+
 /// Runs another client's loader (`cmd --dump FILE` or however `cmd` takes it), which prints
 /// `rows N cells N [calls N] seconds S`; returns its rows/s and calls (0 where it has no
 /// count of them).

@@ -10,8 +10,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
@@ -19,7 +17,6 @@ import org.apache.hadoop.hbase.client.BufferedMutator;
 import org.apache.hadoop.hbase.client.BufferedMutatorParams;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Connection;
-import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.Result;
@@ -62,16 +59,9 @@ public final class Native {
   }
 
   private static Connection connect() throws IOException {
-    String zk = System.getenv("TALLROW_HBASE_ZK");
-    if (zk == null) {
-      throw new IllegalStateException("TALLROW_HBASE_ZK is not set: run scripts/hbase.sh start");
-    }
-    Configuration conf = HBaseConfiguration.create();
-    int colon = zk.lastIndexOf(':');
-    conf.set(HConstants.ZOOKEEPER_QUORUM, zk.substring(0, colon));
-    conf.set(HConstants.ZOOKEEPER_CLIENT_PORT, zk.substring(colon + 1));
-    return ConnectionFactory.createConnection(conf);
+    return dev.tallrow.Cluster.connect();
   }
+
 
   /** Little-endian reader of the dump, streamed: a dump may be larger than the heap. */
   private static final class Reader implements AutoCloseable {

@@ -6,16 +6,12 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.ClusterMetrics;
-import org.apache.hadoop.hbase.HBaseConfiguration;
-import org.apache.hadoop.hbase.HConstants;
 import org.apache.hadoop.hbase.HRegionLocation;
 import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Connection;
-import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -65,16 +61,9 @@ public final class Chaos {
   }
 
   private static Connection connect() throws IOException {
-    String zk = System.getenv("TALLROW_HBASE_ZK");
-    if (zk == null) {
-      throw new IllegalStateException("TALLROW_HBASE_ZK is not set: run scripts/hbase.sh start");
-    }
-    Configuration conf = HBaseConfiguration.create();
-    int colon = zk.lastIndexOf(':');
-    conf.set(HConstants.ZOOKEEPER_QUORUM, zk.substring(0, colon));
-    conf.set(HConstants.ZOOKEEPER_CLIENT_PORT, zk.substring(colon + 1));
-    return ConnectionFactory.createConnection(conf);
+    return dev.tallrow.Cluster.connect();
   }
+
 
   private static List<ServerName> live(Admin admin) throws IOException {
     return new ArrayList<>(admin.getClusterMetrics(EnumSet.of(ClusterMetrics.Option.LIVE_SERVERS))
