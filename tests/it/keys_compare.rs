@@ -247,11 +247,24 @@ fn keys_compare_on_real_hbase_counts_the_regions_hbase_reports() {
     if !real_hbase_there() {
         return;
     }
-    let turn = RealHBaseDaoHarness::thrift2();
+    let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
+    compare_on_real_hbase(RealHBaseDaoHarness::thrift2(), &url);
+}
+
+/// The same through HBase's own RPC.
+#[test]
+fn keys_compare_through_hbases_own_rpc() {
+    if !real_hbase_there() {
+        return;
+    }
+    let url = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
+    compare_on_real_hbase(RealHBaseDaoHarness::native(), &url);
+}
+
+fn compare_on_real_hbase(turn: RealHBaseDaoHarness, url: &str) {
     let dir = tempfile::tempdir().unwrap();
     let wl = fixture();
     let w = wl.to_str().unwrap();
-    let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
     let out = tallrow(
         dir.path(),
         &[
@@ -259,7 +272,7 @@ fn keys_compare_on_real_hbase_counts_the_regions_hbase_reports() {
             "compare",
             w,
             "--backend",
-            &url,
+            url,
             "--regions",
             "4",
             "--variant",
@@ -292,7 +305,7 @@ fn keys_compare_on_real_hbase_counts_the_regions_hbase_reports() {
             "compare",
             w,
             "--backend",
-            &url,
+            url,
             "--regions",
             "2",
             "--variant",

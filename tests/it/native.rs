@@ -5,7 +5,7 @@
 //! DAO suites run through `api=native` in `contract` and `dao`.
 
 use crate::common::{
-    RealHBaseDaoHarness, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture, tallrow,
+    Harness, RealHBaseDaoHarness, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture, tallrow,
 };
 use std::path::Path;
 use std::time::Instant;
@@ -202,4 +202,50 @@ fn bulkload_and_split_from_go_through_hbases_own_rpc() {
         let same = again.tables.iter().find(|x| x.name == t.name).unwrap();
         assert_eq!(same.split_points, t.split_points, "{}", t.name);
     }
+}
+
+/// `tallrow sweep` through HBase's own RPC: a data set per point where the data changes,
+/// loaded into the workload's tables one after another, dropped in between and after.
+#[test]
+fn a_sweep_loads_and_runs_each_point_through_hbases_own_rpc() {
+    if !real_hbase_there() {
+        return;
+    }
+    let turn = RealHBaseDaoHarness::native();
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = small_fixture();
+    let out = tallrow(
+        dir.path(),
+        &[
+            "sweep",
+            fixture.to_str().unwrap(),
+            "--vary",
+            "microblog.celebrity_threshold=3,1000",
+            "--set",
+            "run.mix.timeline=1",
+            "--ops",
+            "40",
+            "--warmup",
+            "0s",
+            "--backend",
+            &native_url(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.starts_with("sweeping small over 2 points: "),
+        "{}",
+        out.stdout
+    );
+    let names: Vec<String> = turn
+        .store()
+        .list_tables()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        !names.iter().any(|n| n == "weibo:inbox"),
+        "dropped after the sweep: {names:?}"
+    );
 }
