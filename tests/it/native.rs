@@ -120,6 +120,13 @@ fn a_cluster_that_cannot_be_reached_as_asked_is_named_in_one_line() {
         "{e}"
     );
     assert!(e.contains("api=thrift1 or api=thrift2"), "{e}");
+    // No master or region server where the RPC registry was sent.
+    let e = refused("hbase://127.0.0.1:1?api=native&registry=rpc");
+    assert!(
+        e.contains("no bootstrap server of 127.0.0.1:1 answered as HBase's ClientMetaService")
+            && e.contains("Connection refused"),
+        "{e}"
+    );
     // A ZooKeeper port given as a bootstrap server of the RPC registry.
     let e = refused(&format!("hbase://{zk}?api=native&registry=rpc"));
     assert!(e.contains("a ZooKeeper server answered"), "{e}");
