@@ -196,7 +196,7 @@ fn main() {
         r.end_to_end = rows as f64 / (r.hfile_secs + r.bulkload_secs);
         // Every row is there: each table holds the rows its files do.
         let started = Instant::now();
-        let manifest: tallrow::store::hfile::manifest::Manifest =
+        let manifest: tallrow::bulkload::manifest::Manifest =
             serde_json::from_str(&std::fs::read_to_string(dir.join("bulkload.json")).unwrap()).unwrap();
         for t in &manifest.tables {
             let n = tallrow::store::count_rows(&*store, &t.name).unwrap();

@@ -44,7 +44,6 @@ pub mod clock;
 pub mod convert;
 pub mod date;
 pub mod generate;
-pub mod hfile;
 pub mod idl;
 pub mod keys;
 pub mod load;

@@ -2,11 +2,12 @@
 //! into an empty target first, and the HFiles of `hfile:DIR` with their manifest.
 
 use super::{Context, Result, bail};
+use crate::bulkload::output as hfile;
 use crate::generate::Generator;
 use crate::load::{self, Manifest, Options, Outcome, Shard};
 use crate::report::thousands;
 use crate::store::backend::Backend;
-use crate::store::{Store, hfile, now_millis};
+use crate::store::{Store, now_millis};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -163,11 +164,11 @@ pub fn hfiles_manifest(
     file: &Path,
     shard: Shard,
     outcome: &Outcome,
-) -> Result<(hfile::manifest::Manifest, PathBuf)> {
+) -> Result<(crate::bulkload::manifest::Manifest, PathBuf)> {
     let w = g.workload();
     let m = h.manifest(&w.name, &file.display().to_string(), &w.data_digest(), outcome.digest);
-    let path = hfile::manifest::path(h.dir(), shard);
-    hfile::manifest::write(&path, &m).with_context(|| format!("cannot write {}", path.display()))?;
+    let path = crate::bulkload::manifest::path(h.dir(), shard);
+    crate::bulkload::manifest::write(&path, &m).with_context(|| format!("cannot write {}", path.display()))?;
     Ok((m, path))
 }
 

@@ -12,7 +12,6 @@ pub mod counted;
 pub mod delay;
 pub mod embedded;
 pub mod hbase;
-pub mod hfile;
 pub mod layer;
 pub mod memory;
 mod model;

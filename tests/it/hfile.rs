@@ -5,7 +5,7 @@
 
 use crate::common::{RealHBaseDaoHarness, real_hbase, real_hbase_there, small_fixture, tallrow};
 use std::path::{Path, PathBuf};
-use tallrow::store::hfile::manifest::{self, Manifest};
+use tallrow::bulkload::manifest::{self, Manifest};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -315,7 +315,7 @@ fn a_directory_takes_each_shard_once_unless_replaced() {
             t.families.iter().all(|f| f.versions == versions && f.bloom == "ROW"),
             "{t:?}"
         );
-        let folder = tallrow::store::hfile::table_dir(&t.name);
+        let folder = tallrow::bulkload::output::table_dir(&t.name);
         assert!(t.files.iter().all(|f| Path::new(&f.path).starts_with(&folder)), "{t:?}");
         assert!(
             t.files.iter().all(|f| !f.path.contains('.') && !f.path.contains('-')),
@@ -354,7 +354,7 @@ fn a_directory_takes_each_shard_once_unless_replaced() {
     write_hfiles(tmp.path(), &workload, &shards, &["--shard", "1/2"]);
     write_hfiles(tmp.path(), &workload, &shards, &["--shard", "2/2"]);
     assert!(shards.join("bulkload-1-of-2.json").exists() && shards.join("bulkload-2-of-2.json").exists());
-    let plan = tallrow::bulkload::plan(std::slice::from_ref(&shards)).unwrap();
+    let plan = tallrow::bulkload::tool::plan(std::slice::from_ref(&shards)).unwrap();
     assert_eq!(plan.shards, 2);
     let whole: Vec<u128> = [1, 2]
         .map(|i| read_manifest(&shards.join(format!("bulkload-{i}-of-2.json"))).rows_digest)

@@ -164,7 +164,7 @@ fn bulkload_and_split_from_go_through_hbases_own_rpc() {
     let tmp = tempfile::tempdir().unwrap();
     let fixture = small_fixture();
     let fixture = fixture.to_str().unwrap();
-    let manifest = |dir: &Path| -> tallrow::store::hfile::manifest::Manifest {
+    let manifest = |dir: &Path| -> tallrow::bulkload::manifest::Manifest {
         serde_json::from_str(&std::fs::read_to_string(dir.join("bulkload.json")).unwrap()).unwrap()
     };
     let a = tmp.path().join("a");

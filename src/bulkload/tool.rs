@@ -10,9 +10,9 @@
 //! wrote; several shards' files are merged to count their union, since a row can take
 //! cells from several shards.
 
-use crate::hfile::rows::count_distinct;
+use super::hfile::rows::count_distinct;
+use super::manifest::{self, Manifest, TableEntry};
 use crate::load::Shard;
-use crate::store::hfile::manifest::{self, Manifest, TableEntry};
 use crate::store::{self, FamilyDescriptor, Store, TableDescriptor};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -293,7 +293,7 @@ pub fn tool_command(cmd: &[String], dir: &Path, table: &str, most: usize) -> Com
             "-Dhbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily={most}"
         ));
     }
-    c.arg(dir.join(store::hfile::table_dir(table))).arg(qualified(table));
+    c.arg(dir.join(super::output::table_dir(table))).arg(qualified(table));
     c
 }
 

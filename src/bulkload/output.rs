@@ -1,6 +1,6 @@
 //! `hfile:DIR`: the bulk pipeline's second output. A load stages its puts as sorted runs
 //! (as the embedded store's bulk load does), then merges each table's once and writes it as
-//! HFiles (the [`hfile`](crate::hfile) module), one per region per family per shard:
+//! HFiles (the [`hfile`] module), one per region per family per shard:
 //! `DIR/<namespace>/<table>/<family>/region<NNNNN>_shard<i>of<N>` (`default` for tables
 //! without a namespace), which is the layout HBase's bulk-load tool takes. Each family keeps
 //! at most its VERSIONS versions of a column, newest first. `DIR/bulkload.json` (one
@@ -10,12 +10,11 @@
 //! The store is write-only: it knows its tables and their split points, and takes nothing
 //! but a bulk load.
 
-pub mod manifest;
-
-use super::runs::{MEMORY, Runs};
-use super::{BulkLoad, Error, Result, RowMutation, Store, TableDescriptor, canonical_table_name, cellkey};
-use crate::hfile;
+use super::hfile;
+use super::manifest;
 use crate::load::Shard;
+use crate::store::runs::{MEMORY, Runs};
+use crate::store::{BulkLoad, Error, Result, RowMutation, Store, TableDescriptor, canonical_table_name, cellkey};
 use manifest::{FamilyEntry, FileEntry, Manifest, TableEntry};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -268,11 +267,11 @@ impl Store for HFiles {
         Err(write_only())
     }
 
-    fn get(&self, _table: &str, _gets: &[super::Get]) -> Result<Vec<Option<super::Row>>> {
+    fn get(&self, _table: &str, _gets: &[crate::store::Get]) -> Result<Vec<Option<crate::store::Row>>> {
         Err(write_only())
     }
 
-    fn scan(&self, _table: &str, _scan: &super::Scan) -> Result<Vec<super::Row>> {
+    fn scan(&self, _table: &str, _scan: &crate::store::Scan) -> Result<Vec<crate::store::Row>> {
         Err(write_only())
     }
 
