@@ -25,7 +25,6 @@ use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
 use tallrow::run::ops::PAGE;
 use tallrow::schema::microblog::Microblog;
-use tallrow::stats::{self, Summary};
 use tallrow::store::hbase::{Hbase, Hbase2, Spec};
 use tallrow::store::{Store, backend::Backend};
 use tallrow::workload::Workload;
@@ -196,28 +195,12 @@ fn timelines(g: &Generator, w: &Workload, samples: usize) {
     );
     for (api, store, trips) in apis {
         let dao = Microblog::new(store, cfg).with_celebrities(celebrities.clone());
-        let mut h = stats::histogram();
-        let mut counted = 0;
-        // A first pass warms caches, connections and the backend's table descriptors.
-        for pass in 0..2 {
-            let before = trips();
-            for i in 0..samples {
-                let t = std::time::Instant::now();
-                let n = dao.timeline(users[i % users.len()], PAGE, None).unwrap().len();
-                let ns = t.elapsed().as_nanos() as u64;
-                assert_eq!(n, PAGE);
-                if pass == 1 {
-                    stats::record(&mut h, ns);
-                }
-            }
-            counted = trips() - before;
-        }
-        let s = Summary::of(&h);
+        let (s, per_page) = shared::time_timelines(&dao, &users, samples, &*trips);
         println!(
             "home timeline: hbase backend ({api}) p50 {:>9} p99 {:>9} | round trips per page {:.2}",
             fmt_ns(s.p50),
             fmt_ns(s.p99),
-            counted as f64 / samples as f64
+            per_page
         );
     }
 }

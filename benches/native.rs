@@ -29,7 +29,6 @@ use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
 use tallrow::run::ops::PAGE;
 use tallrow::schema::microblog::Microblog;
-use tallrow::stats::{self, Summary};
 use tallrow::store::backend::Backend;
 use tallrow::workload::Workload;
 
@@ -217,22 +216,7 @@ fn timelines(url: &str, g: &Generator, w: &Workload, samples: usize) {
         .take(500)
         .collect();
     assert!(users.len() > 50, "{} users with a full timeline", users.len());
-    let mut h = stats::histogram();
-    let mut counted = 0;
-    for pass in 0..2 {
-        let before = native.round_trips();
-        for i in 0..samples {
-            let t = std::time::Instant::now();
-            let n = dao.timeline(users[i % users.len()], PAGE, None).unwrap().len();
-            let ns = t.elapsed().as_nanos() as u64;
-            assert_eq!(n, PAGE);
-            if pass == 1 {
-                stats::record(&mut h, ns);
-            }
-        }
-        counted = native.round_trips() - before;
-    }
-    let s = Summary::of(&h);
+    let (s, per_page) = shared::time_timelines(&dao, &users, samples, &|| native.round_trips());
     println!(
         "== home timelines of {PAGE} posts ({} users with as many; inbox VERSIONS = {}; {samples} reads)",
         users.len(),
@@ -242,6 +226,6 @@ fn timelines(url: &str, g: &Generator, w: &Workload, samples: usize) {
         "home timeline: api=native p50 {:>9} p99 {:>9} | round trips per page {:.2}",
         fmt_ns(s.p50),
         fmt_ns(s.p99),
-        counted as f64 / samples as f64
+        per_page
     );
 }

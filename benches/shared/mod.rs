@@ -381,6 +381,33 @@ pub fn performance_evaluation(rows: u64, value_size: u64, table: &str) -> f64 {
     done / (ms / 1000.0)
 }
 
+/// Home timelines of a page of posts for `users` in turn, `samples` of them after as many to
+/// warm caches and connections: their latencies, and the round trips per page `trips`
+/// (a backend's counter) says the measured pass took.
+pub fn time_timelines(
+    dao: &tallrow::schema::microblog::Microblog,
+    users: &[u64],
+    samples: usize,
+    trips: &dyn Fn() -> u64,
+) -> (Summary, f64) {
+    let mut h = stats::histogram();
+    let mut counted = 0;
+    for pass in 0..2 {
+        let before = trips();
+        for i in 0..samples {
+            let t = Instant::now();
+            let n = dao.timeline(users[i % users.len()], ops::PAGE, None).unwrap().len();
+            let ns = t.elapsed().as_nanos() as u64;
+            assert_eq!(n, ops::PAGE);
+            if pass == 1 {
+                stats::record(&mut h, ns);
+            }
+        }
+        counted = trips() - before;
+    }
+    (Summary::of(&h), counted as f64 / samples as f64)
+}
+
 /// What the generator emits: rows, cells and bytes of values.
 #[derive(Default)]
 pub struct RowSize {
