@@ -21,6 +21,9 @@
 #   scripts/hbase.sh chaos ARGS...
 #                             faults made through HBase's Java Admin (split, move, wait for
 #                             the cluster to settle): tests/hbase/src/.../faults/Chaos.java
+#   scripts/hbase.sh describe TABLE
+#                             TABLE's families as HBase's Java Admin describes them (codec,
+#                             encoding, bloom filter, block size, TTL, versions), one a line
 #   scripts/hbase.sh java CLASS ARGS...
 #                             run a native HBase client against the running instance: the
 #                             bench classpath (HBase's PerformanceEvaluation and the tools in
@@ -444,25 +447,26 @@ case "${1:-}" in
       "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
       -cp "$TALLROW_HBASE_CP" "$tool" "$@"
     ;;
-  java | chaos)
+  java | chaos | describe)
     what="$1"
     shift
     running || { echo "HBase is not running: scripts/hbase.sh start" >&2; exit 3; }
     have_tools || exit 1
     # The fault tool needs only HBase's client; the bench adds PerformanceEvaluation.
     profile=bench tool_heap=1g
-    [ "$what" = chaos ] && profile= tool_heap=512m
+    [ "$what" != java ] && profile= tool_heap=512m
     tool_cp="$(classpath $profile)" || exit 2
     jar="$repo/tests/hbase/target/tallrow-hbase-1.jar"
     if [ ! -s "$jar" ] || [ -n "$(find "$repo/tests/hbase/src" "$repo/tests/hbase/pom.xml" -newer "$jar" -print -quit)" ]; then
       mvn -B -q -f "$repo/tests/hbase/pom.xml" package -DskipTests >&2 || exit 2
     fi
     [ "$what" = chaos ] && set -- dev.tallrow.faults.Chaos "$@"
+    [ "$what" = describe ] && set -- dev.tallrow.Describe "$@"
     exec java "${jdk_flags[@]}" "-Xmx$tool_heap" "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
       -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|regionserver N|chaos ARGS...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|regionserver N|chaos ARGS...|describe TABLE|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

@@ -5,6 +5,7 @@
 //! whole, `bulkload-<i>-of-<N>.json` for shard i of N.
 
 use crate::load::Shard;
+use crate::store::Storage;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -63,19 +64,41 @@ pub struct FamilyEntry {
     pub compression: String,
     /// DATA_BLOCK_ENCODING.
     pub encoding: String,
+    /// TTL, seconds (`FOREVER` is 2147483647); absent in manifests written before it.
+    #[serde(default = "forever")]
+    pub ttl: u32,
+}
+
+fn forever() -> u32 {
+    crate::store::storage::FOREVER
 }
 
 impl FamilyEntry {
-    /// A family of `versions` versions with the options every file of ours is written with.
-    pub fn new(name: &str, versions: u32) -> Self {
+    /// A family of `versions` versions whose files are written with `storage`.
+    pub fn new(name: &str, versions: u32, storage: &Storage) -> Self {
         FamilyEntry {
             name: name.to_string(),
             versions,
-            bloom: "ROW".into(),
-            block_size: 64 << 10,
-            compression: "NONE".into(),
-            encoding: "NONE".into(),
+            bloom: storage.bloom_filter.to_string(),
+            block_size: storage.block_size,
+            compression: storage.compression.to_string(),
+            encoding: storage.data_block_encoding.to_string(),
+            ttl: storage.ttl,
         }
+    }
+
+    /// The storage settings the files were written with; a name this tallrow does not know
+    /// is an error naming it.
+    pub fn storage(&self) -> Result<Storage, String> {
+        let s = Storage {
+            compression: self.compression.parse()?,
+            data_block_encoding: self.encoding.parse()?,
+            bloom_filter: self.bloom.parse()?,
+            block_size: self.block_size,
+            ttl: self.ttl,
+        };
+        s.validate()?;
+        Ok(s)
     }
 }
 

@@ -103,7 +103,7 @@ impl HFiles {
                     families: d
                         .families
                         .iter()
-                        .map(|f| FamilyEntry::new(&f.name, f.max_versions))
+                        .map(|f| FamilyEntry::new(&f.name, f.max_versions, &f.storage))
                         .collect(),
                     split_points: d.splits.iter().map(|k| crate::keys::hex(k)).collect(),
                     rows,
@@ -224,6 +224,25 @@ impl Store for HFiles {
         let mut desc = table.validated()?;
         if let Some(s) = self.inner.splits.get(&desc.name) {
             desc.splits = s.clone();
+        }
+        for f in &desc.families {
+            let s = &f.storage;
+            let d = crate::store::Storage::default();
+            let unwritten = if s.compression != d.compression {
+                Some(format!("COMPRESSION {}", s.compression))
+            } else if s.data_block_encoding != d.data_block_encoding {
+                Some(format!("DATA_BLOCK_ENCODING {}", s.data_block_encoding))
+            } else if s.bloom_filter != d.bloom_filter {
+                Some(format!("BLOOMFILTER {}", s.bloom_filter))
+            } else {
+                None
+            };
+            if let Some(what) = unwritten {
+                return Err(Error::BadArgument(format!(
+                    "table {}, family {}: HFiles of {what} are not written yet; load through hbase:// instead",
+                    desc.name, f.name
+                )));
+            }
         }
         let mut tables = self.inner.tables.lock().expect("tables lock");
         if tables.contains_key(&desc.name) {
@@ -385,10 +404,9 @@ impl Files<'_> {
                 .map_err(|e| Error::Io(format!("cannot create {}: {e}", path.display())))?;
             self.created.lock().expect("created lock").push(path.clone());
             let out = std::io::BufWriter::with_capacity(1 << 20, file);
-            self.open[f] = Some((
-                path,
-                hfile::Writer::new(out, hfile::Options::new(name.as_bytes(), self.task)),
-            ));
+            let mut opts = hfile::Options::new(name.as_bytes(), self.task);
+            opts.block_size = self.desc.families[f].storage.block_size as usize;
+            self.open[f] = Some((path, hfile::Writer::new(out, opts)));
         }
         let (path, w) = self.open[f].as_mut().expect("opened");
         w.append(row, qualifier, ts, value)

@@ -220,16 +220,22 @@ pub fn descriptor(t: &TableEntry) -> Result<TableDescriptor, Error> {
         .map(|s| crate::keys::parse_hex(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| err(format!("table {}: a split point: {e}", t.name)))?;
-    Ok(TableDescriptor {
-        name: t.name.clone(),
-        families: t
-            .families
-            .iter()
-            .map(|f| FamilyDescriptor {
+    let families = t
+        .families
+        .iter()
+        .map(|f| {
+            Ok(FamilyDescriptor {
                 name: f.name.clone(),
                 max_versions: f.versions,
+                storage: f
+                    .storage()
+                    .map_err(|e| err(format!("table {}, family {}: {e}", t.name, f.name)))?,
             })
-            .collect(),
+        })
+        .collect::<Result<_, Error>>()?;
+    Ok(TableDescriptor {
+        name: t.name.clone(),
+        families,
         splits,
     })
 }
@@ -259,6 +265,17 @@ pub fn check(store: &dyn Store, t: &TableEntry) -> Result<bool, Error> {
             fams(&have).join(", "),
             fams(&want).join(", ")
         )));
+    }
+    // A backend that cannot hold a setting reports HBase's default for it: only one that
+    // reports it can differ.
+    for w in &want.families {
+        let Some(h) = have.family(&w.name) else { continue };
+        if let Some(diff) = h.storage.first_difference(&w.storage) {
+            return Err(err(format!(
+                "table {} exists and its family {} has {diff}: the HFiles were written for the manifest's settings; drop the table, or load into another cluster",
+                t.name, w.name
+            )));
+        }
     }
     Ok(true)
 }

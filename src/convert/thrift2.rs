@@ -8,7 +8,8 @@
 
 use super::added_columns;
 use crate::idl::thrift2::{
-    TColumn, TColumnFamilyDescriptor, TColumnValue, TDelete, TDeleteType, TGet, TPut, TResult, TTimeRange,
+    TBloomFilterType, TColumn, TColumnFamilyDescriptor, TColumnValue, TCompressionAlgorithm, TDataBlockEncoding,
+    TDelete, TDeleteType, TGet, TPut, TResult, TTimeRange,
 };
 use crate::store::{Cell, Get, Mutation, Row, Selection};
 
@@ -46,6 +47,44 @@ pub fn family_descriptor(name: &[u8], max_versions: u32) -> TColumnFamilyDescrip
         no,
         no,
     )
+}
+
+/// A family with its `VERSIONS` and storage settings, every other option left to the server.
+pub fn family_with(name: &[u8], max_versions: u32, s: &crate::store::Storage) -> TColumnFamilyDescriptor {
+    let mut d = family_descriptor(name, max_versions);
+    d.compression_type = Some(TCompressionAlgorithm(s.compression.ordinal()));
+    d.data_block_encoding = Some(TDataBlockEncoding(s.data_block_encoding.id().into()));
+    d.bloomn_filter_type = Some(TBloomFilterType(s.bloom_filter.ordinal()));
+    d.block_size = Some(s.block_size as i32);
+    d.time_to_live = Some(s.ttl.min(crate::store::storage::FOREVER) as i32);
+    d
+}
+
+/// The storage settings a family descriptor reports; a setting that is absent or not one
+/// tallrow writes (`LZO`, `ROWPREFIX_FIXED_LENGTH`) is an error that names it.
+pub fn storage_of(d: &TColumnFamilyDescriptor) -> Result<crate::store::Storage, String> {
+    use crate::store::storage::{Bloom, Compression, Encoding, FOREVER};
+    let mut s = crate::store::Storage::default();
+    let family = String::from_utf8_lossy(&d.name);
+    if let Some(c) = d.compression_type {
+        s.compression = Compression::from_ordinal(c.0)
+            .ok_or_else(|| format!("family {family}: compression {} is not one tallrow writes", c.0))?;
+    }
+    if let Some(e) = d.data_block_encoding {
+        s.data_block_encoding = Encoding::from_id(e.0)
+            .ok_or_else(|| format!("family {family}: data block encoding {} is not one tallrow writes", e.0))?;
+    }
+    if let Some(b) = d.bloomn_filter_type {
+        s.bloom_filter = Bloom::from_ordinal(b.0)
+            .ok_or_else(|| format!("family {family}: bloom filter type {} is not one tallrow writes", b.0))?;
+    }
+    if let Some(b) = d.block_size {
+        s.block_size = b.max(0) as u32;
+    }
+    if let Some(t) = d.time_to_live {
+        s.ttl = if t <= 0 { FOREVER } else { t as u32 };
+    }
+    Ok(s)
 }
 
 /// A row's puts as one `TPut`, each cell with its own timestamp (none: the server's clock).

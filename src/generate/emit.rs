@@ -112,7 +112,7 @@ impl Generator {
         if d.series.is_some() {
             out.extend(series::Series::tables());
         }
-        out
+        out.into_iter().map(|t| self.workload().storage.apply(t)).collect()
     }
 
     /// Whether the workload writes `table`.

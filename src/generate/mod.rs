@@ -16,7 +16,7 @@ pub use digest::Digest;
 pub use dist::{Scramble, Zipf, geometric};
 pub use emit::{Scratch, Sink, Table, digest_row};
 pub use plan::Plan;
-pub use text::words;
+pub use text::{Texture, deflate_ratio, texture_for, words};
 
 use crate::schema::{actions::Action, blog::Article, microblog, series::Point};
 use crate::workload::Workload;
@@ -63,6 +63,22 @@ pub struct Generator {
     category_zipf: Zipf,
     plan: Arc<Plan>,
     plan_time: std::time::Duration,
+    texture: Texture,
+}
+
+/// The texture of `data.compressibility`, found once per ratio.
+fn texture(ratio: Option<f64>) -> Texture {
+    use std::sync::{Mutex, OnceLock};
+    static FOUND: OnceLock<Mutex<Vec<(u64, Texture)>>> = OnceLock::new();
+    let Some(ratio) = ratio else { return Texture::default() };
+    let found = FOUND.get_or_init(Mutex::default);
+    if let Some((_, t)) = found.lock().expect("lock").iter().find(|(r, _)| *r == ratio.to_bits()) {
+        return *t;
+    }
+    // Validation found it within reach.
+    let t = texture_for(ratio).unwrap_or_default();
+    found.lock().expect("lock").push((ratio.to_bits(), t));
+    t
 }
 
 impl Generator {
@@ -84,6 +100,7 @@ impl Generator {
             category_zipf: Zipf::new(categories, cat_s),
             plan: Arc::new(Plan::empty()),
             plan_time: std::time::Duration::ZERO,
+            texture: texture(w.data.compressibility),
         };
         let started = std::time::Instant::now();
         g.plan = Arc::new(Plan::build(&g));
@@ -245,10 +262,11 @@ impl Generator {
         } else {
             u64::from(p.min_chars) + s.below(2 * index + 1, u64::from(p.max_chars - p.min_chars) + 1)
         };
-        text::words(
+        text::words_with(
             &self.rng.stream(Kind::Post, uid, F_TEXT).child(index),
             len as usize,
             out,
+            self.texture,
         );
     }
 
@@ -307,11 +325,16 @@ impl Generator {
         let base = self.rng.stream(Kind::Article, uid, F_ITEM);
         for (j, article) in out.iter_mut().enumerate() {
             let s = base.child(j as u64);
-            text::words(&s.child(100), 20 + s.below(4, 60) as usize, &mut article.title);
+            text::words_with(
+                &s.child(100),
+                20 + s.below(4, 60) as usize,
+                &mut article.title,
+                self.texture,
+            );
             let size = s
                 .lognormal(5, f64::from(a.size_median).ln(), a.size_sigma)
                 .clamp(1.0, 1_000_000.0) as usize;
-            text::words(&s.child(101), size, &mut article.content);
+            text::words_with(&s.child(101), size, &mut article.content, self.texture);
         }
     }
 

@@ -54,6 +54,16 @@ impl<T> Page<T> {
     }
 }
 
+/// Every table a schema creates, with HBase's default storage settings and the microblog's
+/// default inbox versions.
+pub fn all_tables() -> Vec<TableDescriptor> {
+    let mut out = microblog::Microblog::tables(&microblog::Config::default());
+    out.extend(actions::Actions::tables());
+    out.extend(blog::Blog::tables());
+    out.extend(series::Series::tables());
+    out
+}
+
 /// Creates each table unless it exists.
 pub fn create_tables(store: &dyn Store, tables: &[TableDescriptor]) -> Result<()> {
     for t in tables {

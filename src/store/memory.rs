@@ -86,22 +86,36 @@ impl Memory {
     }
 }
 
-fn select(semantics: Semantics, desc: &TableDescriptor, key: &[u8], columns: &Columns, sel: &Selection) -> Option<Row> {
+/// A row as a read at `now` sees it: cells past their family's TTL are gone before versions
+/// are counted, in both semantics.
+fn select(
+    semantics: Semantics,
+    desc: &TableDescriptor,
+    key: &[u8],
+    columns: &Columns,
+    sel: &Selection,
+    now: i64,
+) -> Option<Row> {
     let mut cells = Vec::new();
     for ((family, qualifier), versions) in columns {
         if !sel.wants_column(family, qualifier) {
             continue;
         }
-        let kept = desc.family(family).map_or(0, |f| f.max_versions) as usize;
+        let fd = desc.family(family);
+        let kept = fd.map_or(0, |f| f.max_versions) as usize;
+        let oldest = fd.and_then(|f| f.storage.oldest_unexpired(now)).unwrap_or(i64::MIN);
+        let live = |(Reverse(ts), _): &(&Reverse<i64>, &Vec<u8>)| *ts >= oldest;
         let in_range = |(Reverse(ts), _): &(&Reverse<i64>, &Vec<u8>)| sel.wants_timestamp(*ts);
         let chosen: Vec<(&Reverse<i64>, &Vec<u8>)> = match semantics {
             Semantics::Hbase => versions
                 .iter()
+                .filter(live)
                 .filter(in_range)
                 .take(kept.min(sel.max_versions as usize))
                 .collect(),
             Semantics::Bigtable => versions
                 .iter()
+                .filter(live)
                 .take(kept)
                 .filter(in_range)
                 .take(sel.max_versions as usize)
@@ -261,13 +275,14 @@ impl Store for Memory {
         let name = canonical_table_name(table)?;
         let tables = self.tables.read().expect("lock");
         let t = tables.get(&name).ok_or(Error::TableNotFound(name))?;
+        let now = now_millis();
         gets.iter()
             .map(|g| {
                 validate_row_key(&g.row)?;
                 g.select.validate(&t.desc)?;
                 Ok(t.rows
                     .get(&g.row)
-                    .and_then(|r| select(self.semantics, &t.desc, &g.row, &r.columns, &g.select)))
+                    .and_then(|r| select(self.semantics, &t.desc, &g.row, &r.columns, &g.select, now)))
             })
             .collect()
     }
@@ -277,6 +292,7 @@ impl Store for Memory {
         let tables = self.tables.read().expect("lock");
         let t = tables.get(&name).ok_or(Error::TableNotFound(name))?;
         scan.select.validate(&t.desc)?;
+        let now = now_millis();
         let limit = scan.limit.unwrap_or(usize::MAX);
         let Some(bounds) = key_range(scan) else {
             return Ok(Vec::new());
@@ -285,7 +301,7 @@ impl Store for Memory {
         let rows = t.rows.range::<Vec<u8>, _>(bounds);
         let matching = |(key, row): (&Vec<u8>, &RowState)| {
             if scan.contains(key) {
-                select(self.semantics, &t.desc, key, &row.columns, &scan.select)
+                select(self.semantics, &t.desc, key, &row.columns, &scan.select, now)
             } else {
                 None
             }

@@ -17,8 +17,10 @@ pub mod memory;
 mod model;
 pub mod null;
 pub mod runs;
+pub mod storage;
 
 pub use model::*;
+pub use storage::Storage;
 
 /// A store error, with the table, family or argument it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -13,6 +13,19 @@ pub struct FamilyDescriptor {
     pub name: String,
     /// Most versions a read returns per column (HBase `VERSIONS`), at least 1.
     pub max_versions: u32,
+    /// Codec, encoding, bloom filter, block size and TTL.
+    pub storage: super::Storage,
+}
+
+impl FamilyDescriptor {
+    /// A family keeping `versions` versions, with HBase's default storage settings.
+    pub fn new(name: &str, versions: u32) -> Self {
+        FamilyDescriptor {
+            name: name.to_string(),
+            max_versions: versions,
+            storage: super::Storage::default(),
+        }
+    }
 }
 
 /// A table: its name (`namespace:table` or `table`) and its families.
@@ -34,13 +47,7 @@ impl TableDescriptor {
     pub fn new(name: &str, families: &[&str], versions: u32) -> Self {
         TableDescriptor {
             name: name.to_string(),
-            families: families
-                .iter()
-                .map(|f| FamilyDescriptor {
-                    name: f.to_string(),
-                    max_versions: versions,
-                })
-                .collect(),
+            families: families.iter().map(|f| FamilyDescriptor::new(f, versions)).collect(),
             splits: Vec::new(),
         }
     }
@@ -88,6 +95,9 @@ impl TableDescriptor {
                     f.name
                 )));
             }
+            f.storage
+                .validate()
+                .map_err(|e| Error::BadArgument(format!("table {name}, family {}: {e}", f.name)))?;
         }
         let mut splits = self.splits.clone();
         splits.sort();

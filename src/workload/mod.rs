@@ -5,6 +5,7 @@ mod locate;
 mod op;
 mod raw;
 mod set;
+pub mod storage;
 mod validate;
 
 pub use set::Set;
@@ -76,6 +77,9 @@ pub struct Workload {
     pub load: Load,
     /// The run phase.
     pub run: Run,
+    /// How created families sit on disk (`[storage]`).
+    #[serde(default)]
+    pub storage: storage::StorageSettings,
 }
 
 /// The shape of the synthetic data.
@@ -97,6 +101,10 @@ pub struct Data {
     pub articles: Option<Articles>,
     /// Series points.
     pub series: Option<Series>,
+    /// The ratio DEFLATE reaches on generated text (posts, article titles and bodies);
+    /// `None` leaves the text as the vocabulary gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressibility: Option<f64>,
 }
 
 /// The follow graph.

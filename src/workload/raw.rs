@@ -15,6 +15,7 @@ pub(super) struct Workload {
     pub microblog: Option<Microblog>,
     pub load: Option<Load>,
     pub run: Option<Run>,
+    pub storage: Option<Storage>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -28,6 +29,7 @@ pub(super) struct Data {
     pub actions: Option<Actions>,
     pub articles: Option<Articles>,
     pub series: Option<Series>,
+    pub compressibility: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -129,4 +131,36 @@ pub(super) struct Run {
     pub skew: Option<String>,
     pub skew_exponent: Option<f64>,
     pub mix: Option<BTreeMap<String, f64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Storage {
+    pub compression: Option<String>,
+    pub data_block_encoding: Option<String>,
+    pub bloom_filter: Option<String>,
+    pub block_size: Option<u32>,
+    pub ttl: Option<toml::Value>,
+    pub tables: Option<BTreeMap<String, TableStorage>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TableStorage {
+    pub compression: Option<String>,
+    pub data_block_encoding: Option<String>,
+    pub bloom_filter: Option<String>,
+    pub block_size: Option<u32>,
+    pub ttl: Option<toml::Value>,
+    pub families: Option<BTreeMap<String, FamilyStorage>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FamilyStorage {
+    pub compression: Option<String>,
+    pub data_block_encoding: Option<String>,
+    pub bloom_filter: Option<String>,
+    pub block_size: Option<u32>,
+    pub ttl: Option<toml::Value>,
 }

@@ -29,10 +29,12 @@ impl FromStr for Set {
             .split_once('=')
             .ok_or_else(|| format!("{s:?} is not KEY=VALUE, e.g. data.users=200000"))?;
         let path: Vec<String> = key.trim().split('.').map(|p| p.trim().to_string()).collect();
-        if let Some(bad) = path
-            .iter()
-            .find(|p| p.is_empty() || !p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        {
+        if let Some(bad) = path.iter().find(|p| {
+            p.is_empty()
+                || !p
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == ':')
+        }) {
             return Err(format!(
                 "{s:?}: {bad:?} is not a key part; a key is dotted words, e.g. data.posts.per_month"
             ));

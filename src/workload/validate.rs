@@ -70,6 +70,14 @@ pub(super) fn workload(w: raw::Workload) -> Result<Workload> {
         regions: num("load.regions", l.regions, 1, 1, MAX_REGIONS as u32)? as usize,
     };
     let run = run(w.run, &data)?;
+    // Post stamps are kept distinct by stepping back from the span's start by at most 1 s.
+    let oldest = data.start_ms - 1000;
+    let storage = super::storage::validate(
+        w.storage,
+        &crate::schema::all_tables(),
+        oldest,
+        crate::store::now_millis(),
+    )?;
     Ok(Workload {
         name: w.name,
         seed: w.seed,
@@ -78,6 +86,7 @@ pub(super) fn workload(w: raw::Workload) -> Result<Workload> {
         microblog,
         load,
         run,
+        storage,
     })
 }
 
@@ -118,6 +127,19 @@ fn data(d: raw::Data) -> Result<Data> {
             })
         })
         .transpose()?;
+    let compressibility = match d.compressibility {
+        None => None,
+        Some(r) if !(r > 1.0 && r <= 100.0) => {
+            return bad(
+                "data.compressibility",
+                format!("must be above 1 and at most 100, got {r}"),
+            );
+        }
+        Some(r) => {
+            crate::generate::texture_for(r).or_else(|e| bad("data.compressibility", e))?;
+            Some(r)
+        }
+    };
     Ok(Data {
         users,
         start_ms,
@@ -127,6 +149,7 @@ fn data(d: raw::Data) -> Result<Data> {
         actions,
         articles,
         series,
+        compressibility,
     })
 }
 

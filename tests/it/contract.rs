@@ -26,7 +26,7 @@ macro_rules! contract_suite {
             use $crate::contract as c;
             $crate::contract_suite!(@tests $make, $guard;
                 table_admin, namespaces_and_names, missing_tables_and_families, put_get_and_server_time,
-                overwrite_same_timestamp, versions_capped_by_family_and_request, delete_column_at_or_below,
+                overwrite_same_timestamp, versions_capped_by_family_and_request, ttl_expires_at_read, delete_column_at_or_below,
                 delete_family_and_row, one_version_deletes, batch_order_within_a_call, scans_bounds_prefix_limit,
                 reversed_scans, scan_resume_after, column_selection, time_range_reads, wide_row_paging,
                 binary_keys_sort_unsigned, longest_row_key, bad_batches_change_nothing,
@@ -84,13 +84,7 @@ contract_suite!(hbase_https_thrift2, crate::common::RealHBaseHarness::https_thri
 fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
     s.create_table(&TableDescriptor {
         name: name.to_string(),
-        families: families
-            .iter()
-            .map(|(f, v)| FamilyDescriptor {
-                name: f.to_string(),
-                max_versions: *v,
-            })
-            .collect(),
+        families: families.iter().map(|(f, v)| FamilyDescriptor::new(f, *v)).collect(),
         splits: Vec::new(),
     })
     .expect("create table");
@@ -253,6 +247,51 @@ pub fn overwrite_same_timestamp(h: &mut dyn Harness) {
         cells(&get(&*s, &t, Get::new("r").versions(3))),
         [c("f", b"q", 7, b"new")]
     );
+}
+
+/// A family's TTL, as HBase applies it at read: a cell older than `now - TTL` is gone, and
+/// is not counted among the family's versions; a family without one keeps everything.
+pub fn ttl_expires_at_read(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("ttl");
+    let mut hour = FamilyDescriptor::new("f", 2);
+    hour.storage.ttl = 3600;
+    s.create_table(&TableDescriptor {
+        name: t.clone(),
+        families: vec![hour, FamilyDescriptor::new("g", 1)],
+        splits: Vec::new(),
+    })
+    .expect("create table");
+    let described = s.describe_table(&t).expect("describe");
+    assert_eq!(described.family("f").map(|f| f.storage.ttl), Some(3600));
+    assert_eq!(
+        described.family("g").map(|f| f.storage.ttl),
+        Some(tallrow::store::storage::FOREVER)
+    );
+    let now = now_millis();
+    let min = 60_000;
+    let mut a = vec![Mutation::put("g", "q", now - 300 * min, "kept")];
+    for (ago, v) in [(10, "10m"), (20, "20m"), (120, "2h"), (180, "3h")] {
+        a.push(Mutation::put("f", "q", now - ago * min, v));
+    }
+    a.push(Mutation::put("f", "old", now - 120 * min, "2h"));
+    put(&*s, &t, b"a", a);
+    put(&*s, &t, b"b", vec![Mutation::put("f", "q", now - 120 * min, "2h")]);
+    put(&*s, &t, b"c", vec![Mutation::put("f", "q", now - min, "1m")]);
+    assert_eq!(
+        cells(&get(&*s, &t, Get::new("a").versions(10))),
+        [
+            c("f", b"q", now - 10 * min, b"10m"),
+            c("f", b"q", now - 20 * min, b"20m"),
+            c("g", b"q", now - 300 * min, b"kept")
+        ]
+    );
+    assert_eq!(get(&*s, &t, Get::new("b")), None, "every cell of b has expired");
+    let mut old = Get::new("a").versions(10);
+    old.select.time_range = Some((0, now - 60 * min));
+    assert_eq!(cells(&get(&*s, &t, old)), [c("g", b"q", now - 300 * min, b"kept")]);
+    let rows = s.scan(&t, &Scan::default()).expect("scan");
+    assert_eq!(keys(&rows), [b"a".to_vec(), b"c".to_vec()]);
 }
 
 pub fn versions_capped_by_family_and_request(h: &mut dyn Harness) {

@@ -26,5 +26,6 @@ mod run;
 mod run_cli;
 mod secure;
 mod serve;
+mod storage;
 mod store_batches;
 mod thrift2;

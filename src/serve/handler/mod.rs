@@ -135,6 +135,21 @@ impl Default for FamilyOptions {
     }
 }
 
+impl FamilyOptions {
+    /// What the store acts on: the TTL, which it applies at read as HBase does. The rest is
+    /// kept and reported here, since the store has no blocks to compress or encode.
+    fn store_storage(&self) -> store::Storage {
+        store::Storage {
+            ttl: if self.ttl <= 0 {
+                store::storage::FOREVER
+            } else {
+                self.ttl as u32
+            },
+            ..store::Storage::default()
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct TableState {
     enabled: bool,

@@ -96,6 +96,7 @@ impl HbaseSyncHandler for Handler {
             families.push(store::FamilyDescriptor {
                 name: family.clone(),
                 max_versions: versions,
+                storage: o.store_storage(),
             });
             if options.insert(family.clone(), o).is_some() {
                 return Err(illegal(format!("Column Family {family} already exists")));

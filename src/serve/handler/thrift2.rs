@@ -1044,6 +1044,7 @@ impl THBaseServiceSyncHandler for Thrift2 {
             store_families.push(store::FamilyDescriptor {
                 name: family.clone(),
                 max_versions: versions,
+                storage: o.store_storage(),
             });
             // As TableDescriptorBuilder.setColumnFamily: a family given twice is replaced.
             options.insert(family, o);

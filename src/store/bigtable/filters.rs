@@ -56,6 +56,14 @@ pub(super) fn selection_filter(desc: &TableDescriptor, sel: &Selection) -> RowFi
             continue;
         }
         let mut chain = vec![filter(row_filter::Filter::FamilyNameRegexFilter(literal(&f.name)))];
+        // Bigtable collects by age lazily: cells past the family's TTL are dropped here,
+        // before versions are counted, as HBase's reads drop them.
+        if let Some(oldest) = f.storage.oldest_unexpired(now_millis()) {
+            chain.push(filter(row_filter::Filter::TimestampRangeFilter(TimestampRange {
+                start_timestamp_micros: micros(oldest.max(0)),
+                end_timestamp_micros: 0,
+            })));
+        }
         let whole = sel.columns.is_empty() || sel.columns.iter().any(|c| c.family == f.name && c.qualifier.is_none());
         if !whole {
             // Each qualifier once: an interleave yields a cell once per branch it matches.

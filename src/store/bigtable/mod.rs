@@ -288,11 +288,7 @@ impl Store for Bigtable {
             column_families.insert(
                 f.name.clone(),
                 admin::ColumnFamily {
-                    gc_rule: Some(admin::GcRule {
-                        rule: Some(admin::gc_rule::Rule::MaxNumVersions(
-                            f.max_versions.min(i32::MAX as u32) as i32,
-                        )),
-                    }),
+                    gc_rule: Some(gc_rule(f.max_versions, &f.storage)),
                     ..Default::default()
                 },
             );
@@ -347,6 +343,14 @@ impl Store for Bigtable {
             .map(|(name, cf)| FamilyDescriptor {
                 name,
                 max_versions: cf.gc_rule.as_ref().and_then(max_versions).unwrap_or(i32::MAX as u32),
+                storage: crate::store::Storage {
+                    ttl: cf
+                        .gc_rule
+                        .as_ref()
+                        .and_then(max_age)
+                        .unwrap_or(crate::store::storage::FOREVER),
+                    ..crate::store::Storage::default()
+                },
             })
             .collect();
         families.sort_by(|a, b| a.name.cmp(&b.name));
@@ -712,6 +716,21 @@ mod tests {
             })),
         };
         assert_eq!(max_versions(&inter), None);
+    }
+
+    #[test]
+    fn versions_and_ttl_make_a_union_rule_and_read_back() {
+        use admin::gc_rule::Rule;
+        let forever = crate::store::Storage::default();
+        let r = gc_rule(3, &forever);
+        assert_eq!(r.rule, Some(Rule::MaxNumVersions(3)));
+        assert_eq!(max_age(&r), None);
+        let day = crate::store::Storage { ttl: 86_400, ..forever };
+        let r = gc_rule(2, &day);
+        let Some(Rule::Union(u)) = &r.rule else { panic!("{r:?}") };
+        assert_eq!(u.rules.len(), 2);
+        assert_eq!(max_versions(&r), Some(2));
+        assert_eq!(max_age(&r), Some(86_400));
     }
 
     #[test]

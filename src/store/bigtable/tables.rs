@@ -39,6 +39,47 @@ pub(super) fn max_versions(rule: &admin::GcRule) -> Option<u32> {
     }
 }
 
+/// A family's GC rule as HBase's own Bigtable client maps a family: its versions, and with a
+/// TTL, cells collected once either bound is passed (a union).
+pub(super) fn gc_rule(versions: u32, storage: &crate::store::Storage) -> admin::GcRule {
+    use admin::gc_rule::{Rule, Union};
+    let versions = admin::GcRule {
+        rule: Some(Rule::MaxNumVersions(versions.min(i32::MAX as u32) as i32)),
+    };
+    if storage.forever() {
+        return versions;
+    }
+    let age = admin::GcRule {
+        rule: Some(Rule::MaxAge(prost_types::Duration {
+            seconds: i64::from(storage.ttl),
+            nanos: 0,
+        })),
+    };
+    admin::GcRule {
+        rule: Some(Rule::Union(Union {
+            rules: vec![versions, age],
+        })),
+    }
+}
+
+/// The age, in whole seconds, past which a GC rule collects every cell, if it bounds it.
+pub(super) fn max_age(rule: &admin::GcRule) -> Option<u32> {
+    use admin::gc_rule::Rule;
+    let secs = |d: &prost_types::Duration| d.seconds.clamp(1, i64::from(crate::store::storage::FOREVER)) as u32;
+    match rule.rule.as_ref()? {
+        Rule::MaxNumVersions(_) => None,
+        Rule::MaxAge(d) => Some(secs(d)),
+        Rule::Union(u) => u.rules.iter().filter_map(max_age).min(),
+        Rule::Intersection(i) => i
+            .rules
+            .iter()
+            .map(max_age)
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .max(),
+    }
+}
+
 impl Bigtable {
     /// An admin request, with a bearer token outside the emulator.
     pub(super) async fn admin_request<T>(&self, msg: T) -> Result<tonic::Request<T>> {

@@ -196,14 +196,22 @@ impl Embedded {
 }
 
 /// Selects the cells of one row from its raw `(key, value)` entries in key order.
-fn select_row(t: &Table, row: Vec<u8>, entries: &[(fjall::UserKey, fjall::UserValue)], sel: &Selection) -> Option<Row> {
+/// Cells older than a family's TTL are skipped before versions are counted, as HBase's
+/// `ScanQueryMatcher` skips them; `now` is the read's start.
+fn select_row(
+    t: &Table,
+    row: Vec<u8>,
+    entries: &[(fjall::UserKey, fjall::UserValue)],
+    sel: &Selection,
+    now: i64,
+) -> Option<Row> {
     let mut cells = Vec::new();
     let row_len = entries.first().map_or(0, |(k, _)| cellkey::split_escaped(k, 0, None));
     // The encoded (family, qualifier) of the column being read; keys of one column differ
     // only in their timestamp, so the column is decoded once, not per version.
     let mut column: &[u8] = &[];
     let (mut family, mut qualifier) = (0u8, Vec::new());
-    let (mut taken, mut wanted, mut kept) = (0usize, false, 0usize);
+    let (mut taken, mut wanted, mut kept, mut oldest) = (0usize, false, 0usize, i64::MIN);
     for (key, value) in entries {
         let this = &key[row_len..key.len() - 8];
         if this != column {
@@ -213,15 +221,16 @@ fn select_row(t: &Table, row: Vec<u8>, entries: &[(fjall::UserKey, fjall::UserVa
             cellkey::split_escaped(key, row_len + 1, Some(&mut qualifier));
             let fd = &t.desc.families[family as usize];
             wanted = sel.wants_column(&fd.name, &qualifier);
-            // Versions are counted among the cells inside the time range.
+            // Versions are counted among the live cells inside the time range.
             kept = (fd.max_versions as usize).min(sel.max_versions as usize);
+            oldest = fd.storage.oldest_unexpired(now).unwrap_or(i64::MIN);
             taken = 0;
         }
         if !wanted || taken >= kept {
             continue;
         }
         let ts = cellkey::decode_ts(key);
-        if !sel.wants_timestamp(ts) {
+        if ts < oldest || !sel.wants_timestamp(ts) {
             continue;
         }
         cells.push(Cell {
@@ -427,6 +436,7 @@ impl Store for Embedded {
 
     fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
         let t = self.table(table)?;
+        let now = now_millis();
         let mut out = Vec::with_capacity(gets.len());
         for g in gets {
             validate_row_key(&g.row)?;
@@ -466,7 +476,7 @@ impl Store for Embedded {
                     entries.push(guard.into_inner().map_err(io)?);
                 }
             }
-            out.push(select_row(&t, g.row.clone(), &entries, &g.select));
+            out.push(select_row(&t, g.row.clone(), &entries, &g.select, now));
         }
         Ok(out)
     }
@@ -474,6 +484,7 @@ impl Store for Embedded {
     fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>> {
         let t = self.table(table)?;
         scan.select.validate(&t.desc)?;
+        let now = now_millis();
         let limit = scan.limit.unwrap_or(usize::MAX);
         let mut rows = Vec::new();
         if limit == 0 {
@@ -502,7 +513,7 @@ impl Store for Embedded {
             }
             let mut key = Vec::with_capacity(row_len);
             cellkey::split_escaped(&entries[0].0, 0, Some(&mut key));
-            if let Some(row) = select_row(&t, key, entries, &scan.select) {
+            if let Some(row) = select_row(&t, key, entries, &scan.select, now) {
                 rows.push(row);
             }
             entries.clear();
@@ -532,17 +543,25 @@ fn table_key(name: &str) -> Vec<u8> {
     [TABLE_PREFIX, name.as_bytes()].concat()
 }
 
-// Descriptor format: 2 (version), keyspace name (u8 length + bytes), family count (u8), then per
-// family its name (u16 length + bytes) and VERSIONS (u32); then the split count (u32) and per
-// split key its length (u16) and bytes. Version 1, without splits, reads as one region.
+// Descriptor format: 3 (version), keyspace name (u8 length + bytes), family count (u8), then per
+// family its name (u16 length + bytes), VERSIONS (u32), and its storage settings: codec
+// ordinal, encoding id, bloom ordinal (one byte each), BLOCKSIZE and TTL (u32 each); then the
+// split count (u32) and per split key its length (u16) and bytes. Version 2 has no storage
+// settings (HBase's defaults); version 1 has no splits either and reads as one region.
 fn encode_descriptor(desc: &TableDescriptor, keyspace: &str) -> Vec<u8> {
-    let mut out = vec![2, keyspace.len() as u8];
+    let mut out = vec![3, keyspace.len() as u8];
     out.extend_from_slice(keyspace.as_bytes());
     out.push(desc.families.len() as u8);
     for f in &desc.families {
         out.extend_from_slice(&(f.name.len() as u16).to_be_bytes());
         out.extend_from_slice(f.name.as_bytes());
         out.extend_from_slice(&f.max_versions.to_be_bytes());
+        let s = &f.storage;
+        out.push(s.compression.ordinal() as u8);
+        out.push(s.data_block_encoding.id() as u8);
+        out.push(s.bloom_filter.ordinal() as u8);
+        out.extend_from_slice(&s.block_size.to_be_bytes());
+        out.extend_from_slice(&s.ttl.to_be_bytes());
     }
     out.extend_from_slice(&(desc.splits.len() as u32).to_be_bytes());
     for k in &desc.splits {
@@ -564,7 +583,7 @@ fn decode_descriptor(name: &str, bytes: &[u8]) -> Result<(TableDescriptor, Strin
         Ok(head)
     };
     let version = take(1)?[0];
-    if version != 1 && version != 2 {
+    if !(1..=3).contains(&version) {
         return Err(corrupt());
     }
     let n = take(1)?[0] as usize;
@@ -575,13 +594,24 @@ fn decode_descriptor(name: &str, bytes: &[u8]) -> Result<(TableDescriptor, Strin
         let n = u16::from_be_bytes(take(2)?.try_into().expect("2 bytes")) as usize;
         let fname = String::from_utf8(take(n)?.to_vec()).map_err(|_| corrupt())?;
         let max_versions = u32::from_be_bytes(take(4)?.try_into().expect("4 bytes"));
+        let mut storage = super::Storage::default();
+        if version >= 3 {
+            let kinds = take(3)?;
+            use super::storage::{Bloom, Compression, Encoding};
+            storage.compression = Compression::from_ordinal(kinds[0].into()).ok_or_else(corrupt)?;
+            storage.data_block_encoding = Encoding::from_id(kinds[1].into()).ok_or_else(corrupt)?;
+            storage.bloom_filter = Bloom::from_ordinal(kinds[2].into()).ok_or_else(corrupt)?;
+            storage.block_size = u32::from_be_bytes(take(4)?.try_into().expect("4 bytes"));
+            storage.ttl = u32::from_be_bytes(take(4)?.try_into().expect("4 bytes"));
+        }
         families.push(super::FamilyDescriptor {
             name: fname,
             max_versions,
+            storage,
         });
     }
     let mut splits = Vec::new();
-    if version == 2 {
+    if version >= 2 {
         let count = u32::from_be_bytes(take(4)?.try_into().expect("4 bytes"));
         for _ in 0..count {
             let n = u16::from_be_bytes(take(2)?.try_into().expect("2 bytes")) as usize;

@@ -336,21 +336,39 @@ impl Store for Hbase {
                 desc.splits.len() + 1
             )));
         }
+        let defaults = crate::store::Storage::default();
+        for f in &desc.families {
+            let s = &f.storage;
+            let unset = if s.data_block_encoding != defaults.data_block_encoding {
+                Some(format!("DATA_BLOCK_ENCODING {}", s.data_block_encoding))
+            } else if s.block_size != defaults.block_size {
+                Some(format!("BLOCKSIZE {}", s.block_size))
+            } else {
+                None
+            };
+            if let Some(unset) = unset {
+                return Err(Error::BadArgument(format!(
+                    "table {}, family {}: HBase's Thrift1 API cannot set {unset}; use api=thrift2 or api=native",
+                    desc.name, f.name
+                )));
+            }
+        }
         let families: Vec<ColumnDescriptor> = desc
             .families
             .iter()
             .map(|f| {
-                // HBase's own defaults for a new family, with the store's VERSIONS.
+                // What Thrift1's ColumnDescriptor carries: codec, bloom type and TTL; HBase's
+                // defaults for the rest.
                 ColumnDescriptor::new(
                     format!("{}:", f.name).into_bytes(),
                     f.max_versions.min(i32::MAX as u32) as i32,
-                    "NONE".to_string(),
+                    f.storage.compression.to_string(),
                     false,
-                    "ROW".to_string(),
+                    f.storage.bloom_filter.to_string(),
                     0,
                     0,
                     true,
-                    i32::MAX,
+                    f.storage.ttl.min(crate::store::storage::FOREVER) as i32,
                 )
             })
             .collect();
@@ -397,9 +415,24 @@ impl Store for Hbase {
             let raw = cd.name.unwrap_or(key);
             let family = String::from_utf8(raw.strip_suffix(b":").unwrap_or(&raw).to_vec())
                 .map_err(|_| Error::Io("family name in reply is not UTF-8".into()))?;
+            // Thrift1 reports no encoding or block size: HBase's defaults stand for them.
+            let mut storage = crate::store::Storage::default();
+            let attrs = [
+                ("COMPRESSION", cd.compression.clone()),
+                ("BLOOMFILTER", cd.bloom_filter_type.clone()),
+                ("TTL", cd.time_to_live.map(|t| t.to_string())),
+            ];
+            for (k, v) in attrs {
+                if let Some(v) = v {
+                    storage
+                        .set_attribute(k, &v)
+                        .map_err(|e| Error::Io(format!("table {name}, family {family}: {e}")))?;
+                }
+            }
             families.push(super::FamilyDescriptor {
                 name: family,
                 max_versions: cd.max_versions.unwrap_or(1).max(1) as u32,
+                storage,
             });
         }
         families.sort_by(|a, b| a.name.cmp(&b.name));

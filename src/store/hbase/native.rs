@@ -396,7 +396,15 @@ impl Store for Native {
         let families: Vec<hbase_client::admin::Family> = desc
             .families
             .iter()
-            .map(|f| hbase_client::admin::Family::new(&f.name, f.max_versions))
+            .map(|f| {
+                let mut family = hbase_client::admin::Family::new(&f.name, f.max_versions);
+                // HBase's attribute names and spellings (`ColumnFamilyDescriptorBuilder`); a
+                // default is left out, as HBase's own client leaves it.
+                family
+                    .attributes
+                    .extend(f.storage.differences().into_iter().map(|(k, v)| (k.to_string(), v)));
+                family
+            })
             .collect();
         self.client
             .create_table(&desc.name, &families, &desc.splits)
@@ -420,11 +428,20 @@ impl Store for Native {
         let mut families: Vec<crate::store::FamilyDescriptor> = t
             .families
             .iter()
-            .map(|f| crate::store::FamilyDescriptor {
-                name: f.name.clone(),
-                max_versions: f.attribute("VERSIONS").and_then(|v| v.parse().ok()).unwrap_or(1).max(1),
+            .map(|f| {
+                let mut storage = crate::store::Storage::default();
+                for (k, v) in &f.attributes {
+                    storage
+                        .set_attribute(k, v)
+                        .map_err(|e| Error::Io(format!("table {name}, family {}: {e}", f.name)))?;
+                }
+                Ok(crate::store::FamilyDescriptor {
+                    name: f.name.clone(),
+                    max_versions: f.attribute("VERSIONS").and_then(|v| v.parse().ok()).unwrap_or(1).max(1),
+                    storage,
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         families.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(TableDescriptor {
             name,

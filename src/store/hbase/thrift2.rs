@@ -190,14 +190,17 @@ fn tcolumns(select: &crate::store::Selection) -> Option<Vec<crate::idl::thrift2:
     (!kept.is_empty()).then_some(kept)
 }
 
-/// A `TTableDescriptor` as the store describes the table `name`: its families and versions.
+/// A `TTableDescriptor` as the store describes the table `name`: its families, versions and
+/// storage settings.
 fn descriptor_of(name: String, d: TTableDescriptor) -> Result<TableDescriptor> {
     let mut families = Vec::new();
     for f in d.columns.unwrap_or_default() {
+        let storage = t2::storage_of(&f).map_err(Error::Io)?;
         let family = String::from_utf8(f.name).map_err(|_| Error::Io("family name in reply is not UTF-8".into()))?;
         families.push(crate::store::FamilyDescriptor {
             name: family,
             max_versions: f.max_versions.unwrap_or(1).max(1) as u32,
+            storage,
         });
     }
     families.sort_by(|a, b| a.name.cmp(&b.name));
@@ -233,7 +236,7 @@ impl Store for Hbase2 {
         let families: Vec<TColumnFamilyDescriptor> = desc
             .families
             .iter()
-            .map(|f| t2::family_descriptor(f.name.as_bytes(), f.max_versions))
+            .map(|f| t2::family_with(f.name.as_bytes(), f.max_versions, &f.storage))
             .collect();
         let t = TTableDescriptor::new(table_name(&desc.name), families, None, None);
         if let Some((ns, _)) = desc.name.split_once(':') {

@@ -1,0 +1,310 @@
+//! Storage settings (`[storage]`: codec, data block encoding, bloom filter, block size, TTL):
+//! the workload's section and its one-line refusals through the binary, the settings a load
+//! creates tables with (kept by the embedded store across a restart), and tables created
+//! through Thrift2, the native RPC and Thrift1 as HBase's own Java Admin describes them.
+
+use crate::common::{real_hbase, real_hbase_there, tallrow};
+use std::path::Path;
+use std::process::Command;
+use tallrow::store::storage::{Bloom, Compression, Encoding, FOREVER};
+use tallrow::store::{Error, FamilyDescriptor, Storage, Store, TableDescriptor};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A small microblog workload with a `[storage]` section.
+const WORKLOAD: &str = r#"name = "stored"
+seed = 7
+
+[data]
+users = 60
+start = 2026-01-01T00:00:00Z
+span_days = 30
+
+[data.follows]
+max_followees = 20
+
+[data.posts]
+per_month = 2.0
+
+[storage]
+compression = "SNAPPY"
+data_block_encoding = "FAST_DIFF"
+bloom_filter = "ROWCOL"
+
+[storage.tables."weibo:inbox"]
+block_size = 16384
+ttl = "3650d"
+
+[storage.tables."weibo:inbox".families.receive]
+compression = "ZSTD"
+"#;
+
+#[test]
+fn a_load_creates_tables_with_the_workloads_settings_and_the_store_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), WORKLOAD).unwrap();
+    let out = tallrow(
+        dir.path(),
+        &[
+            "load",
+            "w.toml",
+            "--backend",
+            "embedded:db",
+            "--set",
+            "storage.tables.weibo:content.compression=gz",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let store = tallrow::store::embedded::Embedded::open(&dir.path().join("db")).unwrap();
+    let inbox = store.describe_table("weibo:inbox").unwrap();
+    assert_eq!(
+        inbox.family("receive").unwrap().storage,
+        Storage {
+            compression: Compression::Zstd,
+            data_block_encoding: Encoding::FastDiff,
+            bloom_filter: Bloom::RowCol,
+            block_size: 16384,
+            ttl: 3650 * 86_400,
+        }
+    );
+    let content = store.describe_table("weibo:content").unwrap();
+    assert_eq!(
+        content.family("info").unwrap().storage,
+        Storage {
+            compression: Compression::Gz,
+            data_block_encoding: Encoding::FastDiff,
+            bloom_filter: Bloom::RowCol,
+            ..Storage::default()
+        },
+        "--set overrides the file"
+    );
+    let relation = store.describe_table("weibo:relation").unwrap();
+    for f in &relation.families {
+        assert_eq!(f.storage.compression, Compression::Snappy, "{}", f.name);
+        assert_eq!(f.storage.ttl, FOREVER);
+    }
+}
+
+/// The workload with `from` replaced by `to`, written to `dir/w.toml`.
+fn with(dir: &Path, from: &str, to: &str) {
+    assert!(WORKLOAD.contains(from), "{from}");
+    std::fs::write(dir.join("w.toml"), WORKLOAD.replacen(from, to, 1)).unwrap();
+}
+
+fn refused(dir: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["load", "w.toml", "--backend", "memory:"];
+    args.extend_from_slice(extra);
+    let out = tallrow(dir, &args);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "one line: {}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    out.stderr.trim_end().to_string()
+}
+
+#[test]
+fn bad_storage_settings_are_refused_in_one_line_that_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    with(dir.path(), "compression = \"SNAPPY\"", "compression = \"LZO\"");
+    assert_eq!(
+        refused(dir.path(), &[]),
+        "error: w.toml:16:15: storage.compression: \"LZO\" is not a codec (one of NONE, GZ, SNAPPY, LZ4, ZSTD)"
+    );
+    with(
+        dir.path(),
+        "bloom_filter = \"ROWCOL\"",
+        "bloom_filter = \"ROWPREFIX_FIXED_LENGTH\"",
+    );
+    assert!(refused(dir.path(), &[]).ends_with(
+        "storage.bloom_filter: \"ROWPREFIX_FIXED_LENGTH\" is not a bloom filter type (one of NONE, ROW, ROWCOL)"
+    ));
+    with(dir.path(), "ttl = \"3650d\"", "ttl = \"30d\"");
+    let ttl = refused(dir.path(), &[]);
+    assert!(
+        ttl.contains("storage.tables.\"weibo:inbox\".ttl: 2592000 s would expire generated cells at once: the oldest is stamped 2025-12-31T23:59:59.000Z"),
+        "{ttl}"
+    );
+    with(
+        dir.path(),
+        "[storage.tables.\"weibo:inbox\"]",
+        "[storage.tables.\"weibo:outbox\"]",
+    );
+    assert!(refused(dir.path(), &[]).contains("no schema has a table \"weibo:outbox\""));
+    with(dir.path(), "families.receive]", "families.fans]");
+    assert!(refused(dir.path(), &[]).contains("table weibo:inbox has no family \"fans\" (it has receive)"));
+    with(dir.path(), "seed = 7", "seed = 7");
+    assert_eq!(
+        refused(dir.path(), &["--set", "storage.data_block_encoding=PREFIX_TREE"]),
+        "error: --set storage.data_block_encoding=PREFIX_TREE: storage.data_block_encoding: \"PREFIX_TREE\" is not a data block encoding (one of NONE, PREFIX, DIFF, FAST_DIFF, ROW_INDEX_V1)"
+    );
+    assert!(
+        refused(dir.path(), &["--set", "storage.block_size=512"])
+            .ends_with("BLOCKSIZE 512 is outside 1024..=16777216 bytes")
+    );
+    assert_eq!(
+        refused(dir.path(), &["--set", "data.compressibility=50"]),
+        "error: --set data.compressibility=50: data.compressibility: 50 is out of reach: the generated text compresses 1.51 to 31.45 times (4.12 as it is)"
+    );
+    assert!(
+        refused(dir.path(), &["--set", "data.compressibility=0.5"])
+            .ends_with("must be above 1 and at most 100, got 0.5")
+    );
+}
+
+/// Text of a chosen compressibility is other text: loaded, it verifies (the verifier
+/// regenerates it), and its rows differ from the plain load's.
+#[test]
+fn a_compressibility_changes_the_text_and_the_load_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), WORKLOAD).unwrap();
+    let mut digests = Vec::new();
+    for (db, set) in [("plain", None), ("two", Some("data.compressibility=2.0"))] {
+        let backend = format!("embedded:{db}");
+        let mut extra: Vec<&str> = vec!["--backend", backend.as_str()];
+        if let Some(set) = set {
+            extra.extend(["--set", set]);
+        }
+        let out = tallrow(dir.path(), &[&["load", "w.toml"][..], &extra].concat());
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        let digest = out
+            .stdout
+            .lines()
+            .find_map(|l| l.split("rows digest: ").nth(1))
+            .expect("a rows digest")
+            .to_string();
+        digests.push(digest);
+        let verify = tallrow(dir.path(), &[&["verify", "w.toml"][..], &extra].concat());
+        assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
+    }
+    assert_ne!(digests[0], digests[1], "other text, other rows");
+}
+
+/// `scripts/hbase.sh describe TABLE`: each family as HBase's Java Admin describes it.
+fn java_describe(table: &str) -> Vec<String> {
+    let out = Command::new(repo().join("scripts/hbase.sh"))
+        .current_dir(repo())
+        .args(["describe", table])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "describe {table}: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines: Vec<String> = stdout
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.sort();
+    lines
+}
+
+fn open(url: &str) -> std::sync::Arc<dyn Store> {
+    tallrow::store::backend::Backend::parse(url, Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap()
+}
+
+fn family(name: &str, versions: u32, storage: Storage) -> FamilyDescriptor {
+    FamilyDescriptor {
+        name: name.into(),
+        max_versions: versions,
+        storage,
+    }
+}
+
+#[test]
+fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_reports() {
+    if !real_hbase_there() {
+        return;
+    }
+    let set = Storage {
+        compression: Compression::Gz,
+        data_block_encoding: Encoding::FastDiff,
+        bloom_filter: Bloom::RowCol,
+        block_size: 16384,
+        ttl: 86_400,
+    };
+    let thrift2 = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
+    let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
+    for (api, url) in [("thrift2", thrift2.as_str()), ("native", native.as_str())] {
+        let store = open(url);
+        let table = format!("storage_{api}_{}", std::process::id());
+        let _ = store.delete_table(&table);
+        let desc = TableDescriptor {
+            name: table.clone(),
+            families: vec![
+                family("a", 3, set),
+                family("b", 1, Storage::default()),
+                family(
+                    "c",
+                    1,
+                    Storage {
+                        compression: Compression::None,
+                        data_block_encoding: Encoding::RowIndexV1,
+                        bloom_filter: Bloom::None,
+                        ..set
+                    },
+                ),
+            ],
+            splits: Vec::new(),
+        };
+        store.create_table(&desc).unwrap();
+        assert_eq!(
+            java_describe(&table),
+            [
+                "a COMPRESSION=GZ DATA_BLOCK_ENCODING=FAST_DIFF BLOOMFILTER=ROWCOL BLOCKSIZE=16384 TTL=86400 VERSIONS=3",
+                "b COMPRESSION=NONE DATA_BLOCK_ENCODING=NONE BLOOMFILTER=ROW BLOCKSIZE=65536 TTL=2147483647 VERSIONS=1",
+                "c COMPRESSION=NONE DATA_BLOCK_ENCODING=ROW_INDEX_V1 BLOOMFILTER=NONE BLOCKSIZE=16384 TTL=86400 VERSIONS=1",
+            ],
+            "{api}"
+        );
+        // And tallrow reads back what it set.
+        let back = store.describe_table(&table).unwrap();
+        assert_eq!(back.families, desc.families, "{api}");
+        store.delete_table(&table).unwrap();
+    }
+
+    // Thrift1's ColumnDescriptor carries the codec, the bloom type and the TTL; the rest is
+    // refused before anything is created.
+    let thrift1 = format!("hbase://{}", real_hbase("TALLROW_HBASE_THRIFT1").unwrap());
+    let store = open(&thrift1);
+    let table = format!("storage_thrift1_{}", std::process::id());
+    let _ = store.delete_table(&table);
+    let refused = store
+        .create_table(&TableDescriptor {
+            name: table.clone(),
+            families: vec![family("a", 1, set)],
+            splits: Vec::new(),
+        })
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        Error::BadArgument(format!(
+            "table {table}, family a: HBase's Thrift1 API cannot set DATA_BLOCK_ENCODING FAST_DIFF; use api=thrift2 or api=native"
+        ))
+    );
+    assert!(matches!(store.describe_table(&table), Err(Error::TableNotFound(_))));
+    let thrift1_set = Storage {
+        data_block_encoding: Encoding::None,
+        block_size: 65536,
+        ..set
+    };
+    store
+        .create_table(&TableDescriptor {
+            name: table.clone(),
+            families: vec![family("a", 2, thrift1_set)],
+            splits: Vec::new(),
+        })
+        .unwrap();
+    assert_eq!(
+        java_describe(&table),
+        ["a COMPRESSION=GZ DATA_BLOCK_ENCODING=NONE BLOOMFILTER=ROWCOL BLOCKSIZE=65536 TTL=86400 VERSIONS=2"]
+    );
+    assert_eq!(store.describe_table(&table).unwrap().families[0].storage, thrift1_set);
+    store.delete_table(&table).unwrap();
+}
