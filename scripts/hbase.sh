@@ -180,6 +180,9 @@ site() {
   <!-- Tests make hundreds of small tables: 2 MB memstore chunks per family would fill the
        capped heap, so memstores allocate per cell instead. -->
   <property><name>hbase.hregion.memstore.mslab.enabled</name><value>false</value></property>
+  <!-- ZSTD without Hadoop's native library, as a cluster without it is configured: HBase's
+       own codec over zstd-jni (hbase-compression-zstd in tests/hbase/pom.xml). -->
+  <property><name>hbase.io.compress.zstd.codec</name><value>org.apache.hadoop.hbase.io.compress.zstd.ZstdCodec</value></property>
 </configuration>
 EOF
 }
