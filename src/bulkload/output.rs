@@ -228,9 +228,7 @@ impl Store for HFiles {
         for f in &desc.families {
             let s = &f.storage;
             let d = crate::store::Storage::default();
-            let unwritten = if s.compression != d.compression {
-                Some(format!("COMPRESSION {}", s.compression))
-            } else if s.data_block_encoding != d.data_block_encoding {
+            let unwritten = if s.data_block_encoding != d.data_block_encoding {
                 Some(format!("DATA_BLOCK_ENCODING {}", s.data_block_encoding))
             } else if s.bloom_filter != d.bloom_filter {
                 Some(format!("BLOOMFILTER {}", s.bloom_filter))
@@ -406,6 +404,7 @@ impl Files<'_> {
             let out = std::io::BufWriter::with_capacity(1 << 20, file);
             let mut opts = hfile::Options::new(name.as_bytes(), self.task);
             opts.block_size = self.desc.families[f].storage.block_size as usize;
+            opts.compression = self.desc.families[f].storage.compression;
             self.open[f] = Some((path, hfile::Writer::new(out, opts)));
         }
         let (path, w) = self.open[f].as_mut().expect("opened");

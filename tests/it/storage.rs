@@ -272,7 +272,12 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
     // Every codec tallrow names loads on the test HBase: the master tries each one a family
     // names before it creates the table (hbase.table.sanity.checks).
     let store = open(&native);
-    for codec in [Compression::Gz, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+    for codec in [
+        Compression::Gz,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ] {
         let table = format!("storage_{}_{}", codec.name().to_lowercase(), std::process::id());
         let _ = store.delete_table(&table);
         let storage = Storage {

@@ -6,6 +6,7 @@
 //! (i64, -1 for none), checksum type (2: CRC32C), bytes per checksum (i32), on-disk size of
 //! header and payload (i32).
 
+use crate::store::storage::Compression;
 use std::io::Write;
 
 /// Header length.
@@ -75,17 +76,22 @@ pub struct Out<W: Write> {
     /// Header and payload of every block counted so far, as `HFileWriterImpl` counts them.
     pub uncompressed: u64,
     checksums: Vec<u8>,
+    codec: Compression,
+    /// Header and compressed payload of the block being written.
+    packed: Vec<u8>,
 }
 
 impl<W: Write> Out<W> {
-    /// A file starting at offset 0.
-    pub fn new(inner: W) -> Self {
+    /// A file starting at offset 0 whose every block's payload is compressed with `codec`.
+    pub fn new(inner: W, codec: Compression) -> Self {
         Out {
             inner,
             pos: 0,
             prev: [-1; 7],
             uncompressed: 0,
             checksums: Vec::new(),
+            codec,
+            packed: Vec::new(),
         }
     }
 
@@ -103,8 +109,18 @@ impl<W: Write> Out<W> {
 
     /// Frames and writes one block. `block` holds [`HEADER`] bytes of room followed by the
     /// payload; the header is filled in place.
+    /// Every block type is compressed with the file's codec, as HBase compresses them all;
+    /// the checksums cover the header and the compressed payload.
     pub fn write_block(&mut self, kind: Kind, block: &mut [u8]) -> std::io::Result<Written> {
         let payload = block.len() - HEADER;
+        let block: &mut [u8] = if self.codec == Compression::None {
+            block
+        } else {
+            self.packed.clear();
+            self.packed.extend_from_slice(&block[..HEADER]);
+            super::codec::compress(self.codec, &block[HEADER..], &mut self.packed)?;
+            &mut self.packed
+        };
         let chunks = block.len().div_ceil(BYTES_PER_CHECKSUM);
         let on_disk = block.len() + 4 * chunks;
         let offset = self.pos;
@@ -131,7 +147,9 @@ impl<W: Write> Out<W> {
     }
 }
 
+/// `block` is the header and the payload as stored (compressed, where the file is).
 fn fill_header(block: &mut [u8], kind: Kind, on_disk: usize, payload: usize, prev: i64) {
+    let stored = block.len();
     let h = &mut block[..HEADER];
     h[..8].copy_from_slice(kind.magic());
     h[8..12].copy_from_slice(&((on_disk - HEADER) as i32).to_be_bytes());
@@ -139,7 +157,7 @@ fn fill_header(block: &mut [u8], kind: Kind, on_disk: usize, payload: usize, pre
     h[16..24].copy_from_slice(&prev.to_be_bytes());
     h[24] = CRC32C;
     h[25..29].copy_from_slice(&(BYTES_PER_CHECKSUM as i32).to_be_bytes());
-    h[29..33].copy_from_slice(&((HEADER + payload) as i32).to_be_bytes());
+    h[29..33].copy_from_slice(&(stored as i32).to_be_bytes());
 }
 
 /// A block's buffer: header room, then the payload written by the caller.
@@ -154,7 +172,7 @@ mod tests {
 
     #[test]
     fn a_block_is_framed_with_its_sizes_the_previous_offset_and_a_checksum_per_chunk() {
-        let mut out = Out::new(Vec::new());
+        let mut out = Out::new(Vec::new(), Compression::None);
         let mut b = Vec::new();
         start(&mut b);
         b.extend_from_slice(b"hello");

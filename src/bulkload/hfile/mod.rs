@@ -15,6 +15,7 @@
 
 mod block;
 mod bloom;
+mod codec;
 mod index;
 mod proto;
 #[cfg(test)]
@@ -46,6 +47,8 @@ pub struct Options {
     pub bulkload_time: i64,
     /// File info `BULKLOAD_SOURCE_TASK`: what wrote the file.
     pub task: String,
+    /// The codec every block is compressed with (the family's `COMPRESSION`).
+    pub compression: crate::store::storage::Compression,
 }
 
 impl Options {
@@ -61,6 +64,7 @@ impl Options {
             create_time: now,
             bulkload_time: now,
             task: task.to_string(),
+            compression: crate::store::storage::Compression::None,
         }
     }
 }

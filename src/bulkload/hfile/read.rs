@@ -33,6 +33,11 @@ fn be64(b: &[u8]) -> i64 {
 
 /// Every block before the trailer.
 pub fn blocks(file: &[u8]) -> Vec<Block> {
+    blocks_with(file, crate::store::storage::Compression::None)
+}
+
+/// Every block before the trailer, payloads decompressed with `codec`.
+pub fn blocks_with(file: &[u8], codec: crate::store::storage::Compression) -> Vec<Block> {
     let end = file.len() - TRAILER;
     let mut at = 0usize;
     let mut out = Vec::new();
@@ -50,7 +55,7 @@ pub fn blocks(file: &[u8]) -> Vec<Block> {
             checksum_type: h[24],
             bytes_per_checksum: be32(&h[25..]),
             on_disk_data_with_header: data as i32,
-            payload: framed[HEADER..].to_vec(),
+            payload: super::codec::decompress(codec, &framed[HEADER..], be32(&h[12..]) as usize).unwrap(),
             framed,
             checksums: file[at + data..at + HEADER + on_disk as usize].to_vec(),
         });

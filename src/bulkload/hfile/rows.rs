@@ -20,6 +20,7 @@ pub struct Rows {
     block: Vec<u8>,
     at: usize,
     row: Vec<u8>,
+    codec: crate::store::storage::Compression,
 }
 
 fn bad(path: &Path, what: impl std::fmt::Display) -> std::io::Error {
@@ -42,6 +43,9 @@ impl Rows {
         }
         let trailer = proto::Trailer::decode_length_delimited(&t[8..]).map_err(|e| bad(path, e))?;
         let end = trailer.load_on_open_data_offset.unwrap_or(0);
+        let ordinal = trailer.compression_codec.unwrap_or(2) as i32;
+        let codec = crate::store::storage::Compression::from_ordinal(ordinal)
+            .ok_or_else(|| bad(path, format!("compression codec {ordinal} is not one tallrow reads")))?;
         file.seek(SeekFrom::Start(0))?;
         Ok(Rows {
             path: path.to_path_buf(),
@@ -51,6 +55,7 @@ impl Rows {
             block: Vec::new(),
             at: 0,
             row: Vec::new(),
+            codec,
         })
     }
 
@@ -82,7 +87,11 @@ impl Rows {
             }
             self.pos += (HEADER + on_disk as usize) as u64;
             if &h[..8] == b"DATABLK*" {
-                self.block = framed.split_off(HEADER);
+                let size = int(12).max(0) as usize;
+                self.block = super::codec::decompress(self.codec, &framed[HEADER..], size).map_err(|e| {
+                    let at = self.pos - (HEADER + on_disk as usize) as u64;
+                    bad(&self.path, format!("the block at {at}: {e}"))
+                })?;
                 self.at = 0;
                 return Ok(true);
             }

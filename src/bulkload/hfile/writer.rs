@@ -76,7 +76,7 @@ impl<W: Write> Writer<W> {
     /// A writer into `out` (buffered by the caller).
     pub fn new(out: W, opts: Options) -> Self {
         Writer {
-            out: Out::new(out),
+            out: Out::new(out, opts.compression),
             index: DataIndex::new(opts.index_chunk_size, opts.index_min_entries),
             bloom: Bloom::new(opts.bloom_chunk_size),
             opts,
@@ -255,7 +255,7 @@ impl<W: Write> Writer<W> {
             first_data_block_offset: self.first_block,
             last_data_block_offset: Some(self.last_block),
             comparator_class_name: Some(COMPARATOR.to_string()),
-            compression_codec: Some(COMPRESSION_NONE),
+            compression_codec: Some(self.opts.compression.ordinal() as u32),
         };
         let mut t = Vec::with_capacity(TRAILER);
         t.extend_from_slice(b"TRABLK\"$");
@@ -335,9 +335,6 @@ pub const TRAILER: usize = 4096;
 
 /// The comparator a v3 file names, in HBase 1's spelling as 2.x writes it.
 pub const COMPARATOR: &str = "org.apache.hadoop.hbase.KeyValue$KVComparator";
-
-/// `Compression.Algorithm.NONE`'s ordinal.
-const COMPRESSION_NONE: u32 = 2;
 
 /// `getMinimumMidpointArray`: a short array after `left` and not after `right`; `None` when
 /// they are equal.
