@@ -24,6 +24,9 @@
 #   scripts/hbase.sh describe TABLE
 #                             TABLE's families as HBase's Java Admin describes them (codec,
 #                             encoding, bloom filter, block size, TTL, versions), one a line
+#   scripts/hbase.sh compact TABLE...
+#                             major-compact each TABLE through HBase's Java Admin and wait
+#                             until every file of it was rewritten
 #   scripts/hbase.sh java CLASS ARGS...
 #                             run a native HBase client against the running instance: the
 #                             bench classpath (HBase's PerformanceEvaluation and the tools in
@@ -450,7 +453,7 @@ case "${1:-}" in
       "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
       -cp "$TALLROW_HBASE_CP" "$tool" "$@"
     ;;
-  java | chaos | describe)
+  java | chaos | describe | compact)
     what="$1"
     shift
     running || { echo "HBase is not running: scripts/hbase.sh start" >&2; exit 3; }
@@ -465,11 +468,12 @@ case "${1:-}" in
     fi
     [ "$what" = chaos ] && set -- dev.tallrow.faults.Chaos "$@"
     [ "$what" = describe ] && set -- dev.tallrow.Describe "$@"
+    [ "$what" = compact ] && set -- dev.tallrow.Compact "$@"
     exec java "${jdk_flags[@]}" "-Xmx$tool_heap" "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
       -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|regionserver N|chaos ARGS...|describe TABLE|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|regionserver N|chaos ARGS...|describe TABLE|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// One shard's manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// `"hfile"`.
     pub kind: String,
@@ -33,7 +33,7 @@ pub struct Manifest {
 }
 
 /// One table's part of a shard.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableEntry {
     /// `namespace:table` or `table`.
     pub name: String,
@@ -45,6 +45,16 @@ pub struct TableEntry {
     pub rows: u64,
     /// Cells this shard wrote.
     pub cells: u64,
+    /// The cells' bytes as HBase serializes them (lengths, key, value), before encoding and
+    /// compression.
+    #[serde(default)]
+    pub raw_bytes: u64,
+    /// The files' bytes.
+    #[serde(default)]
+    pub file_bytes: u64,
+    /// `raw_bytes / file_bytes`: what encoding and compression gained (0 with no files).
+    #[serde(default)]
+    pub ratio: f64,
     /// The files.
     pub files: Vec<FileEntry>,
 }
@@ -121,6 +131,9 @@ pub struct FileEntry {
     pub last_row: String,
     /// File length.
     pub bytes: u64,
+    /// The cells' bytes before encoding and compression.
+    #[serde(default)]
+    pub raw_bytes: u64,
 }
 
 /// The manifest file of `shard` in `dir`.

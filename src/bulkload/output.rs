@@ -98,7 +98,16 @@ impl HFiles {
             .values()
             .map(|d| {
                 let (files, rows, cells) = written.tables.get(&d.name).cloned().unwrap_or_default();
+                let raw_bytes: u64 = files.iter().map(|f| f.raw_bytes).sum();
+                let file_bytes: u64 = files.iter().map(|f| f.bytes).sum();
                 TableEntry {
+                    raw_bytes,
+                    file_bytes,
+                    ratio: if file_bytes == 0 {
+                        0.0
+                    } else {
+                        ((raw_bytes as f64 / file_bytes as f64) * 1000.0).round() / 1000.0
+                    },
                     name: d.name.clone(),
                     families: d
                         .families
@@ -224,23 +233,6 @@ impl Store for HFiles {
         let mut desc = table.validated()?;
         if let Some(s) = self.inner.splits.get(&desc.name) {
             desc.splits = s.clone();
-        }
-        for f in &desc.families {
-            let s = &f.storage;
-            let d = crate::store::Storage::default();
-            let unwritten = if s.data_block_encoding != d.data_block_encoding {
-                Some(format!("DATA_BLOCK_ENCODING {}", s.data_block_encoding))
-            } else if s.bloom_filter != d.bloom_filter {
-                Some(format!("BLOOMFILTER {}", s.bloom_filter))
-            } else {
-                None
-            };
-            if let Some(what) = unwritten {
-                return Err(Error::BadArgument(format!(
-                    "table {}, family {}: HFiles of {what} are not written yet; load through hbase:// instead",
-                    desc.name, f.name
-                )));
-            }
         }
         let mut tables = self.inner.tables.lock().expect("tables lock");
         if tables.contains_key(&desc.name) {
@@ -405,6 +397,8 @@ impl Files<'_> {
             let mut opts = hfile::Options::new(name.as_bytes(), self.task);
             opts.block_size = self.desc.families[f].storage.block_size as usize;
             opts.compression = self.desc.families[f].storage.compression;
+            opts.encoding = self.desc.families[f].storage.data_block_encoding;
+            opts.bloom = self.desc.families[f].storage.bloom_filter;
             self.open[f] = Some((path, hfile::Writer::new(out, opts)));
         }
         let (path, w) = self.open[f].as_mut().expect("opened");
@@ -434,6 +428,7 @@ impl Files<'_> {
                 first_row: crate::keys::to_string_binary(&summary.first_row),
                 last_row: crate::keys::to_string_binary(&summary.last_row),
                 bytes: summary.bytes,
+                raw_bytes: summary.raw,
             });
         }
         Ok(())

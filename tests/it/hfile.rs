@@ -419,37 +419,60 @@ fn bad_hfile_targets_say_what_and_where() {
     );
 }
 
-/// HFiles of every codec, written for a family of that `COMPRESSION`: HBase's
-/// `HFilePrettyPrinter` reads each with no error and names its codec, the bulk-load tool takes
-/// them into tables of that codec, and the data verifies through HBase's own RPC with no
-/// checksum or decompression error in the region servers' logs.
+/// HFiles as production keeps its tables: the quickstart with SNAPPY, FAST_DIFF and ROWCOL,
+/// and the small fixture with each other codec once, each with another encoding (and once with
+/// no bloom filter). HBase's `HFilePrettyPrinter` reads every file with no error and names its
+/// codec, encoding and bloom type; the bulk-load tool takes them into tables of those
+/// settings; the data verifies through HBase's own RPC, then again after HBase major-compacts
+/// every table (rewriting each file with its own writer); the region servers log no checksum
+/// or decoding error.
 #[test]
-fn files_of_every_codec_bulk_load_and_verify() {
+fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
     if !real_hbase_there() {
         return;
     }
     let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
-    for codec in ["GZ", "SNAPPY", "LZ4", "ZSTD"] {
+    let small = small_fixture().display().to_string();
+    let cases = [
+        (quickstart(), "SNAPPY", "FAST_DIFF", "ROWCOL"),
+        (small.clone(), "GZ", "PREFIX", "ROW"),
+        (small.clone(), "LZ4", "DIFF", "NONE"),
+        (small.clone(), "ZSTD", "ROW_INDEX_V1", "ROW"),
+    ];
+    for (workload, codec, encoding, bloom) in cases {
+        let what = format!("{codec} {encoding} {bloom}");
         let turn = RealHBaseDaoHarness::thrift2();
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("hfiles");
-        let set = format!("storage.compression={codec}");
-        let fixture = small_fixture();
-        write_hfiles(tmp.path(), fixture.to_str().unwrap(), &dir, &["--set", &set]);
+        let sets = [
+            format!("storage.compression={codec}"),
+            format!("storage.data_block_encoding={encoding}"),
+            format!("storage.bloom_filter={bloom}"),
+        ];
+        let mut args = Vec::new();
+        for s in &sets {
+            args.extend(["--set", s.as_str()]);
+        }
+        write_hfiles(tmp.path(), &workload, &dir, &args);
         let m = read_manifest(&dir.join("bulkload.json"));
-        assert!(
-            m.tables
-                .iter()
-                .flat_map(|t| &t.families)
-                .all(|f| f.compression == codec)
-        );
+        for t in &m.tables {
+            assert!(t.raw_bytes > 0 && t.file_bytes > 0, "{what}: {}", t.name);
+            assert_eq!(t.file_bytes, t.files.iter().map(|f| f.bytes).sum::<u64>());
+            assert!(t.ratio > 0.0, "{what}: {}", t.name);
+            for f in &t.families {
+                assert_eq!(
+                    (f.compression.as_str(), f.encoding.as_str(), f.bloom.as_str()),
+                    (codec, encoding, bloom)
+                );
+            }
+        }
         let paths: Vec<String> = m
             .tables
             .iter()
             .flat_map(|t| &t.files)
             .map(|f| dir.join(&f.path).display().to_string())
             .collect();
-        let mut args = vec!["hfile", "-m", "-v"];
+        let mut args = vec!["hfile", "-m", "-v", "-k"];
         args.extend(paths.iter().map(String::as_str));
         let out = std::process::Command::new(repo().join("scripts/hbase.sh"))
             .args(&args)
@@ -460,33 +483,64 @@ fn files_of_every_codec_bulk_load_and_verify() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(out.status.success(), "{codec}: {text}");
-        for bad in ["ERROR", "Exception", "checksum"] {
-            assert!(!text.contains(bad), "{codec}: the printer says {bad}: {text}");
+        assert!(out.status.success(), "{what}: {text}");
+        for bad in ["ERROR", "Exception", "checksum", "out of order"] {
+            assert!(!text.contains(bad), "{what}: the printer says {bad}: {text}");
         }
-        assert_eq!(
-            text.matches(&format!("compressionCodec={codec},")).count(),
-            paths.len(),
-            "{codec}: every trailer names the codec: {text}"
-        );
+        let each = |needle: String| {
+            assert_eq!(
+                text.matches(&needle).count(),
+                paths.len(),
+                "{what}: every file says {needle}: {text}"
+            )
+        };
+        each(format!("compressionCodec={codec},"));
+        each(format!("DATA_BLOCK_ENCODING = {encoding}\n"));
+        if bloom == "NONE" {
+            assert!(!text.contains("BLOOM_FILTER_TYPE"), "{what}");
+        } else {
+            each(format!("BLOOM_FILTER_TYPE = {bloom}\n"));
+        }
         let out = bulkload(tmp.path(), &[&dir], &tool());
-        assert_eq!(out.code, 0, "{codec}: {}\n{}", out.stdout, out.stderr);
-        let verify = tallrow(
-            tmp.path(),
-            &["verify", fixture.to_str().unwrap(), "--backend", &native, "--set", &set],
-        );
-        assert_eq!(verify.code, 0, "{codec}: {}\n{}", verify.stdout, verify.stderr);
+        assert_eq!(out.code, 0, "{what}: {}\n{}", out.stdout, out.stderr);
+        let verify = |when: &str| {
+            let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &native]);
+            assert_eq!(out.code, 0, "{what} {when}: {}\n{}", out.stdout, out.stderr);
+            assert!(
+                out.stdout.contains("OK: the store holds exactly the workload's data"),
+                "{what} {when}: {}",
+                out.stdout
+            );
+        };
+        verify("bulk-loaded");
+        let tables: Vec<&str> = m.tables.iter().map(|t| t.name.as_str()).collect();
+        let out = std::process::Command::new(repo().join("scripts/hbase.sh"))
+            .arg("compact")
+            .args(&tables)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
         assert!(
-            verify
-                .stdout
-                .contains("OK: the store holds exactly the workload's data"),
-            "{codec}: {}",
-            verify.stdout
+            out.status.success(),
+            "{what}: compact: {said}{}",
+            String::from_utf8_lossy(&out.stderr)
         );
+        for t in &m.tables {
+            assert!(
+                said.lines().any(|l| l == format!("compacted {}", t.name)),
+                "{what}: {said}"
+            );
+        }
+        verify("major-compacted");
         drop(turn);
     }
     let log = hbase_log();
-    for bad in ["checksum verification failed", "DecompressionException", "Corrupt"] {
+    for bad in [
+        "checksum verification failed",
+        "DecompressionException",
+        "Corrupt",
+        "IllegalStateException",
+    ] {
         assert!(!log.contains(bad), "a region server logged {bad}");
     }
 }

@@ -23,6 +23,8 @@ const CRC32C: u8 = 2;
 pub enum Kind {
     /// Cells.
     Data,
+    /// Cells encoded with a data block encoding.
+    EncodedData,
     /// A leaf of the multi-level data index, written between data blocks.
     LeafIndex,
     /// A chunk of the bloom filter, written between data blocks.
@@ -42,6 +44,7 @@ impl Kind {
     pub fn magic(self) -> &'static [u8; 8] {
         match self {
             Kind::Data => b"DATABLK*",
+            Kind::EncodedData => b"DATABLKE",
             Kind::LeafIndex => b"IDXLEAF2",
             Kind::BloomChunk => b"BLMFBLK2",
             Kind::IntermediateIndex => b"IDXINTE2",
@@ -72,7 +75,7 @@ pub struct Written {
 pub struct Out<W: Write> {
     inner: W,
     pos: u64,
-    prev: [i64; 7],
+    prev: [i64; 8],
     /// Header and payload of every block counted so far, as `HFileWriterImpl` counts them.
     pub uncompressed: u64,
     checksums: Vec<u8>,
@@ -87,7 +90,7 @@ impl<W: Write> Out<W> {
         Out {
             inner,
             pos: 0,
-            prev: [-1; 7],
+            prev: [-1; 8],
             uncompressed: 0,
             checksums: Vec::new(),
             codec,

@@ -1,10 +1,12 @@
-//! The ROW bloom filter HBase gives a family by default, as `CompoundBloomFilterWriter`
-//! writes it: chunks of a fixed size, each filled with `max_keys` rows and written as a
-//! block between data blocks; the last chunk is folded down to the keys it holds; the
-//! meta block in the load-on-open section holds the parameters and an index of the chunks.
+//! A family's bloom filter as `CompoundBloomFilterWriter` writes it: chunks of a fixed size,
+//! each filled with `max_keys` keys and written as a block between data blocks; the last
+//! chunk is folded down to the keys it holds; the meta block in the load-on-open section holds
+//! the parameters and an index of the chunks. A ROW filter's keys are rows; a ROWCOL
+//! filter's are each column's first-on-row-column key (row, empty family, qualifier, the
+//! latest timestamp, type Maximum), with a lower error rate per key, as HBase halves it.
 //!
-//! A row sets `hash_count` bits: `abs((h1 + i * h2) % bits)` with `h1 = murmur(row, 0)` and
-//! `h2 = murmur(row, h1)`, HBase's `MurmurHash` (MurmurHash2, 32-bit) in 32-bit arithmetic.
+//! A key sets `hash_count` bits: `abs((h1 + i * h2) % bits)` with `h1 = murmur(key, 0)` and
+//! `h2 = murmur(key, h1)`, HBase's `MurmurHash` (MurmurHash2, 32-bit) in 32-bit arithmetic.
 
 use super::block::{self, Kind, Out};
 use super::index::Chunk as Entries;
@@ -63,9 +65,21 @@ fn foldable_bytes(bits: u64, fold: u32) -> u64 {
 
 const LN2: f64 = std::f64::consts::LN_2;
 
+/// The error rate of a filter: `BloomFilterFactory.createGeneralBloomAtWrite` gives ROWCOL
+/// `1 - sqrt(1 - rate)`, in Java's float and double arithmetic.
+fn error_rate(rowcol: bool) -> f64 {
+    if rowcol {
+        (1.0 - f64::from(1.0f32 - ERROR_RATE).sqrt()) as f32 as f64
+    } else {
+        ERROR_RATE as f64
+    }
+}
+
+/// `CellComparatorImpl`'s name, which a ROWCOL filter's meta block names.
+const ROWCOL_COMPARATOR: &[u8] = b"org.apache.hadoop.hbase.CellComparatorImpl";
+
 /// The size, hash count and capacity of a chunk of `hint` bytes (`BloomFilterUtil.createBySize`).
-fn chunk_shape(hint: usize) -> (u64, i32, u32) {
-    let err = ERROR_RATE as f64;
+fn chunk_shape(hint: usize, err: f64) -> (u64, i32, u32) {
     let log2_squared = LN2 * LN2;
     let bytes = foldable_bytes(foldable_bytes(hint as u64 * 8, MAX_FOLD) * 8, MAX_FOLD);
     let bits = bytes * 8;
@@ -106,8 +120,9 @@ impl Chunk {
     }
 }
 
-/// A file's ROW bloom filter.
+/// A file's ROW or ROWCOL bloom filter.
 pub struct Bloom {
+    rowcol: bool,
     bytes: u64,
     hash_count: i32,
     max_keys: u32,
@@ -124,10 +139,11 @@ pub struct Bloom {
 }
 
 impl Bloom {
-    /// A filter of `chunk_size` byte chunks.
-    pub fn new(chunk_size: usize) -> Bloom {
-        let (bytes, hash_count, max_keys) = chunk_shape(chunk_size);
+    /// A filter of `chunk_size` byte chunks, of columns with `rowcol`, else of rows.
+    pub fn new(chunk_size: usize, rowcol: bool) -> Bloom {
+        let (bytes, hash_count, max_keys) = chunk_shape(chunk_size, error_rate(rowcol));
         Bloom {
+            rowcol,
             bytes,
             hash_count,
             max_keys,
@@ -155,7 +171,7 @@ impl Bloom {
         self.ready.push(c);
     }
 
-    /// Adds a row (each row once, in order).
+    /// Adds a key (each once, in order): a row, or a column's first-on-row-column key.
     pub fn add(&mut self, row: &[u8]) {
         self.enqueue(false);
         let chunk = self.chunk.get_or_insert_with(|| {
@@ -207,8 +223,13 @@ impl Bloom {
         b.extend_from_slice(&self.total_keys.to_be_bytes());
         b.extend_from_slice(&self.total_max_keys.to_be_bytes());
         b.extend_from_slice(&self.chunks.to_be_bytes());
-        // No comparator for a ROW bloom: a null byte array, length 0.
-        b.push(0);
+        // A ROW filter has no comparator: a null byte array, length 0.
+        if self.rowcol {
+            b.push(ROWCOL_COMPARATOR.len() as u8);
+            b.extend_from_slice(ROWCOL_COMPARATOR);
+        } else {
+            b.push(0);
+        }
         self.index.write_root(b);
         let w = out.write_block(Kind::BloomMeta, &mut self.buf)?;
         out.uncompressed += (block::HEADER + w.payload as usize) as u64;
@@ -242,10 +263,12 @@ mod tests {
     #[test]
     fn chunks_have_hbases_shape() {
         // 128 KiB: BloomFilterUtil.createBySize(131072, 0.01f, 1, 7, ROW).
-        let (bytes, hashes, _) = chunk_shape(128 << 10);
-        assert_eq!(bytes, 131072);
-        assert_eq!(hashes, 7);
+        let row = error_rate(false);
+        assert_eq!(chunk_shape(128 << 10, row), (131072, 7, 109_306));
+        // ROWCOL: createBySize(131072, 0.0050125583f, 1, 7, ROWCOL).
+        assert_eq!(error_rate(true) as f32, 0.005_012_558_3_f32);
+        assert_eq!(chunk_shape(128 << 10, error_rate(true)), (131072, 8, 95_069));
         // The fixture's 64 bytes round up to 128 (a multiple of 2^7).
-        assert_eq!(chunk_shape(64).0, 128);
+        assert_eq!(chunk_shape(64, row).0, 128);
     }
 }

@@ -16,6 +16,7 @@
 mod block;
 mod bloom;
 mod codec;
+mod encode;
 mod index;
 mod proto;
 #[cfg(test)]
@@ -49,6 +50,10 @@ pub struct Options {
     pub task: String,
     /// The codec every block is compressed with (the family's `COMPRESSION`).
     pub compression: crate::store::storage::Compression,
+    /// How data blocks are encoded (the family's `DATA_BLOCK_ENCODING`).
+    pub encoding: crate::store::storage::Encoding,
+    /// The bloom filter (the family's `BLOOMFILTER`).
+    pub bloom: crate::store::storage::Bloom,
 }
 
 impl Options {
@@ -65,6 +70,8 @@ impl Options {
             bulkload_time: now,
             task: task.to_string(),
             compression: crate::store::storage::Compression::None,
+            encoding: crate::store::storage::Encoding::None,
+            bloom: crate::store::storage::Bloom::Row,
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::block::HEADER;
 use super::proto;
 use super::writer::TRAILER;
+use crate::store::storage::Encoding;
 use prost::Message;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -17,9 +18,11 @@ pub struct Rows {
     /// Offset of the next block, and one past the last data block's.
     pos: u64,
     end: u64,
-    block: Vec<u8>,
+    /// The rows of the current data block, and how many were returned.
+    rows: Vec<Vec<u8>>,
     at: usize,
-    row: Vec<u8>,
+    /// The last row seen.
+    last: Vec<u8>,
     codec: crate::store::storage::Compression,
 }
 
@@ -52,9 +55,9 @@ impl Rows {
             file,
             pos: 0,
             end,
-            block: Vec::new(),
+            rows: Vec::new(),
             at: 0,
-            row: Vec::new(),
+            last: Vec::new(),
             codec,
         })
     }
@@ -86,12 +89,33 @@ impl Rows {
                 ));
             }
             self.pos += (HEADER + on_disk as usize) as u64;
-            if &h[..8] == b"DATABLK*" {
+            if &h[..8] == b"DATABLK*" || &h[..8] == b"DATABLKE" {
+                let at = self.pos - (HEADER + on_disk as usize) as u64;
                 let size = int(12).max(0) as usize;
-                self.block = super::codec::decompress(self.codec, &framed[HEADER..], size).map_err(|e| {
-                    let at = self.pos - (HEADER + on_disk as usize) as u64;
-                    bad(&self.path, format!("the block at {at}: {e}"))
-                })?;
+                let block = super::codec::decompress(self.codec, &framed[HEADER..], size)
+                    .map_err(|e| bad(&self.path, format!("the block at {at}: {e}")))?;
+                let encoding = if &h[..8] == b"DATABLK*" {
+                    Encoding::None
+                } else {
+                    let id = block.get(..2).map_or(-1, |b| i16::from_be_bytes([b[0], b[1]]));
+                    Encoding::from_id(id.into()).ok_or_else(|| {
+                        bad(
+                            &self.path,
+                            format!("the block at {at}: encoding {id} is not one tallrow reads"),
+                        )
+                    })?
+                };
+                // The rows of the block, each once; a row the last block ended with is not new.
+                let (rows, last) = (&mut self.rows, &mut self.last);
+                rows.clear();
+                super::encode::decode(encoding, &block, &mut |row, _, _, _| {
+                    if last.as_slice() != row {
+                        last.clear();
+                        last.extend_from_slice(row);
+                        rows.push(row.to_vec());
+                    }
+                })
+                .map_err(|e| bad(&self.path, format!("the block at {at}: {e}")))?;
                 self.at = 0;
                 return Ok(true);
             }
@@ -102,26 +126,9 @@ impl Rows {
     /// The next row not seen before, or `None` at the end.
     pub fn next_row(&mut self) -> std::io::Result<Option<&[u8]>> {
         loop {
-            while self.at < self.block.len() {
-                let b = &self.block[self.at..];
-                if b.len() < 10 {
-                    return Err(bad(&self.path, "a cell cut short"));
-                }
-                let klen = u32::from_be_bytes(b[..4].try_into().expect("4 bytes")) as usize;
-                let vlen = u32::from_be_bytes(b[4..8].try_into().expect("4 bytes")) as usize;
-                let rlen = u16::from_be_bytes([b[8], b[9]]) as usize;
-                // Key, value, tags length (2), memstore timestamp (a one-byte vlong: 0).
-                let cell = 8 + klen + vlen + 3;
-                if b.len() < cell || klen < rlen + 2 {
-                    return Err(bad(&self.path, "a cell cut short"));
-                }
-                let row = &b[10..10 + rlen];
-                self.at += cell;
-                if row != self.row.as_slice() || self.row.is_empty() {
-                    self.row.clear();
-                    self.row.extend_from_slice(row);
-                    return Ok(Some(&self.row));
-                }
+            if self.at < self.rows.len() {
+                self.at += 1;
+                return Ok(Some(&self.rows[self.at - 1]));
             }
             if !self.next_block()? {
                 return Ok(None);

@@ -26,6 +26,8 @@ fn fixture_options() -> Options {
         bulkload_time: 1767225600123,
         task: "tallrow-fixture".into(),
         compression: Compression::None,
+        encoding: crate::store::storage::Encoding::None,
+        bloom: crate::store::storage::Bloom::Row,
     }
 }
 
@@ -169,6 +171,93 @@ fn the_writer_writes_the_fixture_byte_for_byte() {
     assert_eq!(summary.cells, 960);
     assert_eq!(summary.rows, 240);
     assert_eq!(summary.bytes, file.len() as u64);
+}
+
+/// For each data block encoding, the file HBase's writer wrote from the fixture's cells
+/// (`Fixture OUT ENCODING`): ours is the same, block by block and whole.
+#[test]
+fn encoded_files_are_hbases_byte_for_byte() {
+    use crate::store::storage::Encoding;
+    let cells = data_cells(&read::blocks(&fixture()));
+    for encoding in [
+        Encoding::Prefix,
+        Encoding::Diff,
+        Encoding::FastDiff,
+        Encoding::RowIndexV1,
+    ] {
+        let path = format!(
+            "{}/tests/fixtures/hfile/hbase-{}.hfile",
+            env!("CARGO_MANIFEST_DIR"),
+            encoding.name()
+        );
+        let file = std::fs::read(&path).expect("an encoded fixture");
+        let theirs = read::blocks(&file);
+        assert!(theirs.iter().any(|b| &b.magic == b"DATABLKE"), "{encoding}");
+        let mut opts = fixture_options();
+        opts.encoding = encoding;
+        let (_, ours) = write(opts, &cells);
+        let mine = read::blocks(&ours);
+        for (a, b) in mine.iter().zip(&theirs) {
+            assert_eq!(
+                (a.offset, &a.magic, a.prev),
+                (b.offset, &b.magic, b.prev),
+                "{encoding}: block at {}",
+                b.offset
+            );
+            assert_eq!(
+                a.payload,
+                b.payload,
+                "{encoding}: {} block at {}",
+                String::from_utf8_lossy(&b.magic),
+                b.offset
+            );
+        }
+        assert_eq!(mine.len(), theirs.len(), "{encoding}");
+        assert!(ours == file, "{encoding}: the whole file");
+        // HBase's blocks decode to the cells, and their rows count as the plain file's.
+        let mut decoded = Vec::new();
+        for b in theirs.iter().filter(|b| &b.magic == b"DATABLKE") {
+            super::encode::decode(encoding, &b.payload, &mut |r, q, ts, v| {
+                decoded.push((r.to_vec(), b"f".to_vec(), q.to_vec(), ts, 4u8, v.to_vec()))
+            })
+            .unwrap();
+        }
+        assert_eq!(decoded, cells, "{encoding}");
+        assert_eq!(super::rows::count_distinct(&[path.into()]).unwrap(), 240, "{encoding}");
+    }
+}
+
+/// ROWCOL and no bloom filter, against the files HBase's writer wrote from the fixture's
+/// cells (`Fixture OUT NONE ROWCOL`, `Fixture OUT NONE NONE`): the same bytes.
+#[test]
+fn rowcol_and_bloomless_files_are_hbases_byte_for_byte() {
+    use crate::store::storage::Bloom;
+    let cells = data_cells(&read::blocks(&fixture()));
+    for (bloom, name) in [(Bloom::RowCol, "ROWCOL"), (Bloom::None, "NOBLOOM")] {
+        let path = format!("{}/tests/fixtures/hfile/hbase-{name}.hfile", env!("CARGO_MANIFEST_DIR"));
+        let file = std::fs::read(&path).expect("a bloom fixture");
+        let theirs = read::blocks(&file);
+        let mut opts = fixture_options();
+        opts.bloom = bloom;
+        let (_, ours) = write(opts, &cells);
+        let mine = read::blocks(&ours);
+        for (a, b) in mine.iter().zip(&theirs) {
+            assert_eq!(
+                (a.offset, &a.magic, &a.payload),
+                (b.offset, &b.magic, &b.payload),
+                "{name}: {} block at {}",
+                String::from_utf8_lossy(&b.magic),
+                b.offset
+            );
+        }
+        assert_eq!(mine.len(), theirs.len(), "{name}");
+        let count = |m: &[u8; 8]| mine.iter().filter(|b| &b.magic == m).count();
+        match bloom {
+            Bloom::None => assert_eq!((count(b"BLMFBLK2"), count(b"BLMFMET2")), (0, 0)),
+            _ => assert!(count(b"BLMFBLK2") > 3, "ROWCOL has more keys than ROW"),
+        }
+        assert!(ours == file, "{name}: the whole file");
+    }
 }
 
 /// Cells from arbitrary bytes, sorted and without duplicate coordinates.

@@ -4,8 +4,10 @@
 
 use super::block::{self, Kind, Out};
 use super::bloom::Bloom;
+use super::encode::Encoder;
 use super::index::{Chunk, DataIndex};
 use super::{LATEST, MAXIMUM, Options, PUT, key_len, proto, put_key};
+use crate::store::storage::Bloom as BloomType;
 use prost::Message;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -23,6 +25,9 @@ pub struct Summary {
     pub last_row: Vec<u8>,
     /// File length.
     pub bytes: u64,
+    /// The cells as HBase serializes a `KeyValue` (lengths, key, value): what the file
+    /// holds before encoding and compression.
+    pub raw: u64,
 }
 
 /// A cell's coordinates, kept between calls.
@@ -56,6 +61,9 @@ pub struct Writer<W: Write> {
     last: Option<Key>,
     index: DataIndex,
     bloom: Bloom,
+    /// The last ROWCOL bloom key.
+    bloom_key: Vec<u8>,
+    enc: Encoder,
     cells: u64,
     rows: u64,
     key_bytes: u64,
@@ -78,7 +86,9 @@ impl<W: Write> Writer<W> {
         Writer {
             out: Out::new(out, opts.compression),
             index: DataIndex::new(opts.index_chunk_size, opts.index_min_entries),
-            bloom: Bloom::new(opts.bloom_chunk_size),
+            bloom: Bloom::new(opts.bloom_chunk_size, opts.bloom == BloomType::RowCol),
+            bloom_key: Vec::new(),
+            enc: Encoder::new(opts.encoding),
             opts,
             block: None,
             spare: Vec::new(),
@@ -110,6 +120,7 @@ impl<W: Write> Writer<W> {
         if ts < 0 {
             return Err(invalid(format!("timestamp {ts} is negative")));
         }
+        let mut new_column = true;
         let new_row = match &self.last {
             None => true,
             Some(l) => {
@@ -129,21 +140,26 @@ impl<W: Write> Writer<W> {
                         l.ts
                     )));
                 }
+                new_column = l.row != row || l.qualifier != qualifier;
                 l.row != row
             }
         };
+        match self.opts.bloom {
+            BloomType::Row if new_row => self.bloom.add(row),
+            BloomType::RowCol if new_column => {
+                self.bloom_key.clear();
+                put_key(&mut self.bloom_key, row, b"", qualifier, LATEST, MAXIMUM);
+                self.bloom.add(&self.bloom_key);
+            }
+            _ => {}
+        }
         if new_row {
-            self.bloom.add(row);
             self.rows += 1;
             if self.cells == 0 {
                 self.first_row = row.to_vec();
             }
         }
-        if self
-            .block
-            .as_ref()
-            .is_some_and(|b| b.len() - block::HEADER >= self.opts.block_size)
-        {
+        if self.block.is_some() && self.enc.full(self.opts.block_size) {
             self.finish_block()?;
             self.write_inline(false)?;
         }
@@ -155,16 +171,12 @@ impl<W: Write> Writer<W> {
                 self.first_in_block.set(row, qualifier, ts);
                 let mut b = std::mem::take(&mut self.spare);
                 block::start(&mut b);
+                self.enc.start(&mut b);
                 self.block.insert(b)
             }
         };
         let klen = key_len(row, family, qualifier);
-        block.extend_from_slice(&(klen as u32).to_be_bytes());
-        block.extend_from_slice(&(value.len() as u32).to_be_bytes());
-        put_key(block, row, family, qualifier, ts, PUT);
-        block.extend_from_slice(value);
-        // Tags length 0, then the memstore timestamp 0 as a vlong.
-        block.extend_from_slice(&[0, 0, 0]);
+        self.enc.append(block, row, family, qualifier, ts, value);
 
         self.cells += 1;
         self.key_bytes += klen as u64;
@@ -183,7 +195,13 @@ impl<W: Write> Writer<W> {
 
     fn finish_block(&mut self) -> std::io::Result<()> {
         let Some(mut b) = self.block.take() else { return Ok(()) };
-        let w = self.out.write_block(Kind::Data, &mut b)?;
+        self.enc.finish(&mut b);
+        let kind = if self.enc.encodes() {
+            Kind::EncodedData
+        } else {
+            Kind::Data
+        };
+        let w = self.out.write_block(kind, &mut b)?;
         self.spare = b;
         self.first_block.get_or_insert(w.offset);
         self.last_block = w.offset;
@@ -271,6 +289,7 @@ impl<W: Write> Writer<W> {
             first_row: std::mem::take(&mut self.first_row),
             last_row: self.last.take().map(|l| l.row).unwrap_or_default(),
             bytes,
+            raw: self.key_bytes + self.value_bytes + 8 * self.cells,
         };
         Ok((summary, self.out.finish()?))
     }
@@ -294,15 +313,13 @@ impl<W: Write> Writer<W> {
         let int = |v: i32| v.to_be_bytes().to_vec();
         let long = |v: i64| v.to_be_bytes().to_vec();
         let entries: BTreeMap<&[u8], Vec<u8>> = [
-            (&b"BLOOM_FILTER_TYPE"[..], b"ROW".to_vec()),
-            (b"BULKLOAD_SOURCE_TASK", self.opts.task.as_bytes().to_vec()),
+            (&b"BULKLOAD_SOURCE_TASK"[..], self.opts.task.as_bytes().to_vec()),
             (b"BULKLOAD_TIMESTAMP", long(self.opts.bulkload_time)),
             (b"DELETE_FAMILY_COUNT", long(0)),
             (b"EARLIEST_PUT_TS", long(self.ts_range.0)),
             (b"EXCLUDE_FROM_MINOR_COMPACTION", vec![0]),
             (b"HISTORICAL", vec![0]),
             (b"KEY_VALUE_VERSION", int(1)),
-            (b"LAST_BLOOM_KEY", last.row.clone()),
             // Java's Bytes.toBytes(true).
             (b"MAJOR_COMPACTION_KEY", vec![0xFF]),
             (b"MAX_MEMSTORE_TS_KEY", long(0)),
@@ -318,6 +335,22 @@ impl<W: Write> Writer<W> {
         ]
         .into_iter()
         .collect();
+        let mut entries = entries;
+        // A family without a bloom filter names none.
+        match self.opts.bloom {
+            BloomType::None => {}
+            BloomType::Row => {
+                entries.insert(b"BLOOM_FILTER_TYPE", b"ROW".to_vec());
+                entries.insert(b"LAST_BLOOM_KEY", last.row.clone());
+            }
+            BloomType::RowCol => {
+                entries.insert(b"BLOOM_FILTER_TYPE", b"ROWCOL".to_vec());
+                entries.insert(b"LAST_BLOOM_KEY", self.bloom_key.clone());
+            }
+        }
+        if self.opts.encoding != crate::store::storage::Encoding::None {
+            entries.insert(b"DATA_BLOCK_ENCODING", self.opts.encoding.name().as_bytes().to_vec());
+        }
         proto::FileInfo {
             map_entry: entries
                 .into_iter()

@@ -21,13 +21,16 @@ import org.apache.hadoop.hbase.regionserver.StoreUtils;
 import org.apache.hadoop.hbase.util.Bytes;
 
 /**
- * Writes the HFile fixture of tallrow's format tests (tests/fixtures/hfile/) with HBase's own
- * writer, configured as HFileOutputFormat2 configures it for a family with the defaults (no
- * compression, no block encoding, a ROW bloom filter, tags and memstore timestamps included),
- * and with its file-info times fixed so that the file is the same on every run.
+ * Writes the HFile fixtures of tallrow's format tests (tests/fixtures/hfile/) with HBase's own
+ * writer, configured as HFileOutputFormat2 configures it for a family (no compression, tags
+ * and memstore timestamps included) with the data block encoding and bloom type given (NONE
+ * and ROW by default), and with its file-info times fixed so that the file is the same on
+ * every run.
  *
  * <pre>
- * Fixture OUT    scripts/hbase.sh java dev.tallrow.hfile.Fixture tests/fixtures/hfile/hbase.hfile
+ * Fixture OUT [ENCODING [BLOOM]]
+ *   scripts/hbase.sh java dev.tallrow.hfile.Fixture tests/fixtures/hfile/hbase.hfile
+ *   scripts/hbase.sh java dev.tallrow.hfile.Fixture tests/fixtures/hfile/hbase-FAST_DIFF.hfile FAST_DIFF
  * </pre>
  *
  * The data block (128 bytes), index chunk (200 bytes) and bloom chunk (64 bytes) sizes are
@@ -44,10 +47,13 @@ public final class Fixture {
   private Fixture() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 1) {
-      System.err.println("usage: Fixture OUT");
+    if (args.length < 1 || args.length > 3) {
+      System.err.println("usage: Fixture OUT [ENCODING [BLOOM]]");
       System.exit(64);
     }
+    DataBlockEncoding encoding =
+      args.length > 1 ? DataBlockEncoding.valueOf(args[1]) : DataBlockEncoding.NONE;
+    BloomType bloom = args.length > 2 ? BloomType.valueOf(args[2]) : BloomType.ROW;
     Configuration conf = HBaseConfiguration.create();
     conf.setInt("hfile.index.block.max.size", 200);
     conf.setInt("io.storefile.bloom.block.size", 64);
@@ -57,13 +63,13 @@ public final class Fixture {
 
     byte[] family = Bytes.toBytes("f");
     HFileContext context = new HFileContextBuilder().withCompression(Compression.Algorithm.NONE)
-      .withDataBlockEncoding(DataBlockEncoding.NONE)
+      .withDataBlockEncoding(encoding)
       .withChecksumType(StoreUtils.getChecksumType(conf))
       .withBytesPerCheckSum(StoreUtils.getBytesPerChecksum(conf)).withBlockSize(128)
       .withColumnFamily(family).withTableName(Bytes.toBytes("fixture"))
       .withCreateTime(CREATE_TIME).withIncludesTags(true).build();
     StoreFileWriter w = new StoreFileWriter.Builder(conf, CacheConfig.DISABLED, fs)
-      .withFilePath(out).withBloomType(BloomType.ROW).withFileContext(context).build();
+      .withFilePath(out).withBloomType(bloom).withFileContext(context).build();
     for (KeyValue kv : cells(family)) {
       w.append(kv);
     }
