@@ -10,7 +10,7 @@ mod dist;
 mod emit;
 mod plan;
 pub mod rng;
-mod text;
+pub mod text;
 
 pub use digest::Digest;
 pub use dist::{Scramble, Zipf, geometric};

@@ -136,7 +136,7 @@ fn data(d: raw::Data) -> Result<Data> {
             );
         }
         Some(r) => {
-            crate::generate::texture_for(r).or_else(|e| bad("data.compressibility", e))?;
+            crate::generate::text::texture_for(r).or_else(|e| bad("data.compressibility", e))?;
             Some(r)
         }
     };
