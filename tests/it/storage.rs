@@ -339,3 +339,49 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
     assert_eq!(store.describe_table(&table).unwrap().families[0].storage, thrift1_set);
     store.delete_table(&table).unwrap();
 }
+
+/// `bulkload` creates a missing table with the manifest's settings, takes an existing one of
+/// the same settings, and refuses one whose settings differ, naming the first that does.
+#[test]
+fn bulkload_creates_tables_with_the_manifests_settings_and_refuses_other_ones() {
+    use tallrow::bulkload::manifest::{FamilyEntry, TableEntry};
+    use tallrow::bulkload::tool::{check, ensure};
+    let written = Storage {
+        compression: Compression::Snappy,
+        data_block_encoding: Encoding::FastDiff,
+        bloom_filter: Bloom::RowCol,
+        block_size: 16384,
+        ttl: FOREVER,
+    };
+    let entry = TableEntry {
+        name: "t".into(),
+        families: vec![FamilyEntry::new("f", 1, &written)],
+        split_points: Vec::new(),
+        rows: 0,
+        cells: 0,
+        raw_bytes: 0,
+        file_bytes: 0,
+        ratio: 0.0,
+        files: Vec::new(),
+    };
+    let store = tallrow::store::memory::Memory::new();
+    assert!(ensure(&store, &entry).unwrap(), "created");
+    assert_eq!(store.describe_table("t").unwrap().families[0].storage, written);
+    assert!(!ensure(&store, &entry).unwrap(), "the same settings: taken as it is");
+    store.delete_table("t").unwrap();
+    let other = Storage {
+        compression: Compression::Gz,
+        ..written
+    };
+    store
+        .create_table(&TableDescriptor {
+            name: "t".into(),
+            families: vec![family("f", 1, other)],
+            splits: Vec::new(),
+        })
+        .unwrap();
+    assert_eq!(
+        check(&store, &entry).unwrap_err().to_string(),
+        "table t exists and its family f has COMPRESSION GZ (expected SNAPPY): the HFiles were written for the manifest's settings; drop the table, or load into another cluster"
+    );
+}
