@@ -13,6 +13,7 @@
 use super::hfile::rows::count_distinct;
 use super::manifest::{self, Manifest, TableEntry};
 use crate::load::Shard;
+use crate::store::storage::Compression;
 use crate::store::{self, FamilyDescriptor, Store, TableDescriptor};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -366,6 +367,54 @@ pub fn rows_expected(t: &Table) -> Result<u64, Error> {
     Ok(n)
 }
 
+/// The table each codec is tried with.
+pub fn probe_table(codec: Compression) -> String {
+    format!("tallrow_codec_probe_{}", codec.name().to_lowercase())
+}
+
+/// Finds, before any file is handed over, a codec of the files that the HBase under test
+/// cannot read: for each codec but NONE, a scratch table of one family of that codec is
+/// created and dropped. HBase's master tries the codec before it creates a table
+/// (`hbase.table.sanity.checks`), so a cluster that cannot load it refuses the table.
+pub fn probe_codecs(store: &dyn Store, tables: &[&TableEntry]) -> Result<(), Error> {
+    let mut seen: Vec<(Compression, String)> = Vec::new();
+    for t in tables {
+        for f in &t.families {
+            let codec = f
+                .storage()
+                .map_err(|e| err(format!("table {}, family {}: {e}", t.name, f.name)))?
+                .compression;
+            if codec != Compression::None && !seen.iter().any(|(c, _)| *c == codec) {
+                seen.push((codec, format!("{}/{}", t.name, f.name)));
+            }
+        }
+    }
+    for (codec, example) in seen {
+        let name = probe_table(codec);
+        let _ = store.delete_table(&name);
+        let mut family = FamilyDescriptor::new("f", 1);
+        family.storage.compression = codec;
+        let probe = TableDescriptor {
+            name: name.clone(),
+            families: vec![family],
+            splits: Vec::new(),
+        };
+        match store.create_table(&probe) {
+            Ok(()) => {
+                let _ = store.delete_table(&name);
+            }
+            Err(e) => {
+                return Err(err(format!(
+                    "{} cannot read {codec} files (the HFiles of {example} are {codec}): {}; nothing was handed over",
+                    store.identity(),
+                    store::first_line(&e.to_string())
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Plans, creates, hands over and (with `count`) counts every table, `parallel` tables at
 /// a time (each tool run is a JVM of its own, and the tables are independent); `say` hears
 /// each step.
@@ -387,6 +436,8 @@ pub fn run(
     for t in &plan.tables {
         exists.push(check(store, &t.entry)?);
     }
+    let entries: Vec<&TableEntry> = plan.tables.iter().map(|t| &t.entry).collect();
+    probe_codecs(store, &entries)?;
     let one = |t: &Table, exists: bool| -> Result<Outcome, Error> {
         let created = !exists && ensure(store, &t.entry)?;
         say(&format!(

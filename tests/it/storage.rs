@@ -385,3 +385,85 @@ fn bulkload_creates_tables_with_the_manifests_settings_and_refuses_other_ones() 
         "table t exists and its family f has COMPRESSION GZ (expected SNAPPY): the HFiles were written for the manifest's settings; drop the table, or load into another cluster"
     );
 }
+
+/// A store that cannot create a family of one codec, as a cluster that cannot load it
+/// refuses the table; otherwise the memory store.
+struct NoCodec {
+    inner: tallrow::store::memory::Memory,
+    refused: Compression,
+}
+
+impl Store for NoCodec {
+    fn identity(&self) -> String {
+        "a cluster without ZSTD".into()
+    }
+    fn create_table(&self, t: &TableDescriptor) -> tallrow::store::Result<()> {
+        if t.families.iter().any(|f| f.storage.compression == self.refused) {
+            return Err(Error::Io(format!(
+                "org.apache.hadoop.hbase.DoNotRetryIOException: Compression algorithm '{}' previously failed test.\n\tat ...",
+                self.refused.name().to_lowercase()
+            )));
+        }
+        self.inner.create_table(t)
+    }
+    fn delete_table(&self, t: &str) -> tallrow::store::Result<()> {
+        self.inner.delete_table(t)
+    }
+    fn list_tables(&self) -> tallrow::store::Result<Vec<TableDescriptor>> {
+        self.inner.list_tables()
+    }
+    fn describe_table(&self, t: &str) -> tallrow::store::Result<TableDescriptor> {
+        self.inner.describe_table(t)
+    }
+    fn mutate(&self, t: &str, rows: &[tallrow::store::RowMutation]) -> tallrow::store::Result<()> {
+        self.inner.mutate(t, rows)
+    }
+    fn get(&self, t: &str, gets: &[tallrow::store::Get]) -> tallrow::store::Result<Vec<Option<tallrow::store::Row>>> {
+        self.inner.get(t, gets)
+    }
+    fn scan(&self, t: &str, scan: &tallrow::store::Scan) -> tallrow::store::Result<Vec<tallrow::store::Row>> {
+        self.inner.scan(t, scan)
+    }
+}
+
+/// `bulkload` tries each codec of the files on the cluster before it hands any file over: a
+/// codec the cluster cannot load is named in one line, and the probe tables are gone.
+#[test]
+fn bulkload_finds_a_codec_the_cluster_cannot_read_before_any_file() {
+    use tallrow::bulkload::manifest::{FamilyEntry, TableEntry};
+    use tallrow::bulkload::tool::{probe_codecs, probe_table};
+    let entry = |name: &str, codec: Compression| TableEntry {
+        name: name.into(),
+        families: vec![FamilyEntry::new(
+            "f",
+            1,
+            &Storage {
+                compression: codec,
+                ..Storage::default()
+            },
+        )],
+        split_points: Vec::new(),
+        rows: 0,
+        cells: 0,
+        raw_bytes: 0,
+        file_bytes: 0,
+        ratio: 0.0,
+        files: Vec::new(),
+    };
+    let store = NoCodec {
+        inner: tallrow::store::memory::Memory::new(),
+        refused: Compression::Zstd,
+    };
+    let (a, b, c) = (
+        entry("a", Compression::Snappy),
+        entry("b", Compression::Zstd),
+        entry("c", Compression::None),
+    );
+    probe_codecs(&store, &[&a, &c]).unwrap();
+    assert_eq!(
+        probe_codecs(&store, &[&a, &b, &c]).unwrap_err().to_string(),
+        "a cluster without ZSTD cannot read ZSTD files (the HFiles of b/f are ZSTD): org.apache.hadoop.hbase.DoNotRetryIOException: Compression algorithm 'zstd' previously failed test.; nothing was handed over"
+    );
+    assert!(store.list_tables().unwrap().is_empty(), "no probe table is left");
+    assert_eq!(probe_table(Compression::Snappy), "tallrow_codec_probe_snappy");
+}
