@@ -60,31 +60,27 @@ pub fn family_with(name: &[u8], max_versions: u32, s: &crate::store::Storage) ->
     d
 }
 
-/// The storage settings a family descriptor reports; a setting that is absent or not one
-/// tallrow writes (`LZO`, `ROWPREFIX_FIXED_LENGTH`) is an error that names it.
-pub fn storage_of(d: &TColumnFamilyDescriptor) -> Result<crate::store::Storage, String> {
+/// The storage settings a family descriptor reports; a value tallrow does not model
+/// (`LZO`, `ROWPREFIX_FIXED_LENGTH`) leaves HBase's default in its place.
+pub fn storage_of(d: &TColumnFamilyDescriptor) -> crate::store::Storage {
     use crate::store::storage::{Bloom, Compression, Encoding, FOREVER};
     let mut s = crate::store::Storage::default();
-    let family = String::from_utf8_lossy(&d.name);
-    if let Some(c) = d.compression_type {
-        s.compression = Compression::from_ordinal(c.0)
-            .ok_or_else(|| format!("family {family}: compression {} is not one tallrow writes", c.0))?;
+    if let Some(c) = d.compression_type.and_then(|c| Compression::from_ordinal(c.0)) {
+        s.compression = c;
     }
-    if let Some(e) = d.data_block_encoding {
-        s.data_block_encoding = Encoding::from_id(e.0)
-            .ok_or_else(|| format!("family {family}: data block encoding {} is not one tallrow writes", e.0))?;
+    if let Some(e) = d.data_block_encoding.and_then(|e| Encoding::from_id(e.0)) {
+        s.data_block_encoding = e;
     }
-    if let Some(b) = d.bloomn_filter_type {
-        s.bloom_filter = Bloom::from_ordinal(b.0)
-            .ok_or_else(|| format!("family {family}: bloom filter type {} is not one tallrow writes", b.0))?;
+    if let Some(b) = d.bloomn_filter_type.and_then(|b| Bloom::from_ordinal(b.0)) {
+        s.bloom_filter = b;
     }
-    if let Some(b) = d.block_size {
-        s.block_size = b.max(0) as u32;
+    if let Some(b) = d.block_size.filter(|b| *b > 0) {
+        s.block_size = b as u32;
     }
     if let Some(t) = d.time_to_live {
         s.ttl = if t <= 0 { FOREVER } else { t as u32 };
     }
-    Ok(s)
+    s
 }
 
 /// A row's puts as one `TPut`, each cell with its own timestamp (none: the server's clock).

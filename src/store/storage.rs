@@ -286,6 +286,27 @@ impl Storage {
     }
 }
 
+impl Storage {
+    /// The settings a family's attributes (HBase's names and text) describe; an attribute
+    /// that is not a storage setting, or a value tallrow does not model (`LZO`,
+    /// `ROWPREFIX_FIXED_LENGTH`), leaves HBase's default in its place, so that any table
+    /// describes.
+    pub fn from_attributes<'a>(attributes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Storage {
+        Storage::default().with_attributes(attributes)
+    }
+
+    /// These settings with `attributes` applied, as [`Storage::from_attributes`] applies them.
+    pub fn with_attributes<'a>(mut self, attributes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Storage {
+        for (k, v) in attributes {
+            let before = self;
+            if self.set_attribute(k, v).is_err() {
+                self = before;
+            }
+        }
+        self
+    }
+}
+
 /// A TTL as the shell shows it: seconds, or `FOREVER`.
 pub fn ttl_text(ttl: u32) -> String {
     if ttl >= FOREVER {
@@ -327,6 +348,27 @@ mod tests {
         assert_eq!(
             "ROWPREFIX".parse::<Bloom>().unwrap_err(),
             "\"ROWPREFIX\" is not a bloom filter type (one of NONE, ROW, ROWCOL)"
+        );
+    }
+
+    #[test]
+    fn attributes_describe_any_table_leaving_defaults_for_what_is_not_modelled() {
+        let s = Storage::from_attributes([
+            ("VERSIONS", "3"),
+            ("COMPRESSION", "LZO"),
+            ("DATA_BLOCK_ENCODING", "FAST_DIFF"),
+            ("BLOOMFILTER", "ROWPREFIX_FIXED_LENGTH"),
+            ("BLOCKSIZE", "16384"),
+            ("TTL", "86400"),
+        ]);
+        assert_eq!(
+            s,
+            Storage {
+                data_block_encoding: Encoding::FastDiff,
+                block_size: 16384,
+                ttl: 86_400,
+                ..Storage::default()
+            }
         );
     }
 

@@ -424,9 +424,7 @@ impl Store for Hbase {
             ];
             for (k, v) in attrs {
                 if let Some(v) = v {
-                    storage
-                        .set_attribute(k, &v)
-                        .map_err(|e| Error::Io(format!("table {name}, family {family}: {e}")))?;
+                    storage = storage.with_attributes([(k, v.as_str())]);
                 }
             }
             families.push(super::FamilyDescriptor {

@@ -428,20 +428,14 @@ impl Store for Native {
         let mut families: Vec<crate::store::FamilyDescriptor> = t
             .families
             .iter()
-            .map(|f| {
-                let mut storage = crate::store::Storage::default();
-                for (k, v) in &f.attributes {
-                    storage
-                        .set_attribute(k, v)
-                        .map_err(|e| Error::Io(format!("table {name}, family {}: {e}", f.name)))?;
-                }
-                Ok(crate::store::FamilyDescriptor {
-                    name: f.name.clone(),
-                    max_versions: f.attribute("VERSIONS").and_then(|v| v.parse().ok()).unwrap_or(1).max(1),
-                    storage,
-                })
+            .map(|f| crate::store::FamilyDescriptor {
+                name: f.name.clone(),
+                max_versions: f.attribute("VERSIONS").and_then(|v| v.parse().ok()).unwrap_or(1).max(1),
+                storage: crate::store::Storage::from_attributes(
+                    f.attributes.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                ),
             })
-            .collect::<Result<_>>()?;
+            .collect();
         families.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(TableDescriptor {
             name,

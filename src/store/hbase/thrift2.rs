@@ -195,7 +195,7 @@ fn tcolumns(select: &crate::store::Selection) -> Option<Vec<crate::idl::thrift2:
 fn descriptor_of(name: String, d: TTableDescriptor) -> Result<TableDescriptor> {
     let mut families = Vec::new();
     for f in d.columns.unwrap_or_default() {
-        let storage = t2::storage_of(&f).map_err(Error::Io)?;
+        let storage = t2::storage_of(&f);
         let family = String::from_utf8(f.name).map_err(|_| Error::Io("family name in reply is not UTF-8".into()))?;
         families.push(crate::store::FamilyDescriptor {
             name: family,
