@@ -63,6 +63,28 @@ fn hbase_log() -> String {
     one.unwrap_or_default() + &two.unwrap_or_default()
 }
 
+/// HBase's `HFilePrettyPrinter` (`scripts/hbase.sh hfile FLAGS FILES`) on `paths`: what it
+/// printed, after asserting it succeeded.
+fn pretty_print(flags: &[&str], paths: &[String]) -> String {
+    let out = std::process::Command::new(repo().join("scripts/hbase.sh"))
+        .arg("hfile")
+        .args(flags)
+        .args(paths)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "scripts/hbase.sh hfile {}: {text}",
+        flags.join(" ")
+    );
+    text
+}
+
 #[test]
 fn hbases_pretty_printer_reads_every_file_as_written() {
     if !real_hbase_there() {
@@ -75,18 +97,7 @@ fn hbases_pretty_printer_reads_every_file_as_written() {
     let files: Vec<&manifest::FileEntry> = m.tables.iter().flat_map(|t| &t.files).collect();
     assert!(files.len() >= 16, "two regions of every family: {}", files.len());
     let paths: Vec<String> = files.iter().map(|f| dir.join(&f.path).display().to_string()).collect();
-    let mut args = vec!["hfile", "-k", "-a", "-m", "-v"];
-    args.extend(paths.iter().map(String::as_str));
-    let out = std::process::Command::new(repo().join("scripts/hbase.sh"))
-        .args(&args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{text}");
+    let text = pretty_print(&["-k", "-a", "-m", "-v"], &paths);
     for bad in ["ERROR", "WARNING", "Exception", "checksum"] {
         assert!(!text.contains(bad), "the printer says {bad}: {text}");
     }
@@ -472,18 +483,7 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
             .flat_map(|t| &t.files)
             .map(|f| dir.join(&f.path).display().to_string())
             .collect();
-        let mut args = vec!["hfile", "-m", "-v", "-k"];
-        args.extend(paths.iter().map(String::as_str));
-        let out = std::process::Command::new(repo().join("scripts/hbase.sh"))
-            .args(&args)
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "{what}: {text}");
+        let text = pretty_print(&["-m", "-v", "-k"], &paths);
         for bad in ["ERROR", "Exception", "checksum", "out of order"] {
             assert!(!text.contains(bad), "{what}: the printer says {bad}: {text}");
         }

@@ -172,7 +172,11 @@ impl Encoder {
                 // Tags length 0 (u16), memstore timestamp 0.
                 buf.extend_from_slice(&[0, 0, 0]);
             }
-            (Encoding::Prefix, None) => {
+            // A block's first cell, whole: PREFIX as it is, FAST_DIFF after an empty flag.
+            (Encoding::Prefix | Encoding::FastDiff, None) => {
+                if self.encoding == Encoding::FastDiff {
+                    buf.push(0);
+                }
                 put_cint(buf, klen);
                 put_cint(buf, vlen);
                 put_cint(buf, 0);
@@ -239,15 +243,6 @@ impl Encoder {
                 put_cint(buf, common);
                 put_row_qualifier(buf, row, flen, qualifier, common);
                 buf.extend_from_slice(&written.to_le_bytes()[..n]);
-                buf.extend_from_slice(value);
-                buf.extend_from_slice(&[0, 0]);
-            }
-            (Encoding::FastDiff, None) => {
-                buf.push(0);
-                put_cint(buf, klen);
-                put_cint(buf, vlen);
-                put_cint(buf, 0);
-                put_key(buf, row, family, qualifier, ts, PUT);
                 buf.extend_from_slice(value);
                 buf.extend_from_slice(&[0, 0]);
             }
