@@ -23,6 +23,8 @@ struct Prev {
     qualifier: Vec<u8>,
     ts: i64,
     klen: usize,
+    vlen: usize,
+    /// FAST_DIFF only: the value, to find a repeated one.
     value: Vec<u8>,
 }
 
@@ -217,7 +219,7 @@ impl Encoder {
                 if klen == p.klen {
                     flag |= 0x01;
                 }
-                if vlen == p.value.len() {
+                if vlen == p.vlen {
                     flag |= 0x02;
                 }
                 let diff = p.ts.wrapping_sub(ts);
@@ -253,7 +255,7 @@ impl Encoder {
                 if klen == p.klen {
                     flag |= 0x08;
                 }
-                if vlen == p.value.len() {
+                if vlen == p.vlen {
                     flag |= 0x10;
                     if value == p.value.as_slice() {
                         flag |= 0x40;
@@ -282,6 +284,10 @@ impl Encoder {
             Encoding::RowIndexV1 => unencoded + if new_row { 4 } else { 0 },
             _ => buf.len() - before,
         };
+        // Unencoded blocks need nothing of the cell before.
+        if self.encoding == Encoding::None {
+            return;
+        }
         let p = self.prev.get_or_insert_with(Prev::default);
         if new_row {
             p.row.clear();
@@ -291,11 +297,10 @@ impl Encoder {
         p.qualifier.extend_from_slice(qualifier);
         p.ts = ts;
         p.klen = klen;
+        p.vlen = vlen;
         if self.encoding == Encoding::FastDiff {
             p.value.clear();
             p.value.extend_from_slice(value);
-        } else {
-            p.value.resize(vlen, 0);
         }
     }
 
