@@ -1,5 +1,7 @@
 package dev.tallrow;
 
+import org.apache.hadoop.hbase.RegionMetrics;
+import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.CompactionState;
@@ -14,10 +16,11 @@ import org.apache.hadoop.hbase.client.Connection;
  * Compact TABLE...   prints "compacted TABLE" per table
  * </pre>
  *
- * A table is done when no compaction runs on it and the oldest of its files that a major
- * compaction wrote is younger than the request ({@code Admin.getLastMajorCompactionTimestamp},
- * which reaches the master with the region servers' next reports). Exits 1 with one line when
- * HBase refuses or a table is not done within 600 s.
+ * A table is done when no compaction runs on it and, in every region that holds files, the
+ * oldest file that a major compaction wrote is younger than the request (each region
+ * server's own {@code RegionMetrics}; a region without files has nothing to rewrite, and the
+ * table-wide {@code Admin.getLastMajorCompactionTimestamp} would stay 0 for it). Exits 1 with
+ * one line when HBase refuses or a table is not done within 600 s.
  */
 public final class Compact {
   private static final long WAIT_MS = 600_000;
@@ -36,7 +39,7 @@ public final class Compact {
         long deadline = requested + WAIT_MS;
         admin.majorCompact(table);
         while (admin.getCompactionState(table) != CompactionState.NONE
-          || admin.getLastMajorCompactionTimestamp(table) < requested) {
+          || !rewritten(admin, table, requested)) {
           if (System.currentTimeMillis() > deadline) {
             throw new IllegalStateException("the major compaction of " + name
               + " did not rewrite every file within 600 s");
@@ -50,5 +53,17 @@ public final class Compact {
       System.exit(1);
     }
     System.exit(0);
+  }
+
+  /** Whether every region of the table that holds files was major-compacted after `since`. */
+  private static boolean rewritten(Admin admin, TableName table, long since) throws java.io.IOException {
+    for (ServerName server : admin.getRegionServers()) {
+      for (RegionMetrics r : admin.getRegionMetrics(server, table)) {
+        if (r.getStoreFileCount() > 0 && r.getLastMajorCompactionTimestamp() < since) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 }
