@@ -1,12 +1,15 @@
 //! Data blocks as HBase 2.6.1's data block encoders write them (`DataBlockEncoding`), for
-//! put cells with empty tags and memstore timestamp 0, as a bulk load's files hold them.
+//! put cells without tags and of memstore timestamp 0, in a file without tags as a region
+//! server writes one for such cells (its flushes and compactions: `includesTags` only when a
+//! cell has tags; HBase's MapReduce bulk load always includes them, a tags length of 0 a
+//! cell). Decoding also reads blocks of files with tags.
 //!
-//! - NONE: each cell as `KeyValue` serializes it (klen, vlen, key, value), then tags length
-//!   (u16) and memstore timestamp (vlong).
+//! - NONE: each cell as `KeyValue` serializes it (klen, vlen, key, value), then (with tags)
+//!   the tags length (u16) and the memstore timestamp (vlong).
 //! - PREFIX, DIFF, FAST_DIFF (`BufferedDataBlockEncoder`): the encoding id (u16), the
 //!   block's unencoded cell bytes (u32, filled in when it closes), then each cell against the
-//!   one before in the block (the first in full), its tail the tags length as a compressed int
-//!   and the memstore timestamp.
+//!   one before in the block (the first in full), its tail (with tags) the tags length as a
+//!   compressed int and the memstore timestamp.
 //! - ROW_INDEX_V1 (`RowIndexCodecV1`): the id, the cells as NONE writes them, then the number
 //!   of rows, each row's offset from the first cell, and the cells' length (u32 each).
 //!
@@ -171,8 +174,8 @@ impl Encoder {
                 buf.extend_from_slice(&(vlen as u32).to_be_bytes());
                 put_key(buf, row, family, qualifier, ts, PUT);
                 buf.extend_from_slice(value);
-                // Tags length 0 (u16), memstore timestamp 0.
-                buf.extend_from_slice(&[0, 0, 0]);
+                // Memstore timestamp 0.
+                buf.push(0);
             }
             // A block's first cell, whole: PREFIX as it is, FAST_DIFF after an empty flag.
             (Encoding::Prefix | Encoding::FastDiff, None) => {
@@ -184,7 +187,7 @@ impl Encoder {
                 put_cint(buf, 0);
                 put_key(buf, row, family, qualifier, ts, PUT);
                 buf.extend_from_slice(value);
-                buf.extend_from_slice(&[0, 0]);
+                buf.push(0);
             }
             (Encoding::Prefix, Some(p)) => {
                 let common = common_prefix(p, row, flen, qualifier, ts, true);
@@ -195,7 +198,7 @@ impl Encoder {
                 put_key(buf, row, family, qualifier, ts, PUT);
                 buf.drain(at..at + common);
                 buf.extend_from_slice(value);
-                buf.extend_from_slice(&[0, 0]);
+                buf.push(0);
             }
             (Encoding::Diff, None) => {
                 buf.push(flen as u8);
@@ -211,7 +214,7 @@ impl Encoder {
                 buf.extend_from_slice(&ts.to_le_bytes()[..n]);
                 buf.push(PUT);
                 buf.extend_from_slice(value);
-                buf.extend_from_slice(&[0, 0]);
+                buf.push(0);
             }
             (Encoding::Diff, Some(p)) => {
                 let common = common_prefix(p, row, flen, qualifier, ts, false);
@@ -246,7 +249,7 @@ impl Encoder {
                 put_row_qualifier(buf, row, flen, qualifier, common);
                 buf.extend_from_slice(&written.to_le_bytes()[..n]);
                 buf.extend_from_slice(value);
-                buf.extend_from_slice(&[0, 0]);
+                buf.push(0);
             }
             (Encoding::FastDiff, Some(p)) => {
                 let common = common_prefix(p, row, flen, qualifier, ts, false);
@@ -274,10 +277,11 @@ impl Encoder {
                 if flag & 0x40 == 0 {
                     buf.extend_from_slice(value);
                 }
-                buf.extend_from_slice(&[0, 0]);
+                buf.push(0);
             }
         }
-        let unencoded = klen + vlen + 11;
+        // KeyValue's lengths (8) and the memstore timestamp (1).
+        let unencoded = klen + vlen + 9;
         self.unencoded += unencoded;
         self.encoded += match self.encoding {
             Encoding::None => unencoded,
@@ -333,9 +337,14 @@ fn damaged(what: &str) -> std::io::Error {
 }
 
 /// Reads the cells of a data block's payload (after the header) of `encoding`, calling
-/// `visit` with each. Damaged input is an error, never a panic.
-pub fn decode(encoding: Encoding, payload: &[u8], visit: &mut Visit<'_>) -> std::io::Result<()> {
-    let mut r = Reader { b: payload, at: 0 };
+/// `visit` with each; `tags`: whether the file has tags (its file info names
+/// `hfile.MAX_TAGS_LEN`). Damaged input is an error, never a panic.
+pub fn decode(encoding: Encoding, tags: bool, payload: &[u8], visit: &mut Visit<'_>) -> std::io::Result<()> {
+    let mut r = Reader {
+        b: payload,
+        at: 0,
+        tags,
+    };
     if encoding != Encoding::None {
         let id = r.take(2)?;
         if u16::from_be_bytes([id[0], id[1]]) as i16 != encoding.id() {
@@ -368,8 +377,10 @@ pub fn decode(encoding: Encoding, payload: &[u8], visit: &mut Visit<'_>) -> std:
                 vlen = r.u32()? as usize;
                 key = r.take(klen)?.to_vec();
                 value = r.take(vlen)?;
-                let tags = r.take(2)?;
-                r.take(u16::from_be_bytes([tags[0], tags[1]]) as usize)?;
+                if tags {
+                    let len = r.take(2)?;
+                    r.take(u16::from_be_bytes([len[0], len[1]]) as usize)?;
+                }
                 r.vlong()?;
             }
             Encoding::Prefix => {
@@ -517,6 +528,8 @@ pub fn decode(encoding: Encoding, payload: &[u8], visit: &mut Visit<'_>) -> std:
 struct Reader<'a> {
     b: &'a [u8],
     at: usize,
+    /// Whether each cell's tail has a tags length.
+    tags: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -559,10 +572,13 @@ impl<'a> Reader<'a> {
         self.take(n - 1).map(|_| ())
     }
 
-    /// Tags (a compressed length and the bytes) and the memstore timestamp.
+    /// Tags (a compressed length and the bytes), where the file has them, and the memstore
+    /// timestamp.
     fn tail(&mut self) -> std::io::Result<()> {
-        let tags = self.cint()?;
-        self.take(tags)?;
+        if self.tags {
+            let len = self.cint()?;
+            self.take(len)?;
+        }
         self.vlong()
     }
 }
@@ -596,29 +612,66 @@ mod tests {
         assert_eq!(
             two_cells(Encoding::Prefix),
             hex(&format!(
-                "00 02 00 00 00 38 10 01 00 {key_a} 78 00 00 0A 01 06 62 00 00 00 00 00 00 03 E8 04 78 00 00"
+                "00 02 00 00 00 34 10 01 00 {key_a} 78 00 0A 01 06 62 00 00 00 00 00 00 03 E8 04 78 00"
             ))
         );
         assert_eq!(
             two_cells(Encoding::Diff),
-            hex("00 03 00 00 00 38 01 66 10 10 01 00 00 02 72 31 61 E8 03 04 78 00 00 0F 06 62 00 78 00 00")
+            hex("00 03 00 00 00 34 01 66 10 10 01 00 00 02 72 31 61 E8 03 04 78 00 0F 06 62 00 78 00")
         );
         assert_eq!(
             two_cells(Encoding::FastDiff),
-            hex(&format!(
-                "00 04 00 00 00 38 00 10 01 00 {key_a} 78 00 00 7F 06 62 E8 00 00"
-            ))
+            hex(&format!("00 04 00 00 00 34 00 10 01 00 {key_a} 78 00 7F 06 62 E8 00"))
         );
-        let cell =
-            |q: &str| format!("00 00 00 10 00 00 00 01 00 02 72 31 01 66 {q} 00 00 00 00 00 00 03 E8 04 78 00 00 00");
+        let cell = |q: &str| format!("00 00 00 10 00 00 00 01 00 02 72 31 01 66 {q} 00 00 00 00 00 00 03 E8 04 78 00");
         assert_eq!(
             two_cells(Encoding::RowIndexV1),
             hex(&format!(
-                "00 07 {} {} 00 00 00 01 00 00 00 00 00 00 00 38",
+                "00 07 {} {} 00 00 00 01 00 00 00 00 00 00 00 34",
                 cell("61"),
                 cell("62")
             ))
         );
+    }
+
+    /// The same two cells in blocks of a file with tags (as HBase's MapReduce bulk load
+    /// writes them: a tags length of 0 before each memstore timestamp) decode alike.
+    #[test]
+    fn blocks_of_a_file_with_tags_decode() {
+        let key_a = "00 02 72 31 01 66 61 00 00 00 00 00 00 03 E8 04";
+        let cell =
+            |q: &str| format!("00 00 00 10 00 00 00 01 00 02 72 31 01 66 {q} 00 00 00 00 00 00 03 E8 04 78 00 00 00");
+        for (encoding, block) in [
+            (
+                Encoding::Prefix,
+                format!("00 02 00 00 00 38 10 01 00 {key_a} 78 00 00 0A 01 06 62 00 00 00 00 00 00 03 E8 04 78 00 00"),
+            ),
+            (
+                Encoding::Diff,
+                "00 03 00 00 00 38 01 66 10 10 01 00 00 02 72 31 61 E8 03 04 78 00 00 0F 06 62 00 78 00 00".into(),
+            ),
+            (
+                Encoding::FastDiff,
+                format!("00 04 00 00 00 38 00 10 01 00 {key_a} 78 00 00 7F 06 62 E8 00 00"),
+            ),
+            (Encoding::None, format!("{} {}", cell("61"), cell("62"))),
+            (
+                Encoding::RowIndexV1,
+                format!(
+                    "00 07 {} {} 00 00 00 01 00 00 00 00 00 00 00 38",
+                    cell("61"),
+                    cell("62")
+                ),
+            ),
+        ] {
+            let mut got = Vec::new();
+            decode(encoding, true, &hex(&block), &mut |r, q, ts, v| {
+                got.push((r.to_vec(), q.to_vec(), ts, v.to_vec()))
+            })
+            .unwrap();
+            let want = |q: &[u8]| (b"r1".to_vec(), q.to_vec(), 1000, b"x".to_vec());
+            assert_eq!(got, [want(b"a"), want(b"b")], "{encoding}");
+        }
     }
 
     /// Cells of one family in HBase's order, with rows, qualifiers and timestamps that share
@@ -644,7 +697,7 @@ mod tests {
             blocks.push(buf);
             let mut got = Vec::new();
             for b in &blocks {
-                decode(encoding, b, &mut |r, q, ts, v| {
+                decode(encoding, false, b, &mut |r, q, ts, v| {
                     got.push((r.to_vec(), q.to_vec(), ts, v.to_vec()))
                 })
                 .unwrap();
@@ -676,10 +729,10 @@ mod tests {
         let good = two_cells(Encoding::Diff);
         for cut in 0..good.len() {
             let mut seen = 0;
-            let r = decode(Encoding::Diff, &good[..cut], &mut |_, _, _, _| seen += 1);
+            let r = decode(Encoding::Diff, false, &good[..cut], &mut |_, _, _, _| seen += 1);
             assert!(r.is_err() || seen < 2, "cut at {cut}");
         }
-        assert!(decode(Encoding::Prefix, &good, &mut |_, _, _, _| {}).is_err());
+        assert!(decode(Encoding::Prefix, false, &good, &mut |_, _, _, _| {}).is_err());
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! HBase's HFile v3, written: the files HBase's own bulk load (`completebulkload`,
 //! `BulkLoadHFilesTool`) hands to its region servers whole.
 //!
-//! A file is what HBase's `StoreFileWriter` writes for a family with the defaults that
-//! `HFileOutputFormat2` uses: no compression, no block encoding, tags and memstore timestamps
-//! included, CRC32C checksums per 16 KiB, and a ROW bloom filter. Its parts, in file order:
+//! A file is what HBase's `StoreFileWriter` writes for a family of cells without tags, as a
+//! region server's flush or compaction writes one: the family's codec, block encoding, bloom
+//! filter and block size (HBase's defaults: none, none, ROW, 64 KiB), memstore timestamps
+//! included and no tags, CRC32C checksums per 16 KiB. (HBase's MapReduce bulk load,
+//! `HFileOutputFormat2`, always includes tags: a tags length of 0 a cell, up to 7% more bytes
+//! on a table of small cells, until a compaction drops them.) Its parts, in file order:
 //! data blocks, with leaf index and bloom chunk blocks written between them as they fill;
 //! then the load-on-open section (intermediate index blocks, the root data index, an empty
 //! meta index, file info, the bloom filter's meta) and the fixed 4 KiB trailer. The unit

@@ -24,6 +24,8 @@ pub struct Rows {
     /// The last row seen.
     last: Vec<u8>,
     codec: crate::store::storage::Compression,
+    /// Whether the cells carry tags (file info names `hfile.MAX_TAGS_LEN`).
+    tags: bool,
 }
 
 fn bad(path: &Path, what: impl std::fmt::Display) -> std::io::Error {
@@ -49,52 +51,72 @@ impl Rows {
         let ordinal = trailer.compression_codec.unwrap_or(2) as i32;
         let codec = crate::store::storage::Compression::from_ordinal(ordinal)
             .ok_or_else(|| bad(path, format!("compression codec {ordinal} is not one tallrow reads")))?;
-        file.seek(SeekFrom::Start(0))?;
-        Ok(Rows {
+        let mut rows = Rows {
             path: path.to_path_buf(),
             file,
-            pos: 0,
-            end,
+            pos: trailer.file_info_offset.unwrap_or(0),
+            end: len,
             rows: Vec::new(),
             at: 0,
             last: Vec::new(),
             codec,
-        })
+            tags: false,
+        };
+        rows.file.seek(SeekFrom::Start(rows.pos))?;
+        let info = rows.read_block()?;
+        if info.0 != *b"FILEINF2" || info.1.get(..4) != Some(b"PBUF") {
+            return Err(bad(path, "no file info where the trailer puts it"));
+        }
+        let info = proto::FileInfo::decode_length_delimited(&info.1[4..]).map_err(|e| bad(path, e))?;
+        rows.tags = info.map_entry.iter().any(|p| p.first == b"hfile.MAX_TAGS_LEN");
+        rows.file.seek(SeekFrom::Start(0))?;
+        (rows.pos, rows.end) = (0, end);
+        Ok(rows)
     }
 
-    /// Reads the next data block into `block`; `false` past the last.
+    /// Reads the block at `pos`, where the file stands (its checksums checked), moving past
+    /// it: its magic and its payload, decompressed.
+    fn read_block(&mut self) -> std::io::Result<([u8; 8], Vec<u8>)> {
+        let at = self.pos;
+        let mut h = [0u8; HEADER];
+        self.file.read_exact(&mut h)?;
+        let int = |at: usize| i32::from_be_bytes(h[at..at + 4].try_into().expect("4 bytes"));
+        let (on_disk, data) = (int(8), int(29));
+        if on_disk < 0
+            || data < HEADER as i32
+            || data > HEADER as i32 + on_disk
+            || at + (HEADER + on_disk as usize) as u64 > self.end
+        {
+            return Err(bad(&self.path, format!("a bad block header at {at}")));
+        }
+        let mut rest = vec![0u8; on_disk as usize];
+        self.file.read_exact(&mut rest)?;
+        let payload = data as usize - HEADER;
+        let mut framed = h.to_vec();
+        framed.extend_from_slice(&rest[..payload]);
+        let sums = &rest[payload..];
+        let ok = framed
+            .chunks(16 << 10)
+            .zip(sums.chunks(4))
+            .all(|(c, s)| crc32c::crc32c(c).to_be_bytes() == s);
+        if !ok {
+            return Err(bad(&self.path, format!("checksum mismatch in the block at {at}")));
+        }
+        self.pos += (HEADER + on_disk as usize) as u64;
+        let magic: [u8; 8] = h[..8].try_into().expect("8 bytes");
+        let size = int(12).max(0) as usize;
+        let block = super::codec::decompress(self.codec, &framed[HEADER..], size)
+            .map_err(|e| bad(&self.path, format!("the block at {at}: {e}")))?;
+        Ok((magic, block))
+    }
+
+    /// Reads the next data block's rows; `false` past the last.
     fn next_block(&mut self) -> std::io::Result<bool> {
         while self.pos < self.end {
-            let mut h = [0u8; HEADER];
-            self.file.read_exact(&mut h)?;
-            let int = |at: usize| i32::from_be_bytes(h[at..at + 4].try_into().expect("4 bytes"));
-            let (on_disk, data) = (int(8), int(29));
-            if on_disk < 0 || data < HEADER as i32 || data > HEADER as i32 + on_disk {
-                return Err(bad(&self.path, format!("a bad block header at {}", self.pos)));
-            }
-            let mut rest = vec![0u8; on_disk as usize];
-            self.file.read_exact(&mut rest)?;
-            let payload = data as usize - HEADER;
-            let mut framed = h.to_vec();
-            framed.extend_from_slice(&rest[..payload]);
-            let sums = &rest[payload..];
-            let ok = framed
-                .chunks(16 << 10)
-                .zip(sums.chunks(4))
-                .all(|(c, s)| crc32c::crc32c(c).to_be_bytes() == s);
-            if !ok {
-                return Err(bad(
-                    &self.path,
-                    format!("checksum mismatch in the block at {}", self.pos),
-                ));
-            }
-            self.pos += (HEADER + on_disk as usize) as u64;
-            if &h[..8] == b"DATABLK*" || &h[..8] == b"DATABLKE" {
-                let at = self.pos - (HEADER + on_disk as usize) as u64;
-                let size = int(12).max(0) as usize;
-                let block = super::codec::decompress(self.codec, &framed[HEADER..], size)
-                    .map_err(|e| bad(&self.path, format!("the block at {at}: {e}")))?;
-                let encoding = if &h[..8] == b"DATABLK*" {
+            let at = self.pos;
+            let (magic, block) = self.read_block()?;
+            if &magic == b"DATABLK*" || &magic == b"DATABLKE" {
+                let encoding = if &magic == b"DATABLK*" {
                     Encoding::None
                 } else {
                     let id = block.get(..2).map_or(-1, |b| i16::from_be_bytes([b[0], b[1]]));
@@ -108,7 +130,7 @@ impl Rows {
                 // The rows of the block, each once; a row the last block ended with is not new.
                 let (rows, last) = (&mut self.rows, &mut self.last);
                 rows.clear();
-                super::encode::decode(encoding, &block, &mut |row, _, _, _| {
+                super::encode::decode(encoding, self.tags, &block, &mut |row, _, _, _| {
                     if last.as_slice() != row {
                         last.clear();
                         last.extend_from_slice(row);

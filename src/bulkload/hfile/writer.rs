@@ -294,8 +294,8 @@ impl<W: Write> Writer<W> {
         Ok((summary, self.out.finish()?))
     }
 
-    /// File info: what `HFileOutputFormat2`, `StoreFileWriter` and `HFileWriterImpl` write,
-    /// sorted by key.
+    /// File info: what a bulk load's `StoreFileWriter` and `HFileWriterImpl` write for a file
+    /// without tags (no `hfile.MAX_TAGS_LEN`, no `hfile.TAGS_COMPRESSED`), sorted by key.
     fn file_info(&self) -> proto::FileInfo {
         let last = self.last.as_ref().expect("a cell");
         let mut last_key = Vec::new();
@@ -330,8 +330,6 @@ impl<W: Write> Writer<W> {
             (b"hfile.KEY_OF_BIGGEST_CELL", self.biggest.1.clone()),
             (b"hfile.LASTKEY", last_key),
             (b"hfile.LEN_OF_BIGGEST_CELL", long(self.biggest.0 as i64)),
-            (b"hfile.MAX_TAGS_LEN", int(0)),
-            (b"hfile.TAGS_COMPRESSED", vec![0]),
         ]
         .into_iter()
         .collect();

@@ -22,13 +22,14 @@ import org.apache.hadoop.hbase.util.Bytes;
 
 /**
  * Writes the HFile fixtures of tallrow's format tests (tests/fixtures/hfile/) with HBase's own
- * writer, configured as HFileOutputFormat2 configures it for a family (no compression, tags
- * and memstore timestamps included) with the data block encoding and bloom type given (NONE
- * and ROW by default), and with its file-info times fixed so that the file is the same on
- * every run.
+ * writer, configured as a region server configures it when it flushes or compacts cells
+ * without tags (no compression, no tags, memstore timestamps included), with the data block
+ * encoding and bloom type given (NONE and ROW by default), and with its file-info times fixed
+ * so that the file is the same on every run. A fourth argument, {@code tags}, includes tags
+ * (each cell's tags length, 0) as HBase's MapReduce bulk load (HFileOutputFormat2) writes them.
  *
  * <pre>
- * Fixture OUT [ENCODING [BLOOM]]
+ * Fixture OUT [ENCODING [BLOOM [tags]]]
  *   scripts/hbase.sh java dev.tallrow.hfile.Fixture tests/fixtures/hfile/hbase.hfile
  *   scripts/hbase.sh java dev.tallrow.hfile.Fixture tests/fixtures/hfile/hbase-FAST_DIFF.hfile FAST_DIFF
  * </pre>
@@ -47,8 +48,8 @@ public final class Fixture {
   private Fixture() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length < 1 || args.length > 3) {
-      System.err.println("usage: Fixture OUT [ENCODING [BLOOM]]");
+    if (args.length < 1 || args.length > 4 || (args.length == 4 && !args[3].equals("tags"))) {
+      System.err.println("usage: Fixture OUT [ENCODING [BLOOM [tags]]]");
       System.exit(64);
     }
     DataBlockEncoding encoding =
@@ -67,7 +68,7 @@ public final class Fixture {
       .withChecksumType(StoreUtils.getChecksumType(conf))
       .withBytesPerCheckSum(StoreUtils.getBytesPerChecksum(conf)).withBlockSize(128)
       .withColumnFamily(family).withTableName(Bytes.toBytes("fixture"))
-      .withCreateTime(CREATE_TIME).withIncludesTags(true).build();
+      .withCreateTime(CREATE_TIME).withIncludesTags(args.length == 4).build();
     StoreFileWriter w = new StoreFileWriter.Builder(conf, CacheConfig.DISABLED, fs)
       .withFilePath(out).withBloomType(bloom).withFileContext(context).build();
     for (KeyValue kv : cells(family)) {
