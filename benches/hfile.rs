@@ -29,9 +29,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
-use tallrow::schema::actions::Actions;
-use tallrow::stats::{self, Summary};
-use tallrow::store::{Store, backend::Backend};
+use tallrow::store::backend::Backend;
 use tallrow::workload::Workload;
 
 struct Args {
@@ -206,7 +204,7 @@ fn main() {
         // Users with a page of actions after the cursor (a quarter into theirs).
         let starts = shared::paging_starts_of(store.clone(), g.clone(), &w, 16, 1000);
         assert!(starts.len() > 100, "{} users with 16 actions", starts.len());
-        let (get, page) = reads(store.clone(), &w, &starts, a.samples);
+        let (get, page) = shared::get_and_page_p50(store.clone(), &w, &starts, a.samples);
         (r.get_seeded, r.page_seeded) = (get, page);
 
         // (c) tallrow through Thrift2, then major-compacted for the reads.
@@ -215,7 +213,7 @@ fn main() {
         r.thrift2 = rate;
         let status = native().arg("compact").args(&tables).status().unwrap();
         assert!(status.success(), "major compaction");
-        let (get, page) = reads(store.clone(), &w, &starts, a.samples);
+        let (get, page) = shared::get_and_page_p50(store.clone(), &w, &starts, a.samples);
         (r.get_compacted, r.page_compacted) = (get, page);
 
         // (b) The native client, into tables created with the same split points.
@@ -263,27 +261,6 @@ fn tool_seconds(text: &str) -> f64 {
         .skip(1)
         .map_while(|l| l.split_whitespace().nth(at)?.parse::<f64>().ok())
         .sum()
-}
-
-/// p50 of a 1-row get and of a 10-row page by cursor, through the Thrift2 backend.
-fn reads(store: Arc<dyn Store>, w: &Workload, starts: &[(i32, Vec<u8>)], samples: usize) -> (u64, u64) {
-    // Each measures after a first, unrecorded pass that warms the block cache.
-    let get = shared::gets(&*store, starts, samples).p50;
-    let dao = Actions::new(store, w.keys.actions);
-    let mut h = stats::histogram();
-    for pass in 0..2 {
-        for i in 0..samples {
-            let (uid, cursor) = &starts[i % starts.len()];
-            let t = Instant::now();
-            let n = dao.page_after(*uid, Some(cursor), 10).unwrap().items.len();
-            let ns = t.elapsed().as_nanos() as u64;
-            assert_eq!(n, 10);
-            if pass == 1 {
-                stats::record(&mut h, ns);
-            }
-        }
-    }
-    (get, Summary::of(&h).p50)
 }
 
 /// The median and range of `f` over the rounds.

@@ -17,10 +17,15 @@
 #                               row, gets and pages, home timelines (starts HBase if none runs)
 #   scripts/bench.sh secure     only the loads through sasl=gssapi (auth, auth-conf) against
 #                               the plain Thrift1 server
-#   scripts/bench.sh hfile [USERS [ROUNDS]]
-#                               HBase's own bulk load (hfile: + bulkload) vs the native
-#                               client and Thrift2, capacity.toml at USERS (84,000: about 20M
-#                               rows) users, ROUNDS (3) rounds (starts HBase if none runs)
+#   scripts/bench.sh hfile [seeding|codecs] [USERS [ROUNDS]]
+#                               both parts, or the one named (starts HBase if none runs):
+#                               seeding: HBase's own bulk load (hfile: + bulkload) vs the
+#                               native client and Thrift2, capacity.toml at USERS (84,000:
+#                               about 20M rows) users, ROUNDS (3) rounds;
+#                               codecs: per codec with FAST_DIFF, the bulk-loaded tables'
+#                               size and reads against HBase's major compaction of them, and
+#                               the write against an uncompressed one, capacity.toml at
+#                               USERS (20,000: about 4.7M rows), ROUNDS (3) rounds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -122,8 +127,9 @@ if [[ "${1:-}" == "secure" ]]; then
 fi
 
 
-# HBase's own bulk load against the native client and Thrift2, capacity.toml at $1 users.
-hfile() {
+# HBase's own bulk load: `seeding` against the native client and Thrift2, `codecs` each codec
+# against HBase's compaction of the same tables; capacity.toml at $2 users.
+hfile() { # part users rounds
     if ! scripts/hbase.sh status >/dev/null; then
         scripts/hbase.sh start || return 1
         trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
@@ -132,8 +138,14 @@ hfile() {
     # Built (and HBase's test jars fetched) before anything is timed.
     scripts/hbase.sh java dev.tallrow.bench.Native 2>/dev/null || [ $? -eq 64 ]
     local w
-    w=$(scaled "${1:-84000}" capacity_hfile)
-    cargo bench --locked --quiet --bench hfile -- "$w" --rounds "${2:-3}"
+    if [[ "$1" != codecs ]]; then
+        w=$(scaled "${2:-84000}" capacity_hfile)
+        cargo bench --locked --quiet --bench hfile -- "$w" --rounds "${3:-3}"
+    fi
+    if [[ "$1" != seeding ]]; then
+        w=$(scaled "${2:-20000}" capacity_codecs)
+        cargo bench --locked --quiet --bench hfile_codecs -- "$w" --rounds "${3:-3}"
+    fi
 }
 
 # capacity.toml scaled by its user count: about 240 rows per user.
@@ -142,7 +154,12 @@ scaled() { # users name
     echo "$tmp/$2.toml"
 }
 if [[ "${1:-}" == "hfile" ]]; then
-    hfile "${2:-}" "${3:-}"
+    part=both
+    if [[ "${2:-}" == seeding || "${2:-}" == codecs ]]; then
+        part=$2
+        shift
+    fi
+    hfile "$part" "${2:-}" "${3:-}"
     exit 0
 fi
 

@@ -324,8 +324,8 @@ pub struct BulkloadArgs {
     /// The hfile: directories (one per shard, or one that several shards wrote).
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
-    /// The HBase to load into, through its Thrift2 gateway: hbase://HOST:PORT?api=thrift2
-    /// (tables are created and rows counted through it).
+    /// The HBase to load into: hbase://QUORUM?api=native (HBase's own RPC) or
+    /// hbase://HOST:PORT?api=thrift2 (tables are created and rows counted through it).
     #[arg(long, value_name = "URL")]
     pub backend: String,
     /// HBase's bulk-load tool, split into words as a shell would (no shell runs it); each
@@ -336,7 +336,7 @@ pub struct BulkloadArgs {
     /// Tables handed over at once, each by a tool run of its own (0 = one per core).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub parallel: usize,
-    /// Skip counting each table's rows through Thrift after the hand-over (a scan of every
+    /// Skip counting each table's rows through the backend after the hand-over (a scan of every
     /// row: slow on tables of billions); `tallrow verify` checks them later.
     #[arg(long)]
     pub no_count: bool,

@@ -502,16 +502,53 @@ pub fn python_load(python: &Path, script: &str, args: &[&str], w: &Workload, tmp
 pub fn gets(store: &dyn Store, starts: &[(i32, Vec<u8>)], samples: usize) -> Summary {
     let mut hist = stats::histogram();
     for pass in 0..2 {
-        for i in 0..samples {
-            let get = [Get::new(starts[i % starts.len()].1.clone())];
-            let t = Instant::now();
-            let found = store.get(actions::TABLE, &get).unwrap();
-            let ns = t.elapsed().as_nanos() as u64;
-            assert!(found[0].is_some(), "the cursor row exists");
-            if pass == 1 {
-                stats::record(&mut hist, ns);
-            }
-        }
+        gets_pass(store, starts, samples, (pass == 1).then_some(&mut hist));
     }
     Summary::of(&hist)
+}
+
+/// p50 of a 1-row get ([`gets`]) and of a 10-row page of actions by cursor, each measured
+/// after a first, unrecorded pass that warms the block cache.
+pub fn get_and_page_p50(store: Arc<dyn Store>, w: &Workload, starts: &[(i32, Vec<u8>)], samples: usize) -> (u64, u64) {
+    let get = gets(&*store, starts, samples).p50;
+    let mut h = stats::histogram();
+    for pass in 0..2 {
+        pages_pass(&store, w, starts, samples, (pass == 1).then_some(&mut h));
+    }
+    (get, Summary::of(&h).p50)
+}
+
+/// `samples` pages of 10 actions by cursor, recorded into `h` when given.
+pub fn pages_pass(
+    store: &Arc<dyn Store>,
+    w: &Workload,
+    starts: &[(i32, Vec<u8>)],
+    samples: usize,
+    mut h: Option<&mut stats::Histogram>,
+) {
+    let dao = Actions::new(store.clone(), w.keys.actions);
+    for i in 0..samples {
+        let (uid, cursor) = &starts[i % starts.len()];
+        let t = Instant::now();
+        let n = dao.page_after(*uid, Some(cursor), 10).unwrap().items.len();
+        let ns = t.elapsed().as_nanos() as u64;
+        assert_eq!(n, 10);
+        if let Some(h) = h.as_deref_mut() {
+            stats::record(h, ns);
+        }
+    }
+}
+
+/// `samples` 1-row gets of the starts' cursor rows, recorded into `h` when given.
+pub fn gets_pass(store: &dyn Store, starts: &[(i32, Vec<u8>)], samples: usize, mut h: Option<&mut stats::Histogram>) {
+    for i in 0..samples {
+        let get = [Get::new(starts[i % starts.len()].1.clone())];
+        let t = Instant::now();
+        let found = store.get(actions::TABLE, &get).unwrap();
+        let ns = t.elapsed().as_nanos() as u64;
+        assert!(found[0].is_some(), "the cursor row exists");
+        if let Some(h) = h.as_deref_mut() {
+            stats::record(h, ns);
+        }
+    }
 }

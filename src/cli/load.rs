@@ -94,7 +94,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         )?;
         writeln!(
             o,
-            "to load them into HBase: tallrow bulkload {} --backend hbase://HOST:PORT?api=thrift2",
+            "to load them into HBase: tallrow bulkload {} --backend hbase://QUORUM?api=native (or hbase://HOST:PORT?api=thrift2)",
             h.dir().display()
         )?;
     }

@@ -34,6 +34,9 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
  *                                prints "rows N cells N seconds S cpu C" (only the writes
  *                                timed; C the process's CPU seconds meanwhile)
  * Native compact TABLE...       major-compacts the tables and waits until it is done
+ * Native clone TABLE COPY...    creates each COPY from a snapshot of its TABLE (same
+ *                                descriptor, same regions, the files shared as links until
+ *                                COPY rewrites them)
  * Native pages FILE TABLE FAMILY QUALIFIER SAMPLES
  *                                FILE holds "CURSOR STOP" per line, row keys in hex; times a
  *                                get of the cursor row and pages of 10 and 100 rows after it;
@@ -50,10 +53,12 @@ public final class Native {
       load(Path.of(args[1]));
     } else if (args.length >= 2 && args[0].equals("compact")) {
       compact(List.of(args).subList(1, args.length));
+    } else if (args.length >= 3 && args.length % 2 == 1 && args[0].equals("clone")) {
+      cloneTables(List.of(args).subList(1, args.length));
     } else if (args.length == 6 && args[0].equals("pages")) {
       pages(Path.of(args[1]), args[2], args[3], args[4], Integer.parseInt(args[5]));
     } else {
-      System.err.println("usage: Native load DUMP | Native compact TABLE... | Native pages FILE TABLE FAMILY QUALIFIER SAMPLES");
+      System.err.println("usage: Native load DUMP | Native compact TABLE... | Native clone TABLE COPY... | Native pages FILE TABLE FAMILY QUALIFIER SAMPLES");
       System.exit(64);
     }
   }
@@ -126,6 +131,21 @@ public final class Native {
   private static void load(Path dump) throws Exception {
     try (Reader r = new Reader(dump)) {
       load(r);
+    }
+  }
+
+  /** Clones each TABLE COPY pair through a snapshot, dropped once COPY exists. */
+  private static void cloneTables(List<String> pairs) throws IOException {
+    try (Connection conn = connect(); Admin admin = conn.getAdmin()) {
+      for (int i = 0; i < pairs.size(); i += 2) {
+        String snapshot = "tallrow_clone_" + System.nanoTime();
+        admin.snapshot(snapshot, TableName.valueOf(pairs.get(i)));
+        try {
+          admin.cloneSnapshot(snapshot, TableName.valueOf(pairs.get(i + 1)));
+        } finally {
+          admin.deleteSnapshot(snapshot);
+        }
+      }
     }
   }
 
