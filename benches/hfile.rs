@@ -23,7 +23,7 @@
 mod shared;
 
 use shared::BIN;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,37 +31,6 @@ use tallrow::generate::Generator;
 use tallrow::report::{fmt_ns, thousands};
 use tallrow::store::backend::Backend;
 use tallrow::workload::Workload;
-
-struct Args {
-    workload: PathBuf,
-    regions: usize,
-    rounds: usize,
-    samples: usize,
-}
-
-fn args() -> Args {
-    let mut a = Args {
-        workload: PathBuf::from("workloads/capacity.toml"),
-        regions: 4,
-        rounds: 3,
-        samples: 2000,
-    };
-    let mut it = std::env::args().skip(1).filter(|x| x != "--bench");
-    while let Some(x) = it.next() {
-        let mut num = |what: &str| -> usize {
-            it.next()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("{what}: a number"))
-        };
-        match x.as_str() {
-            "--regions" => a.regions = num("--regions"),
-            "--rounds" => a.rounds = num("--rounds"),
-            "--samples" => a.samples = num("--samples"),
-            w => a.workload = PathBuf::from(w),
-        }
-    }
-    a
-}
 
 /// Wall time and peak RSS (KiB) of a command, which must succeed; its stdout.
 fn timed(cmd: &mut Command, tmp: &Path) -> (f64, u64, String) {
@@ -126,7 +95,7 @@ struct Round {
 }
 
 fn main() {
-    let a = args();
+    let Some(a) = shared::RoundsArgs::parse() else { return };
     let thrift2 = std::env::var("TALLROW_HBASE_THRIFT2")
         .expect("TALLROW_HBASE_THRIFT2: scripts/bench.sh hfile starts HBase and sets it");
     let url = format!("hbase://{thrift2}?api=thrift2");
@@ -263,13 +232,6 @@ fn tool_seconds(text: &str) -> f64 {
         .sum()
 }
 
-/// The median and range of `f` over the rounds.
-fn spread(rounds: &[Round], f: impl Fn(&Round) -> f64) -> (f64, f64, f64) {
-    let mut v: Vec<f64> = rounds.iter().map(f).collect();
-    v.sort_by(|a, b| a.total_cmp(b));
-    (v[v.len() / 2], v[0], v[v.len() - 1])
-}
-
 fn report(rounds: &[Round], rows: u64) {
     println!(
         "== {} rows; medians of {} rounds [range]",
@@ -277,7 +239,7 @@ fn report(rounds: &[Round], rows: u64) {
         rounds.len()
     );
     let line = |what: &str, f: &dyn Fn(&Round) -> f64, unit: &str| {
-        let (m, lo, hi) = spread(rounds, f);
+        let (m, lo, hi) = shared::spread(rounds, f);
         println!("{what:<58} {m:>12.2} {unit} [{lo:.2} .. {hi:.2}]");
     };
     line(
@@ -319,9 +281,9 @@ fn report(rounds: &[Round], rows: u64) {
             r.page_compacted as f64
         }),
     ] {
-        let (s, _, _) = spread(rounds, seeded);
-        let (c, _, _) = spread(rounds, compacted);
-        let (ratio, lo, hi) = spread(rounds, |r| seeded(r) / compacted(r));
+        let (s, _, _) = shared::spread(rounds, seeded);
+        let (c, _, _) = shared::spread(rounds, compacted);
+        let (ratio, lo, hi) = shared::spread(rounds, |r| seeded(r) / compacted(r));
         println!(
             "{what}: bulk-loaded {} | Thrift2-loaded, major-compacted {} | ratio {ratio:.2} [{lo:.2} .. {hi:.2}] (target <= 1.2)",
             ns(s),

@@ -91,42 +91,8 @@ fn side_by_side(
     ((p50(&h[0][0]), p50(&h[1][0])), (p50(&h[0][1]), p50(&h[1][1])))
 }
 
-struct Args {
-    workload: PathBuf,
-    regions: usize,
-    rounds: usize,
-    samples: usize,
-}
-
-fn args() -> Option<Args> {
-    if !std::env::args().any(|a| a == "--bench") {
-        return None;
-    }
-    let mut a = Args {
-        workload: PathBuf::from("workloads/capacity.toml"),
-        regions: 4,
-        rounds: 3,
-        samples: 2000,
-    };
-    let mut it = std::env::args().skip(1).filter(|x| x != "--bench");
-    while let Some(x) = it.next() {
-        let mut num = |what: &str| -> usize {
-            it.next()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("{what}: a number"))
-        };
-        match x.as_str() {
-            "--regions" => a.regions = num("--regions"),
-            "--rounds" => a.rounds = num("--rounds"),
-            "--samples" => a.samples = num("--samples"),
-            w => a.workload = PathBuf::from(w),
-        }
-    }
-    Some(a)
-}
-
 /// One HFile write: rows, rows/s (the load's "total" line) and peak RSS in MiB.
-fn write(a: &Args, dir: &Path, reports: &Path, codec: &str, encoding: &str) -> (u64, f64, f64) {
+fn write(a: &shared::RoundsArgs, dir: &Path, reports: &Path, codec: &str, encoding: &str) -> (u64, f64, f64) {
     let rss = dir.with_extension("rss");
     let out = Command::new("/usr/bin/time")
         .arg("-o")
@@ -231,7 +197,7 @@ struct Round {
 }
 
 fn main() {
-    let Some(a) = args() else { return };
+    let Some(a) = shared::RoundsArgs::parse() else { return };
     let native = std::env::var("TALLROW_HBASE_NATIVE")
         .expect("TALLROW_HBASE_NATIVE: scripts/bench.sh hfile starts HBase and sets it");
     let root = PathBuf::from(std::env::var("TALLROW_HBASE_DIR").expect("TALLROW_HBASE_DIR")).join("hbase");
@@ -341,13 +307,6 @@ fn main() {
     report(&rounds, rows);
 }
 
-/// The median and range of `f` over the rounds.
-fn spread(rounds: &[Round], f: impl Fn(&Round) -> f64) -> (f64, f64, f64) {
-    let mut v: Vec<f64> = rounds.iter().map(f).collect();
-    v.sort_by(|a, b| a.total_cmp(b));
-    (v[v.len() / 2], v[0], v[v.len() - 1])
-}
-
 fn report(rounds: &[Round], rows: u64) {
     println!(
         "== {} rows; medians of {} rounds [range]",
@@ -368,14 +327,14 @@ fn report(rounds: &[Round], rows: u64) {
     );
     for (i, codec) in CODECS.iter().enumerate() {
         let c = at(i);
-        let mib = spread(rounds, |r| c(r).total().0 as f64 / (1 << 20) as f64);
-        let size = spread(rounds, |r| {
+        let mib = shared::spread(rounds, |r| c(r).total().0 as f64 / (1 << 20) as f64);
+        let size = shared::spread(rounds, |r| {
             let (l, m) = c(r).total();
             l as f64 / m as f64
         });
         // The table furthest from 1 (tables under 1 MiB left out: a file's fixed parts
         // dominate there).
-        let worst = spread(rounds, |r| {
+        let worst = shared::spread(rounds, |r| {
             c(r).sizes
                 .values()
                 .filter(|(_, m)| *m >= 1 << 20)
@@ -383,10 +342,10 @@ fn report(rounds: &[Round], rows: u64) {
                 .max_by(|x, y| (x - 1.0).abs().total_cmp(&(y - 1.0).abs()))
                 .unwrap_or(1.0)
         });
-        let get = spread(rounds, |r| c(r).get.0 as f64 / c(r).get.1 as f64);
-        let page = spread(rounds, |r| c(r).page.0 as f64 / c(r).page.1 as f64);
-        let rate = spread(rounds, |r| c(r).write_rate / r.plain_rate);
-        let rss = spread(rounds, |r| c(r).rss_mib);
+        let get = shared::spread(rounds, |r| c(r).get.0 as f64 / c(r).get.1 as f64);
+        let page = shared::spread(rounds, |r| c(r).page.0 as f64 / c(r).page.1 as f64);
+        let rate = shared::spread(rounds, |r| c(r).write_rate / r.plain_rate);
+        let rss = shared::spread(rounds, |r| c(r).rss_mib);
         let f = |(m, lo, hi): (f64, f64, f64), p: usize| format!("{m:.p$} [{lo:.p$}..{hi:.p$}]");
         println!(
             "{codec:<8} {:>11.1} {:>24} {:>24} {:>22} {:>22} {:>22} {:>12}",
@@ -412,7 +371,7 @@ fn report(rounds: &[Round], rows: u64) {
             rounds[0].codecs[0].sizes[t].0 as f64 / (1 << 20) as f64
         );
         for i in 0..CODECS.len() {
-            let (m, _, _) = spread(rounds, |r| {
+            let (m, _, _) = shared::spread(rounds, |r| {
                 let (l, c) = r.codecs[i].sizes[t];
                 if c == 0 { f64::NAN } else { l as f64 / c as f64 }
             });
@@ -424,8 +383,8 @@ fn report(rounds: &[Round], rows: u64) {
         }
         println!();
     }
-    let plain = spread(rounds, |r| r.plain_rate);
-    let plain_rss = spread(rounds, |r| r.plain_rss_mib);
+    let plain = shared::spread(rounds, |r| r.plain_rate);
+    let plain_rss = shared::spread(rounds, |r| r.plain_rss_mib);
     println!(
         "NONE+NONE write {} rows/s [{} .. {}], peak {:.0} MiB [{:.0} .. {:.0}]",
         thousands(plain.0 as u64),
@@ -440,10 +399,10 @@ fn report(rounds: &[Round], rows: u64) {
         let c = at(i);
         println!(
             "{codec}: get p50 {} loaded, {} compacted; page p50 {} loaded, {} compacted",
-            ns(spread(rounds, |r| c(r).get.0 as f64).0),
-            ns(spread(rounds, |r| c(r).get.1 as f64).0),
-            ns(spread(rounds, |r| c(r).page.0 as f64).0),
-            ns(spread(rounds, |r| c(r).page.1 as f64).0)
+            ns(shared::spread(rounds, |r| c(r).get.0 as f64).0),
+            ns(shared::spread(rounds, |r| c(r).get.1 as f64).0),
+            ns(shared::spread(rounds, |r| c(r).page.0 as f64).0),
+            ns(shared::spread(rounds, |r| c(r).page.1 as f64).0)
         );
     }
 }

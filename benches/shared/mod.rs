@@ -552,3 +552,48 @@ pub fn gets_pass(store: &dyn Store, starts: &[(i32, Vec<u8>)], samples: usize, m
         }
     }
 }
+
+/// What the benches of rounds over HBase take: `WORKLOAD [--regions N] [--rounds N]
+/// [--samples N]`. `None` when run without `--bench`, as `cargo test --all-targets` does.
+pub struct RoundsArgs {
+    pub workload: PathBuf,
+    pub regions: usize,
+    pub rounds: usize,
+    pub samples: usize,
+}
+
+impl RoundsArgs {
+    pub fn parse() -> Option<RoundsArgs> {
+        if !std::env::args().any(|a| a == "--bench") {
+            return None;
+        }
+        let mut a = RoundsArgs {
+            workload: PathBuf::from("workloads/capacity.toml"),
+            regions: 4,
+            rounds: 3,
+            samples: 2000,
+        };
+        let mut it = std::env::args().skip(1).filter(|x| x != "--bench");
+        while let Some(x) = it.next() {
+            let mut num = |what: &str| -> usize {
+                it.next()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| panic!("{what}: a number"))
+            };
+            match x.as_str() {
+                "--regions" => a.regions = num("--regions"),
+                "--rounds" => a.rounds = num("--rounds"),
+                "--samples" => a.samples = num("--samples"),
+                w => a.workload = PathBuf::from(w),
+            }
+        }
+        Some(a)
+    }
+}
+
+/// The median and range of `f` over the rounds.
+pub fn spread<R>(rounds: &[R], f: impl Fn(&R) -> f64) -> (f64, f64, f64) {
+    let mut v: Vec<f64> = rounds.iter().map(f).collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
