@@ -6,6 +6,10 @@
 #   scripts/hbase.sh start --secure
 #                             the same, plus a Kerberos KDC and Kerberized Thrift servers
 #                             (SASL/GSSAPI, and HTTP + SPNEGO + TLS): scripts/secure.sh
+#   scripts/hbase.sh start --hdfs
+#                             the same with hbase.rootdir on a real HDFS (scripts/hdfs.sh,
+#                             started first and stopped with it), where a bulk load renames
+#                             files instead of copying them; both flags may be given
 #   scripts/hbase.sh status   say whether it runs, and where
 #   scripts/hbase.sh env      print the export lines of the running instance
 #   scripts/hbase.sh stop     stop every process start started, remove its directory
@@ -34,8 +38,10 @@
 #
 # HBase (pinned in tests/hbase/pom.xml) runs as pseudo-distributed mode runs it
 # (`bin/start-hbase.sh` with hbase.cluster.distributed=true): ZooKeeper (`hbase zookeeper`),
-# the master and two region servers, each its own JVM, over the local file system, so that
-# regions live on two servers and routing, splits, moves and a dead server are real. Beside
+# the master and two region servers, each its own JVM, over the local file system (or, with
+# --hdfs, over HDFS as on a cluster: a bulk load then renames its files into the regions,
+# where on the local file system it copies them), so that regions live on two servers and
+# routing, splits, moves and a dead server are real. Beside
 # them run HBase's Thrift1 server in its defaults (thread pool, buffered, binary), a second
 # Thrift1 server framed + compact, and the Thrift2 server. Every port is chosen free on
 # 127.0.0.1; the web UIs are off. Ready means both region servers have checked in and each
@@ -54,6 +60,8 @@
 #                              the region servers' processes (the fault tests kill one)
 #   TALLROW_HBASE_CP           the classpath (conf directory first), for native clients
 #   TALLROW_HBASE_VERSION      the HBase release (tests/hbase/pom.xml)
+#   TALLROW_HDFS               with --hdfs, the hdfs:// URL of the NameNode HBase's root
+#                              directory is on (hbase.rootdir is TALLROW_HDFS/hbase)
 # With --secure also the secured endpoints' URLs, KRB5_CONFIG, KRB5CCNAME and the CA file
 # (scripts/secure.sh says which).
 # Exit codes: 0 done; 1 Java or Maven missing (one line says so); 2 HBase failed to start
@@ -70,57 +78,10 @@ heap="${TALLROW_HBASE_HEAP:-1g}"
 # shellcheck source=scripts/secure.sh
 . "$repo/scripts/secure.sh"
 secure=
+hdfs=
 
-# The flags bin/hbase passes on JDK 11 and later.
-jdk_flags=(
-  -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true
-  --add-modules jdk.unsupported
-  --add-opens java.base/java.io=ALL-UNNAMED
-  --add-opens java.base/java.nio=ALL-UNNAMED
-  --add-opens java.base/sun.nio.ch=ALL-UNNAMED
-  --add-opens java.base/java.lang=ALL-UNNAMED
-  --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
-  --add-opens java.base/java.lang.reflect=ALL-UNNAMED
-  --add-opens java.base/java.util=ALL-UNNAMED
-  --add-opens java.base/java.util.concurrent=ALL-UNNAMED
-  --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
-  --add-exports java.security.jgss/sun.security.krb5=ALL-UNNAMED
-  --add-exports java.base/sun.net.dns=ALL-UNNAMED
-  --add-exports java.base/sun.net.util=ALL-UNNAMED
-  -Djava.net.preferIPv4Stack=true
-  -Dzookeeper.admin.enableServer=false
-  -XX:+UseG1GC
-)
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# The runtime classpath of tests/hbase/pom.xml, resolved once into Maven's local repository.
-# With PROFILE=bench it also holds HBase's PerformanceEvaluation and our native-client tools.
-classpath() {
-  local profile="${1:-}" out="$repo/tests/hbase/target/classpath${1:+-$1}.txt"
-  if [ ! -s "$out" ] || [ "$repo/tests/hbase/pom.xml" -nt "$out" ]; then
-    mkdir -p "$repo/tests/hbase/target"
-    echo "resolving HBase with Maven (the first time downloads about 240 MB to ~/.m2)" >&2
-    if ! mvn -B -q -f "$repo/tests/hbase/pom.xml" ${profile:+-P "$profile"} \
-      dependency:build-classpath -Dmdep.outputFile="$out" >"$out.log" 2>&1; then
-      echo "Maven could not resolve HBase: $(grep -m1 ERROR "$out.log" || tail -1 "$out.log")" >&2
-      rm -f "$out"
-      return 2
-    fi
-    # Maven leaves an unchanged file as it was: mark it resolved now.
-    touch "$out"
-  fi
-  cat "$out"
-}
-
-have_tools() {
-  if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
-    echo "no Java or Maven on this machine: real HBase does not run (install OpenJDK 17 and Maven)"
-    return 1
-  fi
-}
+# shellcheck source=scripts/jvm.sh
+. "$repo/scripts/jvm.sh"
 
 running() {
   [ -f "$state" ] || return 1
@@ -138,11 +99,15 @@ stop() {
   . "$state"
   local pid i zk_pid="${TALLROW_HBASE_PIDS%% *}" rest
   # Everything but ZooKeeper at once (the directory goes with them: nothing needs to be
-  # flushed in order), then ZooKeeper.
+  # flushed in order), then HDFS where HBase ran on it, then ZooKeeper.
   rest="${TALLROW_HBASE_PIDS#"$zk_pid"}"
   for pid in $rest; do kill "$pid" 2>/dev/null || true; done
   for pid in $rest "$zk_pid"; do
-    [ "$pid" = "$zk_pid" ] && kill "$pid" 2>/dev/null
+    if [ "$pid" = "$zk_pid" ]; then
+      # HDFS after the servers writing to it, before the ZooKeeper they wait on.
+      if [ -n "${TALLROW_HDFS:-}" ]; then "$repo/scripts/hdfs.sh" stop; fi
+      kill "$pid" 2>/dev/null
+    fi
     for i in $(seq 1 300); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
@@ -156,16 +121,26 @@ stop() {
 }
 
 site() {
-  local dir="$1" zk="$2" master="$3"
+  local dir="$1" zk="$2" master="$3" hdfs="${4:-}" root
+  root="file://$dir/hbase"
+  [ -n "$hdfs" ] && root="$hdfs/hbase"
   cat <<EOF
 <?xml version="1.0"?>
 <configuration>
   <property><name>hbase.cluster.distributed</name><value>true</value></property>
-  <property><name>hbase.rootdir</name><value>file://$dir/hbase</value></property>
+  <property><name>hbase.rootdir</name><value>$root</value></property>
   <property><name>hbase.tmp.dir</name><value>$dir/tmp</value></property>
   <property><name>hbase.zookeeper.property.dataDir</name><value>$dir/zookeeper</value></property>
-  <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
   <property><name>hbase.wal.provider</name><value>filesystem</value></property>
+EOF
+  if [ -z "$hdfs" ]; then
+    # The local file system has no hflush/hsync for the WAL to demand.
+    echo '  <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>'
+  else
+    # One DataNode: a WAL of one replica is all there can be (FSHLog would roll it forever).
+    echo '  <property><name>hbase.regionserver.hlog.tolerable.lowreplication</name><value>1</value></property>'
+  fi
+  cat <<EOF
   <property><name>hbase.zookeeper.quorum</name><value>127.0.0.1</value></property>
   <property><name>hbase.zookeeper.property.clientPort</name><value>$zk</value></property>
   <property><name>hbase.zookeeper.property.clientPortAddress</name><value>127.0.0.1</value></property>
@@ -239,20 +214,41 @@ start_once() {
     echo "HBase runs without its secured servers: restarting it with them" >&2
     stop
   fi
+  if running && [ -n "$hdfs" ] && [ -z "${TALLROW_HDFS:-}" ]; then
+    echo "HBase runs on the local file system: restarting it on HDFS" >&2
+    stop
+  fi
   if running; then
     echo "HBase already runs: $TALLROW_HBASE_THRIFT1 (thrift1), $TALLROW_HBASE_THRIFT1_FC (thrift1 framed compact), $TALLROW_HBASE_THRIFT2 (thrift2)"
     return 0
   fi
   stop
   have_tools || return 1
-  local cp dir zk master t1 t1fc t2 pids=()
+  local cp dir zk master t1 t1fc t2 pids=() hdfs_url= rc=0
   local logs=(zookeeper.log master.log regionserver-1.log regionserver-2.log thrift1.log thrift1-fc.log thrift2.log)
   cp="$(classpath)" || return 2
+  if [ -n "$hdfs" ]; then
+    "$repo/scripts/hdfs.sh" start || rc=$?
+    [ $rc -eq 0 ] || return $rc
+    # shellcheck disable=SC1091
+    hdfs_url="$(. "$repo/.hdfs.env" && echo "$TALLROW_HDFS")"
+  fi
   dir="$(mktemp -d -t tallrow-hbase.XXXXXX)"
   mkdir -p "$dir/conf" "$dir/logs"
   zk="$(free_port)" master="$(free_port)"
   t1="$(free_port)" t1fc="$(free_port)" t2="$(free_port)"
-  site "$dir" "$zk" "$master" >"$dir/conf/hbase-site.xml"
+  site "$dir" "$zk" "$master" "$hdfs_url" >"$dir/conf/hbase-site.xml"
+  if [ -n "$hdfs" ]; then
+    # HDFS's client settings for every HBase process and tool (no fs.defaultFS: a bare path
+    # handed to a tool stays on the local file system).
+    cat >"$dir/conf/hdfs-site.xml" <<EOF
+<?xml version="1.0"?>
+<configuration>
+  <property><name>dfs.replication</name><value>1</value></property>
+  <property><name>dfs.blocksize</name><value>33554432</value></property>
+</configuration>
+EOF
+  fi
   log4j >"$dir/conf/log4j2.properties"
   cp="$dir/conf:$cp"
   local java=(java "${jdk_flags[@]}" "-Dlog4j2.configurationFile=$dir/conf/log4j2.properties"
@@ -295,6 +291,7 @@ export TALLROW_HBASE_RS1_PID='${rs_pids[0]}'
 export TALLROW_HBASE_RS2_PID='${rs_pids[1]}'
 export TALLROW_HBASE_CP='$cp'
 EOF
+  if [ -n "$hdfs" ]; then echo "export TALLROW_HDFS='$hdfs_url'" >>"$state"; fi
 
   # A slow start on 2 cores takes a minute or two; five minutes is a failure.
   local deadline=$((SECONDS + 300)) mode port i ok
@@ -421,7 +418,14 @@ EOF
 
 case "${1:-}" in
   start)
-    [ "${2:-}" = --secure ] && secure=1
+    shift
+    for arg in "$@"; do
+      case "$arg" in
+        --secure) secure=1 ;;
+        --hdfs) hdfs=1 ;;
+        *) echo "usage: scripts/hbase.sh start [--secure] [--hdfs]" >&2; exit 64 ;;
+      esac
+    done
     start
     ;;
   stop) stop ;;
@@ -473,7 +477,7 @@ case "${1:-}" in
       -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start|stop|status|env|classpath [bench]|regionserver N|chaos ARGS...|describe TABLE|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start [--secure] [--hdfs]|stop|status|env|classpath [bench]|regionserver N|chaos ARGS...|describe TABLE|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

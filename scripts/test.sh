@@ -6,8 +6,8 @@
 #
 # It installs what the tests need (the Python packages in .venv, the kerberos feature's
 # build dependencies) and starts what they run against: the Bigtable emulator, real HBase
-# with a Kerberos KDC and Kerberized gateways (scripts/hbase.sh), and a Kubernetes control
-# plane (scripts/kube.sh).
+# on a real HDFS with a Kerberos KDC and Kerberized gateways (scripts/hbase.sh and
+# scripts/hdfs.sh), and a Kubernetes control plane (scripts/kube.sh).
 #
 # Strict (with CI set, or --strict): a component that cannot be installed or started fails
 # the run at once, in one line naming it and the command that failed, and so does any test
@@ -119,22 +119,24 @@ case $rc in
 esac
 
 # Real HBase (scripts/hbase.sh: fetched with Maven, two region servers on loopback) is the
-# reference the hbase backend's contract runs against. --secure adds a Kerberos KDC and
-# HBase's Kerberized Thrift servers (SASL, and HTTP + SPNEGO + TLS), which the secured tests
-# use.
-echo "== Apache HBase"
+# reference the hbase backend's contract runs against. --hdfs keeps its root directory on a
+# real HDFS (scripts/hdfs.sh: a NameNode and a DataNode from the same Maven artifacts), as
+# a cluster's is, which hfile:hdfs:// writes into and the bulk load renames from. --secure
+# adds a Kerberos KDC and HBase's Kerberized Thrift servers (SASL, and HTTP + SPNEGO + TLS),
+# which the secured tests use.
+echo "== Apache HBase on HDFS"
 rc=0
-scripts/hbase.sh start --secure || rc=$?
+scripts/hbase.sh start --secure --hdfs || rc=$?
 case $rc in
   0)
     . ./.hbase.env
     if [ -z "${TALLROW_HBASE_SASL1_AUTH:-}" ]; then
-      missing "the Kerberos KDC and the Kerberized HBase gateways" "scripts/hbase.sh start --secure (apt-get install krb5-kdc krb5-admin-server krb5-user)"
+      missing "the Kerberos KDC and the Kerberized HBase gateways" "scripts/hbase.sh start --secure --hdfs (apt-get install krb5-kdc krb5-admin-server krb5-user)"
     fi
     ;;
-  1) missing "real HBase (Java and Maven)" "scripts/hbase.sh start --secure" 1 ;;
-  4) failed "the Kerberos KDC or a Kerberized HBase gateway" "scripts/hbase.sh start --secure" 4 ;;
-  *) failed "real HBase" "scripts/hbase.sh start --secure" $rc ;;
+  1) missing "real HBase and HDFS (Java and Maven)" "scripts/hbase.sh start --secure --hdfs" 1 ;;
+  4) failed "the Kerberos KDC or a Kerberized HBase gateway" "scripts/hbase.sh start --secure --hdfs" 4 ;;
+  *) failed "real HBase on HDFS" "scripts/hbase.sh start --secure --hdfs" $rc ;;
 esac
 
 # A real Kubernetes control plane (scripts/kube.sh: kube-apiserver and

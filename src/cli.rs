@@ -321,9 +321,10 @@ impl LiveMetrics {
 /// `tallrow bulkload`
 #[derive(Debug, Args)]
 pub struct BulkloadArgs {
-    /// The hfile: directories (one per shard, or one that several shards wrote).
+    /// The hfile: directories (one per shard, or one that several shards wrote): local
+    /// paths or hdfs://NAMENODE:PORT/PATH, handed to the tool as they are.
     #[arg(required = true, value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
+    pub dirs: Vec<String>,
     /// The HBase to load into: hbase://QUORUM?api=native (HBase's own RPC) or
     /// hbase://HOST:PORT?api=thrift2 (tables are created and rows counted through it).
     #[arg(long, value_name = "URL")]

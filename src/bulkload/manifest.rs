@@ -4,10 +4,10 @@
 //! that several shards wrote holds one manifest per shard: `bulkload.json` for a load of the
 //! whole, `bulkload-<i>-of-<N>.json` for shard i of N.
 
+use super::fs::Dir;
 use crate::load::Shard;
 use crate::store::Storage;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
 
 /// One shard's manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -136,69 +136,74 @@ pub struct FileEntry {
     pub raw_bytes: u64,
 }
 
-/// The manifest file of `shard` in `dir`.
-pub fn path(dir: &Path, shard: Shard) -> PathBuf {
+/// The name of `shard`'s manifest in its directory.
+pub fn name(shard: Shard) -> String {
     if shard.count == 1 {
-        dir.join("bulkload.json")
+        "bulkload.json".into()
     } else {
-        dir.join(format!("bulkload-{}-of-{}.json", shard.index + 1, shard.count))
+        format!("bulkload-{}-of-{}.json", shard.index + 1, shard.count)
     }
 }
 
-/// Every manifest in `dir`, with its file, sorted by file name.
-pub fn read_all(dir: &Path) -> Result<Vec<(PathBuf, Manifest)>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("bulkload") && n.ends_with(".json"))
-        })
-        .collect();
-    paths.sort();
+/// Every manifest in `dir`, with where it is, sorted by file name.
+pub fn read_all(dir: &Dir) -> Result<Vec<(String, Manifest)>, String> {
+    let entries = dir.list("").map_err(|e| e.to_string())?;
     let mut out = Vec::new();
-    for p in paths {
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
-        out.push((p, m));
+    for e in entries {
+        if e.dir || !(e.name.starts_with("bulkload") && e.name.ends_with(".json")) {
+            continue;
+        }
+        let at = dir.at(&e.name);
+        let bytes = dir.read(&e.name).map_err(|e| e.to_string())?;
+        let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| format!("{at}: {e}"))?;
+        out.push((at, m));
     }
     Ok(out)
 }
 
-/// Writes `m` to `path` whole: a temporary file renamed over it.
-pub fn write(path: &Path, m: &Manifest) -> std::io::Result<()> {
+/// Writes `m` as `shard`'s manifest in `dir`, whole: written under a temporary name, then
+/// renamed over the old. Returns where it is.
+pub fn write(dir: &Dir, shard: Shard, m: &Manifest) -> std::io::Result<String> {
     let text = serde_json::to_string_pretty(m).map_err(std::io::Error::other)? + "\n";
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    let rel = name(shard);
+    dir.write_whole(&rel, text.as_bytes())?;
+    Ok(dir.at(&rel))
 }
 
 /// The HFiles under `dir` (every file below a `<namespace>/<table>/<family>/` folder),
-/// relative to it.
-pub fn hfiles_in(dir: &Path) -> Vec<PathBuf> {
+/// relative to it, `/`-separated.
+pub fn hfiles_in(dir: &Dir) -> std::io::Result<Vec<String>> {
     let mut out = Vec::new();
-    let list = |d: &Path| -> Vec<PathBuf> {
-        std::fs::read_dir(d)
-            .map(|e| e.filter_map(|e| e.ok().map(|e| e.path())).collect())
-            .unwrap_or_default()
+    let folders = |rel: &str| -> std::io::Result<Vec<String>> {
+        Ok(dir
+            .list(rel)?
+            .into_iter()
+            .filter(|e| e.dir && !hidden(&e.name))
+            .map(|e| {
+                if rel.is_empty() {
+                    e.name
+                } else {
+                    format!("{rel}/{}", e.name)
+                }
+            })
+            .collect())
     };
-    for ns in list(dir).into_iter().filter(|p| p.is_dir() && !hidden(p)) {
-        for table in list(&ns).into_iter().filter(|p| p.is_dir()) {
-            for family in list(&table).into_iter().filter(|p| p.is_dir() && !hidden(p)) {
-                for f in list(&family).into_iter().filter(|p| p.is_file() && !hidden(p)) {
-                    out.push(f.strip_prefix(dir).unwrap_or(&f).to_path_buf());
+    for ns in folders("")? {
+        for table in folders(&ns)? {
+            for family in folders(&table)? {
+                for f in dir.list(&family)? {
+                    if !f.dir && !hidden(&f.name) {
+                        out.push(format!("{family}/{}", f.name));
+                    }
                 }
             }
         }
     }
     out.sort();
-    out
+    Ok(out)
 }
 
 /// Names starting `_` or `.`: the bulk-load tool skips them, and so do we.
-fn hidden(p: &Path) -> bool {
-    p.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with('_') || n.starts_with('.'))
+fn hidden(name: &str) -> bool {
+    name.starts_with('_') || name.starts_with('.')
 }

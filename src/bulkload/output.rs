@@ -7,9 +7,14 @@
 //! manifest per shard, the [`manifest`] module) says what the files hold; `tallrow bulkload`
 //! hands them to HBase.
 //!
+//! DIR is local or in HDFS (`hfile:hdfs://NAMENODE:PORT/PATH`, the [`fs`] module); each
+//! file appears under its name only once complete. The sorted runs are staged locally: in
+//! `DIR/_runs`, or for HDFS in the system's temporary directory (`TMPDIR`).
+//!
 //! The store is write-only: it knows its tables and their split points, and takes nothing
 //! but a bulk load.
 
+use super::fs::{self, Dir};
 use super::hfile;
 use super::manifest;
 use crate::load::Shard;
@@ -17,14 +22,14 @@ use crate::store::runs::{MEMORY, Runs};
 use crate::store::{BulkLoad, Error, Result, RowMutation, Store, TableDescriptor, canonical_table_name, cellkey};
 use manifest::{FamilyEntry, FileEntry, Manifest, TableEntry};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// Where a table's files go under DIR: `<namespace>/<table>`.
-pub fn table_dir(table: &str) -> PathBuf {
+pub fn table_dir(table: &str) -> String {
     match table.split_once(':') {
-        Some((ns, t)) => Path::new(ns).join(t),
-        None => Path::new("default").join(table),
+        Some((ns, t)) => format!("{ns}/{t}"),
+        None => format!("default/{table}"),
     }
 }
 
@@ -42,7 +47,7 @@ pub struct Written {
 }
 
 struct Inner {
-    dir: PathBuf,
+    dir: Dir,
     shard: Shard,
     tables: Mutex<BTreeMap<String, TableDescriptor>>,
     /// Split points to use in place of those a load asks for (`--split-from`).
@@ -61,11 +66,11 @@ pub struct HFiles {
 impl HFiles {
     /// Writes shard `shard` of a data set under `dir` (created if needed). `splits` replaces
     /// the split points of the tables it names.
-    pub fn new(dir: &Path, shard: Shard, splits: BTreeMap<String, Vec<Vec<u8>>>) -> Result<HFiles> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+    pub fn new(dir: Dir, shard: Shard, splits: BTreeMap<String, Vec<Vec<u8>>>) -> Result<HFiles> {
+        dir.create_dir_all("").map_err(|e| Error::Io(e.to_string()))?;
         Ok(HFiles {
             inner: Arc::new(Inner {
-                dir: dir.to_path_buf(),
+                dir,
                 shard,
                 tables: Mutex::default(),
                 splits,
@@ -81,8 +86,16 @@ impl HFiles {
     }
 
     /// The directory.
-    pub fn dir(&self) -> &Path {
+    pub fn dir(&self) -> &Dir {
         &self.inner.dir
+    }
+
+    /// Where the sorted runs are staged: local, beside the files where they are local.
+    fn staging(&self) -> PathBuf {
+        match self.inner.dir.local() {
+            Some(p) => p.join("_runs"),
+            None => std::env::temp_dir().join("tallrow-runs"),
+        }
     }
 }
 
@@ -145,29 +158,25 @@ fn shard_of(name: &str) -> Option<(u64, u64)> {
 /// Readies `dir` for shard `shard` of the data set `data_digest`. Files of the other shards
 /// of the same data set stay (several shards may write one directory); files of this shard,
 /// or of another data set, are refused unless `replace`, which removes them.
-pub fn prepare(dir: &Path, shard: Shard, data_digest: &str, replace: bool) -> Result<()> {
-    if !dir.exists() {
-        return Ok(());
-    }
-    if !dir.is_dir() {
-        return Err(Error::BadArgument(format!("{} is not a directory", dir.display())));
+pub fn prepare(dir: &Dir, shard: Shard, data_digest: &str, replace: bool) -> Result<()> {
+    match dir.kind("").map_err(|e| Error::Io(e.to_string()))? {
+        None => return Ok(()),
+        Some(false) => return Err(Error::BadArgument(format!("{} is not a directory", dir.display()))),
+        Some(true) => {}
     }
     let bad = |e: String| Error::BadArgument(format!("cannot read the manifests in {}: {e}", dir.display()));
     let manifests = manifest::read_all(dir).map_err(bad)?;
-    let files = manifest::hfiles_in(dir);
+    let files = manifest::hfiles_in(dir).map_err(|e| Error::Io(e.to_string()))?;
     let other_set =
         |m: &Manifest| m.data_digest != data_digest || m.shard.parse::<Shard>().map(|s| s.count) != Ok(shard.count);
-    let name = |p: &PathBuf| {
-        p.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
+    let name = |p: &String| p.rsplit('/').next().unwrap_or(p).to_string();
     let foreign_file = files
         .iter()
         .find(|f| shard_of(&name(f)).is_none_or(|(_, n)| n != shard.count));
     let foreign = manifests.iter().find(|(_, m)| other_set(m));
-    let mine = manifest::path(dir, shard);
-    let own_files: Vec<&PathBuf> = files
+    let mine = manifest::name(shard);
+    let mine_there = dir.kind(&mine).map_err(|e| Error::Io(e.to_string()))?.is_some();
+    let own_files: Vec<&String> = files
         .iter()
         .filter(|f| shard_of(&name(f)) == Some((shard.index + 1, shard.count)))
         .collect();
@@ -175,22 +184,20 @@ pub fn prepare(dir: &Path, shard: Shard, data_digest: &str, replace: bool) -> Re
         let again = "pass --replace to remove them, or write into another directory";
         if let Some((p, m)) = foreign {
             return Err(Error::BadArgument(format!(
-                "{} already holds HFiles of another data set ({} shard {}, {}): {again}",
+                "{} already holds HFiles of another data set ({} shard {}, {p}): {again}",
                 dir.display(),
                 m.workload,
                 m.shard,
-                p.display()
             )));
         }
         if let Some(f) = foreign_file {
             return Err(Error::BadArgument(format!(
-                "{} already holds HFiles that are not of this data set's {} shards ({}): {again}",
+                "{} already holds HFiles that are not of this data set's {} shards ({f}): {again}",
                 dir.display(),
                 shard.count,
-                f.display()
             )));
         }
-        if mine.exists() || !own_files.is_empty() {
+        if mine_there || !own_files.is_empty() {
             return Err(Error::BadArgument(format!(
                 "{} already holds the HFiles of shard {shard}: {again}",
                 dir.display()
@@ -198,21 +205,22 @@ pub fn prepare(dir: &Path, shard: Shard, data_digest: &str, replace: bool) -> Re
         }
         return Ok(());
     }
-    let remove =
-        |p: &Path| std::fs::remove_file(p).map_err(|e| Error::Io(format!("cannot remove {}: {e}", p.display())));
+    let remove = |rel: &str| dir.remove(rel).map_err(|e| Error::Io(e.to_string()));
     if foreign.is_some() || foreign_file.is_some() {
         for f in &files {
-            remove(&dir.join(f))?;
+            remove(f)?;
         }
-        for (p, _) in &manifests {
-            remove(p)?;
+        for e in dir.list("").map_err(|e| Error::Io(e.to_string()))? {
+            if !e.dir && e.name.starts_with("bulkload") && e.name.ends_with(".json") {
+                remove(&e.name)?;
+            }
         }
         return Ok(());
     }
     for f in own_files {
-        remove(&dir.join(f))?;
+        remove(f)?;
     }
-    if mine.exists() {
+    if mine_there {
         remove(&mine)?;
     }
     Ok(())
@@ -287,7 +295,7 @@ impl Store for HFiles {
     fn bulk_load(&self, tables: &[&str]) -> Result<Option<Box<dyn BulkLoad>>> {
         let descs: Vec<TableDescriptor> = tables.iter().map(|t| self.describe_table(t)).collect::<Result<_>>()?;
         let names = descs.iter().enumerate().map(|(i, _)| format!("t{i}")).collect();
-        let runs = Runs::new(&self.inner.dir.join("_runs"), descs.clone(), names, MEMORY)?;
+        let runs = Runs::new(&self.staging(), descs.clone(), names, MEMORY)?;
         Ok(Some(Box::new(Bulk {
             store: self.clone(),
             tables: descs,
@@ -303,7 +311,7 @@ struct Bulk {
     tables: Vec<TableDescriptor>,
     runs: Runs,
     /// Every file this load created: removed again when it fails.
-    created: Mutex<Vec<PathBuf>>,
+    created: Mutex<Vec<String>>,
 }
 
 impl Bulk {
@@ -312,8 +320,8 @@ impl Bulk {
         let desc = &self.tables[i];
         let inner = &self.store.inner;
         let mut files = Files {
-            dir: inner.dir.join(table_dir(&desc.name)),
-            root: inner.dir.clone(),
+            table: table_dir(&desc.name),
+            root: &inner.dir,
             desc,
             shard: inner.shard,
             task: &inner.task,
@@ -361,14 +369,15 @@ impl Bulk {
 
 /// The open files of one table's current region.
 struct Files<'a> {
-    dir: PathBuf,
-    root: PathBuf,
+    /// The table's folder, relative to the root.
+    table: String,
+    root: &'a Dir,
     desc: &'a TableDescriptor,
     shard: Shard,
     task: &'a str,
-    created: &'a Mutex<Vec<PathBuf>>,
+    created: &'a Mutex<Vec<String>>,
     region: usize,
-    open: Vec<Option<(PathBuf, hfile::Writer<std::io::BufWriter<std::fs::File>>)>>,
+    open: Vec<Option<(String, hfile::Writer<std::io::BufWriter<fs::NewFile>>)>>,
     done: Vec<FileEntry>,
 }
 
@@ -387,12 +396,8 @@ impl Files<'_> {
         let f = family as usize;
         if self.open[f].is_none() {
             let name = &self.desc.families[f].name;
-            let dir = self.dir.join(name);
-            std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
-            let path = dir.join(file_name(self.region, self.shard));
-            let file = std::fs::File::create(&path)
-                .map_err(|e| Error::Io(format!("cannot create {}: {e}", path.display())))?;
-            self.created.lock().expect("created lock").push(path.clone());
+            let path = format!("{}/{name}/{}", self.table, file_name(self.region, self.shard));
+            let file = self.root.create(&path).map_err(|e| Error::Io(e.to_string()))?;
             let out = std::io::BufWriter::with_capacity(1 << 20, file);
             let mut opts = hfile::Options::new(name.as_bytes(), self.task);
             opts.block_size = self.desc.families[f].storage.block_size as usize;
@@ -403,24 +408,21 @@ impl Files<'_> {
         }
         let (path, w) = self.open[f].as_mut().expect("opened");
         w.append(row, qualifier, ts, value)
-            .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
+            .map_err(|e| Error::Io(format!("cannot write {}: {e}", self.root.at(path))))
     }
 
     fn close_region(&mut self) -> Result<()> {
         for (f, slot) in self.open.iter_mut().enumerate() {
             let Some((path, w)) = slot.take() else { continue };
-            let failed = |e: std::io::Error| Error::Io(format!("cannot write {}: {e}", path.display()));
+            let failed = |e: std::io::Error| Error::Io(format!("cannot write {}: {e}", self.root.at(&path)));
             let (summary, out) = w.finish().map_err(failed)?;
             out.into_inner()
                 .map_err(|e| failed(e.into_error()))?
-                .sync_all()
-                .map_err(failed)?;
+                .commit()
+                .map_err(|e| Error::Io(e.to_string()))?;
+            self.created.lock().expect("created lock").push(path.clone());
             self.done.push(FileEntry {
-                path: path
-                    .strip_prefix(&self.root)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .into_owned(),
+                path,
                 family: self.desc.families[f].name.clone(),
                 region: self.region,
                 cells: summary.cells,
@@ -453,9 +455,10 @@ impl BulkLoad for Bulk {
         let written = match written {
             Ok(w) => w,
             Err(e) => {
-                // Nothing of a failed load stays: no file is half there for the tool to find.
+                // Nothing of a failed load stays: files in progress went with their writers,
+                // and those completed go now, so that the tool finds no part of a data set.
                 for path in self.created.lock().expect("created lock").iter() {
-                    let _ = std::fs::remove_file(path);
+                    let _ = self.store.inner.dir.remove(path);
                 }
                 return Err(e);
             }

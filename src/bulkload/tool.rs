@@ -10,13 +10,13 @@
 //! wrote; several shards' files are merged to count their union, since a row can take
 //! cells from several shards.
 
-use super::hfile::rows::count_distinct;
+use super::fs::Dir;
+use super::hfile::rows::count_distinct_in;
 use super::manifest::{self, Manifest, TableEntry};
 use crate::load::Shard;
 use crate::store::storage::Compression;
 use crate::store::{self, FamilyDescriptor, Store, TableDescriptor};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -38,13 +38,13 @@ pub struct Table {
     pub entry: TableEntry,
     /// Per directory holding files of the table: how many files at most one region and
     /// family has there.
-    pub dirs: Vec<(PathBuf, usize)>,
+    pub dirs: Vec<(Dir, usize)>,
     /// Files and bytes over all shards.
     pub files: usize,
     /// Bytes of them.
     pub bytes: u64,
     /// Every file's path, by region (for counting the union of several shards' rows).
-    pub by_region: BTreeMap<usize, Vec<PathBuf>>,
+    pub by_region: BTreeMap<usize, Vec<(Dir, String)>>,
     /// The rows one shard wrote (exact when the data set is one shard).
     pub rows_one_shard: Option<u64>,
 }
@@ -66,8 +66,8 @@ fn err(s: String) -> Error {
 
 /// Reads the manifests of `dirs` and checks that they make one whole data set whose
 /// files are all there.
-pub fn plan(dirs: &[PathBuf]) -> Result<Plan, Error> {
-    let mut all: Vec<(PathBuf, PathBuf, Manifest)> = Vec::new();
+pub fn plan(dirs: &[Dir]) -> Result<Plan, Error> {
+    let mut all: Vec<(Dir, String, Manifest)> = Vec::new();
     for dir in dirs {
         let found = manifest::read_all(dir).map_err(err)?;
         if found.is_empty() {
@@ -83,39 +83,28 @@ pub fn plan(dirs: &[PathBuf]) -> Result<Plan, Error> {
     let count = first
         .shard
         .parse::<Shard>()
-        .map_err(|e| err(format!("{}: shard: {e}", first_path.display())))?
+        .map_err(|e| err(format!("{first_path}: shard: {e}")))?
         .count;
-    let mut seen: BTreeMap<u64, PathBuf> = BTreeMap::new();
+    let mut seen: BTreeMap<u64, String> = BTreeMap::new();
     for (_, path, m) in &all {
         if m.data_digest != first.data_digest {
             return Err(err(format!(
-                "{} is of another data set than {} ({} against {}): load one data set at a time",
-                path.display(),
-                first_path.display(),
-                m.workload,
-                first.workload
+                "{path} is of another data set than {first_path} ({} against {}): load one data set at a time",
+                m.workload, first.workload
             )));
         }
         let shard = m
             .shard
             .parse::<Shard>()
-            .map_err(|e| err(format!("{}: shard: {e}", path.display())))?;
+            .map_err(|e| err(format!("{path}: shard: {e}")))?;
         if shard.count != count {
             return Err(err(format!(
-                "{} is shard {} but {} is shard {}: one data set is split one way",
-                path.display(),
-                m.shard,
-                first_path.display(),
-                first.shard
+                "{path} is shard {} but {first_path} is shard {}: one data set is split one way",
+                m.shard, first.shard
             )));
         }
         if let Some(other) = seen.insert(shard.index, path.clone()) {
-            return Err(err(format!(
-                "shard {} is there twice: {} and {}",
-                m.shard,
-                other.display(),
-                path.display()
-            )));
+            return Err(err(format!("shard {} is there twice: {other} and {path}", m.shard)));
         }
     }
     let missing: Vec<String> = (0..count)
@@ -150,8 +139,7 @@ pub fn plan(dirs: &[PathBuf]) -> Result<Plan, Error> {
             });
             if table.entry.families != t.families || table.entry.split_points != t.split_points {
                 return Err(err(format!(
-                    "{}: table {} has other families or split points than in the other shards",
-                    path.display(),
+                    "{path}: table {} has other families or split points than in the other shards",
                     t.name
                 )));
             }
@@ -159,25 +147,25 @@ pub fn plan(dirs: &[PathBuf]) -> Result<Plan, Error> {
             table.entry.cells += t.cells;
             let mut per_column: BTreeMap<(&str, usize), usize> = BTreeMap::new();
             for f in &t.files {
-                let file = dir.join(&f.path);
-                let len = std::fs::metadata(&file)
-                    .map(|m| m.len())
-                    .map_err(|e| err(format!("{}, named by {}: {e}", file.display(), path.display())))?;
+                let len = dir.len(&f.path).map_err(|e| err(format!("{e}, named by {path}")))?;
                 if len != f.bytes {
                     return Err(err(format!(
-                        "{} has {len} bytes, {} says {}: it changed since it was written",
-                        file.display(),
-                        path.display(),
+                        "{} has {len} bytes, {path} says {}: it changed since it was written",
+                        dir.at(&f.path),
                         f.bytes
                     )));
                 }
                 *per_column.entry((&f.family, f.region)).or_default() += 1;
-                table.by_region.entry(f.region).or_default().push(file);
+                table
+                    .by_region
+                    .entry(f.region)
+                    .or_default()
+                    .push((dir.clone(), f.path.clone()));
                 table.files += 1;
                 table.bytes += f.bytes;
             }
             let most = per_column.values().copied().max().unwrap_or(0);
-            match table.dirs.iter_mut().find(|(d, _)| d == dir) {
+            match table.dirs.iter_mut().find(|(d, _)| d.display() == dir.display()) {
                 Some((_, n)) => *n = (*n).max(most),
                 None if most > 0 => table.dirs.push((dir.clone(), most)),
                 None => {}
@@ -303,7 +291,7 @@ pub fn qualified(name: &str) -> String {
 /// The command that hands `dir`'s files of `table` to HBase: `cmd`, the option that lets
 /// the tool take `most` files per region and family when that is over its default, the
 /// table's folder and its name.
-pub fn tool_command(cmd: &[String], dir: &Path, table: &str, most: usize) -> Command {
+pub fn tool_command(cmd: &[String], dir: &Dir, table: &str, most: usize) -> Command {
     let mut c = Command::new(&cmd[0]);
     c.args(&cmd[1..]);
     if most > TOOL_MAX_FILES {
@@ -311,7 +299,7 @@ pub fn tool_command(cmd: &[String], dir: &Path, table: &str, most: usize) -> Com
             "-Dhbase.mapreduce.bulkload.max.hfiles.perRegion.perFamily={most}"
         ));
     }
-    c.arg(dir.join(super::output::table_dir(table))).arg(qualified(table));
+    c.arg(dir.at(&super::output::table_dir(table))).arg(qualified(table));
     c
 }
 
@@ -362,7 +350,7 @@ pub fn rows_expected(t: &Table) -> Result<u64, Error> {
     }
     let mut n = 0;
     for files in t.by_region.values() {
-        n += count_distinct(files).map_err(|e| err(format!("table {}: {e}", t.name)))?;
+        n += count_distinct_in(files).map_err(|e| err(format!("table {}: {e}", t.name)))?;
     }
     Ok(n)
 }
@@ -420,7 +408,7 @@ pub fn probe_codecs(store: &dyn Store, tables: &[&TableEntry]) -> Result<(), Err
 /// each step.
 pub fn run(
     store: &dyn Store,
-    dirs: &[PathBuf],
+    dirs: &[Dir],
     cmd: &[String],
     parallel: usize,
     count: bool,

@@ -34,18 +34,22 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
             eprintln!("tallrow: {line}");
         }
     };
+    let dirs = args
+        .dirs
+        .iter()
+        .map(|d| {
+            let at = crate::bulkload::fs::Location::parse(d).map_err(anyhow::Error::msg)?;
+            at.open().map_err(anyhow::Error::from)
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let started = std::time::Instant::now();
-    let outcomes = crate::bulkload::run(&*store, &args.dirs, &cmd, parallel, !args.no_count, &say)?;
+    let outcomes = crate::bulkload::run(&*store, &dirs, &cmd, parallel, !args.no_count, &say)?;
     let took = started.elapsed();
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
         "bulk-loaded {} into {}",
-        args.dirs
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
+        dirs.iter().map(|d| d.display()).collect::<Vec<_>>().join(", "),
         store.identity()
     )?;
     let mut table = TextTable::new(&[

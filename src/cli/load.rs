@@ -58,6 +58,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
                     dir.display()
                 );
             }
+            let dir = dir.open()?;
             let h = session::load::hfiles(dir, &g, shard, args.replace, args.split_from.as_deref())?;
             (Arc::new(h.clone()), Some(h))
         }
@@ -90,7 +91,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
             thousands(files.len() as u64),
             bytes as f64 / (1 << 20) as f64,
             h.dir().display(),
-            path.display()
+            path
         )?;
         writeln!(
             o,

@@ -124,13 +124,13 @@ pub fn prepare(
 /// what it holds of this shard with `replace`) and splits each table as the live tables of
 /// `split_from` are split, when given.
 pub fn hfiles(
-    dir: &Path,
+    dir: crate::bulkload::fs::Dir,
     g: &Generator,
     shard: Shard,
     replace: bool,
     split_from: Option<&str>,
 ) -> Result<hfile::HFiles> {
-    hfile::prepare(dir, shard, &g.workload().data_digest(), replace)?;
+    hfile::prepare(&dir, shard, &g.workload().data_digest(), replace)?;
     let splits = match split_from {
         Some(url) => live_splits(url, g)?,
         None => Default::default(),
@@ -164,11 +164,11 @@ pub fn hfiles_manifest(
     file: &Path,
     shard: Shard,
     outcome: &Outcome,
-) -> Result<(crate::bulkload::manifest::Manifest, PathBuf)> {
+) -> Result<(crate::bulkload::manifest::Manifest, String)> {
     let w = g.workload();
     let m = h.manifest(&w.name, &file.display().to_string(), &w.data_digest(), outcome.digest);
-    let path = crate::bulkload::manifest::path(h.dir(), shard);
-    crate::bulkload::manifest::write(&path, &m).with_context(|| format!("cannot write {}", path.display()))?;
+    let path = crate::bulkload::manifest::write(h.dir(), shard, &m)
+        .with_context(|| format!("cannot write the manifest into {}", h.dir().display()))?;
     Ok((m, path))
 }
 

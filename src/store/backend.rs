@@ -25,8 +25,9 @@ pub enum Backend {
     /// `bigtable://PROJECT/INSTANCE`: Cloud Bigtable, or its emulator when
     /// `BIGTABLE_EMULATOR_HOST` is set.
     Bigtable(bigtable::Spec),
-    /// `hfile:DIR`: HFiles for HBase's bulk load, written by `load` only.
-    Hfile(PathBuf),
+    /// `hfile:DIR` or `hfile:hdfs://NAMENODE:PORT/PATH`: HFiles for HBase's bulk load,
+    /// written by `load` only.
+    Hfile(crate::bulkload::fs::Location),
 }
 
 impl Backend {
@@ -63,13 +64,19 @@ impl Backend {
                 .map_err(Error::BadArgument);
         }
         if let Some(dir) = url.strip_prefix("hfile:") {
-            let dir = dir.strip_prefix("//").unwrap_or(dir);
+            let dir = if dir.starts_with("hdfs://") {
+                dir
+            } else {
+                dir.strip_prefix("//").unwrap_or(dir)
+            };
             if dir.is_empty() {
                 return Err(Error::BadArgument(
                     "hfile: needs a directory, e.g. hfile:data/hfiles".into(),
                 ));
             }
-            return Ok(Backend::Hfile(PathBuf::from(dir)));
+            return crate::bulkload::fs::Location::parse(dir)
+                .map(Backend::Hfile)
+                .map_err(Error::BadArgument);
         }
         if let Some(rest) = url.strip_prefix("delay:") {
             let spec = delay::Spec::parse(rest).map_err(Error::BadArgument)?;

@@ -4,7 +4,8 @@
 //! through Thrift2. The directory checks and the refusals need no HBase.
 
 use crate::common::{RealHBaseDaoHarness, real_hbase, real_hbase_there, small_fixture, tallrow};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use tallrow::bulkload::fs::Dir;
 use tallrow::bulkload::manifest::{self, Manifest};
 
 fn repo() -> &'static Path {
@@ -265,8 +266,8 @@ fn bulkload_refuses_what_it_cannot_load() {
 }
 
 /// Files of the directory, relative to it.
-fn files_in(dir: &Path) -> Vec<PathBuf> {
-    manifest::hfiles_in(dir)
+fn files_in(dir: &Path) -> Vec<String> {
+    manifest::hfiles_in(&Dir::Local(dir.to_path_buf())).unwrap()
 }
 
 #[test]
@@ -326,7 +327,7 @@ fn a_directory_takes_each_shard_once_unless_replaced() {
     write_hfiles(tmp.path(), &workload, &shards, &["--shard", "1/2"]);
     write_hfiles(tmp.path(), &workload, &shards, &["--shard", "2/2"]);
     assert!(shards.join("bulkload-1-of-2.json").exists() && shards.join("bulkload-2-of-2.json").exists());
-    let plan = tallrow::bulkload::tool::plan(std::slice::from_ref(&shards)).unwrap();
+    let plan = tallrow::bulkload::tool::plan(&[Dir::Local(shards.clone())]).unwrap();
     assert_eq!(plan.shards, 2);
     let whole: Vec<u128> = [1, 2]
         .map(|i| read_manifest(&shards.join(format!("bulkload-{i}-of-2.json"))).rows_digest)

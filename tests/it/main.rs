@@ -10,6 +10,7 @@ mod differential2;
 mod docs;
 mod faults;
 mod hbase;
+mod hdfs;
 mod hfile;
 mod keys_cli;
 mod keys_compare;

@@ -5,16 +5,16 @@
 use super::block::HEADER;
 use super::proto;
 use super::writer::TRAILER;
+use crate::bulkload::fs::{Dir, ReadSeek};
 use crate::store::storage::Encoding;
 use prost::Message;
-use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The distinct rows of one file, in order.
 pub struct Rows {
-    path: PathBuf,
-    file: BufReader<File>,
+    path: String,
+    file: BufReader<Box<dyn ReadSeek>>,
     /// Offset of the next block, and one past the last data block's.
     pos: u64,
     end: u64,
@@ -28,14 +28,21 @@ pub struct Rows {
     tags: bool,
 }
 
-fn bad(path: &Path, what: impl std::fmt::Display) -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {what}", path.display()))
+fn bad(path: &str, what: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{path}: {what}"))
 }
 
 impl Rows {
-    /// Opens `path` and reads its trailer.
+    /// Opens local file `path` and reads its trailer.
     pub fn open(path: &Path) -> std::io::Result<Rows> {
-        let mut file = BufReader::with_capacity(256 << 10, File::open(path)?);
+        let file = std::fs::File::open(path)?;
+        Rows::read(Box::new(file), path.display().to_string())
+    }
+
+    /// Reads the trailer of `file`, named `path` in errors.
+    pub fn read(file: Box<dyn ReadSeek>, path: String) -> std::io::Result<Rows> {
+        let path = path.as_str();
+        let mut file = BufReader::with_capacity(256 << 10, file);
         let len = file.seek(SeekFrom::End(0))?;
         if len < TRAILER as u64 {
             return Err(bad(path, "shorter than an HFile trailer"));
@@ -52,7 +59,7 @@ impl Rows {
         let codec = crate::store::storage::Compression::from_ordinal(ordinal)
             .ok_or_else(|| bad(path, format!("compression codec {ordinal} is not one tallrow reads")))?;
         let mut rows = Rows {
-            path: path.to_path_buf(),
+            path: path.to_string(),
             file,
             pos: trailer.file_info_offset.unwrap_or(0),
             end: len,
@@ -159,11 +166,24 @@ impl Rows {
     }
 }
 
-/// The distinct rows over several files (of one table's region, say), merged.
+/// The distinct rows over several local files (of one table's region, say), merged.
 pub fn count_distinct(paths: &[PathBuf]) -> std::io::Result<u64> {
+    merged(paths.iter().map(|p| Rows::open(p)).collect::<std::io::Result<_>>()?)
+}
+
+/// The distinct rows over several files, each a path inside a directory (local or HDFS).
+pub fn count_distinct_in(files: &[(Dir, String)]) -> std::io::Result<u64> {
+    merged(
+        files
+            .iter()
+            .map(|(d, rel)| Rows::read(d.open(rel)?, d.at(rel)))
+            .collect::<std::io::Result<_>>()?,
+    )
+}
+
+fn merged(mut files: Vec<Rows>) -> std::io::Result<u64> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
-    let mut files: Vec<Rows> = paths.iter().map(|p| Rows::open(p)).collect::<std::io::Result<_>>()?;
     let mut heap = BinaryHeap::new();
     for (i, f) in files.iter_mut().enumerate() {
         if let Some(r) = f.next_row()? {
