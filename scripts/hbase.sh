@@ -453,6 +453,16 @@ case "${1:-}" in
     # (3.4 to 1.9 CPU-s for a small table), which matters with a JVM per table.
     tool_flags=()
     for f in "${jdk_flags[@]}"; do [ "$f" = -XX:+UseG1GC ] || tool_flags+=("$f"); done
+    # The printer resolves a bare path on HBase's root file system (HDFS with --hdfs): a
+    # local file named by its path is handed over as a file: URI.
+    if [ "$tool" = org.apache.hadoop.hbase.io.hfile.HFilePrettyPrinter ]; then
+      args=()
+      for a in "$@"; do
+        if [ "${a#/}" != "$a" ] && [ -f "$a" ]; then a="file://$a"; fi
+        args+=("$a")
+      done
+      set -- "${args[@]}"
+    fi
     exec java "${tool_flags[@]}" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx512m \
       "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
       -cp "$TALLROW_HBASE_CP" "$tool" "$@"

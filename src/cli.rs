@@ -255,6 +255,11 @@ pub struct LoadArgs {
     /// (an hbase:// URL), instead of where --regions would.
     #[arg(long, value_name = "URL")]
     pub split_from: Option<String>,
+    /// Continue the last load of this workload, data, shard and target that did not finish
+    /// (its journal, REPORTS/load.journal, says which blocks the store acknowledged): those
+    /// are skipped, and only the blocks in flight when it stopped are written again.
+    #[arg(long)]
+    pub resume: bool,
     /// Live metrics.
     #[command(flatten)]
     pub live: MetricsArgs,

@@ -179,9 +179,10 @@ impl Dir {
     /// Whether `rel` exists, and is a directory: `None` when it does not exist.
     pub fn kind(&self, rel: &str) -> io::Result<Option<bool>> {
         match self {
-            Dir::Local(p) => match std::fs::metadata(p.join(rel)) {
+            Dir::Local(p) => match std::fs::metadata(if rel.is_empty() { p.clone() } else { p.join(rel) }) {
                 Ok(m) => Ok(Some(m.is_dir())),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                // Below a file: not there (creating it says why it cannot be).
+                Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => Ok(None),
                 Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", self.at(rel)))),
             },
             Dir::Hdfs(h) => match h.client.get_file_info(&h.abs(rel)) {

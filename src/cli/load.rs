@@ -48,6 +48,11 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     if hfile_dir.is_none() && (args.replace || args.split_from.is_some()) {
         bail!("--replace and --split-from apply to --backend hfile:DIR only");
     }
+    if args.resume && hfile_dir.is_some() {
+        bail!(
+            "--resume: an hfile: load is written by the bulk pipeline, which does not journal its blocks; write it again (with --replace)"
+        );
+    }
     let g = Generator::new(&w);
     let shard = args.shard.get()?;
     let (store, hfiles): (Arc<dyn Store>, _) = match &hfile_dir {
@@ -116,7 +121,15 @@ fn load_with(
         count_rows: !args.no_count,
         bulk: !args.no_bulk,
     };
-    let r = session::load::recorded(&store, g, &opts, &args.target.workload, &args.reports, metrics)?;
+    let r = session::load::journaled(
+        &store,
+        g,
+        &opts,
+        &args.target.workload,
+        &args.reports,
+        metrics,
+        Some(args.resume),
+    )?;
     let out = &r.outcome;
 
     let secs = out.write_time.as_secs_f64();
@@ -141,6 +154,12 @@ fn load_with(
     ]);
     // Row writes count mutations; a row that several write (a follower list, an inbox) is
     // one row in the table, as a scan or `cbt count` sees it.
+    // A resumed load's rates are of what it wrote itself.
+    let taken_over = |t: &str| {
+        out.resumed
+            .as_ref()
+            .map_or(0, |r| r.row_writes_taken_over.get(t).copied().unwrap_or(0))
+    };
     for (t, s) in &out.tables {
         let skew = skews.iter().find(|k| k.table == t.name());
         table.row(vec![
@@ -149,7 +168,7 @@ fn load_with(
             out.rows_in(*t).map_or("-".into(), thousands),
             thousands(s.cells),
             format!("{:.1}", s.bytes as f64 / (1 << 20) as f64),
-            rate(s.rows),
+            rate(s.rows - taken_over(t.name())),
             skew.map_or("-".into(), |k| k.regions.to_string()),
             fmt_share(skew.and_then(|k| k.write_hottest_share)),
             fmt_ratio(skew.and_then(|k| k.write_max_mean)),
@@ -167,7 +186,7 @@ fn load_with(
         },
         thousands(cells),
         format!("{:.1}", bytes as f64 / (1 << 20) as f64),
-        rate(out.rows()),
+        rate(out.rows() - out.tables.iter().map(|(t, _)| taken_over(t.name())).sum::<u64>()),
         String::new(),
         String::new(),
         String::new(),
@@ -187,6 +206,16 @@ fn load_with(
         w.load.workers(),
         w.load.batch
     )?;
+    if let Some(r) = &out.resumed {
+        writeln!(
+            o,
+            "resumed the unfinished load in {}: {} of {} blocks acknowledged before were skipped; {} in flight when it stopped were written again",
+            r.journal,
+            thousands(r.from_blocks),
+            thousands(out.blocks_total),
+            thousands(r.rewritten)
+        )?;
+    }
     write!(o, "{}", table.render())?;
     writeln!(
         o,

@@ -57,8 +57,27 @@ pub struct Manifest {
     pub tables: BTreeMap<String, TableEntry>,
     /// All tables together.
     pub total: Total,
+    /// Where the load continued an unfinished one (`load --resume`): what it took over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<Resumed>,
     /// The validated workload.
     pub effective: Workload,
+}
+
+/// What a resumed load took over from the unfinished one. Its counts and digest are the
+/// whole load's, as if it had never stopped; its rates are of its own writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resumed {
+    /// The journal it continued.
+    pub journal: String,
+    /// Blocks the unfinished load had acknowledged: not written again.
+    pub from_blocks: u64,
+    /// Blocks it had started and not seen acknowledged when the journal was last written.
+    pub in_flight: u64,
+    /// Of those, the blocks this load wrote again (all of them, unless it failed too).
+    pub rewritten: u64,
+    /// Per table, the row writes taken over.
+    pub row_writes_taken_over: BTreeMap<String, u64>,
 }
 
 /// What a load wrote into one table.
@@ -121,6 +140,13 @@ impl Manifest {
     ) -> Manifest {
         let secs = out.write_time.as_secs_f64();
         let rate = |rows: u64| if secs > 0.0 { (rows as f64 / secs).round() } else { 0.0 };
+        // A resumed load's rate is of what it wrote itself.
+        let before = |t: &str| {
+            out.resumed
+                .as_ref()
+                .and_then(|r| r.row_writes_taken_over.get(t).copied())
+                .unwrap_or(0)
+        };
         let skews = crate::regions::report::skew(&out.spread);
         let mut tables = BTreeMap::new();
         for (t, s) in &out.tables {
@@ -133,7 +159,7 @@ impl Manifest {
                     bulk: out.bulk.contains(t),
                     cells: s.cells,
                     bytes: s.bytes,
-                    row_writes_per_second: rate(s.rows),
+                    row_writes_per_second: rate(s.rows - before(t.name())),
                     split_points: out
                         .splits
                         .iter()
@@ -179,8 +205,15 @@ impl Manifest {
                     .then(|| out.rows_in_table.iter().map(|(_, n)| n).sum::<u64>()),
                 cells: out.tables.iter().map(|(_, s)| s.cells).sum(),
                 bytes: out.tables.iter().map(|(_, s)| s.bytes).sum(),
-                row_writes_per_second: rate(out.rows()),
+                row_writes_per_second: rate(
+                    out.rows()
+                        - out
+                            .resumed
+                            .as_ref()
+                            .map_or(0, |r| r.row_writes_taken_over.values().sum::<u64>()),
+                ),
             },
+            resumed: out.resumed.clone(),
             effective: w.clone(),
         }
     }

@@ -7,12 +7,14 @@
 //! Every cell carries an explicit timestamp, so loading the same workload again writes the
 //! same cells: a re-run is idempotent, and a retried batch cannot duplicate anything.
 
+pub mod journal;
 mod manifest;
 mod progress;
 
 pub use progress::wanted as progress_wanted;
 
-pub use manifest::{Manifest, write_manifest};
+pub use journal::Journal;
+pub use manifest::{Manifest, Resumed, write_manifest};
 
 use crate::generate::{Digest, Generator, Scratch, Sink, Table, digest_row};
 use crate::schema;
@@ -20,6 +22,7 @@ use crate::store::counted::{self, Counted, Spread};
 use crate::store::{self, BulkLoad, RowMutation, Store};
 use crate::workload::Load;
 use serde::Serialize;
+use std::collections::VecDeque;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -148,6 +151,8 @@ pub struct Outcome {
     /// The tables loaded through the backend's bulk load (staged, then written whole at the
     /// end), in [`Table::ALL`] order.
     pub bulk: Vec<Table>,
+    /// Where the load resumed an unfinished one: what it took over.
+    pub resumed: Option<Resumed>,
 }
 
 impl Outcome {
@@ -177,6 +182,12 @@ const BULK_BATCH: (usize, u64) = (256, 256 << 10);
 
 /// Heap a buffered cell costs beyond its bytes: the mutation and its allocations.
 const CELL_OVERHEAD: u64 = 64;
+
+/// Blocks a worker may have generated but not yet seen acknowledged while it journals:
+/// past it, the batches holding the oldest block's rows are sent early (a table that gets a
+/// row every few hundred blocks would otherwise hold every block after it unacknowledged).
+/// A load that dies leaves at most this many plus one per worker to write again.
+pub const MAX_PENDING: usize = 2;
 
 /// Transient store errors are retried this many times, with doubling delays from 50 ms.
 const RETRIES: u32 = 6;
@@ -253,6 +264,14 @@ struct Shared<'a> {
     stop: AtomicBool,
     digest: Mutex<u128>,
     error: Mutex<Option<String>>,
+    journal: Option<&'a Journal>,
+}
+
+/// A block a worker generated whose rows are not all acknowledged yet.
+struct Pending {
+    k: u64,
+    digest: u128,
+    wrote: [TableStats; 8],
 }
 
 struct Writer<'a> {
@@ -273,6 +292,12 @@ struct Writer<'a> {
     progress: &'a progress::Progress,
     digest: Digest,
     failure: Option<String>,
+    /// With a journal: the block being generated (its index in the shard), what it wrote,
+    /// the oldest block whose rows each batch holds, and the blocks not yet acknowledged.
+    k: u64,
+    wrote: [TableStats; 8],
+    first: [Option<u64>; 8],
+    pending: VecDeque<Pending>,
 }
 
 impl Writer<'_> {
@@ -309,6 +334,42 @@ impl Writer<'_> {
         tally.bytes[i].fetch_add(std::mem::take(&mut self.bytes[i]), Ordering::Relaxed);
         self.progress.add(t, n);
         self.bufs[i].clear();
+        self.first[i] = None;
+        self.ack();
+        Ok(())
+    }
+
+    /// Journals the blocks every row of which is acknowledged: those older than the oldest
+    /// block whose rows a batch still holds.
+    fn ack(&mut self) {
+        let Some(journal) = self.shared.journal else { return };
+        let held = self.first.iter().flatten().min().copied().unwrap_or(u64::MAX);
+        while self.pending.front().is_some_and(|p| p.k < held) {
+            let p = self.pending.pop_front().expect("a pending block");
+            journal.ack(p.k, p.digest, &p.wrote);
+        }
+    }
+
+    /// Block `k` is generated: pending until its rows are acknowledged. Past
+    /// [`MAX_PENDING`] blocks, the batches holding the oldest one's rows are sent.
+    fn generated(&mut self, digest: u128) -> schema::Result<()> {
+        if self.shared.journal.is_none() {
+            return Ok(());
+        }
+        self.pending.push_back(Pending {
+            k: self.k,
+            digest,
+            wrote: std::mem::take(&mut self.wrote),
+        });
+        self.ack();
+        while self.pending.len() > MAX_PENDING {
+            let oldest = self.pending[0].k;
+            for t in Table::ALL {
+                if self.first[t.index()].is_some_and(|f| f <= oldest) {
+                    self.flush(t)?;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -325,6 +386,15 @@ impl Sink for Writer<'_> {
         digest_row(&mut self.digest, t, &row);
         let i = t.index();
         let (cells, bytes) = row.size();
+        if self.shared.journal.is_some() {
+            let w = &mut self.wrote[i];
+            w.rows += 1;
+            w.cells += cells;
+            w.bytes += bytes;
+            if self.bufs[i].is_empty() {
+                self.first[i] = Some(self.k);
+            }
+        }
         self.cells[i] += cells;
         self.bytes[i] += bytes;
         self.bufs[i].push(row);
@@ -375,6 +445,21 @@ pub fn load_tallied(
     opts: &Options,
     tally: &Tally,
 ) -> Result<Outcome, schema::Error> {
+    load_journaled(store, g, l, opts, tally, None)
+}
+
+/// [`load_tallied`], journaling the acknowledged blocks in `journal` (skipping those it
+/// already holds, which a resumed load took over) where the load writes batches; a load
+/// through the backend's bulk load does not journal. The journal is removed when the load
+/// completes and kept when it fails.
+pub fn load_journaled(
+    store: Arc<dyn Store>,
+    g: &Generator,
+    l: &Load,
+    opts: &Options,
+    tally: &Tally,
+    journal: Option<(&Journal, Option<&journal::File>)>,
+) -> Result<Outcome, schema::Error> {
     let mut splits = crate::regions::split_points(g, l.regions)?;
     let threads = l.workers();
     for t in g.tables() {
@@ -407,65 +492,118 @@ pub fn load_tallied(
         Some(b) => tables.iter().copied().filter(|t| b.covers(t.name())).collect(),
         None => Vec::new(),
     };
+    // A bulk load's staged rows are not acknowledged until it finishes: nothing to journal
+    // (a journal it was given is removed once it completes: the data set is whole).
+    let given = journal.map(|(j, _)| j);
+    let journal = journal.filter(|_| bulk_tables.is_empty());
+    let resumed = journal.and_then(|(_, from)| from).map(|f| {
+        // What the resumed load acknowledged counts as written by this one.
+        for t in &tables {
+            if let Some(w) = f.tables.get(t.name()) {
+                let i = t.index();
+                tally.rows[i].fetch_add(w.rows, Ordering::Relaxed);
+                tally.cells[i].fetch_add(w.cells, Ordering::Relaxed);
+                tally.bytes[i].fetch_add(w.bytes, Ordering::Relaxed);
+            }
+        }
+        tally.done.fetch_add(f.acked(), Ordering::Relaxed);
+        Resumed {
+            journal: String::new(),
+            from_blocks: f.acked(),
+            in_flight: f.in_flight(),
+            rewritten: 0,
+            row_writes_taken_over: f.tables.iter().map(|(t, w)| (t.clone(), w.rows)).collect(),
+        }
+    });
+    let resumed_digest = journal
+        .and_then(|(_, from)| from)
+        .map_or(0, |f| u128::from_str_radix(&f.digest, 16).unwrap_or(0));
+    let claimed_before = journal.and_then(|(_, from)| from).map_or(0, |f| f.claimed);
+    let rewritten = AtomicU64::new(0);
+    let journal = journal.map(|(j, _)| j);
     let shared = Shared {
         tally,
         staged: Tally::default(),
         next: AtomicU64::new(0),
         stop: AtomicBool::new(false),
-        digest: Mutex::new(0),
+        digest: Mutex::new(resumed_digest),
         error: Mutex::new(None),
+        journal,
     };
     let progress = progress::Progress::new(&tables, opts.progress);
     let write_started = Instant::now();
     let pool = pool(threads);
-    pool.broadcast(|_| {
-        let mut w = Writer {
-            store: &counted,
-            bulk: bulk.as_deref(),
-            g,
-            limits: Table::ALL.map(|t| {
-                if bulk_tables.contains(&t) {
-                    (l.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1)
-                } else {
-                    (l.batch.max(1), MAX_BATCH_BYTES)
+    std::thread::scope(|scope| {
+        // Ends the journal's writer however the workers end (a panic included), so that
+        // the scope's join does not wait on it forever.
+        let _end = journal.map(|j| {
+            scope.spawn(|| j.keep());
+            journal::Ending(j)
+        });
+        pool.broadcast(|_| {
+            let mut w = Writer {
+                store: &counted,
+                bulk: bulk.as_deref(),
+                g,
+                limits: Table::ALL.map(|t| {
+                    if bulk_tables.contains(&t) {
+                        (l.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1)
+                    } else {
+                        (l.batch.max(1), MAX_BATCH_BYTES)
+                    }
+                }),
+                bulk_tables: &bulk_tables,
+                bufs: vec![Vec::with_capacity(l.batch.min(4096)); Table::ALL.len()],
+                cells: [0; 8],
+                bytes: [0; 8],
+                held: 0,
+                held_max: (BATCH_MEMORY / threads.max(1) as u64).max(256 << 10),
+                shared: &shared,
+                progress: &progress,
+                digest: Digest::default(),
+                failure: None,
+                k: 0,
+                wrote: Default::default(),
+                first: [None; 8],
+                pending: VecDeque::new(),
+            };
+            let mut scratch = Scratch::default();
+            let result = (|| -> schema::Result<()> {
+                while !shared.stop.load(Ordering::Relaxed) {
+                    let k = shared.next.fetch_add(1, Ordering::Relaxed);
+                    if k >= total {
+                        break;
+                    }
+                    if let Some(j) = journal {
+                        if j.done(k) {
+                            continue;
+                        }
+                        j.claimed(k + 1);
+                        if k < claimed_before {
+                            rewritten.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    let block = opts.shard.index + k * opts.shard.count;
+                    w.digest = Digest::default();
+                    w.k = k;
+                    g.emit_block(block, &mut scratch, &mut w)?;
+                    let d = block_digest(block, &w.digest);
+                    {
+                        let mut sum = shared.digest.lock().expect("digest lock");
+                        *sum = sum.wrapping_add(d);
+                    }
+                    w.generated(d)?;
+                    let done = tally.done.fetch_add(1, Ordering::Relaxed) + 1;
+                    progress.blocks(done, total);
                 }
-            }),
-            bulk_tables: &bulk_tables,
-            bufs: vec![Vec::with_capacity(l.batch.min(4096)); Table::ALL.len()],
-            cells: [0; 8],
-            bytes: [0; 8],
-            held: 0,
-            held_max: (BATCH_MEMORY / threads.max(1) as u64).max(256 << 10),
-            shared: &shared,
-            progress: &progress,
-            digest: Digest::default(),
-            failure: None,
-        };
-        let mut scratch = Scratch::default();
-        let result = (|| -> schema::Result<()> {
-            while !shared.stop.load(Ordering::Relaxed) {
-                let k = shared.next.fetch_add(1, Ordering::Relaxed);
-                if k >= total {
-                    break;
-                }
-                let block = opts.shard.index + k * opts.shard.count;
-                w.digest = Digest::default();
-                g.emit_block(block, &mut scratch, &mut w)?;
-                let d = block_digest(block, &w.digest);
-                {
-                    let mut sum = shared.digest.lock().expect("digest lock");
-                    *sum = sum.wrapping_add(d);
-                }
-                let done = tally.done.fetch_add(1, Ordering::Relaxed) + 1;
-                progress.blocks(done, total);
+                w.flush_all()
+            })();
+            if let Err(e) = result {
+                shared.stop.store(true, Ordering::Relaxed);
+                let message = w.failure.take().unwrap_or_else(|| e.to_string());
+                shared.error.lock().expect("error lock").get_or_insert(message);
             }
-            w.flush_all()
-        })();
-        if let Err(e) = result {
-            shared.stop.store(true, Ordering::Relaxed);
-            let message = w.failure.take().unwrap_or_else(|| e.to_string());
-            shared.error.lock().expect("error lock").get_or_insert(message);
-        }
+        });
     });
     progress.finish();
     let mut error = shared.error.into_inner().expect("error lock");
@@ -491,6 +629,11 @@ pub fn load_tallied(
         }
     }
     let write_time = write_started.elapsed();
+    if let Some(j) = given
+        && error.is_none()
+    {
+        j.remove();
+    }
     let count_started = Instant::now();
     let mut rows_in_table = Vec::new();
     if error.is_none() {
@@ -524,6 +667,11 @@ pub fn load_tallied(
         rows_in_table,
         count_time: count_started.elapsed(),
         bulk: bulk_tables,
+        resumed: resumed.map(|r| Resumed {
+            journal: journal.map(|j| j.path().display().to_string()).unwrap_or_default(),
+            rewritten: rewritten.load(Ordering::Relaxed),
+            ..r
+        }),
     })
 }
 

@@ -33,13 +33,50 @@ pub fn recorded(
     reports: &Path,
     metrics: Option<&crate::metrics::Metrics>,
 ) -> Result<Recorded> {
+    journaled(store, g, opts, file, reports, metrics, None)
+}
+
+/// [`recorded`], journaling the blocks acknowledged under `reports` (`resume`: continuing
+/// the unfinished load the journal records; refused in one line when it is another load).
+pub fn journaled(
+    store: &Arc<dyn Store>,
+    g: &Generator,
+    opts: &Options,
+    file: &Path,
+    reports: &Path,
+    metrics: Option<&crate::metrics::Metrics>,
+    resume: Option<bool>,
+) -> Result<Recorded> {
     let w = g.workload();
     let started = now_millis();
     let tally = Arc::new(load::Tally::default());
     if let Some(m) = metrics {
         m.load(tally.clone());
     }
-    let outcome = load::load_tallied(store.clone(), g, &w.load, opts, &tally)?;
+    let mut journal = None;
+    if let Some(resume) = resume {
+        let header = load::journal::Header {
+            workload: w.name.clone(),
+            data_digest: w.data_digest(),
+            shard: opts.shard.to_string(),
+            target: store.identity(),
+            blocks_total: opts.shard.len(g.blocks()),
+        };
+        let path = load::journal::path(reports, opts.shard);
+        let start = load::journal::start(&path, &header, resume).map_err(super::Error)?;
+        if let Some(note) = &start.note {
+            eprintln!("tallrow: {note}");
+        }
+        journal = Some((load::Journal::new(path, header, start.from.as_ref()), start.from));
+    }
+    let outcome = load::load_journaled(
+        store.clone(),
+        g,
+        &w.load,
+        opts,
+        &tally,
+        journal.as_ref().map(|(j, from)| (j, from.as_ref())),
+    )?;
     let finished = now_millis();
     let manifest = Manifest::of(
         w,

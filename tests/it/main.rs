@@ -23,6 +23,7 @@ mod model;
 mod modules;
 mod native;
 mod regions;
+mod resume;
 mod run;
 mod run_cli;
 mod secure;

@@ -1,0 +1,208 @@
+//! `tallrow load --resume`: a load killed with SIGKILL part-way is continued from its
+//! journal, skips the blocks the store acknowledged, writes again at most the blocks in
+//! flight, and ends with the data, counts and digest of a load that never stopped; a resume
+//! of another load is refused in one line naming the difference.
+//!
+//! The store is slowed by the `delay:` layer so that the kill lands part-way on any machine:
+//! the test waits until the journal records a few acknowledged blocks, then kills.
+
+use crate::common::{RealHBaseDaoHarness, real_hbase, small_fixture, tallrow};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use tallrow::load::journal::{self, File};
+
+fn quickstart() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("workloads/quickstart.toml")
+        .display()
+        .to_string()
+}
+
+/// The quickstart's digest and row writes, from a load that never stopped.
+fn whole(cwd: &Path) -> (String, u64) {
+    let out = tallrow(
+        cwd,
+        &["load", &quickstart(), "--backend", "null:", "--reports", "whole"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let m = manifest_in(&cwd.join("whole"));
+    (
+        m["rows_digest"].as_str().unwrap().to_string(),
+        m["total"]["row_writes"].as_u64().unwrap(),
+    )
+}
+
+/// The newest load manifest in `reports`.
+fn manifest_in(reports: &Path) -> serde_json::Value {
+    let mut all: Vec<PathBuf> = std::fs::read_dir(reports)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    all.sort();
+    let newest = all.last().expect("a load manifest");
+    serde_json::from_slice(&std::fs::read(newest).unwrap()).unwrap()
+}
+
+/// Starts `tallrow load ARGS` in `cwd`, waits until its journal records at least `acked`
+/// acknowledged blocks, and kills it with SIGKILL; returns the journal as it was left.
+fn kill_part_way(cwd: &Path, args: &[&str], acked: u64) -> File {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        .current_dir(cwd)
+        .env("CI", "1")
+        .arg("load")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let path = cwd.join("reports/load.journal");
+    loop {
+        if let Ok(Some(j)) = journal::read(&path)
+            && j.acked() >= acked
+        {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("the load ended ({status}) before its journal held {acked} blocks: {err}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = journal::read(&path).unwrap().expect("the journal stays");
+    assert!(left.acked() < left.header.blocks_total, "killed part-way: {left:?}");
+    left
+}
+
+/// Resumes with `args`, then checks what the manifest says it took over and that the
+/// counts and digest are those of a load that never stopped.
+fn resume_and_check(cwd: &Path, args: &[&str], left: &File, threads: u64) {
+    let (digest, row_writes) = whole(cwd);
+    let mut all = vec!["load"];
+    all.extend_from_slice(args);
+    all.push("--resume");
+    let out = tallrow(cwd, &all);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("resumed the unfinished load"), "{}", out.stdout);
+    assert!(
+        !cwd.join("reports/load.journal").exists(),
+        "a complete load removes its journal"
+    );
+    let m = manifest_in(&cwd.join("reports"));
+    let r = &m["resumed"];
+    assert_eq!(r["from_blocks"].as_u64(), Some(left.acked()), "{r}");
+    assert_eq!(r["in_flight"].as_u64(), Some(left.in_flight()), "{r}");
+    // Written again: exactly the blocks in flight, and those are at most the blocks each
+    // worker may hold unacknowledged.
+    assert_eq!(r["rewritten"].as_u64(), Some(left.in_flight()), "{r}");
+    let bound = threads * (tallrow::load::MAX_PENDING as u64 + 1);
+    assert!(
+        left.in_flight() <= bound,
+        "{} in flight, at most {bound}",
+        left.in_flight()
+    );
+    assert_eq!(m["status"], "complete");
+    assert_eq!(m["blocks_done"], m["blocks_total"]);
+    assert_eq!(m["rows_digest"].as_str(), Some(digest.as_str()));
+    assert_eq!(m["total"]["row_writes"].as_u64(), Some(row_writes));
+}
+
+#[test]
+fn a_killed_row_by_row_load_resumes_and_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path();
+    let db = cwd.join("db");
+    let slow = format!("delay:20ms:embedded:{}", db.display());
+    let wl = quickstart();
+    let args = ["--backend", slow.as_str(), "--no-bulk", "--threads", "2"];
+    let all: Vec<&str> = [wl.as_str()].into_iter().chain(args).collect();
+    let left = kill_part_way(cwd, &all, 4);
+
+    // Another load is refused, in one line, and the journal stays as it was.
+    let other_db = format!("delay:20ms:embedded:{}", cwd.join("other").display());
+    let small = small_fixture().display().to_string();
+    for (what, args, says) in [
+        (
+            "workload",
+            vec![small.as_str(), "--backend", &slow, "--no-bulk"],
+            "is of workload quickstart, not small",
+        ),
+        (
+            "data",
+            vec![wl.as_str(), "--backend", &slow, "--no-bulk", "--set", "data.users=4000"],
+            "of other data",
+        ),
+        (
+            "shard count",
+            vec![wl.as_str(), "--backend", &slow, "--no-bulk", "--shard", "1/2"],
+            "shard 1/1 of another shard count, not 1/2",
+        ),
+        (
+            "target",
+            vec![wl.as_str(), "--backend", &other_db, "--no-bulk"],
+            "not delay (20ms) over embedded",
+        ),
+    ] {
+        let mut all = vec!["load"];
+        all.extend(args);
+        all.push("--resume");
+        let out = tallrow(cwd, &all);
+        assert_ne!(out.code, 0, "{what}");
+        assert!(out.stderr.contains(says), "{what}: {}", out.stderr);
+        assert!(out.stderr.contains("reports/load.journal"), "{what}: {}", out.stderr);
+        assert_eq!(out.stderr.trim().lines().count(), 1, "{what}: {}", out.stderr);
+        assert_eq!(
+            journal::read(&cwd.join("reports/load.journal")).unwrap().as_ref(),
+            Some(&left)
+        );
+    }
+
+    resume_and_check(cwd, &all, &left, 2);
+    let out = tallrow(
+        cwd,
+        &["verify", &wl, "--backend", &format!("embedded:{}", db.display())],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("OK: the store holds exactly"), "{}", out.stdout);
+}
+
+#[test]
+fn a_killed_load_through_thrift2_resumes_and_verifies() {
+    let Some(addr) = real_hbase("TALLROW_HBASE_THRIFT2") else {
+        return;
+    };
+    let _turn = RealHBaseDaoHarness::thrift2();
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path();
+    let url = format!("hbase://{addr}?api=thrift2");
+    let slow = format!("delay:20ms:{url}");
+    let wl = quickstart();
+    let all = [wl.as_str(), "--backend", slow.as_str(), "--threads", "2"];
+    let left = kill_part_way(cwd, &all, 4);
+    resume_and_check(cwd, &all, &left, 2);
+    let out = tallrow(cwd, &["verify", &wl, "--backend", &url]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+}
+
+/// A load that completes removes its journal; one that starts over an unfinished load's
+/// journal says it replaced it.
+#[test]
+fn a_fresh_load_replaces_an_unfinished_ones_journal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path();
+    let slow = format!("delay:20ms:embedded:{}", cwd.join("db").display());
+    let wl = quickstart();
+    let all = [wl.as_str(), "--backend", slow.as_str(), "--no-bulk", "--threads", "2"];
+    kill_part_way(cwd, &all, 2);
+    let fast = format!("embedded:{}", cwd.join("db").display());
+    let out = tallrow(cwd, &["load", &wl, "--backend", &fast, "--no-bulk"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("is replaced: pass --resume"), "{}", out.stderr);
+    assert!(!cwd.join("reports/load.journal").exists());
+    let out = tallrow(cwd, &["load", &wl, "--backend", &fast, "--no-bulk", "--resume"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("no unfinished load"), "{}", out.stderr);
+}
