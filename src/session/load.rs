@@ -54,6 +54,9 @@ pub fn journaled(
         m.load(tally.clone());
     }
     let mut journal = None;
+    // A reports folder that cannot be made keeps no journal: the load goes on, and the
+    // manifest that cannot be written there either fails it at the end, in one line.
+    let resume = resume.filter(|&r| r || std::fs::create_dir_all(reports).is_ok());
     if let Some(resume) = resume {
         let header = load::journal::Header {
             workload: w.name.clone(),
