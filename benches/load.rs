@@ -82,6 +82,7 @@ fn main() {
         shard: Shard::ALL,
         progress: false,
         count_rows: false,
+        checkpoint: load::CHECKPOINT,
         bulk: true,
     };
     let g = Generator::new(&w);

@@ -54,6 +54,7 @@ fn load_into(w: &Workload, store: Arc<dyn Store>) -> Arc<Generator> {
         shard: Shard::ALL,
         progress: false,
         count_rows: false,
+        checkpoint: load::CHECKPOINT,
         bulk: true,
     };
     let l = tallrow::workload::Load {

@@ -260,6 +260,10 @@ pub struct LoadArgs {
     /// are skipped, and only the blocks in flight when it stopped are written again.
     #[arg(long)]
     pub resume: bool,
+    /// How often an hfile: load makes the rows it staged durable, so that --resume can
+    /// continue from there (sooner loses less to a crash, and spills more, smaller runs).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_idle)]
+    pub checkpoint_every: std::time::Duration,
     /// Live metrics.
     #[command(flatten)]
     pub live: MetricsArgs,

@@ -173,6 +173,16 @@ pub fn write(dir: &Dir, shard: Shard, m: &Manifest) -> std::io::Result<String> {
 /// The HFiles under `dir` (every file below a `<namespace>/<table>/<family>/` folder),
 /// relative to it, `/`-separated.
 pub fn hfiles_in(dir: &Dir) -> std::io::Result<Vec<String>> {
+    files_in(dir, |name| !hidden(name))
+}
+
+/// The files a writer left under their temporary names (`_<name>.tmp`) below the
+/// `<namespace>/<table>/<family>/` folders of `dir`: never complete, never read.
+pub fn temporaries_in(dir: &Dir) -> std::io::Result<Vec<String>> {
+    files_in(dir, |name| name.starts_with('_') && name.ends_with(".tmp"))
+}
+
+fn files_in(dir: &Dir, pick: impl Fn(&str) -> bool) -> std::io::Result<Vec<String>> {
     let mut out = Vec::new();
     let folders = |rel: &str| -> std::io::Result<Vec<String>> {
         Ok(dir
@@ -192,7 +202,7 @@ pub fn hfiles_in(dir: &Dir) -> std::io::Result<Vec<String>> {
         for table in folders(&ns)? {
             for family in folders(&table)? {
                 for f in dir.list(&family)? {
-                    if !f.dir && !hidden(&f.name) {
+                    if !f.dir && pick(&f.name) {
                         out.push(format!("{family}/{}", f.name));
                     }
                 }

@@ -13,14 +13,20 @@
 //!
 //! The store is write-only: it knows its tables and their split points, and takes nothing
 //! but a bulk load.
+//!
+//! A load that journals (`tallrow load`) checkpoints its bulk load ([`BulkLoad::checkpoint`]):
+//! while staging, the runs are made durable; while writing, the files committed so far are
+//! listed. A resumed load ([`Store::resume_bulk_load`]) takes the runs over, keeps the
+//! committed files whose length still matches, and writes the rest again.
 
 use super::fs::{self, Dir};
 use super::hfile;
 use super::manifest;
 use crate::load::Shard;
-use crate::store::runs::{MEMORY, Runs};
+use crate::store::runs::{Durable, MEMORY, Runs};
 use crate::store::{BulkLoad, Error, Result, RowMutation, Store, TableDescriptor, canonical_table_name, cellkey};
 use manifest::{FamilyEntry, FileEntry, Manifest, TableEntry};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -157,8 +163,10 @@ fn shard_of(name: &str) -> Option<(u64, u64)> {
 
 /// Readies `dir` for shard `shard` of the data set `data_digest`. Files of the other shards
 /// of the same data set stay (several shards may write one directory); files of this shard,
-/// or of another data set, are refused unless `replace`, which removes them.
-pub fn prepare(dir: &Dir, shard: Shard, data_digest: &str, replace: bool) -> Result<()> {
+/// or of another data set, are refused unless `replace`, which removes them, or `resume`
+/// (a load of this shard resumes), which keeps this shard's. Files a killed writer left
+/// under their temporary names go with `replace` and `resume`.
+pub fn prepare(dir: &Dir, shard: Shard, data_digest: &str, replace: bool, resume: bool) -> Result<()> {
     match dir.kind("").map_err(|e| Error::Io(e.to_string()))? {
         None => return Ok(()),
         Some(false) => return Err(Error::BadArgument(format!("{} is not a directory", dir.display()))),
@@ -180,6 +188,11 @@ pub fn prepare(dir: &Dir, shard: Shard, data_digest: &str, replace: bool) -> Res
         .iter()
         .filter(|f| shard_of(&name(f)) == Some((shard.index + 1, shard.count)))
         .collect();
+    if replace || resume {
+        for f in manifest::temporaries_in(dir).map_err(|e| Error::Io(e.to_string()))? {
+            dir.remove(&f).map_err(|e| Error::Io(e.to_string()))?;
+        }
+    }
     if !replace {
         let again = "pass --replace to remove them, or write into another directory";
         if let Some((p, m)) = foreign {
@@ -197,7 +210,7 @@ pub fn prepare(dir: &Dir, shard: Shard, data_digest: &str, replace: bool) -> Res
                 shard.count,
             )));
         }
-        if mine_there || !own_files.is_empty() {
+        if (mine_there || !own_files.is_empty()) && !resume {
             return Err(Error::BadArgument(format!(
                 "{} already holds the HFiles of shard {shard}: {again}",
                 dir.display()
@@ -301,8 +314,70 @@ impl Store for HFiles {
             tables: descs,
             runs,
             created: Mutex::default(),
+            progress: Mutex::default(),
+            kept: BTreeMap::new(),
         })))
     }
+
+    fn resume_bulk_load(&self, tables: &[&str], state: &serde_json::Value) -> Result<Box<dyn BulkLoad>> {
+        let state: Checkpoint = serde_json::from_value(state.clone())
+            .map_err(|e| Error::BadArgument(format!("not the checkpoint of an hfile: load: {e}")))?;
+        let descs: Vec<TableDescriptor> = tables.iter().map(|t| self.describe_table(t)).collect::<Result<_>>()?;
+        let names = descs.iter().enumerate().map(|(i, _)| format!("t{i}")).collect();
+        let runs = Runs::resume(&state.runs, descs.clone(), names, MEMORY)?;
+        // A committed file is kept when it is still there, whole; any other is written again.
+        let mut kept = BTreeMap::new();
+        for files in state.files.values() {
+            for f in files {
+                if self.inner.dir.len(&f.path).is_ok_and(|n| n == f.bytes) {
+                    kept.insert(f.path.clone(), f.clone());
+                }
+            }
+        }
+        Ok(Box::new(Bulk {
+            store: self.clone(),
+            tables: descs,
+            runs,
+            created: Mutex::default(),
+            progress: Mutex::new(Progress {
+                runs: Some(state.runs),
+                ..Progress::default()
+            }),
+            kept,
+        }))
+    }
+}
+
+/// Removes the staged runs a checkpoint of an unfinished load names (its journal is set
+/// aside by a fresh load). Its committed files stay: the fresh load's `--replace` or their
+/// own names decide them.
+pub fn discard_checkpoint(state: &serde_json::Value) {
+    if let Ok(c) = serde_json::from_value::<Checkpoint>(state.clone()) {
+        let dir = std::path::Path::new(&c.runs.dir);
+        let _ = std::fs::remove_dir_all(dir);
+        if let Some(parent) = dir.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+}
+
+/// What a checkpoint of the bulk load records: its durable runs, and the files committed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Checkpoint {
+    runs: Durable,
+    /// Per table: the files committed so far.
+    files: BTreeMap<String, Vec<FileEntry>>,
+}
+
+/// Where a checkpointed bulk load stands.
+#[derive(Debug, Default)]
+struct Progress {
+    /// The runs as last made durable; `None` before the first checkpoint.
+    runs: Option<Durable>,
+    /// `finish` began: the runs are merged, no longer staged into.
+    writing: bool,
+    /// Per table: the files committed (or kept) so far.
+    files: BTreeMap<String, Vec<FileEntry>>,
 }
 
 /// A load's puts on their way into HFiles.
@@ -310,8 +385,11 @@ struct Bulk {
     store: HFiles,
     tables: Vec<TableDescriptor>,
     runs: Runs,
-    /// Every file this load created: removed again when it fails.
+    /// Every file this load created: removed again when it fails, unless checkpointed.
     created: Mutex<Vec<String>>,
+    progress: Mutex<Progress>,
+    /// Files a resumed load found committed, by path: kept, not written again.
+    kept: BTreeMap<String, FileEntry>,
 }
 
 impl Bulk {
@@ -321,11 +399,14 @@ impl Bulk {
         let inner = &self.store.inner;
         let mut files = Files {
             table: table_dir(&desc.name),
+            name: &desc.name,
             root: &inner.dir,
             desc,
             shard: inner.shard,
             task: &inner.task,
             created: &self.created,
+            progress: &self.progress,
+            kept: &self.kept,
             region: 0,
             open: (0..desc.families.len()).map(|_| None).collect(),
             done: Vec::new(),
@@ -367,17 +448,28 @@ impl Bulk {
     }
 }
 
+/// The file of one family in the region being written.
+enum Open {
+    Writing(String, Box<hfile::Writer<std::io::BufWriter<fs::NewFile>>>),
+    /// Committed by the load this one resumed: its cells are passed over.
+    Kept(FileEntry),
+}
+
 /// The open files of one table's current region.
 struct Files<'a> {
     /// The table's folder, relative to the root.
     table: String,
+    /// The table's name.
+    name: &'a str,
     root: &'a Dir,
     desc: &'a TableDescriptor,
     shard: Shard,
     task: &'a str,
     created: &'a Mutex<Vec<String>>,
+    progress: &'a Mutex<Progress>,
+    kept: &'a BTreeMap<String, FileEntry>,
     region: usize,
-    open: Vec<Option<(String, hfile::Writer<std::io::BufWriter<fs::NewFile>>)>>,
+    open: Vec<Option<Open>>,
     done: Vec<FileEntry>,
 }
 
@@ -397,6 +489,10 @@ impl Files<'_> {
         if self.open[f].is_none() {
             let name = &self.desc.families[f].name;
             let path = format!("{}/{name}/{}", self.table, file_name(self.region, self.shard));
+            if let Some(k) = self.kept.get(&path) {
+                self.open[f] = Some(Open::Kept(k.clone()));
+                return Ok(());
+            }
             let file = self.root.create(&path).map_err(|e| Error::Io(e.to_string()))?;
             let out = std::io::BufWriter::with_capacity(1 << 20, file);
             let mut opts = hfile::Options::new(name.as_bytes(), self.task);
@@ -404,16 +500,33 @@ impl Files<'_> {
             opts.compression = self.desc.families[f].storage.compression;
             opts.encoding = self.desc.families[f].storage.data_block_encoding;
             opts.bloom = self.desc.families[f].storage.bloom_filter;
-            self.open[f] = Some((path, hfile::Writer::new(out, opts)));
+            self.open[f] = Some(Open::Writing(path, Box::new(hfile::Writer::new(out, opts))));
         }
-        let (path, w) = self.open[f].as_mut().expect("opened");
-        w.append(row, qualifier, ts, value)
-            .map_err(|e| Error::Io(format!("cannot write {}: {e}", self.root.at(path))))
+        match self.open[f].as_mut().expect("opened") {
+            Open::Writing(path, w) => w
+                .append(row, qualifier, ts, value)
+                .map_err(|e| Error::Io(format!("cannot write {}: {e}", self.root.at(path)))),
+            Open::Kept(_) => Ok(()),
+        }
+    }
+
+    /// A file is complete: recorded for the manifest and for the next checkpoint.
+    fn committed(&mut self, entry: FileEntry) {
+        let mut p = self.progress.lock().expect("progress lock");
+        p.files.entry(self.name.to_string()).or_default().push(entry.clone());
+        self.done.push(entry);
     }
 
     fn close_region(&mut self) -> Result<()> {
-        for (f, slot) in self.open.iter_mut().enumerate() {
-            let Some((path, w)) = slot.take() else { continue };
+        for f in 0..self.open.len() {
+            let (path, w) = match self.open[f].take() {
+                None => continue,
+                Some(Open::Kept(entry)) => {
+                    self.committed(entry);
+                    continue;
+                }
+                Some(Open::Writing(path, w)) => (path, w),
+            };
             let failed = |e: std::io::Error| Error::Io(format!("cannot write {}: {e}", self.root.at(&path)));
             let (summary, out) = w.finish().map_err(failed)?;
             out.into_inner()
@@ -421,7 +534,7 @@ impl Files<'_> {
                 .commit()
                 .map_err(|e| Error::Io(e.to_string()))?;
             self.created.lock().expect("created lock").push(path.clone());
-            self.done.push(FileEntry {
+            self.committed(FileEntry {
                 path,
                 family: self.desc.families[f].name.clone(),
                 region: self.region,
@@ -446,14 +559,33 @@ impl BulkLoad for Bulk {
         self.runs.add(table, rows)
     }
 
-    fn finish(self: Box<Self>) -> Result<Vec<(String, u64)>> {
+    fn checkpoint(&self) -> Result<Option<serde_json::Value>> {
+        let mut p = self.progress.lock().expect("progress lock");
+        if !p.writing {
+            p.runs = Some(self.runs.persist()?);
+        }
+        let c = Checkpoint {
+            runs: p.runs.clone().expect("runs made durable"),
+            files: p.files.clone(),
+        };
+        Ok(Some(serde_json::to_value(c).map_err(|e| Error::Io(e.to_string()))?))
+    }
+
+    fn finish(&self) -> Result<Vec<(String, u64)>> {
         use rayon::prelude::*;
+        let resumable = {
+            let mut p = self.progress.lock().expect("progress lock");
+            p.writing = true;
+            p.runs.is_some()
+        };
         let written: Result<Vec<(Vec<FileEntry>, u64, u64)>> = (0..self.tables.len())
             .into_par_iter()
             .map(|i| self.write_table(i))
             .collect();
         let written = match written {
             Ok(w) => w,
+            // A checkpointed load keeps its complete files, which a resume takes over.
+            Err(e) if resumable => return Err(e),
             Err(e) => {
                 // Nothing of a failed load stays: files in progress went with their writers,
                 // and those completed go now, so that the tool finds no part of a data set.
@@ -463,6 +595,7 @@ impl BulkLoad for Bulk {
                 return Err(e);
             }
         };
+        self.runs.discard();
         let mut w = self.store.inner.written.lock().expect("written lock");
         let mut rows = Vec::new();
         for (desc, t) in self.tables.iter().zip(written) {

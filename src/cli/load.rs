@@ -48,11 +48,6 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     if hfile_dir.is_none() && (args.replace || args.split_from.is_some()) {
         bail!("--replace and --split-from apply to --backend hfile:DIR only");
     }
-    if args.resume && hfile_dir.is_some() {
-        bail!(
-            "--resume: an hfile: load is written by the bulk pipeline, which does not journal its blocks; write it again (with --replace)"
-        );
-    }
     let g = Generator::new(&w);
     let shard = args.shard.get()?;
     let (store, hfiles): (Arc<dyn Store>, _) = match &hfile_dir {
@@ -64,7 +59,13 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
                 );
             }
             let dir = dir.open()?;
-            let h = session::load::hfiles(dir, &g, shard, args.replace, args.split_from.as_deref())?;
+            // The files of the load a resume continues stay; the journal says which count.
+            let resuming = args.resume
+                && load::journal::read(&load::journal::path(&args.reports, shard))
+                    .ok()
+                    .flatten()
+                    .is_some_and(|j| j.bulk.is_some());
+            let h = session::load::hfiles(dir, &g, shard, args.replace, resuming, args.split_from.as_deref())?;
             (Arc::new(h.clone()), Some(h))
         }
         None => {
@@ -119,6 +120,7 @@ fn load_with(
         shard: args.shard.get()?,
         progress: load::progress_wanted(),
         count_rows: !args.no_count,
+        checkpoint: args.checkpoint_every,
         bulk: !args.no_bulk,
     };
     let r = session::load::journaled(

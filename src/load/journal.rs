@@ -11,6 +11,11 @@
 //! over it) at most once a second while anything changed; a complete load removes it, a
 //! failed one leaves it for `--resume`.
 //!
+//! A load through a bulk load that can be resumed (`hfile:`) acknowledges nothing when its
+//! rows are staged: the blocks wait until a checkpoint ([`Journal::checkpoint`]) made the
+//! staged rows durable, and the journal keeps the checkpoint's state with them, which the
+//! resumed load hands back to the store (`Store::resume_bulk_load`).
+//!
 //! The file is `REPORTS/load.journal` (`load-shard-<i>.journal` for shard i > 1 of N), beside
 //! the load manifests: one per shard index, so that a resume names what differs when the
 //! workload, its data, the shard count or the target is not the journal's.
@@ -58,6 +63,9 @@ pub struct File {
     pub digest: String,
     /// What the acknowledged blocks wrote, per table.
     pub tables: BTreeMap<String, Written>,
+    /// A bulk load's last checkpoint: where its staged rows and written files are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulk: Option<serde_json::Value>,
 }
 
 /// What acknowledged blocks wrote into one table.
@@ -135,6 +143,8 @@ pub struct Start {
     /// A line to print first (the journal of an unfinished load was set aside, or there
     /// was none to resume).
     pub note: Option<String>,
+    /// The unfinished load set aside: what it staged can go.
+    pub replaced: Option<File>,
 }
 
 /// Opens the journal at `path` for the load `header`: with `resume`, the unfinished load
@@ -154,6 +164,7 @@ pub fn start(path: &Path, header: &Header, resume: bool) -> Result<Start, String
     if !resume {
         return Ok(Start {
             from: None,
+            replaced: old.clone(),
             note: old.map(|o| {
                 format!(
                     "the unfinished load of {} in {} ({} of {} blocks acknowledged) is replaced: pass --resume to continue one",
@@ -172,6 +183,7 @@ pub fn start(path: &Path, header: &Header, resume: bool) -> Result<Start, String
                 "--resume: no unfinished load in {}: loading from the first block",
                 path.display()
             )),
+            replaced: None,
         });
     };
     let (h, was) = (header, &o.header);
@@ -202,8 +214,16 @@ pub fn start(path: &Path, header: &Header, resume: bool) -> Result<Start, String
     Ok(Start {
         from: Some(o),
         note: None,
+        replaced: None,
     })
 }
+
+/// A bulk load's checkpoint: `force` takes one now, otherwise it may answer `None` (not
+/// yet); `Some` is the state to journal, everything staged before the call being durable.
+pub type Checkpointer<'a> = &'a (dyn Fn(bool) -> Result<Option<serde_json::Value>, String> + Sync);
+
+/// A block whose rows are staged, acknowledged at the next checkpoint.
+type Staged = (u64, u128, [TableStats; 8]);
 
 /// The acknowledged blocks.
 #[derive(Debug, Default)]
@@ -213,8 +233,30 @@ struct Acked {
     claimed: u64,
     digest: u128,
     tables: [TableStats; 8],
+    /// Blocks are staged, acknowledged by checkpoints.
+    staging: bool,
+    staged: Vec<Staged>,
+    bulk: Option<serde_json::Value>,
     /// Changed since last written.
     dirty: bool,
+}
+
+impl Acked {
+    fn ack(&mut self, k: u64, digest: u128, wrote: &[TableStats; 8]) {
+        if k < self.below || !self.above.insert(k) {
+            return;
+        }
+        while self.above.remove(&self.below) {
+            self.below += 1;
+        }
+        self.digest = self.digest.wrapping_add(digest);
+        for (t, w) in self.tables.iter_mut().zip(wrote) {
+            t.rows += w.rows;
+            t.cells += w.cells;
+            t.bytes += w.bytes;
+        }
+        self.dirty = true;
+    }
 }
 
 /// A running load's journal.
@@ -225,6 +267,8 @@ pub struct Journal {
     /// Set when the load ends: the writer thread writes a last time and stops.
     ended: Mutex<bool>,
     wake: Condvar,
+    /// One checkpoint at a time.
+    checkpointing: Mutex<()>,
 }
 
 impl Journal {
@@ -238,6 +282,7 @@ impl Journal {
             state.below = f.acked_below;
             state.above = f.acked_above.iter().copied().collect();
             state.claimed = f.claimed;
+            state.bulk.clone_from(&f.bulk);
             state.digest = u128::from_str_radix(&f.digest, 16).unwrap_or(0);
             for t in Table::ALL {
                 if let Some(w) = f.tables.get(t.name()) {
@@ -255,6 +300,49 @@ impl Journal {
             state: Mutex::new(state),
             ended: Mutex::new(false),
             wake: Condvar::new(),
+            checkpointing: Mutex::new(()),
+        }
+    }
+
+    /// From now on a block [`Journal::ack`]ed waits for the next [`Journal::checkpoint`]:
+    /// its rows are staged by a bulk load (whose first checkpoint is `state`), not yet
+    /// durable.
+    pub fn staging(&self, state: serde_json::Value) {
+        let mut s = self.state.lock().expect("journal lock");
+        s.staging = true;
+        s.bulk = Some(state);
+        s.dirty = true;
+    }
+
+    /// Takes a checkpoint through `cp` (forced or not): the blocks staged before it are
+    /// acknowledged with the state it returns, and the journal is written at once. Where
+    /// it takes none, or fails, they wait for the next.
+    pub fn checkpoint(&self, cp: Checkpointer, force: bool) -> Result<(), String> {
+        let _alone = self.checkpointing.lock().unwrap_or_else(|e| e.into_inner());
+        let staged = std::mem::take(&mut self.state.lock().expect("journal lock").staged);
+        let taken = cp(force);
+        let mut s = self.state.lock().expect("journal lock");
+        match taken {
+            Ok(Some(state)) => {
+                for (k, digest, wrote) in &staged {
+                    s.ack(*k, *digest, wrote);
+                }
+                if s.bulk.as_ref() != Some(&state) {
+                    s.bulk = Some(state);
+                    s.dirty = true;
+                }
+                drop(s);
+                self.write()
+                    .map_err(|e| format!("cannot write the load journal {}: {e}", self.path.display()))
+            }
+            Ok(None) => {
+                s.staged.extend(staged);
+                Ok(())
+            }
+            Err(e) => {
+                s.staged.extend(staged);
+                Err(e)
+            }
         }
     }
 
@@ -274,22 +362,14 @@ impl Journal {
     }
 
     /// Records block `k` as acknowledged, with its digest and what it wrote.
+    /// While [`Journal::staging`], it waits for the next checkpoint.
     pub fn ack(&self, k: u64, digest: u128, wrote: &[TableStats; 8]) {
         let mut s = self.state.lock().expect("journal lock");
-        if k < s.below || !s.above.insert(k) {
-            return;
+        if s.staging {
+            s.staged.push((k, digest, *wrote));
+        } else {
+            s.ack(k, digest, wrote);
         }
-        let s = &mut *s;
-        while s.above.remove(&s.below) {
-            s.below += 1;
-        }
-        s.digest = s.digest.wrapping_add(digest);
-        for (t, w) in s.tables.iter_mut().zip(wrote) {
-            t.rows += w.rows;
-            t.cells += w.cells;
-            t.bytes += w.bytes;
-        }
-        s.dirty = true;
     }
 
     /// The file as it stands.
@@ -323,6 +403,7 @@ impl Journal {
             acked_above: s.above.iter().copied().collect(),
             digest: format!("{:032x}", s.digest),
             tables,
+            bulk: s.bulk.clone(),
         })
     }
 
@@ -338,14 +419,25 @@ impl Journal {
         std::fs::rename(&tmp, &self.path)
     }
 
-    /// Writes the journal at most once a second until [`Journal::end`], then once more.
-    /// A journal that cannot be written stops nothing: the load goes on, and says so once.
-    pub fn keep(&self) {
+    /// Writes the journal at most once a second until [`Journal::end`], then once more,
+    /// taking the bulk load's checkpoints through `cp` where there is one. A journal that
+    /// cannot be written stops nothing: the load goes on, and says so once.
+    pub fn keep(&self, cp: Option<Checkpointer>) {
         let mut said = false;
         let mut ended = self.ended.lock().expect("journal lock");
         loop {
             let stop = *ended;
             drop(ended);
+            if let Some(cp) = cp
+                && !stop
+                && let Err(e) = self.checkpoint(cp, false)
+                && !said
+            {
+                eprintln!(
+                    "tallrow: cannot checkpoint the bulk load: {e} (the load goes on, but a resume would start further back)"
+                );
+                said = true;
+            }
             if let Err(e) = self.write()
                 && !said
             {

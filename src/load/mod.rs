@@ -106,6 +106,8 @@ pub struct Options {
     pub count_rows: bool,
     /// Load empty tables through the backend's bulk load where it has one.
     pub bulk: bool,
+    /// How often a resumable bulk load's staged rows are made durable (a journaled load).
+    pub checkpoint: Duration,
 }
 
 /// What was written to one table.
@@ -188,6 +190,10 @@ const CELL_OVERHEAD: u64 = 64;
 /// row every few hundred blocks would otherwise hold every block after it unacknowledged).
 /// A load that dies leaves at most this many plus one per worker to write again.
 pub const MAX_PENDING: usize = 2;
+
+/// How often, by default, a resumable bulk load's staged rows are made durable and their
+/// blocks acknowledged: a load killed while staging writes again what it staged since.
+pub const CHECKPOINT: Duration = Duration::from_secs(10);
 
 /// Transient store errors are retried this many times, with doubling delays from 50 ms.
 const RETRIES: u32 = 6;
@@ -482,9 +488,14 @@ pub fn load_journaled(
     let total = opts.shard.len(g.blocks());
     *tally.tables.lock().expect("tally lock") = tables.clone();
     tally.total.store(total, Ordering::Relaxed);
+    // A resumed bulk load takes over what its checkpoint made durable.
+    let checkpointed = journal.and_then(|(_, from)| from).and_then(|f| f.bulk.as_ref());
     let bulk = if opts.bulk {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        store.bulk_load(&names)?
+        match checkpointed {
+            Some(state) => Some(store.resume_bulk_load(&names, state)?),
+            None => store.bulk_load(&names)?,
+        }
     } else {
         None
     };
@@ -492,10 +503,19 @@ pub fn load_journaled(
         Some(b) => tables.iter().copied().filter(|t| b.covers(t.name())).collect(),
         None => Vec::new(),
     };
-    // A bulk load's staged rows are not acknowledged until it finishes: nothing to journal
-    // (a journal it was given is removed once it completes: the data set is whole).
+    // A bulk load's staged rows are acknowledged by its checkpoints where it takes them and
+    // covers every table; otherwise not until it finishes: nothing to journal (a journal it
+    // was given is removed once it completes: the data set is whole).
     let given = journal.map(|(j, _)| j);
-    let journal = journal.filter(|_| bulk_tables.is_empty());
+    let first_checkpoint = match &bulk {
+        Some(b) if journal.is_some() && bulk_tables.len() == tables.len() => b.checkpoint()?,
+        _ => None,
+    };
+    let resumable = first_checkpoint.is_some();
+    let journal = journal.filter(|_| bulk_tables.is_empty() || resumable);
+    if let (Some((j, _)), Some(state)) = (journal, first_checkpoint) {
+        j.staging(state);
+    }
     let resumed = journal.and_then(|(_, from)| from).map(|f| {
         // What the resumed load acknowledged counts as written by this one.
         for t in &tables {
@@ -533,11 +553,26 @@ pub fn load_journaled(
     let progress = progress::Progress::new(&tables, opts.progress);
     let write_started = Instant::now();
     let pool = pool(threads);
+    // Checkpoints of a resumable bulk load: every CHECKPOINT while staging, each time the
+    // journal is written while writing (cheap: a list of the files written).
+    let writing = AtomicBool::new(false);
+    let last_checkpoint = Mutex::new(Instant::now());
+    let checkpoint = |force: bool| -> Result<Option<serde_json::Value>, String> {
+        let Some(b) = bulk.as_deref() else { return Ok(None) };
+        let mut last = last_checkpoint.lock().expect("checkpoint lock");
+        if !force && !writing.load(Ordering::Relaxed) && last.elapsed() < opts.checkpoint {
+            return Ok(None);
+        }
+        *last = Instant::now();
+        b.checkpoint().map_err(|e| e.to_string())
+    };
+    let checkpointer: Option<journal::Checkpointer> = resumable.then_some(&checkpoint as journal::Checkpointer);
+    let mut finished = None;
     std::thread::scope(|scope| {
         // Ends the journal's writer however the workers end (a panic included), so that
         // the scope's join does not wait on it forever.
         let _end = journal.map(|j| {
-            scope.spawn(|| j.keep());
+            scope.spawn(move || j.keep(checkpointer));
             journal::Ending(j)
         });
         pool.broadcast(|_| {
@@ -604,18 +639,28 @@ pub fn load_journaled(
                 shared.error.lock().expect("error lock").get_or_insert(message);
             }
         });
+        progress.finish();
+        // Dropped unfinished after an error: its runs are removed (unless a checkpoint
+        // made them durable, for a resume) and nothing staged is written.
+        if let Some(b) = &bulk
+            && shared.error.lock().expect("error lock").is_none()
+        {
+            if opts.progress {
+                eprintln!("tallrow: writing the bulk-loaded tables");
+            }
+            // Every block is staged: a last checkpoint acknowledges them before the files.
+            let last = match (journal, checkpointer) {
+                (Some(j), Some(cp)) => j.checkpoint(cp, true).map_err(store::Error::Io),
+                _ => Ok(()),
+            };
+            writing.store(true, Ordering::Relaxed);
+            finished = Some(last.and_then(|()| pool.install(|| b.finish())));
+        }
     });
-    progress.finish();
     let mut error = shared.error.into_inner().expect("error lock");
     let mut bulk_rows: Vec<(String, u64)> = Vec::new();
-    // Dropped unfinished after an error: its runs are removed and nothing staged is written.
-    if let Some(b) = bulk
-        && error.is_none()
-    {
-        if opts.progress {
-            eprintln!("tallrow: writing the bulk-loaded tables");
-        }
-        match pool.install(|| b.finish()) {
+    if let Some(finished) = finished {
+        match finished {
             Ok(rows) => {
                 bulk_rows = rows;
                 for &t in &bulk_tables {

@@ -70,6 +70,9 @@ pub fn journaled(
         if let Some(note) = &start.note {
             eprintln!("tallrow: {note}");
         }
+        if let Some(state) = start.replaced.as_ref().and_then(|o| o.bulk.as_ref()) {
+            hfile::discard_checkpoint(state);
+        }
         journal = Some((load::Journal::new(path, header, start.from.as_ref()), start.from));
     }
     let outcome = load::load_journaled(
@@ -106,6 +109,7 @@ pub fn whole() -> Options {
         shard: Shard::ALL,
         progress: load::progress_wanted(),
         count_rows: true,
+        checkpoint: load::CHECKPOINT,
         bulk: true,
     }
 }
@@ -168,9 +172,10 @@ pub fn hfiles(
     g: &Generator,
     shard: Shard,
     replace: bool,
+    resume: bool,
     split_from: Option<&str>,
 ) -> Result<hfile::HFiles> {
-    hfile::prepare(&dir, shard, &g.workload().data_digest(), replace)?;
+    hfile::prepare(&dir, shard, &g.workload().data_digest(), replace, resume)?;
     let splits = match split_from {
         Some(url) => live_splits(url, g)?,
         None => Default::default(),

@@ -131,6 +131,17 @@ pub trait Store: Send + Sync {
         let _ = tables;
         Ok(None)
     }
+
+    /// Takes over the bulk load of `tables` that a [`BulkLoad::checkpoint`] of an unfinished
+    /// load described as `state`: what it had staged stays, and a later `add` adds to it.
+    /// Refused where the backend's bulk load cannot be resumed.
+    fn resume_bulk_load(&self, tables: &[&str], state: &serde_json::Value) -> Result<Box<dyn BulkLoad>> {
+        let _ = (tables, state);
+        Err(Error::BadArgument(format!(
+            "{}: a bulk load here cannot be resumed",
+            self.identity()
+        )))
+    }
 }
 
 /// Puts staged for a bulk load. Nothing added is acknowledged until [`BulkLoad::finish`]
@@ -145,7 +156,15 @@ pub trait BulkLoad: Send + Sync {
 
     /// Writes everything staged into the store and acknowledges it. Returns the distinct
     /// rows written into each covered table, by name: what the table holds, as it was empty.
-    fn finish(self: Box<Self>) -> Result<Vec<(String, u64)>>;
+    fn finish(&self) -> Result<Vec<(String, u64)>>;
+
+    /// Makes everything added so far durable, and returns what [`Store::resume_bulk_load`]
+    /// takes over should the load stop before it finishes; called again while `finish` runs,
+    /// it says what `finish` has written so far. `None` where this bulk load cannot be
+    /// resumed (its staged puts are lost with the process).
+    fn checkpoint(&self) -> Result<Option<serde_json::Value>> {
+        Ok(None)
+    }
 }
 
 /// The descriptors of the tables named, sorted by name; a table dropped while this runs is

@@ -6,16 +6,19 @@
 //! sorted stream, a later cell of the same key replacing the earlier.
 //!
 //! The run files live in one folder that `Drop` removes: a load that stops early leaves
-//! nothing behind.
+//! nothing behind. A load that journals (`tallrow load --resume`) makes its runs durable
+//! at checkpoints instead ([`Runs::persist`]): from the first one on, the folder stays
+//! until the load completes, and [`Runs::resume`] takes it over after a crash.
 
 use super::{Error, Mutation, Result, RowMutation, TableDescriptor, cellkey, now_millis, validate_mutations};
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
 
 /// Encoded bytes a bulk load holds in memory over all its tables before spilling runs.
 pub const MEMORY: usize = 64 << 20;
@@ -81,6 +84,20 @@ struct Staged {
     /// Run files, oldest first; a slot is taken when a run's cells are, so that runs keep
     /// the order of their cells even when two are written at once.
     runs: Vec<Option<PathBuf>>,
+    /// The leading runs made durable by [`Runs::persist`].
+    synced: usize,
+}
+
+/// Runs made durable, as a resumed load takes them over: their folder, and each table's
+/// run files in it (oldest first), every one complete and synced to disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Durable {
+    /// The folder.
+    pub dir: String,
+    /// Per table, in the bulk load's order: its run files' names.
+    pub runs: Vec<Vec<String>>,
+    /// The number the next run file takes.
+    pub next: u64,
 }
 
 /// The staged cells of a bulk load's tables, by table position.
@@ -93,6 +110,11 @@ pub struct Runs {
     /// Encoded bytes a table holds before it spills a run.
     run_bytes: usize,
     next_run: AtomicU64,
+    /// Held shared while cells are staged, and alone by [`Runs::persist`], which so sees
+    /// every staged cell in memory or in a complete run.
+    gate: RwLock<()>,
+    /// Set once runs were made durable: the folder then outlives the value, for a resume.
+    kept: AtomicBool,
 }
 
 impl Runs {
@@ -112,12 +134,119 @@ impl Runs {
             tables: files.into_iter().map(|t| (t, Mutex::default())).collect(),
             run_bytes,
             next_run: AtomicU64::new(0),
+            gate: RwLock::new(()),
+            kept: AtomicBool::new(false),
         })
+    }
+
+    /// Takes over the runs `d` made durable, for the same tables: run files in its folder
+    /// that it does not name (spilled after it, possibly cut short) are removed.
+    pub fn resume(d: &Durable, descs: Vec<TableDescriptor>, files: Vec<String>, memory: usize) -> Result<Runs> {
+        let dir = PathBuf::from(&d.dir);
+        let gone = |what: String| {
+            io(format!(
+                "the staged runs of the unfinished load are gone ({what}): load again without --resume"
+            ))
+        };
+        if d.runs.len() != files.len() {
+            return Err(gone(format!("{} holds the runs of another set of tables", d.dir)));
+        }
+        let mut named = std::collections::HashSet::new();
+        for name in d.runs.iter().flatten() {
+            if !dir.join(name).is_file() {
+                return Err(gone(format!("{} is missing", dir.join(name).display())));
+            }
+            named.insert(name.as_str());
+        }
+        let entries = std::fs::read_dir(&dir).map_err(|e| gone(format!("{}: {e}", d.dir)))?;
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if !named.contains(name.to_string_lossy().as_ref()) {
+                std::fs::remove_file(e.path())
+                    .map_err(|err| io(format!("cannot remove {}: {err}", e.path().display())))?;
+            }
+        }
+        let run_bytes = memory / files.len().max(1);
+        let tables = files
+            .into_iter()
+            .zip(&d.runs)
+            .map(|(t, runs)| {
+                let runs: Vec<Option<PathBuf>> = runs.iter().map(|r| Some(dir.join(r))).collect();
+                let synced = runs.len();
+                (
+                    t,
+                    Mutex::new(Staged {
+                        cells: Cells::default(),
+                        runs,
+                        synced,
+                    }),
+                )
+            })
+            .collect();
+        Ok(Runs {
+            dir,
+            descs,
+            tables,
+            run_bytes,
+            next_run: AtomicU64::new(d.next),
+            gate: RwLock::new(()),
+            kept: AtomicBool::new(true),
+        })
+    }
+
+    /// Makes every cell staged so far durable: the cells in memory are spilled as runs,
+    /// and every run not synced yet is synced, with the folder. Staging waits meanwhile.
+    /// From the first call on, the folder stays when the value is dropped.
+    pub fn persist(&self) -> Result<Durable> {
+        let _alone = self.gate.write().unwrap_or_else(|e| e.into_inner());
+        let failed = |p: &Path, e: std::io::Error| io(format!("cannot sync the bulk run {}: {e}", p.display()));
+        let mut runs = Vec::with_capacity(self.tables.len());
+        for (name, staged) in &self.tables {
+            let mut staged = staged.lock().expect("runs lock");
+            if !staged.cells.index.is_empty() {
+                let cells = std::mem::take(&mut staged.cells);
+                let path = self.spill(name, &cells)?;
+                staged.runs.push(Some(path));
+            }
+            let mut names = Vec::with_capacity(staged.runs.len());
+            for (i, path) in staged.runs.iter().enumerate() {
+                let path = path
+                    .as_ref()
+                    .ok_or_else(|| io(format!("a bulk run of table {name} was not written")))?;
+                if i >= staged.synced {
+                    File::open(path)
+                        .and_then(|f| f.sync_all())
+                        .map_err(|e| failed(path, e))?;
+                }
+                names.push(path.file_name().unwrap_or_default().to_string_lossy().into_owned());
+            }
+            staged.synced = staged.runs.len();
+            runs.push(names);
+        }
+        File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| failed(&self.dir, e))?;
+        self.kept.store(true, Ordering::Relaxed);
+        Ok(Durable {
+            dir: self.dir.display().to_string(),
+            runs,
+            next: self.next_run.load(Ordering::Relaxed),
+        })
+    }
+
+    /// Removes the runs' folder: the load they staged is complete.
+    pub fn discard(&self) {
+        self.kept.store(false, Ordering::Relaxed);
+        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(parent) = self.dir.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
     }
 
     /// Stages cells into table `t`: `fill` pushes them. Spills a run when the table's share
     /// is full, sorting and writing it outside the lock.
     pub fn stage(&self, t: usize, fill: impl FnOnce(&mut Cells)) -> Result<()> {
+        let _staging = self.gate.read().unwrap_or_else(|e| e.into_inner());
         let (name, staged) = &self.tables[t];
         let full = {
             let mut staged = staged.lock().expect("runs lock");
@@ -203,7 +332,8 @@ impl Runs {
     }
 
     /// Merges table `t`'s runs and its cells in memory, calling `emit` with each key once
-    /// (its latest value) in key order; the runs are removed after.
+    /// (its latest value) in key order; the runs are removed after, unless they were made
+    /// durable (a resume may merge them again; [`Runs::discard`] removes them).
     pub fn merge(&self, t: usize, mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
         let (name, staged) = &self.tables[t];
         let staged = std::mem::take(&mut *staged.lock().expect("runs lock"));
@@ -250,8 +380,10 @@ impl Runs {
             }
         }
         drop(sources);
-        for path in staged.runs.iter().flatten() {
-            let _ = std::fs::remove_file(path);
+        if !self.kept.load(Ordering::Relaxed) {
+            for path in staged.runs.iter().flatten() {
+                let _ = std::fs::remove_file(path);
+            }
         }
         Ok(())
     }
@@ -264,6 +396,10 @@ impl Runs {
 
 impl Drop for Runs {
     fn drop(&mut self) {
+        // Durable runs stay for the load that resumes this one.
+        if self.kept.load(Ordering::Relaxed) {
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
         // The shared parent goes too, unless another bulk load still has its runs there.
         if let Some(parent) = self.dir.parent() {
@@ -332,5 +468,59 @@ impl Source<'_> {
             Source::Run { value, .. } => value,
             Source::Memory { cells, order, at } => cells.value(order[*at - 1]),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Mutation;
+
+    fn put(row: &str, q: &str, ts: i64, v: &str) -> RowMutation {
+        RowMutation {
+            row: row.as_bytes().to_vec(),
+            mutations: vec![Mutation::put("f", q.as_bytes(), ts, v.as_bytes())],
+        }
+    }
+
+    fn merged(runs: &Runs) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        runs.merge(0, |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn durable_runs_outlive_their_load_and_a_resume_drops_what_came_after() {
+        let tmp = tempfile::tempdir().unwrap();
+        let desc = TableDescriptor::new("t", &["f"], 1);
+        let runs = Runs::new(tmp.path(), vec![desc.clone()], vec!["t".into()], 1 << 20).unwrap();
+        runs.add("t", &[put("a", "q", 1, "1"), put("c", "q", 1, "3")]).unwrap();
+        let durable = runs.persist().unwrap();
+        assert_eq!(durable.runs, vec![vec!["t-000000.run".to_string()]]);
+        // Staged after the checkpoint, and spilled: not named by it.
+        runs.add("t", &[put("b", "q", 1, "2")]).unwrap();
+        runs.persist().unwrap();
+        let dir = PathBuf::from(&durable.dir);
+        drop(runs);
+        assert!(dir.join("t-000001.run").is_file(), "durable runs stay when dropped");
+
+        let resumed = Runs::resume(&durable, vec![desc.clone()], vec!["t".into()], 1 << 20).unwrap();
+        assert!(!dir.join("t-000001.run").exists(), "a run after the checkpoint is removed");
+        // What the resumed load stages again joins what the checkpoint kept; a cell staged
+        // twice is written once.
+        resumed.add("t", &[put("b", "q", 1, "2"), put("c", "q", 1, "3")]).unwrap();
+        let cells = merged(&resumed);
+        let values: Vec<&[u8]> = cells.iter().map(|(_, v)| v.as_slice()).collect();
+        assert_eq!(values, [b"1", b"2", b"3"]);
+        assert!(dir.is_dir(), "merged, durable runs stay until discarded");
+        resumed.discard();
+        assert!(!dir.exists());
+
+        let gone = Runs::resume(&durable, vec![desc], vec!["t".into()], 1 << 20).err().unwrap();
+        assert!(gone.to_string().contains("are gone"), "{gone}");
     }
 }

@@ -735,6 +735,7 @@ pub fn row_writes(workload: &Path) -> u64 {
         shard: tallrow::load::Shard::ALL,
         progress: false,
         count_rows: false,
+        checkpoint: tallrow::load::CHECKPOINT,
         bulk: false,
     };
     let store: Arc<dyn Store> = Arc::new(tallrow::store::null::Null::new());

@@ -37,6 +37,7 @@ fn options(threads: usize, shard: Shard) -> How {
             shard,
             progress: false,
             count_rows: true,
+            checkpoint: load::CHECKPOINT,
             bulk: true,
         },
     }

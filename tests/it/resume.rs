@@ -18,12 +18,13 @@ fn quickstart() -> String {
         .to_string()
 }
 
-/// The quickstart's digest and row writes, from a load that never stopped.
-fn whole(cwd: &Path) -> (String, u64) {
-    let out = tallrow(
-        cwd,
-        &["load", &quickstart(), "--backend", "null:", "--reports", "whole"],
-    );
+/// The quickstart's digest and row writes (with `sets` changing its data), from a load
+/// that never stopped.
+fn whole(cwd: &Path, sets: &[&str]) -> (String, u64) {
+    let wl = quickstart();
+    let mut args = vec!["load", &wl, "--backend", "null:", "--reports", "whole"];
+    args.extend(sets);
+    let out = tallrow(cwd, &args);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let m = manifest_in(&cwd.join("whole"));
     (
@@ -47,6 +48,12 @@ fn manifest_in(reports: &Path) -> serde_json::Value {
 /// Starts `tallrow load ARGS` in `cwd`, waits until its journal records at least `acked`
 /// acknowledged blocks, and kills it with SIGKILL; returns the journal as it was left.
 fn kill_part_way(cwd: &Path, args: &[&str], acked: u64) -> File {
+    kill_when(cwd, args, |j| j.acked() >= acked)
+}
+
+/// Starts `tallrow load ARGS` in `cwd`, waits until its journal is as `ready` wants, and
+/// kills it with SIGKILL; returns the journal as it was left.
+fn kill_when(cwd: &Path, args: &[&str], ready: impl Fn(&File) -> bool) -> File {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tallrow"))
         .current_dir(cwd)
         .env("CI", "1")
@@ -59,28 +66,40 @@ fn kill_part_way(cwd: &Path, args: &[&str], acked: u64) -> File {
     let path = cwd.join("reports/load.journal");
     loop {
         if let Ok(Some(j)) = journal::read(&path)
-            && j.acked() >= acked
+            && ready(&j)
         {
             break;
         }
         if let Some(status) = child.try_wait().unwrap() {
             let mut err = String::new();
             std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-            panic!("the load ended ({status}) before its journal held {acked} blocks: {err}");
+            panic!("the load ended ({status}) before its journal was as the test waits for: {err}");
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let left = journal::read(&path).unwrap().expect("the journal stays");
-    assert!(left.acked() < left.header.blocks_total, "killed part-way: {left:?}");
-    left
+    journal::read(&path).unwrap().expect("the journal stays")
 }
 
 /// Resumes with `args`, then checks what the manifest says it took over and that the
 /// counts and digest are those of a load that never stopped.
 fn resume_and_check(cwd: &Path, args: &[&str], left: &File, threads: u64) {
-    let (digest, row_writes) = whole(cwd);
+    assert!(left.acked() < left.header.blocks_total, "killed part-way: {left:?}");
+    let bound = threads * (tallrow::load::MAX_PENDING as u64 + 1);
+    assert!(
+        left.in_flight() <= bound,
+        "{} in flight, at most {bound}",
+        left.in_flight()
+    );
+    resumed(cwd, args, left, &[]);
+}
+
+/// Resumes with `args`; checks that the manifest says what it took over and wrote again
+/// (the blocks in flight), and that the counts and digest are those of a whole load.
+/// Returns the resumed load's manifest.
+fn resumed(cwd: &Path, args: &[&str], left: &File, sets: &[&str]) -> serde_json::Value {
+    let (digest, row_writes) = whole(cwd, sets);
     let mut all = vec!["load"];
     all.extend_from_slice(args);
     all.push("--resume");
@@ -95,19 +114,110 @@ fn resume_and_check(cwd: &Path, args: &[&str], left: &File, threads: u64) {
     let r = &m["resumed"];
     assert_eq!(r["from_blocks"].as_u64(), Some(left.acked()), "{r}");
     assert_eq!(r["in_flight"].as_u64(), Some(left.in_flight()), "{r}");
-    // Written again: exactly the blocks in flight, and those are at most the blocks each
-    // worker may hold unacknowledged.
+    // Written again: exactly the blocks in flight (for a batch load, at most the blocks
+    // each worker may hold unacknowledged).
     assert_eq!(r["rewritten"].as_u64(), Some(left.in_flight()), "{r}");
-    let bound = threads * (tallrow::load::MAX_PENDING as u64 + 1);
-    assert!(
-        left.in_flight() <= bound,
-        "{} in flight, at most {bound}",
-        left.in_flight()
-    );
     assert_eq!(m["status"], "complete");
     assert_eq!(m["blocks_done"], m["blocks_total"]);
     assert_eq!(m["rows_digest"].as_str(), Some(digest.as_str()));
     assert_eq!(m["total"]["row_writes"].as_u64(), Some(row_writes));
+    m
+}
+
+/// Every HFile of a directory's manifest, by path: what it holds, all but its length (its
+/// file info records when it was written).
+fn hfiles_of(dir: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("bulkload.json")).unwrap()).unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for t in m["tables"].as_array().unwrap() {
+        for f in t["files"].as_array().unwrap() {
+            let mut f = f.clone();
+            f.as_object_mut().unwrap().remove("bytes");
+            out.insert(f["path"].as_str().unwrap().to_string(), f);
+        }
+    }
+    out
+}
+
+/// The committed files a journal's checkpoint lists.
+fn checkpointed_files(j: &File) -> Vec<String> {
+    let files = &j.bulk.as_ref().expect("a bulk checkpoint")["files"];
+    files
+        .as_object()
+        .map(|t| {
+            t.values()
+                .flat_map(|fs| fs.as_array().unwrap().iter())
+                .map(|f| f["path"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An hfile: load killed while it stages its rows resumes from its last checkpoint; killed
+/// again while it writes its files, it keeps those its checkpoint lists and writes the rest.
+/// Each time it ends with the counts and digest of a load that never stopped, and its files
+/// hold what a whole load's hold.
+#[test]
+fn a_killed_hfile_load_resumes_from_its_checkpoints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path();
+    let wl = quickstart();
+    let bigger = ["--set", "data.users=8000", "--regions", "24", "--threads", "2"];
+    let whole_dir = cwd.join("whole-hfiles");
+    let target = format!("hfile:{}", whole_dir.display());
+    let mut all = vec![
+        "load",
+        wl.as_str(),
+        "--backend",
+        target.as_str(),
+        "--reports",
+        "whole-reports",
+    ];
+    all.extend(bigger);
+    let out = tallrow(cwd, &all);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let expected = hfiles_of(&whole_dir);
+
+    let dir = cwd.join("hfiles");
+    let target = format!("hfile:{}", dir.display());
+    let mut args = vec![wl.as_str(), "--backend", target.as_str(), "--checkpoint-every", "100ms"];
+    args.extend(bigger);
+
+    // Killed while staging: blocks acknowledged by a checkpoint, no file written yet.
+    let left = kill_when(cwd, &args, |j| j.acked() >= 8);
+    assert!(left.acked() < left.header.blocks_total, "killed part-way: {left:?}");
+    assert!(checkpointed_files(&left).is_empty(), "{:?}", left.bulk);
+    let runs = left.bulk.as_ref().unwrap()["runs"]["dir"].as_str().unwrap().to_string();
+    assert!(Path::new(&runs).is_dir(), "the checkpoint's runs stay");
+    resumed(cwd, &args, &left, &bigger[..2]);
+    assert_eq!(hfiles_of(&dir), expected);
+    assert!(!Path::new(&runs).exists(), "a complete load removes its runs");
+
+    // Killed while writing its files: those its checkpoint lists are kept as they are.
+    let mut again = args.clone();
+    again.push("--replace");
+    let left = kill_when(cwd, &again, |j| j.bulk.is_some() && !checkpointed_files(j).is_empty());
+    assert_eq!(left.acked(), left.header.blocks_total, "every block staged: {left:?}");
+    let kept = checkpointed_files(&left);
+    let stamp = |p: &str| std::fs::metadata(dir.join(p)).unwrap().modified().unwrap();
+    let before: Vec<_> = kept.iter().map(|p| stamp(p)).collect();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut resume = vec!["load"];
+    resume.extend(&args);
+    resume.push("--resume");
+    let out = tallrow(cwd, &resume);
+    assert_eq!(
+        out.code, 0,
+        "{}
+{}",
+        out.stdout, out.stderr
+    );
+    let after: Vec<_> = kept.iter().map(|p| stamp(p)).collect();
+    assert_eq!(before, after, "the files the checkpoint lists are not written again");
+    assert_eq!(hfiles_of(&dir), expected);
+    let local = tallrow::bulkload::fs::Dir::Local(dir.clone());
+    let temporaries = tallrow::bulkload::manifest::temporaries_in(&local).unwrap();
+    assert!(temporaries.is_empty(), "{temporaries:?}");
 }
 
 #[test]

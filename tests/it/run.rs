@@ -23,6 +23,7 @@ fn loaded_into(store: Arc<dyn Store>) -> (Arc<Generator>, Arc<dyn Store>) {
         shard: load::Shard::ALL,
         progress: false,
         count_rows: true,
+        checkpoint: load::CHECKPOINT,
         bulk: true,
     };
     let l = tallrow::workload::Load {

@@ -70,7 +70,7 @@ impl BulkLoad for Bulk {
         self.runs.add(table, rows)
     }
 
-    fn finish(self: Box<Self>) -> Result<Vec<(String, u64)>> {
+    fn finish(&self) -> Result<Vec<(String, u64)>> {
         use rayon::prelude::*;
         (0..self.tables.len()).into_par_iter().map(|i| self.ingest(i)).collect()
     }
@@ -149,10 +149,11 @@ mod tests {
             }
             // Nothing is readable before the end.
             prop_assert!(cells(&bulked).is_empty());
-            let rows_written = Box::new(b).finish().unwrap();
+            let rows_written = b.finish().unwrap();
             let distinct = rows.iter().map(|r| &r.row).collect::<std::collections::BTreeSet<_>>().len() as u64;
             prop_assert_eq!(rows_written, vec![("t".to_string(), distinct)]);
             prop_assert_eq!(cells(&bulked), cells(&batches));
+            drop(b);
             drop(bulked);
             prop_assert_eq!(cells(&Embedded::open(d2.path()).unwrap()), cells(&batches));
         }
