@@ -87,17 +87,15 @@ running() {
   [ -f "$state" ] || return 1
   # shellcheck disable=SC1090
   . "$state"
-  local pid
-  for pid in $TALLROW_HBASE_PIDS; do
-    kill -0 "$pid" 2>/dev/null || return 1
-  done
+  # shellcheck disable=SC2086
+  all_alive $TALLROW_HBASE_PIDS
 }
 
 stop() {
   [ -f "$state" ] || return 0
   # shellcheck disable=SC1090
   . "$state"
-  local pid i zk_pid="${TALLROW_HBASE_PIDS%% *}" rest
+  local pid zk_pid="${TALLROW_HBASE_PIDS%% *}" rest
   # Everything but ZooKeeper at once (the directory goes with them: nothing needs to be
   # flushed in order), then HDFS where HBase ran on it, then ZooKeeper.
   rest="${TALLROW_HBASE_PIDS#"$zk_pid"}"
@@ -108,11 +106,7 @@ stop() {
       if [ -n "${TALLROW_HDFS:-}" ]; then "$repo/scripts/hdfs.sh" stop; fi
       kill "$pid" 2>/dev/null
     fi
-    for i in $(seq 1 300); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -9 "$pid" 2>/dev/null || true
+    reap "$pid"
   done
   case "$TALLROW_HBASE_DIR" in
     */tallrow-hbase.*) rm -rf "$TALLROW_HBASE_DIR" ;;
@@ -131,12 +125,15 @@ site() {
   <property><name>hbase.rootdir</name><value>$root</value></property>
   <property><name>hbase.tmp.dir</name><value>$dir/tmp</value></property>
   <property><name>hbase.zookeeper.property.dataDir</name><value>$dir/zookeeper</value></property>
-  <property><name>hbase.wal.provider</name><value>filesystem</value></property>
 EOF
   if [ -z "$hdfs" ]; then
-    # The local file system has no hflush/hsync for the WAL to demand.
+    # The local file system has no hflush/hsync for the WAL to demand, and no fan-out
+    # output for the asynchronous WAL.
+    echo '  <property><name>hbase.wal.provider</name><value>filesystem</value></property>'
     echo '  <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>'
   else
+    # HBase's default WAL on HDFS: the asynchronous one, which writes to the DataNodes itself.
+    echo '  <property><name>hbase.wal.provider</name><value>asyncfs</value></property>'
     # One DataNode: a WAL of one replica is all there can be (FSHLog would roll it forever).
     echo '  <property><name>hbase.regionserver.hlog.tolerable.lowreplication</name><value>1</value></property>'
   fi
@@ -246,6 +243,10 @@ start_once() {
 <configuration>
   <property><name>dfs.replication</name><value>1</value></property>
   <property><name>dfs.blocksize</name><value>33554432</value></property>
+  <!-- A file's close asks the NameNode again after this delay while its last block is not
+       reported yet: 400 ms by default, which every small file HBase writes (a region's
+       .regioninfo, a flush) paid on 2 cores. -->
+  <property><name>dfs.client.block.write.locateFollowingBlock.initial.delay.ms</name><value>20</value></property>
 </configuration>
 EOF
   fi

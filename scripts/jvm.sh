@@ -52,3 +52,21 @@ have_tools() {
     return 1
   fi
 }
+
+# all_alive PID...: whether every one of the processes runs.
+all_alive() {
+  local pid
+  for pid in "$@"; do
+    kill -0 "$pid" 2>/dev/null || return 1
+  done
+}
+
+# reap PID: waits up to 30 s for the process to exit (after its SIGTERM), then kills it.
+reap() {
+  local i
+  for i in $(seq 1 300); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -9 "$1" 2>/dev/null || true
+}
