@@ -1,34 +1,36 @@
-//! HBase's own bulk load against the other ways of seeding empty HBase tables, the same
-//! generated rows into the same tables (created with the same split points) of the HBase
-//! `scripts/hbase.sh` runs (`scripts/bench.sh hfile` starts it when none runs):
+//! HBase's own bulk load from HDFS against HBase's own client, the same generated rows into
+//! the same tables (created with the same split points) of the HBase `scripts/hbase.sh`
+//! runs on a real HDFS (`scripts/bench.sh hfile` starts it so when none runs):
 //!
-//! (a) `tallrow load --backend hfile:DIR` then `tallrow bulkload --no-count`: both commands'
-//!     wall time, after which every row is readable (the row count, a scan of every table
-//!     through Thrift2, is the check and untimed, as (b) and (c) are timed without theirs);
+//! (a) `tallrow load --backend hfile:hdfs://...` then `tallrow bulkload hdfs://... --no-count`:
+//!     both commands' wall time, after which every row is readable (each table's row count,
+//!     a scan through Thrift2, is the check and untimed, as (b) is timed without one);
 //! (b) a plain Java loader on HBase's native client (`BufferedMutator`, tests/hbase/src), the
 //!     reference, only its writes timed;
-//! (c) `tallrow load` through the Thrift2 gateway.
+//! (c) for the record, the way without writing into HDFS: `tallrow load --backend hfile:DIR`
+//!     on the local disk, `hdfs dfs -put` of DIR (`scripts/hdfs.sh put`), then `bulkload` of
+//!     the copy: the three commands' wall time (the same files: `bulkload` checks their
+//!     lengths against the manifest; (a)'s rows are the ones counted).
 //!
-//! Also the HFile write alone against the embedded store's bulk load of the same rows, the
-//! HFile write's peak RSS, and gets and 10-row action pages (p50, through Thrift2) on the
-//! tables (a) seeded against the same tables loaded by (c) and major-compacted. Each loaded
-//! data set is checked with `tallrow verify`'s row counts (`bulkload` counts (a); (b) and (c)
-//! count with a scan). Every round runs all of it; the figures are medians over the rounds
-//! with their range.
+//! Also the HFile write's peak RSS, and a load killed at about half way and resumed against
+//! the same load uninterrupted (both `hfile:hdfs://`, checkpointing every 2 s): the resumed
+//! command's wall time over the whole one's. Every round runs all of it; the figures are
+//! medians over the rounds with their range.
 //!
 //! This drops the workload's tables wherever they are: run it against a scratch HBase.
 //!
-//! `cargo bench --bench hfile -- WORKLOAD [--regions N] [--rounds N] [--samples N]`
+//! `cargo bench --bench hfile -- WORKLOAD [--regions N] [--rounds N]`
 
 mod shared;
 
 use shared::BIN;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tallrow::generate::Generator;
-use tallrow::report::{fmt_ns, thousands};
+use tallrow::report::thousands;
+use tallrow::store::Store;
 use tallrow::store::backend::Backend;
 use tallrow::workload::Workload;
 
@@ -57,18 +59,6 @@ fn timed(cmd: &mut Command, tmp: &Path) -> (f64, u64, String) {
     (secs, kib, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The row writes/s of a load's summary (its "total" line).
-fn rate_of(text: &str) -> f64 {
-    let total = text.lines().find(|l| l.starts_with("total")).expect("a total line");
-    total
-        .split_whitespace()
-        .nth(5)
-        .unwrap()
-        .replace(',', "")
-        .parse()
-        .unwrap()
-}
-
 fn native() -> Command {
     let mut cmd = Command::new("scripts/hbase.sh");
     cmd.args(["java", "dev.tallrow.bench.Native"]);
@@ -78,39 +68,102 @@ fn native() -> Command {
 /// One round's figures.
 #[derive(Debug, Default, Clone, Copy)]
 struct Round {
-    embedded_rate: f64,
-    hfile_rate: f64,
-    hfile_rss_mib: f64,
+    /// (a): the HFile write into HDFS, its peak RSS, the bulk load, and rows/s end to end.
     hfile_secs: f64,
-    tool_secs: f64,
+    hfile_rss_mib: f64,
     bulkload_secs: f64,
-    count_secs: f64,
+    tool_secs: f64,
     end_to_end: f64,
+    /// The untimed check that every row is readable.
+    count_secs: f64,
+    /// (b)
     native: f64,
-    thrift2: f64,
-    get_seeded: u64,
-    page_seeded: u64,
-    get_compacted: u64,
-    page_compacted: u64,
+    /// (c): the local write, the copy into HDFS, the bulk load, and rows/s end to end.
+    local_secs: f64,
+    put_secs: f64,
+    local_bulkload_secs: f64,
+    local_end_to_end: f64,
+    /// The whole load and the resumed half, checkpointing every 2 s.
+    whole_secs: f64,
+    killed_at: f64,
+    resumed_secs: f64,
+}
+
+/// `tallrow bulkload DIR --no-count` into `url`: its wall time and its tool runs' seconds.
+fn bulkload(dir: &str, url: &str, tmp: &Path) -> (f64, f64) {
+    let mut bulk = Command::new(BIN);
+    bulk.arg("bulkload").arg(dir).args([
+        "--backend",
+        url,
+        "--hbase-cmd",
+        "scripts/hbase.sh completebulkload",
+        "--no-count",
+    ]);
+    let (secs, _, out) = timed(&mut bulk, tmp);
+    (secs, tool_seconds(&out))
+}
+
+/// Every table holds the rows the files in `dir` (local or hdfs://) hold; the seconds the
+/// counts took.
+fn check_counts(store: &dyn Store, dir: &str) -> f64 {
+    let started = Instant::now();
+    let dir = tallrow::bulkload::fs::Location::parse(dir).unwrap().open().unwrap();
+    for (_, m) in tallrow::bulkload::manifest::read_all(&dir).unwrap() {
+        for t in &m.tables {
+            let n = tallrow::store::count_rows(store, &t.name).unwrap();
+            assert_eq!(n, t.rows, "{}: rows after the bulk load", t.name);
+        }
+    }
+    started.elapsed().as_secs_f64()
+}
+
+fn hdfs(args: &[&str]) {
+    let status = Command::new("scripts/hdfs.sh").args(args).status().unwrap();
+    assert!(status.success(), "scripts/hdfs.sh {args:?}");
+}
+
+/// Starts `tallrow load ARGS`, kills it (SIGKILL) once its journal under `reports` has
+/// acknowledged half the blocks, and returns the fraction acknowledged then.
+fn kill_at_half(args: &[String], reports: &Path) -> f64 {
+    let mut child = Command::new(BIN)
+        .arg("load")
+        .args(args)
+        .arg("--reports")
+        .arg(reports)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let path = tallrow::load::journal::path(reports, tallrow::load::Shard::ALL);
+    loop {
+        if let Ok(Some(j)) = tallrow::load::journal::read(&path)
+            && j.acked() * 2 >= j.header.blocks_total
+        {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            let j = tallrow::load::journal::read(&path).unwrap().unwrap();
+            return j.acked() as f64 / j.header.blocks_total as f64;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the load ended before half way");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 fn main() {
     let Some(a) = shared::RoundsArgs::parse() else { return };
     let thrift2 = std::env::var("TALLROW_HBASE_THRIFT2")
         .expect("TALLROW_HBASE_THRIFT2: scripts/bench.sh hfile starts HBase and sets it");
+    let namenode = std::env::var("TALLROW_HDFS")
+        .expect("TALLROW_HDFS: scripts/bench.sh hfile starts HBase on HDFS (scripts/hbase.sh start --hdfs)");
     let url = format!("hbase://{thrift2}?api=thrift2");
     let w = Workload::from_file(&a.workload).unwrap_or_else(|e| panic!("{e}"));
     let g = Arc::new(Generator::new(&w));
     let store = Backend::parse(&url, Path::new(".")).unwrap().open().unwrap();
     let tables: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
-    let drop_tables = || {
-        for t in &tables {
-            let _ = store.delete_table(t);
-        }
-    };
+    let drop_tables = || shared::drop_tables(&*store, &tables);
     let regions = a.regions.to_string();
     println!(
-        "== seeding {} ({} users) into HBase {} (standalone, loopback), {} regions a table, {} rounds",
+        "== seeding {} ({} users) into HBase {} on HDFS ({namenode}, loopback), {} regions a table, {} rounds",
         a.workload.display(),
         thousands(w.data.users),
         std::env::var("TALLROW_HBASE_VERSION").unwrap_or_default(),
@@ -120,70 +173,57 @@ fn main() {
     let splits = tallrow::regions::split_points(&g, a.regions).unwrap();
     let mut rounds = Vec::new();
     let mut rows = 0;
+    let load_args = |target: &str, extra: &[&str]| -> Vec<String> {
+        let mut v = vec![
+            a.workload.display().to_string(),
+            "--backend".into(),
+            target.to_string(),
+            "--regions".into(),
+            regions.clone(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
     for round in 1..=a.rounds {
         let tmp = tempfile::tempdir().unwrap();
         let reports = tmp.path().join("reports");
         let mut r = Round::default();
-        // The embedded store's bulk load of the same rows: the HFile write's reference.
-        let (n, rate) = shared::load_with(
-            &a.workload,
-            &format!("embedded:{}", tmp.path().join("embedded").display()),
-            &reports,
-            &["--regions", &regions],
-        );
-        rows = n;
-        r.embedded_rate = rate;
-        std::fs::remove_dir_all(tmp.path().join("embedded")).unwrap();
+        let remote = |what: &str| format!("{namenode}/tmp/bench-{}-{round}-{what}", std::process::id());
 
-        // (a) HFiles, then HBase's bulk load until every row is counted.
+        // (a) HFiles straight into HDFS, then HBase's bulk load until every row is counted.
         drop_tables();
-        let dir = tmp.path().join("hfiles");
+        let dir = remote("a");
         let mut load = Command::new(BIN);
         load.arg("load")
-            .arg(&a.workload)
-            .arg("--backend")
-            .arg(format!("hfile:{}", dir.display()))
-            .args(["--regions", &regions, "--reports"])
+            .args(load_args(&format!("hfile:{dir}"), &[]))
+            .arg("--reports")
             .arg(&reports);
         let (secs, kib, out) = timed(&mut load, tmp.path());
         r.hfile_secs = secs;
         r.hfile_rss_mib = kib as f64 / 1024.0;
-        r.hfile_rate = rate_of(&out);
-        let mut bulk = Command::new(BIN);
-        bulk.arg("bulkload").arg(&dir).args([
-            "--backend",
-            &url,
-            "--hbase-cmd",
-            "scripts/hbase.sh completebulkload",
-            "--no-count",
-        ]);
-        let (secs, _, out) = timed(&mut bulk, tmp.path());
-        r.bulkload_secs = secs;
-        r.tool_secs = tool_seconds(&out);
+        rows = rows_of(&out);
+        (r.bulkload_secs, r.tool_secs) = bulkload(&dir, &url, tmp.path());
         r.end_to_end = rows as f64 / (r.hfile_secs + r.bulkload_secs);
-        // Every row is there: each table holds the rows its files do.
-        let started = Instant::now();
-        let manifest: tallrow::bulkload::manifest::Manifest =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("bulkload.json")).unwrap()).unwrap();
-        for t in &manifest.tables {
-            let n = tallrow::store::count_rows(&*store, &t.name).unwrap();
-            assert_eq!(n, t.rows, "{}: rows after the bulk load", t.name);
-        }
-        r.count_secs = started.elapsed().as_secs_f64();
-        // Users with a page of actions after the cursor (a quarter into theirs).
-        let starts = shared::paging_starts_of(store.clone(), g.clone(), &w, 16, 1000);
-        assert!(starts.len() > 100, "{} users with 16 actions", starts.len());
-        let (get, page) = shared::get_and_page_p50(store.clone(), &w, &starts, a.samples);
-        (r.get_seeded, r.page_seeded) = (get, page);
+        r.count_secs = check_counts(&*store, &dir);
+        hdfs(&["rm", "-r", "-skipTrash", &dir]);
 
-        // (c) tallrow through Thrift2, then major-compacted for the reads.
+        // (c) The same written locally, copied into HDFS, then bulk-loaded.
         drop_tables();
-        let (_, rate) = shared::load_with(&a.workload, &url, &reports, &["--regions", &regions]);
-        r.thrift2 = rate;
-        let status = native().arg("compact").args(&tables).status().unwrap();
-        assert!(status.success(), "major compaction");
-        let (get, page) = shared::get_and_page_p50(store.clone(), &w, &starts, a.samples);
-        (r.get_compacted, r.page_compacted) = (get, page);
+        let local = tmp.path().join("hfiles");
+        let mut load = Command::new(BIN);
+        load.arg("load")
+            .args(load_args(&format!("hfile:{}", local.display()), &[]))
+            .arg("--reports")
+            .arg(&reports);
+        (r.local_secs, _, _) = timed(&mut load, tmp.path());
+        let copy = remote("c");
+        let mut put = Command::new("scripts/hdfs.sh");
+        put.args(["put"]).arg(&local).arg(&copy);
+        (r.put_secs, _, _) = timed(&mut put, tmp.path());
+        std::fs::remove_dir_all(&local).unwrap();
+        (r.local_bulkload_secs, _) = bulkload(&copy, &url, tmp.path());
+        r.local_end_to_end = rows as f64 / (r.local_secs + r.put_secs + r.local_bulkload_secs);
+        hdfs(&["rm", "-r", "-skipTrash", &copy]);
 
         // (b) The native client, into tables created with the same split points.
         drop_tables();
@@ -196,27 +236,66 @@ fn main() {
         cmd.arg("load").arg(&dump);
         let (java, _) = shared::external_load(cmd, rows);
         r.native = java;
+        std::fs::remove_file(&dump).unwrap();
         drop_tables();
+
+        // The same load whole, then killed at about half way and resumed.
+        let every = ["--checkpoint-every", "2s"];
+        let whole = remote("whole");
+        let mut load = Command::new(BIN);
+        load.arg("load")
+            .args(load_args(&format!("hfile:{whole}"), &every))
+            .arg("--reports")
+            .arg(tmp.path().join("whole"));
+        (r.whole_secs, _, _) = timed(&mut load, tmp.path());
+        hdfs(&["rm", "-r", "-skipTrash", &whole]);
+        let resumed = remote("resumed");
+        let args = load_args(&format!("hfile:{resumed}"), &every);
+        let journaled = tmp.path().join("resumed");
+        r.killed_at = kill_at_half(&args, &journaled);
+        let mut load = Command::new(BIN);
+        load.arg("load")
+            .args(&args)
+            .arg("--reports")
+            .arg(&journaled)
+            .arg("--resume");
+        let (secs, _, out) = timed(&mut load, tmp.path());
+        assert!(out.contains("resumed the unfinished load"), "{out}");
+        r.resumed_secs = secs;
+        hdfs(&["rm", "-r", "-skipTrash", &resumed]);
+
         println!(
-            "round {round}: HFiles {} rows/s ({:.1} s, peak {:.0} MiB; embedded bulk {} rows/s), bulkload {:.1} s (tool runs {:.1} s added; count after {:.1} s), end to end {} rows/s | native {} rows/s | Thrift2 {} rows/s | get p50 {} against {}, page p50 {} against {}",
-            thousands(r.hfile_rate as u64),
+            "round {round}: (a) HFiles into HDFS {:.1} s (peak {:.0} MiB), bulkload {:.1} s (tool runs {:.1} s added; count after {:.1} s), end to end {} rows/s | (b) native {} rows/s | (c) local {:.1} s + put {:.1} s + bulkload {:.1} s, {} rows/s | whole {:.1} s, killed at {:.0}%, resumed {:.1} s",
             r.hfile_secs,
             r.hfile_rss_mib,
-            thousands(r.embedded_rate as u64),
             r.bulkload_secs,
             r.tool_secs,
             r.count_secs,
             thousands(r.end_to_end as u64),
             thousands(r.native as u64),
-            thousands(r.thrift2 as u64),
-            fmt_ns(r.get_seeded),
-            fmt_ns(r.get_compacted),
-            fmt_ns(r.page_seeded),
-            fmt_ns(r.page_compacted)
+            r.local_secs,
+            r.put_secs,
+            r.local_bulkload_secs,
+            thousands(r.local_end_to_end as u64),
+            r.whole_secs,
+            r.killed_at * 100.0,
+            r.resumed_secs
         );
         rounds.push(r);
     }
     report(&rounds, rows);
+}
+
+/// The rows a load wrote, from its summary's "total" line.
+fn rows_of(text: &str) -> u64 {
+    let total = text.lines().find(|l| l.starts_with("total")).expect("a total line");
+    total
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap()
 }
 
 /// The seconds the bulk-load tool runs took, added over every table (bulkload's "tool s"
@@ -240,54 +319,43 @@ fn report(rounds: &[Round], rows: u64) {
     );
     let line = |what: &str, f: &dyn Fn(&Round) -> f64, unit: &str| {
         let (m, lo, hi) = shared::spread(rounds, f);
-        println!("{what:<58} {m:>12.2} {unit} [{lo:.2} .. {hi:.2}]");
+        println!("{what:<62} {m:>12.2} {unit} [{lo:.2} .. {hi:.2}]");
     };
     line(
-        "(a) HFile write + bulk-load tool, end to end",
+        "(a) HFiles into HDFS + bulk load, end to end",
         &|r| r.end_to_end,
         "rows/s",
     );
     line("(b) native BufferedMutator", &|r| r.native, "rows/s");
-    line("(c) tallrow load, Thrift2", &|r| r.thrift2, "rows/s");
-    line("(a) / (b), end to end (target >= 8)", &|r| r.end_to_end / r.native, "x");
-    line("(a) / (c)", &|r| r.end_to_end / r.thrift2, "x");
-    line("HFile write alone", &|r| r.hfile_rate, "rows/s");
     line(
-        "HFile write / embedded bulk load (target >= 0.8)",
-        &|r| r.hfile_rate / r.embedded_rate,
+        "(c) local HFiles + put + bulk load, end to end",
+        &|r| r.local_end_to_end,
+        "rows/s",
+    );
+    line(
+        "(a) / (b), end to end (target >= 10)",
+        &|r| r.end_to_end / r.native,
         "x",
     );
-    line("HFile write: seconds (whole command)", &|r| r.hfile_secs, "s");
+    line("(a) / (c)", &|r| r.end_to_end / r.local_end_to_end, "x");
+    line("(a) HFile write into HDFS: seconds", &|r| r.hfile_secs, "s");
+    line("(a) bulkload --no-count: seconds", &|r| r.bulkload_secs, "s");
     line(
-        "bulkload --no-count: seconds (whole command)",
-        &|r| r.bulkload_secs,
-        "s",
-    );
-    line(
-        "bulk-load tool runs: seconds, added over the tables",
+        "(a) bulk-load tool runs: seconds, added over the tables",
         &|r| r.tool_secs,
         "s",
     );
-    line("row count of every table after (untimed above)", &|r| r.count_secs, "s");
-    line("HFile write: peak RSS (target <= 512)", &|r| r.hfile_rss_mib, "MiB");
-    let ns = |v: f64| fmt_ns(v as u64);
-    for (what, seeded, compacted) in [
-        (
-            "1-row get p50",
-            &(|r: &Round| r.get_seeded as f64) as &dyn Fn(&Round) -> f64,
-            &(|r: &Round| r.get_compacted as f64) as &dyn Fn(&Round) -> f64,
-        ),
-        ("10-row page p50", &|r: &Round| r.page_seeded as f64, &|r: &Round| {
-            r.page_compacted as f64
-        }),
-    ] {
-        let (s, _, _) = shared::spread(rounds, seeded);
-        let (c, _, _) = shared::spread(rounds, compacted);
-        let (ratio, lo, hi) = shared::spread(rounds, |r| seeded(r) / compacted(r));
-        println!(
-            "{what}: bulk-loaded {} | Thrift2-loaded, major-compacted {} | ratio {ratio:.2} [{lo:.2} .. {hi:.2}] (target <= 1.2)",
-            ns(s),
-            ns(c)
-        );
-    }
+    line("(a) row count of every table after (untimed)", &|r| r.count_secs, "s");
+    line("(a) HFile write: peak RSS (target <= 512)", &|r| r.hfile_rss_mib, "MiB");
+    line("(c) local HFile write: seconds", &|r| r.local_secs, "s");
+    line("(c) hdfs dfs -put: seconds", &|r| r.put_secs, "s");
+    line("(c) bulkload --no-count: seconds", &|r| r.local_bulkload_secs, "s");
+    line("whole load, checkpoint every 2 s: seconds", &|r| r.whole_secs, "s");
+    line("killed at: fraction of blocks acknowledged", &|r| r.killed_at, "");
+    line("resumed load: seconds", &|r| r.resumed_secs, "s");
+    line(
+        "resumed / whole (target <= 0.6)",
+        &|r| r.resumed_secs / r.whole_secs,
+        "x",
+    );
 }

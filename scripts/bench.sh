@@ -18,10 +18,11 @@
 #   scripts/bench.sh secure     only the loads through sasl=gssapi (auth, auth-conf) against
 #                               the plain Thrift1 server
 #   scripts/bench.sh hfile [seeding|codecs] [USERS [ROUNDS]]
-#                               both parts, or the one named (starts HBase if none runs):
-#                               seeding: HBase's own bulk load (hfile: + bulkload) vs the
-#                               native client and Thrift2, capacity.toml at USERS (84,000:
-#                               about 20M rows) users, ROUNDS (3) rounds;
+#                               both parts, or the one named (starts HBase on HDFS if none
+#                               runs): seeding: HBase's own bulk load (hfile:hdfs:// +
+#                               bulkload) vs the native client and vs local HFiles copied
+#                               in, and a load killed at half and resumed, capacity.toml at
+#                               USERS (84,000: about 20M rows) users, ROUNDS (3) rounds;
 #                               codecs: per codec with FAST_DIFF, the bulk-loaded tables'
 #                               size and reads against HBase's major compaction of them, and
 #                               the write against an uncompressed one, capacity.toml at
@@ -127,11 +128,12 @@ if [[ "${1:-}" == "secure" ]]; then
 fi
 
 
-# HBase's own bulk load: `seeding` against the native client and Thrift2, `codecs` each codec
+# HBase's own bulk load, on HBase over a real HDFS: `seeding` (HFiles into HDFS, then the
+# bulk load) against the native client, with a load killed and resumed; `codecs` each codec
 # against HBase's compaction of the same tables; capacity.toml at $2 users.
 hfile() { # part users rounds
     if ! scripts/hbase.sh status >/dev/null; then
-        scripts/hbase.sh start || return 1
+        scripts/hbase.sh start --hdfs || return 1
         trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
     fi
     eval "$(scripts/hbase.sh env)"

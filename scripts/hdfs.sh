@@ -79,9 +79,6 @@ hdfs_site() { # dir nn http
   property dfs.namenode.datanode.registration.ip-hostname-check false
   property dfs.replication 1
   property dfs.blocksize 33554432
-  # A file closes once the DataNode acknowledged its last block, without waiting for the
-  # DataNode's report of it to reach the NameNode (HBase's small files closed 0.4 s apart).
-  property dfs.namenode.file.close.num-committed-allowed 1
   property dfs.permissions.enabled true
   property dfs.namenode.safemode.extension 0
   property dfs.heartbeat.interval 1

@@ -509,10 +509,15 @@ mod tests {
         assert!(dir.join("t-000001.run").is_file(), "durable runs stay when dropped");
 
         let resumed = Runs::resume(&durable, vec![desc.clone()], vec!["t".into()], 1 << 20).unwrap();
-        assert!(!dir.join("t-000001.run").exists(), "a run after the checkpoint is removed");
+        assert!(
+            !dir.join("t-000001.run").exists(),
+            "a run after the checkpoint is removed"
+        );
         // What the resumed load stages again joins what the checkpoint kept; a cell staged
         // twice is written once.
-        resumed.add("t", &[put("b", "q", 1, "2"), put("c", "q", 1, "3")]).unwrap();
+        resumed
+            .add("t", &[put("b", "q", 1, "2"), put("c", "q", 1, "3")])
+            .unwrap();
         let cells = merged(&resumed);
         let values: Vec<&[u8]> = cells.iter().map(|(_, v)| v.as_slice()).collect();
         assert_eq!(values, [b"1", b"2", b"3"]);
@@ -520,7 +525,9 @@ mod tests {
         resumed.discard();
         assert!(!dir.exists());
 
-        let gone = Runs::resume(&durable, vec![desc], vec!["t".into()], 1 << 20).err().unwrap();
+        let gone = Runs::resume(&durable, vec![desc], vec!["t".into()], 1 << 20)
+            .err()
+            .unwrap();
         assert!(gone.to_string().contains("are gone"), "{gone}");
     }
 }
