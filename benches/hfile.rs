@@ -12,14 +12,16 @@
 //!     the copy: the three commands' wall time (the same files: `bulkload` checks their
 //!     lengths against the manifest; (a)'s rows are the ones counted).
 //!
-//! Also the HFile write's peak RSS, and a load killed at about half way and resumed against
-//! the same load uninterrupted (both `hfile:hdfs://`, checkpointing every 2 s): the resumed
-//! command's wall time over the whole one's. Every round runs all of it; the figures are
+//! Also the HFile write's peak RSS, and a load killed half way through its time (half the
+//! whole load's wall time of the same round) and resumed, against the same load
+//! uninterrupted (both `hfile:hdfs://`, checkpointing every 2 s): the resumed command's wall
+//! time over the whole one's. `--resume-only` measures that alone; `--resume-native` measures
+//! it for a load of batches through HBase's own RPC (`hbase://...?api=native`) instead. Every round runs all of it; the figures are
 //! medians over the rounds with their range.
 //!
 //! This drops the workload's tables wherever they are: run it against a scratch HBase.
 //!
-//! `cargo bench --bench hfile -- WORKLOAD [--regions N] [--rounds N]`
+//! `cargo bench --bench hfile -- WORKLOAD [--regions N] [--rounds N] [--resume-only] [--resume-native]`
 
 mod shared;
 
@@ -122,9 +124,9 @@ fn hdfs(args: &[&str]) {
     assert!(status.success(), "scripts/hdfs.sh {args:?}");
 }
 
-/// Starts `tallrow load ARGS`, kills it (SIGKILL) once its journal under `reports` has
-/// acknowledged half the blocks, and returns the fraction acknowledged then.
-fn kill_at_half(args: &[String], reports: &Path) -> f64 {
+/// Starts `tallrow load ARGS`, kills it (SIGKILL) `after` its start, and returns the fraction
+/// of its blocks its journal under `reports` had acknowledged then.
+fn kill_after(args: &[String], reports: &Path, after: Duration) -> f64 {
     let mut child = Command::new(BIN)
         .arg("load")
         .args(args)
@@ -134,23 +136,25 @@ fn kill_at_half(args: &[String], reports: &Path) -> f64 {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    std::thread::sleep(after);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the load ended before it was killed"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
     let path = tallrow::load::journal::path(reports, tallrow::load::Shard::ALL);
-    loop {
-        if let Ok(Some(j)) = tallrow::load::journal::read(&path)
-            && j.acked() * 2 >= j.header.blocks_total
-        {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            let j = tallrow::load::journal::read(&path).unwrap().unwrap();
-            return j.acked() as f64 / j.header.blocks_total as f64;
-        }
-        assert!(child.try_wait().unwrap().is_none(), "the load ended before half way");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let j = tallrow::load::journal::read(&path).unwrap().expect("a journal");
+    j.acked() as f64 / j.header.blocks_total as f64
 }
 
 fn main() {
     let Some(a) = shared::RoundsArgs::parse() else { return };
+    // `--resume-only`: the killed and resumed load against the whole one, nothing else.
+    let resume_only = a.flags.iter().any(|f| f == "--resume-only");
+    let resume_native = a.flags.iter().any(|f| f == "--resume-native");
+    let native_url = std::env::var("TALLROW_HBASE_NATIVE")
+        .expect("TALLROW_HBASE_NATIVE: scripts/bench.sh hfile starts HBase and sets it");
     let thrift2 = std::env::var("TALLROW_HBASE_THRIFT2")
         .expect("TALLROW_HBASE_THRIFT2: scripts/bench.sh hfile starts HBase and sets it");
     let namenode = std::env::var("TALLROW_HDFS")
@@ -190,69 +194,84 @@ fn main() {
         let mut r = Round::default();
         let remote = |what: &str| format!("{namenode}/tmp/bench-{}-{round}-{what}", std::process::id());
 
-        // (a) HFiles straight into HDFS, then HBase's bulk load until every row is counted.
-        drop_tables();
-        let dir = remote("a");
-        let mut load = Command::new(BIN);
-        load.arg("load")
-            .args(load_args(&format!("hfile:{dir}"), &[]))
-            .arg("--reports")
-            .arg(&reports);
-        let (secs, kib, out) = timed(&mut load, tmp.path());
-        r.hfile_secs = secs;
-        r.hfile_rss_mib = kib as f64 / 1024.0;
-        rows = rows_of(&out);
-        (r.bulkload_secs, r.tool_secs) = bulkload(&dir, &url, tmp.path());
-        r.end_to_end = rows as f64 / (r.hfile_secs + r.bulkload_secs);
-        r.count_secs = check_counts(&*store, &dir);
-        hdfs(&["rm", "-r", "-skipTrash", &dir]);
+        if !resume_only {
+            // (a) HFiles straight into HDFS, then HBase's bulk load until every row is counted.
+            drop_tables();
+            let dir = remote("a");
+            let mut load = Command::new(BIN);
+            load.arg("load")
+                .args(load_args(&format!("hfile:{dir}"), &[]))
+                .arg("--reports")
+                .arg(&reports);
+            let (secs, kib, out) = timed(&mut load, tmp.path());
+            r.hfile_secs = secs;
+            r.hfile_rss_mib = kib as f64 / 1024.0;
+            rows = rows_of(&out);
+            (r.bulkload_secs, r.tool_secs) = bulkload(&dir, &url, tmp.path());
+            r.end_to_end = rows as f64 / (r.hfile_secs + r.bulkload_secs);
+            r.count_secs = check_counts(&*store, &dir);
+            hdfs(&["rm", "-r", "-skipTrash", &dir]);
 
-        // (c) The same written locally, copied into HDFS, then bulk-loaded.
-        drop_tables();
-        let local = tmp.path().join("hfiles");
-        let mut load = Command::new(BIN);
-        load.arg("load")
-            .args(load_args(&format!("hfile:{}", local.display()), &[]))
-            .arg("--reports")
-            .arg(&reports);
-        (r.local_secs, _, _) = timed(&mut load, tmp.path());
-        let copy = remote("c");
-        let mut put = Command::new("scripts/hdfs.sh");
-        put.args(["put"]).arg(&local).arg(&copy);
-        (r.put_secs, _, _) = timed(&mut put, tmp.path());
-        std::fs::remove_dir_all(&local).unwrap();
-        (r.local_bulkload_secs, _) = bulkload(&copy, &url, tmp.path());
-        r.local_end_to_end = rows as f64 / (r.local_secs + r.put_secs + r.local_bulkload_secs);
-        hdfs(&["rm", "-r", "-skipTrash", &copy]);
+            // (c) The same written locally, copied into HDFS, then bulk-loaded.
+            drop_tables();
+            let local = tmp.path().join("hfiles");
+            let mut load = Command::new(BIN);
+            load.arg("load")
+                .args(load_args(&format!("hfile:{}", local.display()), &[]))
+                .arg("--reports")
+                .arg(&reports);
+            (r.local_secs, _, _) = timed(&mut load, tmp.path());
+            let copy = remote("c");
+            let mut put = Command::new("scripts/hdfs.sh");
+            put.args(["put"]).arg(&local).arg(&copy);
+            (r.put_secs, _, _) = timed(&mut put, tmp.path());
+            std::fs::remove_dir_all(&local).unwrap();
+            (r.local_bulkload_secs, _) = bulkload(&copy, &url, tmp.path());
+            r.local_end_to_end = rows as f64 / (r.local_secs + r.put_secs + r.local_bulkload_secs);
+            hdfs(&["rm", "-r", "-skipTrash", &copy]);
 
-        // (b) The native client, into tables created with the same split points.
-        drop_tables();
-        for t in g.tables() {
-            let s = splits.iter().find(|(s, _)| s.name() == t.name).map(|(_, s)| s.clone());
-            store.create_table(&t.with_splits(s.unwrap_or_default())).unwrap();
+            // (b) The native client, into tables created with the same split points.
+            drop_tables();
+            for t in g.tables() {
+                let s = splits.iter().find(|(s, _)| s.name() == t.name).map(|(_, s)| s.clone());
+                store.create_table(&t.with_splits(s.unwrap_or_default())).unwrap();
+            }
+            let dump = shared::dump_rows(&w, tmp.path(), rows);
+            let mut cmd = native();
+            cmd.arg("load").arg(&dump);
+            let (java, _) = shared::external_load(cmd, rows);
+            r.native = java;
+            std::fs::remove_file(&dump).unwrap();
+            drop_tables();
         }
-        let dump = shared::dump_rows(&w, tmp.path(), rows);
-        let mut cmd = native();
-        cmd.arg("load").arg(&dump);
-        let (java, _) = shared::external_load(cmd, rows);
-        r.native = java;
-        std::fs::remove_file(&dump).unwrap();
-        drop_tables();
 
-        // The same load whole, then killed at about half way and resumed.
-        let every = ["--checkpoint-every", "2s"];
-        let whole = remote("whole");
+        // The same load whole, then killed half way through its time and resumed: HFiles
+        // into HDFS, or with `--resume-native` batches through HBase's own RPC.
+        let every = ["--checkpoint-every", "2s", "--no-count"];
+        let (whole, resumed) = if resume_native {
+            (native_url.clone(), native_url.clone())
+        } else {
+            (
+                format!("hfile:{}", remote("whole")),
+                format!("hfile:{}", remote("resumed")),
+            )
+        };
+        let clean = |target: &str| match target.strip_prefix("hfile:") {
+            Some(dir) => hdfs(&["rm", "-r", "-skipTrash", dir]),
+            None => drop_tables(),
+        };
+        drop_tables();
         let mut load = Command::new(BIN);
         load.arg("load")
-            .args(load_args(&format!("hfile:{whole}"), &every))
+            .args(load_args(&whole, &every))
             .arg("--reports")
             .arg(tmp.path().join("whole"));
-        (r.whole_secs, _, _) = timed(&mut load, tmp.path());
-        hdfs(&["rm", "-r", "-skipTrash", &whole]);
-        let resumed = remote("resumed");
-        let args = load_args(&format!("hfile:{resumed}"), &every);
+        let (secs, _, out) = timed(&mut load, tmp.path());
+        (r.whole_secs, rows) = (secs, rows_of(&out));
+        clean(&whole);
+        let args = load_args(&resumed, &every);
         let journaled = tmp.path().join("resumed");
-        r.killed_at = kill_at_half(&args, &journaled);
+        r.killed_at = kill_after(&args, &journaled, Duration::from_secs_f64(r.whole_secs / 2.0));
         let mut load = Command::new(BIN);
         load.arg("load")
             .args(&args)
@@ -262,28 +281,34 @@ fn main() {
         let (secs, _, out) = timed(&mut load, tmp.path());
         assert!(out.contains("resumed the unfinished load"), "{out}");
         r.resumed_secs = secs;
-        hdfs(&["rm", "-r", "-skipTrash", &resumed]);
+        clean(&resumed);
 
+        if !resume_only {
+            println!(
+                "round {round}: (a) HFiles into HDFS {:.1} s (peak {:.0} MiB), bulkload {:.1} s (tool runs {:.1} s added; count after {:.1} s), end to end {} rows/s | (b) native {} rows/s | (c) local {:.1} s + put {:.1} s + bulkload {:.1} s, {} rows/s",
+                r.hfile_secs,
+                r.hfile_rss_mib,
+                r.bulkload_secs,
+                r.tool_secs,
+                r.count_secs,
+                thousands(r.end_to_end as u64),
+                thousands(r.native as u64),
+                r.local_secs,
+                r.put_secs,
+                r.local_bulkload_secs,
+                thousands(r.local_end_to_end as u64),
+            );
+        }
         println!(
-            "round {round}: (a) HFiles into HDFS {:.1} s (peak {:.0} MiB), bulkload {:.1} s (tool runs {:.1} s added; count after {:.1} s), end to end {} rows/s | (b) native {} rows/s | (c) local {:.1} s + put {:.1} s + bulkload {:.1} s, {} rows/s | whole {:.1} s, killed at {:.0}%, resumed {:.1} s",
-            r.hfile_secs,
-            r.hfile_rss_mib,
-            r.bulkload_secs,
-            r.tool_secs,
-            r.count_secs,
-            thousands(r.end_to_end as u64),
-            thousands(r.native as u64),
-            r.local_secs,
-            r.put_secs,
-            r.local_bulkload_secs,
-            thousands(r.local_end_to_end as u64),
+            "round {round}: whole {:.1} s, killed at {:.1} s ({:.0}% of the blocks acknowledged), resumed {:.1} s",
             r.whole_secs,
+            r.whole_secs / 2.0,
             r.killed_at * 100.0,
             r.resumed_secs
         );
         rounds.push(r);
     }
-    report(&rounds, rows);
+    report(&rounds, rows, resume_only);
 }
 
 /// The rows a load wrote, from its summary's "total" line.
@@ -311,7 +336,7 @@ fn tool_seconds(text: &str) -> f64 {
         .sum()
 }
 
-fn report(rounds: &[Round], rows: u64) {
+fn report(rounds: &[Round], rows: u64, resume_only: bool) {
     println!(
         "== {} rows; medians of {} rounds [range]",
         thousands(rows),
@@ -321,6 +346,27 @@ fn report(rounds: &[Round], rows: u64) {
         let (m, lo, hi) = shared::spread(rounds, f);
         println!("{what:<62} {m:>12.2} {unit} [{lo:.2} .. {hi:.2}]");
     };
+    if !resume_only {
+        seeding(&line);
+    }
+    line("whole load: seconds", &|r| r.whole_secs, "s");
+    line(
+        "killed at half its time: fraction of blocks acknowledged",
+        &|r| r.killed_at,
+        "",
+    );
+    line("resumed load: seconds", &|r| r.resumed_secs, "s");
+    line(
+        "resumed / whole (target <= 0.6)",
+        &|r| r.resumed_secs / r.whole_secs,
+        "x",
+    );
+}
+
+/// Prints one figure: what, how to take it from a round, its unit.
+type Line<'a> = &'a dyn Fn(&str, &dyn Fn(&Round) -> f64, &str);
+
+fn seeding(line: Line) {
     line(
         "(a) HFiles into HDFS + bulk load, end to end",
         &|r| r.end_to_end,
@@ -350,12 +396,4 @@ fn report(rounds: &[Round], rows: u64) {
     line("(c) local HFile write: seconds", &|r| r.local_secs, "s");
     line("(c) hdfs dfs -put: seconds", &|r| r.put_secs, "s");
     line("(c) bulkload --no-count: seconds", &|r| r.local_bulkload_secs, "s");
-    line("whole load, checkpoint every 2 s: seconds", &|r| r.whole_secs, "s");
-    line("killed at: fraction of blocks acknowledged", &|r| r.killed_at, "");
-    line("resumed load: seconds", &|r| r.resumed_secs, "s");
-    line(
-        "resumed / whole (target <= 0.6)",
-        &|r| r.resumed_secs / r.whole_secs,
-        "x",
-    );
 }

@@ -17,12 +17,15 @@
 #                               row, gets and pages, home timelines (starts HBase if none runs)
 #   scripts/bench.sh secure     only the loads through sasl=gssapi (auth, auth-conf) against
 #                               the plain Thrift1 server
-#   scripts/bench.sh hfile [seeding|codecs] [USERS [ROUNDS]]
+#   scripts/bench.sh hfile [seeding|resume|codecs] [USERS [ROUNDS]]
 #                               both parts, or the one named (starts HBase on HDFS if none
 #                               runs): seeding: HBase's own bulk load (hfile:hdfs:// +
 #                               bulkload) vs the native client and vs local HFiles copied
 #                               in, and a load killed at half and resumed, capacity.toml at
 #                               USERS (84,000: about 20M rows) users, ROUNDS (3) rounds;
+#                               resume: only the load killed and resumed, as in seeding,
+#                               then the same through HBase's own RPC (batches) at a
+#                               quarter of USERS;
 #                               codecs: per codec with FAST_DIFF, the bulk-loaded tables'
 #                               size and reads against HBase's major compaction of them, and
 #                               the write against an uncompressed one, capacity.toml at
@@ -140,6 +143,14 @@ hfile() { # part users rounds
     # Built (and HBase's test jars fetched) before anything is timed.
     scripts/hbase.sh java dev.tallrow.bench.Native 2>/dev/null || [ $? -eq 64 ]
     local w
+    if [[ "$1" == resume ]]; then
+        w=$(scaled "${2:-84000}" capacity_hfile)
+        cargo bench --locked --quiet --bench hfile -- "$w" --rounds "${3:-3}" --resume-only
+        # Batches are slower: a quarter of the users, so that each load takes about a minute.
+        w=$(scaled "$((${2:-84000} / 4))" capacity_resume)
+        cargo bench --locked --quiet --bench hfile -- "$w" --rounds "${3:-3}" --resume-only --resume-native
+        return
+    fi
     if [[ "$1" != codecs ]]; then
         w=$(scaled "${2:-84000}" capacity_hfile)
         cargo bench --locked --quiet --bench hfile -- "$w" --rounds "${3:-3}"
@@ -157,7 +168,7 @@ scaled() { # users name
 }
 if [[ "${1:-}" == "hfile" ]]; then
     part=both
-    if [[ "${2:-}" == seeding || "${2:-}" == codecs ]]; then
+    if [[ "${2:-}" == seeding || "${2:-}" == codecs || "${2:-}" == resume ]]; then
         part=$2
         shift
     fi

@@ -560,6 +560,8 @@ pub struct RoundsArgs {
     pub regions: usize,
     pub rounds: usize,
     pub samples: usize,
+    /// Any other `--flag`, for the bench to read.
+    pub flags: Vec<String>,
 }
 
 impl RoundsArgs {
@@ -572,6 +574,7 @@ impl RoundsArgs {
             regions: 4,
             rounds: 3,
             samples: 2000,
+            flags: Vec::new(),
         };
         let mut it = std::env::args().skip(1).filter(|x| x != "--bench");
         while let Some(x) = it.next() {
@@ -584,6 +587,7 @@ impl RoundsArgs {
                 "--regions" => a.regions = num("--regions"),
                 "--rounds" => a.rounds = num("--rounds"),
                 "--samples" => a.samples = num("--samples"),
+                f if f.starts_with("--") => a.flags.push(f.to_string()),
                 w => a.workload = PathBuf::from(w),
             }
         }
