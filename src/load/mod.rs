@@ -553,8 +553,8 @@ pub fn load_journaled(
     let progress = progress::Progress::new(&tables, opts.progress);
     let write_started = Instant::now();
     let pool = pool(threads);
-    // Checkpoints of a resumable bulk load: every CHECKPOINT while staging, each time the
-    // journal is written while writing (cheap: a list of the files written).
+    // Checkpoints of a resumable bulk load: every `opts.checkpoint` while staging, each time
+    // the journal is written while writing (cheap: a list of the files written).
     let writing = AtomicBool::new(false);
     let last_checkpoint = Mutex::new(Instant::now());
     let checkpoint = |force: bool| -> Result<Option<serde_json::Value>, String> {
