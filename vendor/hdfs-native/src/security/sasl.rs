@@ -99,7 +99,11 @@ pub(crate) async fn negotiate_sasl_session(
         let mut response: Option<RpcSaslProto> = None;
         let message = reader.read_response().await?;
         debug!("Handling SASL message: {:?}", message);
-        match SaslState::try_from(message.state).unwrap() {
+        // tallrow: an unknown state is an error, not a panic (PATCHED.md).
+        let state = SaslState::try_from(message.state).map_err(|_| {
+            HdfsError::SASLError(format!("unknown SASL state {} from the server", message.state))
+        })?;
+        match state {
             SaslState::Negotiate => {
                 let (mut selected_auth, selected_session) = select_method(
                     &message.auths,
@@ -158,7 +162,12 @@ pub(crate) async fn negotiate_sasl_session(
                 }
                 done = true;
             }
-            _ => todo!(),
+            // tallrow: an error, not a panic (PATCHED.md).
+            state => {
+                return Err(HdfsError::SASLError(format!(
+                    "unexpected SASL state {state:?} from the server"
+                )));
+            }
         }
 
         if let Some(r) = response {
@@ -285,7 +294,11 @@ impl SaslReader {
                 if !self.buffer.has_remaining() {
                     let response = self.read_response().await?;
                     if response.state() != SaslState::Wrap {
-                        todo!();
+                        // tallrow: an error, not a panic (PATCHED.md).
+                        return Err(HdfsError::SASLError(format!(
+                            "expected a wrapped SASL message, got state {:?}",
+                            response.state()
+                        )));
                     }
 
                     let decoded = session.lock().unwrap().decode(response.token())?;
@@ -360,7 +373,8 @@ impl SaslWriter {
                 .lock()
                 .unwrap()
                 .encode(buf)
-                .unwrap_or_else(|_| todo!());
+                // tallrow: an error, not a panic (PATCHED.md).
+                .map_err(|e| io::Error::other(format!("cannot wrap a SASL message: {e}")))?;
 
             rpc_sasl.token = Some(encoded);
 
