@@ -2,8 +2,9 @@
 //! the same tables (created with the same split points) of the HBase `scripts/hbase.sh`
 //! runs on a real HDFS (`scripts/bench.sh hfile` starts it so when none runs):
 //!
-//! (a) `tallrow load --backend hfile:hdfs://...` then `tallrow bulkload hdfs://... --no-count`:
-//!     both commands' wall time, after which every row is readable (each table's row count,
+//! (a) `tallrow load --backend hfile:hdfs://...` then `tallrow bulkload hdfs://... --no-count`
+//!     (handing the files over through HBase's RPC, as HBase's tool would): both commands'
+//!     wall time, after which every row is readable (each table's row count,
 //!     a scan through Thrift2, is the check and untimed, as (b) is timed without one);
 //! (b) a plain Java loader on HBase's native client (`BufferedMutator`, tests/hbase/src), the
 //!     reference, only its writes timed;
@@ -91,16 +92,11 @@ struct Round {
     resumed_secs: f64,
 }
 
-/// `tallrow bulkload DIR --no-count` into `url`: its wall time and its tool runs' seconds.
+/// `tallrow bulkload DIR --no-count` into `url`, through HBase's RPC: its wall time and the
+/// hand-overs' seconds.
 fn bulkload(dir: &str, url: &str, tmp: &Path) -> (f64, f64) {
     let mut bulk = Command::new(BIN);
-    bulk.arg("bulkload").arg(dir).args([
-        "--backend",
-        url,
-        "--hbase-cmd",
-        "scripts/hbase.sh completebulkload",
-        "--no-count",
-    ]);
+    bulk.arg("bulkload").arg(dir).args(["--backend", url, "--no-count"]);
     let (secs, _, out) = timed(&mut bulk, tmp);
     (secs, tool_seconds(&out))
 }
@@ -285,7 +281,7 @@ fn main() {
 
         if !resume_only {
             println!(
-                "round {round}: (a) HFiles into HDFS {:.1} s (peak {:.0} MiB), bulkload {:.1} s (tool runs {:.1} s added; count after {:.1} s), end to end {} rows/s | (b) native {} rows/s | (c) local {:.1} s + put {:.1} s + bulkload {:.1} s, {} rows/s",
+                "round {round}: (a) HFiles into HDFS {:.1} s (peak {:.0} MiB), bulkload {:.1} s (hand-overs {:.1} s added; count after {:.1} s), end to end {} rows/s | (b) native {} rows/s | (c) local {:.1} s + put {:.1} s + bulkload {:.1} s, {} rows/s",
                 r.hfile_secs,
                 r.hfile_rss_mib,
                 r.bulkload_secs,
@@ -323,12 +319,15 @@ fn rows_of(text: &str) -> u64 {
         .unwrap()
 }
 
-/// The seconds the bulk-load tool runs took, added over every table (bulkload's "tool s"
+/// The seconds the hand-overs took, added over every table (bulkload's "hand-over s"
 /// column; they overlap, `--parallel` at a time).
 fn tool_seconds(text: &str) -> f64 {
     let header = text.lines().find(|l| l.starts_with("table")).expect("a table");
     let cols: Vec<&str> = header.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
-    let at = cols.iter().position(|c| *c == "tool s").expect("a tool s column");
+    let at = cols
+        .iter()
+        .position(|c| *c == "hand-over s")
+        .expect("a hand-over s column");
     text.lines()
         .skip_while(|l| !l.starts_with("table"))
         .skip(1)
@@ -387,7 +386,7 @@ fn seeding(line: Line) {
     line("(a) HFile write into HDFS: seconds", &|r| r.hfile_secs, "s");
     line("(a) bulkload --no-count: seconds", &|r| r.bulkload_secs, "s");
     line(
-        "(a) bulk-load tool runs: seconds, added over the tables",
+        "(a) hand-overs through HBase's RPC: seconds, added over the tables",
         &|r| r.tool_secs,
         "s",
     );

@@ -338,11 +338,14 @@ pub struct BulkloadArgs {
     /// hbase://HOST:PORT?api=thrift2 (tables are created and rows counted through it).
     #[arg(long, value_name = "URL")]
     pub backend: String,
-    /// HBase's bulk-load tool, split into words as a shell would (no shell runs it); each
-    /// table runs as CMD DIR/<namespace>/<table> <namespace>:<table>. On a cluster's edge
-    /// node, `hbase completebulkload`; here, "scripts/hbase.sh completebulkload".
-    #[arg(long, value_name = "CMD", default_value = "hbase completebulkload")]
-    pub hbase_cmd: String,
+    /// Hand the files over through HBase's bulk-load tool rather than HBase's own RPC: the
+    /// command, split into words as a shell would (no shell runs it); each table runs as CMD
+    /// DIR/<namespace>/<table> <namespace>:<table>. On a cluster's edge node, `hbase
+    /// completebulkload`; here, "scripts/hbase.sh completebulkload". The tool also splits
+    /// files whose regions are no longer the table's. Without it, api=native hands them
+    /// over itself, and api=thrift2 runs `hbase completebulkload`.
+    #[arg(long, value_name = "CMD")]
+    pub hbase_cmd: Option<String>,
     /// Tables handed over at once, each by a tool run of its own (0 = one per core).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub parallel: usize,

@@ -309,6 +309,11 @@ impl Client {
         }
     }
 
+    /// Forgets every cached region of `table` (after it split or moved).
+    pub(crate) fn forget_table(&self, table: &str) {
+        self.cache.forget_table(table);
+    }
+
     /// The region of `table` holding `row`: from the cache, or looked up in `hbase:meta`.
     pub fn locate(&self, table: &str, row: &[u8]) -> Result<Arc<Region>> {
         self.locate_as(table, row, false)

@@ -57,10 +57,33 @@ pub struct Options {
     pub calls: Arc<AtomicU64>,
 }
 
+/// The user calls run as, found as `UserGroupInformation` finds it under simple
+/// authentication: `HADOOP_USER_NAME`, else the operating system's name for this process's
+/// user (its entry in /etc/passwd), else `$USER`.
+pub fn login_user() -> String {
+    let named = |v: &str| std::env::var(v).ok().filter(|u| !u.is_empty());
+    named("HADOOP_USER_NAME")
+        .or_else(os_user)
+        .or_else(|| named("USER"))
+        .unwrap_or_else(|| "tallrow".to_string())
+}
+
+/// The name /etc/passwd gives this process's user (the owner of `/proc/self`).
+fn os_user() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").ok()?.uid();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let name = f.next()?;
+        (f.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+    })
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
-            user: std::env::var("USER").unwrap_or_else(|_| "tallrow".to_string()),
+            user: login_user(),
             connect_timeout: Duration::from_secs(10),
             calls: Arc::default(),
         }

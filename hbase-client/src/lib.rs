@@ -8,6 +8,7 @@
 //!   ids, many calls in flight;
 //! - [`zk`] and the RPC registry: finding the cluster (its id, master and `hbase:meta`);
 //! - [`locate`]: the region cache, fed by `hbase:meta`;
+//! - [`bulk`]: HFiles handed to the region servers, as HBase's bulk-load tool hands them;
 //! - [`client`]: gets, scans, batched mutations, increments, appends, checks, with retries
 //!   classified as HBase's client classifies them; [`admin`]: the master's table calls.
 
@@ -19,6 +20,7 @@ pub mod pb {
 }
 
 pub mod admin;
+pub mod bulk;
 pub mod cells;
 pub mod client;
 pub mod conn;

@@ -171,6 +171,19 @@ impl Dir {
         }
     }
 
+    /// `rel` as a URL a server of the cluster resolves to this file: `file:` and the
+    /// absolute path for a local one, which a server resolves against its own default
+    /// file system otherwise.
+    pub fn url(&self, rel: &str) -> io::Result<String> {
+        match self {
+            Dir::Local(p) => {
+                let abs = std::path::absolute(if rel.is_empty() { p.clone() } else { p.join(rel) })?;
+                Ok(format!("file:{}", abs.display()))
+            }
+            Dir::Hdfs(_) => Ok(self.at(rel)),
+        }
+    }
+
     /// The directory itself, as [`Dir::at`] names it.
     pub fn display(&self) -> String {
         self.at("")

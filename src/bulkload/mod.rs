@@ -14,4 +14,4 @@ pub mod manifest;
 pub mod output;
 pub mod tool;
 
-pub use tool::{Error, run};
+pub use tool::{Error, Via, run};

@@ -1,14 +1,20 @@
 //! `tallrow bulkload`: hands the HFiles that `tallrow load --backend hfile:DIR` wrote to
-//! HBase's own bulk-load tool, and checks that HBase holds what they hold.
+//! HBase, and checks that HBase holds what they hold.
 //!
 //! The manifests of the directories given must make one whole data set (every shard once,
 //! of one workload). Each table they name is created where it does not exist (families,
-//! VERSIONS, split points), refused where it exists with other families; then the tool runs
-//! once per table and directory (`CMD DIR/<namespace>/<table> <namespace>:<table>`, CMD split
-//! into words as a shell would, no shell run). Last, each table's rows are counted through
-//! the store and compared with the files': one shard's manifest says how many rows it
-//! wrote; several shards' files are merged to count their union, since a row can take
-//! cells from several shards.
+//! VERSIONS, split points), refused where it exists with other families. Then its files
+//! are handed over, one of two ways:
+//! - through HBase's own RPC (`api=native`), the calls HBase's bulk-load tool makes:
+//!   `PrepareBulkLoad`, one `BulkLoadHFile` per region with all its families' files,
+//!   `CleanupBulkLoad`; the files' regions must be the table's;
+//! - through the tool itself (`--hbase-cmd`), once per table and directory (`CMD
+//!   DIR/<namespace>/<table> <namespace>:<table>`, CMD split into words as a shell would, no
+//!   shell run), which also splits files that straddle a region.
+//!
+//! Last, each table's rows are counted through the store and compared with the files': one
+//! shard's manifest says how many rows it wrote; several shards' files are merged to count
+//! their union, since a row can take cells from several shards.
 
 use super::fs::Dir;
 use super::hfile::rows::count_distinct_in;
@@ -45,6 +51,8 @@ pub struct Table {
     pub bytes: u64,
     /// Every file's path, by region (for counting the union of several shards' rows).
     pub by_region: BTreeMap<usize, Vec<(Dir, String)>>,
+    /// Every file's family and URL, by region (for handing them over through HBase's RPC).
+    pub urls: BTreeMap<usize, Vec<(String, String)>>,
     /// The rows one shard wrote (exact when the data set is one shard).
     pub rows_one_shard: Option<u64>,
 }
@@ -135,6 +143,7 @@ pub fn plan(dirs: &[Dir]) -> Result<Plan, Error> {
                 files: 0,
                 bytes: 0,
                 by_region: BTreeMap::new(),
+                urls: BTreeMap::new(),
                 rows_one_shard: (count == 1).then_some(t.rows),
             });
             if table.entry.families != t.families || table.entry.split_points != t.split_points {
@@ -161,6 +170,8 @@ pub fn plan(dirs: &[Dir]) -> Result<Plan, Error> {
                     .entry(f.region)
                     .or_default()
                     .push((dir.clone(), f.path.clone()));
+                let url = dir.url(&f.path).map_err(|e| err(format!("{}: {e}", dir.at(&f.path))))?;
+                table.urls.entry(f.region).or_default().push((f.family.clone(), url));
                 table.files += 1;
                 table.bytes += f.bytes;
             }
@@ -190,7 +201,7 @@ pub struct Outcome {
     pub files: usize,
     /// Bytes of them.
     pub bytes: u64,
-    /// Time the tool took.
+    /// Time the hand-over took.
     pub load_time: Duration,
     /// Files the tool split because they straddled a region boundary (it rewrites them, at
     /// its own cost): 0 when the table's regions are the files'.
@@ -303,6 +314,69 @@ pub fn tool_command(cmd: &[String], dir: &Dir, table: &str, most: usize) -> Comm
     c
 }
 
+/// How the files reach HBase.
+#[derive(Debug, Clone, Copy)]
+pub enum Via<'a> {
+    /// HBase's own RPC, the calls its bulk-load tool makes ([`Store::load_hfiles`]): no JVM.
+    Rpc,
+    /// HBase's bulk-load tool, run as this command (split into words); it also splits files
+    /// that straddle the table's regions.
+    Tool(&'a [String]),
+}
+
+/// Hands every file of `t` to the regions of `store` that hold its rows, one call per
+/// region. Refused, before anything moves, where the table's regions are not the files'
+/// (split since, or created otherwise): HBase's tool splits such files. Returns the time
+/// it took.
+pub fn hand_over_rpc(store: &dyn Store, t: &Table) -> Result<Duration, Error> {
+    let started = Instant::now();
+    let splits = t
+        .entry
+        .split_points
+        .iter()
+        .map(|s| crate::keys::parse_hex(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| err(format!("table {}: a split point: {e}", t.name)))?;
+    let mut regions = Vec::new();
+    for (&i, files) in &t.urls {
+        let start = match i {
+            0 => Vec::new(),
+            _ => splits.get(i - 1).cloned().ok_or_else(|| {
+                err(format!(
+                    "table {}: region {i} is past its {} split points",
+                    t.name,
+                    splits.len()
+                ))
+            })?,
+        };
+        regions.push(store::HFileRegion {
+            start,
+            end: splits.get(i).cloned().unwrap_or_default(),
+            files: files.clone(),
+        });
+    }
+    let have = store
+        .regions(&t.name)
+        .map_err(|e| err(format!("the regions of table {}: {e}", t.name)))?;
+    for r in &regions {
+        if let Some(k) = have
+            .iter()
+            .find(|k| k[..] > r.start[..] && (r.end.is_empty() || k[..] < r.end[..]))
+        {
+            return Err(err(format!(
+                "table {}: a region begins at {} inside the files of rows from {}: it is split otherwise than the files; --hbase-cmd hands them to HBase's tool, which splits them",
+                t.name,
+                crate::keys::hex(k),
+                crate::keys::hex(&r.start)
+            )));
+        }
+    }
+    store
+        .load_hfiles(&t.name, &regions)
+        .map_err(|e| err(format!("handing table {} over: {e}", t.name)))?;
+    Ok(started.elapsed())
+}
+
 /// Runs the tool on every directory of `t`; fails with the tool's last error line. Returns
 /// the time it took and the files it split.
 pub fn hand_over(cmd: &[String], t: &Table) -> Result<(Duration, usize), Error> {
@@ -404,18 +478,25 @@ pub fn probe_codecs(store: &dyn Store, tables: &[&TableEntry]) -> Result<(), Err
 }
 
 /// Plans, creates, hands over and (with `count`) counts every table, `parallel` tables at
-/// a time (each tool run is a JVM of its own, and the tables are independent); `say` hears
+/// a time (the tables are independent, and each tool run is a JVM of its own); `say` hears
 /// each step.
 pub fn run(
     store: &dyn Store,
     dirs: &[Dir],
-    cmd: &[String],
+    via: Via,
     parallel: usize,
     count: bool,
     say: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<Outcome>, Error> {
-    if cmd.is_empty() {
-        return Err(err("--hbase-cmd: no command".into()));
+    match via {
+        Via::Tool([]) => return Err(err("--hbase-cmd: no command".into())),
+        Via::Rpc if !store.loads_hfiles() => {
+            return Err(err(format!(
+                "{} cannot take HFiles itself: give --hbase-cmd (HBase's bulk-load tool)",
+                store.identity()
+            )));
+        }
+        _ => {}
     }
     let plan = plan(dirs)?;
     // Every existing table is checked before any is loaded; missing ones are created by
@@ -438,7 +519,10 @@ pub fn run(
         // Counted first: where the files and the region servers share a file system, the
         // tool moves them away.
         let rows_expected = rows_expected(t)?;
-        let (load_time, split_by_tool) = hand_over(cmd, t)?;
+        let (load_time, split_by_tool) = match via {
+            Via::Rpc => (hand_over_rpc(store, t)?, 0),
+            Via::Tool(cmd) => hand_over(cmd, t)?,
+        };
         let rows_found = if count {
             Some(store::count_rows(store, &t.name).map_err(|e| err(format!("counting the rows of {}: {e}", t.name)))?)
         } else {

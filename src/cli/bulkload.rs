@@ -9,14 +9,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
-    let cmd = shlex::split(&args.hbase_cmd)
-        .filter(|w| !w.is_empty())
-        .with_context(|| {
-            format!(
-                "--hbase-cmd {:?}: not words a shell would split (quotes unbalanced?)",
-                args.hbase_cmd
-            )
-        })?;
     let backend = Backend::parse(&args.backend, Path::new(".")).context("--backend")?;
     if !matches!(backend, Backend::Hbase(_) | Backend::Native(_)) {
         bail!(
@@ -27,6 +19,21 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
     let store = backend
         .open()
         .with_context(|| format!("cannot open {}", args.backend))?;
+    // HBase's own RPC where the store speaks it, unless the tool is asked for.
+    let cmd = match (&args.hbase_cmd, store.loads_hfiles()) {
+        (None, true) => None,
+        (given, _) => {
+            let line = given.as_deref().unwrap_or("hbase completebulkload");
+            let words = shlex::split(line)
+                .filter(|w| !w.is_empty())
+                .with_context(|| format!("--hbase-cmd {line:?}: not words a shell would split (quotes unbalanced?)"))?;
+            Some(words)
+        }
+    };
+    let via = match &cmd {
+        None => crate::bulkload::Via::Rpc,
+        Some(words) => crate::bulkload::Via::Tool(words),
+    };
     let quiet = !crate::load::progress_wanted();
     let parallel = crate::session::checked_threads(args.parallel, false, "--parallel")?;
     let say = |line: &str| {
@@ -43,21 +50,25 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let started = std::time::Instant::now();
-    let outcomes = crate::bulkload::run(&*store, &dirs, &cmd, parallel, !args.no_count, &say)?;
+    let outcomes = crate::bulkload::run(&*store, &dirs, via, parallel, !args.no_count, &say)?;
     let took = started.elapsed();
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
-        "bulk-loaded {} into {}",
+        "bulk-loaded {} into {} through {}",
         dirs.iter().map(|d| d.display()).collect::<Vec<_>>().join(", "),
-        store.identity()
+        store.identity(),
+        match via {
+            crate::bulkload::Via::Rpc => "HBase's RPC".to_string(),
+            crate::bulkload::Via::Tool(words) => words.join(" "),
+        }
     )?;
     let mut table = TextTable::new(&[
         "table",
         "files",
         "MiB",
         "created",
-        "tool s",
+        "hand-over s",
         "split by tool",
         "rows in files",
         "rows in table",

@@ -124,6 +124,15 @@ impl<L: Layer> Store for Layered<L> {
         })
     }
 
+    fn loads_hfiles(&self) -> bool {
+        self.inner.loads_hfiles()
+    }
+
+    fn load_hfiles(&self, table: &str, regions: &[crate::store::HFileRegion]) -> Result<()> {
+        self.layer.before();
+        self.inner.load_hfiles(table, regions)
+    }
+
     /// A bulk load goes around the layer, as it always has: what it writes is acknowledged
     /// only as a whole, at its end.
     fn bulk_load(&self, tables: &[&str]) -> Result<Option<Box<dyn BulkLoad>>> {

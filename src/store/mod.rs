@@ -132,6 +132,23 @@ pub trait Store: Send + Sync {
         Ok(None)
     }
 
+    /// Whether [`Store::load_hfiles`] hands HFiles over here (HBase's own RPC does; elsewhere
+    /// HBase's bulk-load tool must).
+    fn loads_hfiles(&self) -> bool {
+        false
+    }
+
+    /// Hands HFiles already in the cluster's file system to the regions of `table` that hold
+    /// their rows, one call per region as HBase's bulk-load tool makes them; the server
+    /// moves them into the table. Refused where [`Store::loads_hfiles`] is false.
+    fn load_hfiles(&self, table: &str, regions: &[HFileRegion]) -> Result<()> {
+        let _ = (table, regions);
+        Err(Error::BadArgument(format!(
+            "{}: HFiles are handed over through HBase's own RPC (api=native) or HBase's bulk-load tool",
+            self.identity()
+        )))
+    }
+
     /// Takes over the bulk load of `tables` that a [`BulkLoad::checkpoint`] of an unfinished
     /// load described as `state`: what it had staged stays, and a later `add` adds to it.
     /// Refused where the backend's bulk load cannot be resumed.
@@ -142,6 +159,18 @@ pub trait Store: Send + Sync {
             self.identity()
         )))
     }
+}
+
+/// HFiles of one region, for [`Store::load_hfiles`]: their rows lie in `[start, end)` (`end`
+/// empty: to the table's end).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HFileRegion {
+    /// The region's first row.
+    pub start: Vec<u8>,
+    /// The row after its last (empty: the table's end).
+    pub end: Vec<u8>,
+    /// Each file's family and path, as the cluster's file system names it.
+    pub files: Vec<(String, String)>,
 }
 
 /// Puts staged for a bulk load. Nothing added is acknowledged until [`BulkLoad::finish`]

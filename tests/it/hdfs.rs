@@ -1,7 +1,8 @@
 //! HFiles written straight into HDFS (`hfile:hdfs://NAMENODE:PORT/PATH`) and bulk-loaded
 //! into an HBase whose root directory is on that HDFS (`scripts/hbase.sh start --hdfs`, as
-//! scripts/test.sh runs it): the quickstart in four regions, the evidence that HBase renamed
-//! the files rather than copied them, two shards written apart, and files that appear only
+//! scripts/test.sh runs it): the quickstart in four regions, handed over through HBase's RPC
+//! by tallrow's client, and the evidence that HBase renamed the files rather than copied
+//! them; two shards written apart and handed to HBase's own tool; files that appear only
 //! once complete.
 //!
 //! The files are written as another HDFS user than HBase's (`HADOOP_USER_NAME`): a store
@@ -78,13 +79,37 @@ fn manifests(url: &str) -> Vec<Manifest> {
     manifest::read_all(&dir).unwrap().into_iter().map(|(_, m)| m).collect()
 }
 
-/// `tallrow bulkload URLS... --backend NATIVE` through the local HBase's tool.
-fn bulkload(cwd: &Path, urls: &[&str], native: &str) -> crate::common::Out {
+/// How `bulkload` hands the files over.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    /// HBase's own RPC, tallrow's client.
+    Rpc,
+    /// The local HBase's bulk-load tool.
+    Tool,
+}
+
+/// `tallrow bulkload URLS... --backend NATIVE`, handed over `via`.
+fn bulkload(cwd: &Path, urls: &[&str], native: &str, via: Via) -> crate::common::Out {
     let tool = format!("{} completebulkload", repo().join("scripts/hbase.sh").display());
     let mut args = vec!["bulkload"];
     args.extend_from_slice(urls);
-    args.extend(["--backend", native, "--hbase-cmd", &tool]);
-    tallrow(cwd, &args)
+    args.extend(["--backend", native]);
+    if via == Via::Tool {
+        args.extend(["--hbase-cmd", &tool]);
+    }
+    let out = tallrow(cwd, &args);
+    let through = match via {
+        Via::Rpc => "through HBase's RPC".to_string(),
+        Via::Tool => format!("through {tool}"),
+    };
+    if out.code == 0 {
+        assert!(
+            out.stdout.lines().next().unwrap_or("").ends_with(&through),
+            "{}",
+            out.stdout
+        );
+    }
+    out
 }
 
 #[test]
@@ -115,7 +140,22 @@ fn the_quickstart_written_into_hdfs_is_renamed_into_hbase_and_verifies() {
         }
     }
 
-    let out = bulkload(tmp.path(), &[&url], &native);
+    // A user who may not move the writer's files is refused in one line, and nothing moved.
+    let stranger = "tallrow-stranger";
+    let out = tallrow_with(
+        tmp.path(),
+        &["bulkload", &url, "--backend", &native],
+        &[("HADOOP_USER_NAME", stranger)],
+    );
+    let line = out.stderr.trim();
+    assert!(
+        out.code != 0 && !line.contains('\n') && line.contains(&format!("not readable and writable by {stranger}")),
+        "{}\n{line}",
+        out.stdout
+    );
+    assert_eq!(files_under(&c, &path_of(&url)), written, "nothing moved");
+
+    let out = bulkload(tmp.path(), &[&url], &native, Via::Rpc);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains("every table holds the rows its HFiles do"),
@@ -164,7 +204,7 @@ fn two_shards_written_into_hdfs_apart_load_together() {
     let workload = small_fixture().display().to_string();
     let (a, b) = (scratch(&hdfs, "a"), scratch(&hdfs, "b"));
     write_into(tmp.path(), &workload, &a, &["--shard", "1/2", "--regions", "3"]);
-    let out = bulkload(tmp.path(), &[&a], &native);
+    let out = bulkload(tmp.path(), &[&a], &native, Via::Tool);
     assert!(
         out.code != 0 && out.stderr.contains("shard 2/2 of small is missing"),
         "{}",
@@ -198,7 +238,7 @@ fn two_shards_written_into_hdfs_apart_load_together() {
         &b,
         &["--shard", "2/2", "--regions", "3", "--replace"],
     );
-    let out = bulkload(tmp.path(), &[&a, &b], &native);
+    let out = bulkload(tmp.path(), &[&a, &b], &native, Via::Tool);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &native]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);

@@ -152,9 +152,11 @@ fn a_table_that_does_not_exist_is_named() {
     assert_eq!(e, tallrow::store::Error::TableNotFound(name));
 }
 
-/// HBase's bulk load with the native client beside it: `bulkload` creates the tables and
-/// counts the rows through `api=native`, and `--split-from` reads the live tables' regions
-/// through it.
+/// HBase's bulk load through the native client: `bulkload` creates the tables, hands the
+/// local files to the region servers (which copy them into HBase's file system) and counts
+/// the rows through `api=native`; `--split-from` reads the live tables' regions through it.
+/// Files split otherwise than the tables are refused before anything moves, and HBase's
+/// tool (`--hbase-cmd`) splits them.
 #[test]
 fn bulkload_and_split_from_go_through_hbases_own_rpc() {
     if !real_hbase_there() {
@@ -177,16 +179,14 @@ fn bulkload_and_split_from_go_through_hbases_own_rpc() {
     );
     let out = tallrow(
         tmp.path(),
-        &[
-            "bulkload",
-            a.to_str().unwrap(),
-            "--backend",
-            &native_url(),
-            "--hbase-cmd",
-            &tool,
-        ],
+        &["bulkload", a.to_str().unwrap(), "--backend", &native_url()],
     );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.lines().next().unwrap().ends_with("through HBase's RPC"),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout.contains("OK: every table holds the rows its HFiles do"),
         "{}",
@@ -209,6 +209,45 @@ fn bulkload_and_split_from_go_through_hbases_own_rpc() {
         let same = again.tables.iter().find(|x| x.name == t.name).unwrap();
         assert_eq!(same.split_points, t.split_points, "{}", t.name);
     }
+    // The same rows in five regions a table: the tables' three regions straddle them.
+    let c = tmp.path().join("c");
+    let hfiles = format!("hfile:{}", c.display());
+    let out = tallrow(tmp.path(), &["load", fixture, "--backend", &hfiles, "--regions", "5"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let files =
+        |dir: &Path| tallrow::bulkload::manifest::hfiles_in(&tallrow::bulkload::fs::Dir::Local(dir.into())).unwrap();
+    let before = files(&c);
+    let out = tallrow(
+        tmp.path(),
+        &["bulkload", c.to_str().unwrap(), "--backend", &native_url()],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = out.stderr.trim();
+    assert!(
+        !line.contains('\n')
+            && line.contains("it is split otherwise than the files; --hbase-cmd hands them to HBase's tool"),
+        "{line}"
+    );
+    assert_eq!(files(&c), before, "nothing moved");
+    let out = tallrow(
+        tmp.path(),
+        &[
+            "bulkload",
+            c.to_str().unwrap(),
+            "--backend",
+            &native_url(),
+            "--hbase-cmd",
+            &tool,
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("OK: every table holds the rows its HFiles do"),
+        "{}",
+        out.stdout
+    );
+    let verify = tallrow(tmp.path(), &["verify", fixture, "--backend", &native_url()]);
+    assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
 }
 
 /// `tallrow sweep` through HBase's own RPC: a data set per point where the data changes,

@@ -450,6 +450,24 @@ impl Store for Native {
         Ok(crate::store::split_keys(regions.into_iter().map(|r| r.start.to_vec())))
     }
 
+    fn loads_hfiles(&self) -> bool {
+        true
+    }
+
+    fn load_hfiles(&self, table: &str, regions: &[crate::store::HFileRegion]) -> Result<()> {
+        let name = name(table)?;
+        let load = self.client.bulk_load(&name).map_err(|e| error(e, &name))?;
+        for r in regions {
+            let files: Vec<(Bytes, String)> = r
+                .files
+                .iter()
+                .map(|(family, path)| (Bytes::from(family.clone()), path.clone()))
+                .collect();
+            load.load(&r.start, &r.end, &files).map_err(|e| error(e, &name))?;
+        }
+        load.finish().map_err(|e| error(e, &name))
+    }
+
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let desc = self.descriptor(table)?;
         validate_mutations(&desc, rows)?;
