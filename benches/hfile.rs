@@ -203,7 +203,7 @@ fn main() {
             r.hfile_secs = secs;
             r.hfile_rss_mib = kib as f64 / 1024.0;
             rows = rows_of(&out);
-            (r.bulkload_secs, r.tool_secs) = bulkload(&dir, &url, tmp.path());
+            (r.bulkload_secs, r.tool_secs) = bulkload(&dir, &native_url, tmp.path());
             r.end_to_end = rows as f64 / (r.hfile_secs + r.bulkload_secs);
             r.count_secs = check_counts(&*store, &dir);
             hdfs(&["rm", "-r", "-skipTrash", &dir]);
@@ -222,7 +222,7 @@ fn main() {
             put.args(["put"]).arg(&local).arg(&copy);
             (r.put_secs, _, _) = timed(&mut put, tmp.path());
             std::fs::remove_dir_all(&local).unwrap();
-            (r.local_bulkload_secs, _) = bulkload(&copy, &url, tmp.path());
+            (r.local_bulkload_secs, _) = bulkload(&copy, &native_url, tmp.path());
             r.local_end_to_end = rows as f64 / (r.local_secs + r.put_secs + r.local_bulkload_secs);
             hdfs(&["rm", "-r", "-skipTrash", &copy]);
 

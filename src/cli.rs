@@ -37,8 +37,8 @@ pub enum Command {
     Load(LoadArgs),
     /// Check a store against a workload's regenerated data.
     Verify(VerifyArgs),
-    /// Hand the HFiles of `load --backend hfile:DIR` to HBase's own bulk-load tool: create
-    /// the tables, load every shard's files, count the rows.
+    /// Hand the HFiles of `load --backend hfile:DIR` to HBase, through its own RPC or its
+    /// bulk-load tool: create the tables, load every shard's files, count the rows.
     Bulkload(BulkloadArgs),
     /// Run a workload's operation mix (loading it first into an empty target) and report
     /// latencies under reports/.
@@ -346,7 +346,8 @@ pub struct BulkloadArgs {
     /// over itself, and api=thrift2 runs `hbase completebulkload`.
     #[arg(long, value_name = "CMD")]
     pub hbase_cmd: Option<String>,
-    /// Tables handed over at once, each by a tool run of its own (0 = one per core).
+    /// Tables handed over at once (0 = up to 16 through HBase's RPC, one per core through
+    /// the tool, each run a JVM of its own).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub parallel: usize,
     /// Skip counting each table's rows through the backend after the hand-over (a scan of every

@@ -5,8 +5,9 @@
 //! - [`output`]: `hfile:DIR`, the load's output that writes a table's rows as HFiles, one
 //!   per region per family per shard, in the layout HBase's bulk-load tool takes.
 //! - [`manifest`]: `DIR/bulkload.json`, what a shard's files hold.
-//! - [`tool`]: `tallrow bulkload`, which creates the tables, runs HBase's bulk-load tool on
-//!   the files and counts what HBase then holds.
+//! - [`tool`]: `tallrow bulkload`, which creates the tables, hands the files to the region
+//!   servers (through HBase's own RPC, or HBase's bulk-load tool) and counts what HBase then
+//!   holds.
 
 pub mod fs;
 pub mod hfile;

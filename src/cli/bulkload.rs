@@ -8,6 +8,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// Tables handed over at once through HBase's RPC unless `--parallel` says.
+const RPC_PARALLEL: usize = 16;
+
 pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
     let backend = Backend::parse(&args.backend, Path::new(".")).context("--backend")?;
     if !matches!(backend, Backend::Hbase(_) | Backend::Native(_)) {
@@ -35,7 +38,12 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
         Some(words) => crate::bulkload::Via::Tool(words),
     };
     let quiet = !crate::load::progress_wanted();
-    let parallel = crate::session::checked_threads(args.parallel, false, "--parallel")?;
+    // A hand-over through the RPC is the servers' work, not ours: every table at once
+    // (up to 16); a tool run is a JVM, one per core.
+    let parallel = match (&via, args.parallel) {
+        (crate::bulkload::Via::Rpc, 0) => RPC_PARALLEL,
+        _ => crate::session::checked_threads(args.parallel, false, "--parallel")?,
+    };
     let say = |line: &str| {
         if !quiet {
             eprintln!("tallrow: {line}");
