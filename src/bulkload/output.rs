@@ -45,11 +45,14 @@ pub fn file_name(region: usize, shard: Shard) -> String {
     format!("region{region:05}_shard{}of{}", shard.index + 1, shard.count)
 }
 
+/// One table's files, and the distinct rows and cells over all of them.
+pub type TableFiles = (Vec<FileEntry>, u64, u64);
+
 /// What the files written so far hold, per table.
 #[derive(Debug, Clone, Default)]
 pub struct Written {
     /// Per table: its files, and the distinct rows and cells over all of them.
-    pub tables: BTreeMap<String, (Vec<FileEntry>, u64, u64)>,
+    pub tables: BTreeMap<String, TableFiles>,
 }
 
 struct Inner {
@@ -394,7 +397,7 @@ struct Bulk {
 
 impl Bulk {
     /// Merges table `i`'s runs into its files, region by region.
-    fn write_table(&self, i: usize) -> Result<(Vec<FileEntry>, u64, u64)> {
+    fn write_table(&self, i: usize) -> Result<TableFiles> {
         let desc = &self.tables[i];
         let inner = &self.store.inner;
         let mut files = Files {
@@ -572,15 +575,25 @@ impl BulkLoad for Bulk {
     }
 
     fn finish(&self) -> Result<Vec<(String, u64)>> {
-        use rayon::prelude::*;
         let resumable = {
             let mut p = self.progress.lock().expect("progress lock");
             p.writing = true;
             p.runs.is_some()
         };
-        let written: Result<Vec<(Vec<FileEntry>, u64, u64)>> = (0..self.tables.len())
-            .into_par_iter()
-            .map(|i| self.write_table(i))
+        // Largest table first, each taken by the next free thread: the load ends when its
+        // last table does, and a large one started last would end alone.
+        let mut order: Vec<(u64, usize)> = (0..self.tables.len()).map(|i| (self.runs.staged_bytes(i), i)).collect();
+        order.sort_by(|a, b| b.cmp(a));
+        let slots: Vec<Mutex<Option<Result<TableFiles>>>> = self.tables.iter().map(|_| Mutex::new(None)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        rayon::broadcast(|_| {
+            while let Some(&(_, i)) = order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                *slots[i].lock().expect("slot lock") = Some(self.write_table(i));
+            }
+        });
+        let written: Result<Vec<TableFiles>> = slots
+            .into_iter()
+            .map(|s| s.into_inner().expect("slot lock").expect("every table written"))
             .collect();
         let written = match written {
             Ok(w) => w,
