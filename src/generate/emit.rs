@@ -4,7 +4,6 @@
 use super::{Follow, Generator};
 use crate::schema::{self, actions, blog, microblog, series};
 use crate::store::{Mutation, RowMutation, TableDescriptor};
-use std::collections::HashSet;
 
 /// The tables a workload writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -87,7 +86,7 @@ pub trait Sink {
 #[derive(Debug, Default)]
 pub struct Scratch {
     followees: Vec<Follow>,
-    seen: HashSet<u64>,
+    seen: super::Seen,
     stamps: Vec<i64>,
     text: String,
     actions: Vec<actions::Action>,

@@ -21,7 +21,6 @@ pub use text::{Texture, deflate_ratio, texture_for, words};
 use crate::schema::{actions::Action, blog::Article, microblog, series::Point};
 use crate::workload::Workload;
 use rng::{Kind, Rng};
-use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -43,6 +42,10 @@ const F_LENGTH: u64 = 3;
 const F_TEXT: u64 = 4;
 const F_ITEM: u64 = 5;
 const F_VALUE: u64 = 6;
+
+/// Scratch space of [`Generator::followees`]: the users drawn so far. Only asked whether it
+/// holds a user, never walked, so its hash need not resist collisions.
+pub type Seen = rustc_hash::FxHashSet<u64>;
 
 /// A follow edge: whom, and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,7 +179,7 @@ impl Generator {
     /// The users `uid` follows, in follow order, with follow times. `seen` is scratch space.
     /// A user takes followers in id order up to the cap: a follow of a user whose cap was
     /// reached by lower ids is dropped.
-    pub fn followees(&self, uid: u64, out: &mut Vec<Follow>, seen: &mut HashSet<u64>) {
+    pub fn followees(&self, uid: u64, out: &mut Vec<Follow>, seen: &mut Seen) {
         self.followees_drawn(uid, out, seen);
         if self.plan.has_cutoffs() {
             out.retain(|f| self.plan.cutoff(f.target).is_none_or(|last| uid <= last));
@@ -184,7 +187,7 @@ impl Generator {
     }
 
     /// The follows `uid` draws, before follower caps.
-    pub(crate) fn followees_drawn(&self, uid: u64, out: &mut Vec<Follow>, seen: &mut HashSet<u64>) {
+    pub(crate) fn followees_drawn(&self, uid: u64, out: &mut Vec<Follow>, seen: &mut Seen) {
         out.clear();
         seen.clear();
         let Some(f) = &self.w.data.follows else { return };

@@ -5,7 +5,7 @@
 
 use super::Generator;
 use rayon::prelude::*;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Follower counts, follower-cap cutoffs and the celebrity set of a workload.
@@ -31,7 +31,7 @@ impl Plan {
         let users = w.data.users;
         let counts: Vec<AtomicU32> = (0..=users).map(|_| AtomicU32::new(0)).collect();
         (0..g.blocks()).into_par_iter().for_each_init(
-            || (Vec::new(), HashSet::new()),
+            || (Vec::new(), super::Seen::default()),
             |(list, seen), b| {
                 for uid in g.block_users(b) {
                     g.followees_drawn(uid, list, seen);
@@ -50,7 +50,7 @@ impl Plan {
         let mut cutoffs = HashMap::new();
         if !over.is_empty() {
             let mut seen_count = over;
-            let (mut list, mut seen) = (Vec::new(), HashSet::new());
+            let (mut list, mut seen) = (Vec::new(), super::Seen::default());
             for uid in 1..=users {
                 g.followees_drawn(uid, &mut list, &mut seen);
                 for f in &list {

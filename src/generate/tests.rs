@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::workload::Workload;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 fn small() -> Generator {
@@ -15,7 +15,7 @@ fn follows_are_distinct_existing_users_within_the_caps() {
     let g = small();
     let w = g.workload();
     let f = w.data.follows.as_ref().unwrap();
-    let (mut list, mut seen) = (Vec::new(), HashSet::new());
+    let (mut list, mut seen) = (Vec::new(), super::Seen::default());
     let mut followers: HashMap<u64, u64> = HashMap::new();
     let mut edges = 0u64;
     for uid in 1..=w.data.users {
@@ -77,7 +77,7 @@ fn post_stamps_are_distinct_newest_first_and_prefix_stable() {
 fn actions_target_posts_that_exist() {
     let g = small();
     let w = g.workload();
-    let (mut list, mut seen, mut stamps, mut actions) = (Vec::new(), HashSet::new(), Vec::new(), Vec::new());
+    let (mut list, mut seen, mut stamps, mut actions) = (Vec::new(), super::Seen::default(), Vec::new(), Vec::new());
     let mut posts: BTreeMap<u64, Vec<i64>> = BTreeMap::new();
     let mut n = 0;
     for uid in 1..=w.data.users {
@@ -109,7 +109,7 @@ fn values_do_not_depend_on_visiting_order() {
     let g = small();
     let collect = |order: Vec<u64>| {
         let mut out = BTreeMap::new();
-        let (mut list, mut seen, mut arts, mut pts) = (Vec::new(), HashSet::new(), Vec::new(), Vec::new());
+        let (mut list, mut seen, mut arts, mut pts) = (Vec::new(), super::Seen::default(), Vec::new(), Vec::new());
         for uid in order {
             g.followees(uid, &mut list, &mut seen);
             g.articles(uid, &mut arts);

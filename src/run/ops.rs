@@ -16,7 +16,7 @@ use crate::schema::series::Series;
 use crate::schema::{self, Result};
 use crate::store::{Store, now_millis};
 use crate::workload::Op;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -91,7 +91,7 @@ pub struct Scratch {
     worker: u64,
     seq: u64,
     follows: Vec<Follow>,
-    seen: HashSet<u64>,
+    seen: crate::generate::Seen,
     stamps: Vec<i64>,
     actions: Vec<Action>,
     articles: Vec<Article>,
@@ -105,7 +105,7 @@ impl Scratch {
             worker: worker as u64,
             seq: 0,
             follows: Vec::new(),
-            seen: HashSet::new(),
+            seen: crate::generate::Seen::default(),
             stamps: Vec::new(),
             actions: Vec::new(),
             articles: Vec::new(),

@@ -330,7 +330,7 @@ impl Verifier<'_> {
         } else if got_fans.len() as u64 > followers {
             // Name the cells of users who do not follow this one.
             let mut list = Vec::new();
-            let mut seen = HashSet::new();
+            let mut seen = crate::generate::Seen::default();
             for c in &got_fans {
                 let follows = weibo::parse_uid(&c.1)
                     .ok()

@@ -130,7 +130,7 @@ impl Checker<'_> {
 
     fn expected_actions(&mut self, uid: u64) -> schema::Result<Vec<Action>> {
         let mut followees = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = crate::generate::Seen::default();
         self.g.followees(uid, &mut followees, &mut seen);
         let (mut stamps, mut list) = (Vec::new(), Vec::new());
         self.g.actions(uid, &followees, &mut stamps, &mut list);
@@ -218,7 +218,7 @@ impl Checker<'_> {
 
     fn check_timelines(&mut self, uid: u64) -> schema::Result<()> {
         let mut followees = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = crate::generate::Seen::default();
         self.g.followees(uid, &mut followees, &mut seen);
         let n = u64::from(self.g.workload().microblog.inbox_versions);
         let mut merged = Vec::new();
@@ -258,7 +258,7 @@ impl Checker<'_> {
             ids
         };
         let mut followees = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = crate::generate::Seen::default();
         self.g.followees(uid, &mut followees, &mut seen);
         let want_followees = by_text(followees.iter().map(|f| f.target).collect());
         let want_followers = by_text(self.followers.get(&uid).cloned().unwrap_or_default());
@@ -379,7 +379,7 @@ pub fn run(
     if w.data.follows.is_some() && !users.is_empty() {
         // Followers of the sampled users: one pass over every user's follows.
         let wanted: HashSet<u64> = users.iter().copied().collect();
-        let (mut list, mut seen) = (Vec::new(), HashSet::new());
+        let (mut list, mut seen) = (Vec::new(), crate::generate::Seen::default());
         for u in 1..=w.data.users {
             g.followees(u, &mut list, &mut seen);
             for f in &list {

@@ -2,7 +2,7 @@
 //! replay of follows and posts in time order, idempotent re-runs, retries, failures that say
 //! where, and a verifier that names exactly the rows that differ.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -133,7 +133,12 @@ fn the_microblog_equals_a_replay_of_follows_and_posts_in_time_order() {
         Post(Post),
     }
     let mut events: Vec<(i64, u8, Event)> = Vec::new();
-    let (mut list, mut seen, mut stamps, mut text) = (Vec::new(), HashSet::new(), Vec::new(), String::new());
+    let (mut list, mut seen, mut stamps, mut text) = (
+        Vec::new(),
+        tallrow::generate::Seen::default(),
+        Vec::new(),
+        String::new(),
+    );
     for uid in 1..=w.data.users {
         g.followees(uid, &mut list, &mut seen);
         events.extend(list.iter().map(|f| (f.at, 0, Event::Follow(uid, f.target))));
