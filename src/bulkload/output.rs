@@ -1,6 +1,6 @@
 //! `hfile:DIR`: the bulk pipeline's second output. A load stages its puts as sorted runs
-//! (as the embedded store's bulk load does), then merges each table's once and writes it as
-//! HFiles (the [`hfile`] module), one per region per family per shard:
+//! (as the embedded store's bulk load does), then merges each region's once and writes it
+//! as HFiles (the [`hfile`] module), one per region per family per shard:
 //! `DIR/<namespace>/<table>/<family>/region<NNNNN>_shard<i>of<N>` (`default` for tables
 //! without a namespace), which is the layout HBase's bulk-load tool takes. Each family keeps
 //! at most its VERSIONS versions of a column, newest first. `DIR/bulkload.json` (one
@@ -16,19 +16,25 @@
 //!
 //! A load that journals (`tallrow load`) checkpoints its bulk load ([`BulkLoad::checkpoint`]):
 //! while staging, the runs are made durable; while writing, the files committed so far are
-//! listed. A resumed load ([`Store::resume_bulk_load`]) takes the runs over, keeps the
-//! committed files whose length still matches, and writes the rest again.
+//! listed, and the regions whose files all are. A resumed load ([`Store::resume_bulk_load`])
+//! takes the runs over, keeps the committed files whose length still matches, passes over
+//! the regions all of whose files it keeps, and writes the rest again.
+//!
+//! The regions of all tables are written at once, each taken by the next free thread,
+//! largest first: the write ends when its last region does.
 
 use super::fs::{self, Dir};
 use super::hfile;
 use super::manifest;
 use crate::load::Shard;
-use crate::store::runs::{Durable, MEMORY, Runs};
+use crate::store::runs::{Durable, MEMORY, Runs, Sealed};
 use crate::store::{BulkLoad, Error, Result, RowMutation, Store, TableDescriptor, canonical_table_name, cellkey};
 use manifest::{FamilyEntry, FileEntry, Manifest, TableEntry};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Where a table's files go under DIR: `<namespace>/<table>`.
@@ -319,6 +325,7 @@ impl Store for HFiles {
             created: Mutex::default(),
             progress: Mutex::default(),
             kept: BTreeMap::new(),
+            done: BTreeMap::new(),
         })))
     }
 
@@ -337,6 +344,17 @@ impl Store for HFiles {
                 }
             }
         }
+        // A region all of whose files are kept is not merged again.
+        let mut done = BTreeMap::new();
+        for (table, regions) in &state.regions {
+            let files = state.files.get(table).map(Vec::as_slice).unwrap_or_default();
+            for r in regions {
+                let of_region: Vec<FileEntry> = files.iter().filter(|f| f.region == r.region).cloned().collect();
+                if of_region.iter().all(|f| kept.contains_key(&f.path)) {
+                    done.insert((table.clone(), r.region), (of_region, r.rows, r.cells));
+                }
+            }
+        }
         Ok(Box::new(Bulk {
             store: self.clone(),
             tables: descs,
@@ -347,6 +365,7 @@ impl Store for HFiles {
                 ..Progress::default()
             }),
             kept,
+            done,
         }))
     }
 }
@@ -364,12 +383,24 @@ pub fn discard_checkpoint(state: &serde_json::Value) {
     }
 }
 
-/// What a checkpoint of the bulk load records: its durable runs, and the files committed.
+/// What a checkpoint of the bulk load records: its durable runs, the files committed, and
+/// the regions all of whose files are.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Checkpoint {
     runs: Durable,
     /// Per table: the files committed so far.
     files: BTreeMap<String, Vec<FileEntry>>,
+    /// Per table: the regions written whole.
+    #[serde(default)]
+    regions: BTreeMap<String, Vec<RegionDone>>,
+}
+
+/// A region whose files are all committed, and the distinct rows and cells they hold.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RegionDone {
+    region: usize,
+    rows: u64,
+    cells: u64,
 }
 
 /// Where a checkpointed bulk load stands.
@@ -381,6 +412,8 @@ struct Progress {
     writing: bool,
     /// Per table: the files committed (or kept) so far.
     files: BTreeMap<String, Vec<FileEntry>>,
+    /// Per table: the regions written (or kept) whole.
+    regions: BTreeMap<String, Vec<RegionDone>>,
 }
 
 /// A load's puts on their way into HFiles.
@@ -393,11 +426,14 @@ struct Bulk {
     progress: Mutex<Progress>,
     /// Files a resumed load found committed, by path: kept, not written again.
     kept: BTreeMap<String, FileEntry>,
+    /// Regions a resumed load found written whole, by table and region: not merged again.
+    done: BTreeMap<(String, usize), TableFiles>,
 }
 
 impl Bulk {
-    /// Merges table `i`'s runs into its files, region by region.
-    fn write_table(&self, i: usize) -> Result<TableFiles> {
+    /// Merges region `r` of table `i` into its files: the region's files, and the
+    /// distinct rows and cells in them.
+    fn write_region(&self, sealed: &Sealed, i: usize, r: usize) -> Result<TableFiles> {
         let desc = &self.tables[i];
         let inner = &self.store.inner;
         let mut files = Files {
@@ -410,16 +446,23 @@ impl Bulk {
             created: &self.created,
             progress: &self.progress,
             kept: &self.kept,
-            region: 0,
+            region: r,
             open: (0..desc.families.len()).map(|_| None).collect(),
             done: Vec::new(),
         };
+        if let Some((kept, rows, cells)) = self.done.get(&(desc.name.clone(), r)) {
+            for f in kept {
+                files.committed(f.clone());
+            }
+            files.region_done(*rows, *cells);
+            return Ok((files.done, *rows, *cells));
+        }
         let (mut row, mut qualifier) = (Vec::new(), Vec::new());
         // The column of the previous cell (row, family, qualifier), kept in reused buffers.
         let (mut col_row, mut col_family, mut col_qualifier) = (Vec::new(), u8::MAX, Vec::new());
         let mut versions = 0u32;
         let (mut rows, mut cells) = (0u64, 0u64);
-        self.runs.merge(i, |key, value| {
+        sealed.merge_region(r, |key, value| {
             row.clear();
             qualifier.clear();
             let at = cellkey::split_escaped(key, 0, Some(&mut row));
@@ -439,14 +482,15 @@ impl Bulk {
                 col_qualifier.clone_from(&qualifier);
             }
             if new_row {
+                debug_assert_eq!(desc.splits.partition_point(|s| s.as_slice() <= row.as_slice()), r);
                 rows += 1;
-                files.enter(&row)?;
                 col_row.clone_from(&row);
             }
             cells += 1;
             files.append(family, &row, &qualifier, ts, value)
         })?;
         files.close_region()?;
+        files.region_done(rows, cells);
         Ok((files.done, rows, cells))
     }
 }
@@ -458,7 +502,7 @@ enum Open {
     Kept(FileEntry),
 }
 
-/// The open files of one table's current region.
+/// The open files of one region of a table.
 struct Files<'a> {
     /// The table's folder, relative to the root.
     table: String,
@@ -477,16 +521,6 @@ struct Files<'a> {
 }
 
 impl Files<'_> {
-    /// Moves to the region of `row`, closing the files of the regions before it.
-    fn enter(&mut self, row: &[u8]) -> Result<()> {
-        let region = self.desc.splits.partition_point(|s| s.as_slice() <= row);
-        if region != self.region {
-            self.close_region()?;
-            self.region = region;
-        }
-        Ok(())
-    }
-
     fn append(&mut self, family: u8, row: &[u8], qualifier: &[u8], ts: i64, value: &[u8]) -> Result<()> {
         let f = family as usize;
         if self.open[f].is_none() {
@@ -518,6 +552,16 @@ impl Files<'_> {
         let mut p = self.progress.lock().expect("progress lock");
         p.files.entry(self.name.to_string()).or_default().push(entry.clone());
         self.done.push(entry);
+    }
+
+    /// Every file of the region is committed: a resume need not merge it again.
+    fn region_done(&self, rows: u64, cells: u64) {
+        let mut p = self.progress.lock().expect("progress lock");
+        p.regions.entry(self.name.to_string()).or_default().push(RegionDone {
+            region: self.region,
+            rows,
+            cells,
+        });
     }
 
     fn close_region(&mut self) -> Result<()> {
@@ -570,6 +614,7 @@ impl BulkLoad for Bulk {
         let c = Checkpoint {
             runs: p.runs.clone().expect("runs made durable"),
             files: p.files.clone(),
+            regions: p.regions.clone(),
         };
         Ok(Some(serde_json::to_value(c).map_err(|e| Error::Io(e.to_string()))?))
     }
@@ -580,26 +625,61 @@ impl BulkLoad for Bulk {
             p.writing = true;
             p.runs.is_some()
         };
-        // Largest table first, each taken by the next free thread: the load ends when its
-        // last table does, and a large one started last would end alone.
-        let mut order: Vec<(u64, usize)> = (0..self.tables.len()).map(|i| (self.runs.staged_bytes(i), i)).collect();
+        let sealed: Vec<Sealed> = (0..self.tables.len())
+            .into_par_iter()
+            .map(|i| self.runs.seal(i))
+            .collect::<Result<_>>()?;
+        // Every region of every table, largest first, each taken by the next free thread:
+        // the write ends when its last region does, and a large one started last would end
+        // alone.
+        let mut order: Vec<(u64, usize, usize)> = sealed
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| (0..s.regions()).map(move |r| (s.region_bytes(r), i, r)))
+            .collect();
         order.sort_by(|a, b| b.cmp(a));
-        let slots: Vec<Mutex<Option<Result<TableFiles>>>> = self.tables.iter().map(|_| Mutex::new(None)).collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<Vec<Mutex<Option<Result<TableFiles>>>>> = sealed
+            .iter()
+            .map(|s| (0..s.regions()).map(|_| Mutex::new(None)).collect())
+            .collect();
+        let (next, failed) = (AtomicUsize::new(0), AtomicBool::new(false));
         rayon::broadcast(|_| {
-            while let Some(&(_, i)) = order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
-                *slots[i].lock().expect("slot lock") = Some(self.write_table(i));
+            while !failed.load(Ordering::Relaxed) {
+                let Some(&(_, i, r)) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    break;
+                };
+                let result = self.write_region(&sealed[i], i, r);
+                failed.fetch_or(result.is_err(), Ordering::Relaxed);
+                *slots[i][r].lock().expect("slot lock") = Some(result);
             }
         });
-        let written: Result<Vec<TableFiles>> = slots
-            .into_iter()
-            .map(|s| s.into_inner().expect("slot lock").expect("every table written"))
-            .collect();
-        let written = match written {
-            Ok(w) => w,
+        drop(sealed);
+        // Per table, its regions' files in region order; or the first failure. A region
+        // not written at all was left for another's failure.
+        let mut tables = Vec::with_capacity(slots.len());
+        let mut failure = None;
+        for regions in slots {
+            let mut table = TableFiles::default();
+            for slot in regions {
+                match slot.into_inner().expect("slot lock") {
+                    Some(Ok((files, rows, cells))) => {
+                        table.0.extend(files);
+                        table.1 += rows;
+                        table.2 += cells;
+                    }
+                    Some(Err(e)) => {
+                        failure.get_or_insert(e);
+                    }
+                    None => {}
+                }
+            }
+            tables.push(table);
+        }
+        let written = match failure {
+            None => tables,
             // A checkpointed load keeps its complete files, which a resume takes over.
-            Err(e) if resumable => return Err(e),
-            Err(e) => {
+            Some(e) if resumable => return Err(e),
+            Some(e) => {
                 // Nothing of a failed load stays: files in progress went with their writers,
                 // and those completed go now, so that the tool finds no part of a data set.
                 for path in self.created.lock().expect("created lock").iter() {

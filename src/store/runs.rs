@@ -5,17 +5,22 @@
 //! share of the memory budget fills; [`Runs::merge`] merges a table's runs once into one
 //! sorted stream, a later cell of the same key replacing the earlier.
 //!
+//! Each run records where every region of its table (the table's split points) begins in
+//! it, so that a table's regions can be merged apart, on several threads at once
+//! ([`Runs::seal`], [`Sealed::merge_region`]).
+//!
 //! The run files live in one folder that `Drop` removes: a load that stops early leaves
 //! nothing behind. A load that journals (`tallrow load --resume`) makes its runs durable
 //! at checkpoints instead ([`Runs::persist`]): from the first one on, the folder stays
 //! until the load completes, and [`Runs::resume`] takes it over after a crash.
 
 use super::{Error, Mutation, Result, RowMutation, TableDescriptor, cellkey, now_millis, validate_mutations};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
@@ -78,12 +83,31 @@ impl Cells {
     }
 }
 
+/// A run file.
+#[derive(Debug, Clone)]
+struct Run {
+    path: PathBuf,
+    /// Its length in bytes.
+    len: u64,
+    /// Per split point of the table: the offset of the run's first cell at or past it,
+    /// where that region's cells begin.
+    bounds: Vec<u64>,
+}
+
+impl Run {
+    /// The byte range of region `r`'s cells.
+    fn range(&self, r: usize) -> (u64, u64) {
+        let start = if r == 0 { 0 } else { self.bounds[r - 1] };
+        (start, self.bounds.get(r).copied().unwrap_or(self.len))
+    }
+}
+
 #[derive(Default)]
 struct Staged {
     cells: Cells,
     /// Run files, oldest first; a slot is taken when a run's cells are, so that runs keep
     /// the order of their cells even when two are written at once.
-    runs: Vec<Option<PathBuf>>,
+    runs: Vec<Option<Run>>,
     /// The leading runs made durable by [`Runs::persist`].
     synced: usize,
 }
@@ -98,6 +122,10 @@ pub struct Durable {
     pub runs: Vec<Vec<String>>,
     /// The number the next run file takes.
     pub next: u64,
+    /// Per table, per run: where each region begins in it (see [`Runs::seal`]). Found
+    /// again by reading the run where it is missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bounds: Vec<Vec<Vec<u64>>>,
 }
 
 /// The staged cells of a bulk load's tables, by table position.
@@ -105,6 +133,8 @@ pub struct Runs {
     dir: PathBuf,
     /// The tables, as validated.
     descs: Vec<TableDescriptor>,
+    /// Per table: its split points as cell key prefixes, where its regions begin.
+    starts: Vec<Vec<Vec<u8>>>,
     /// Per table: a name for its run files, and what it has staged.
     tables: Vec<(String, Mutex<Staged>)>,
     /// Encoded bytes a table holds before it spills a run.
@@ -130,6 +160,7 @@ impl Runs {
         let run_bytes = memory / files.len().max(1);
         Ok(Runs {
             dir,
+            starts: starts_of(&descs),
             descs,
             tables: files.into_iter().map(|t| (t, Mutex::default())).collect(),
             run_bytes,
@@ -167,24 +198,34 @@ impl Runs {
             }
         }
         let run_bytes = memory / files.len().max(1);
-        let tables = files
-            .into_iter()
-            .zip(&d.runs)
-            .map(|(t, runs)| {
-                let runs: Vec<Option<PathBuf>> = runs.iter().map(|r| Some(dir.join(r))).collect();
-                let synced = runs.len();
-                (
-                    t,
-                    Mutex::new(Staged {
-                        cells: Cells::default(),
-                        runs,
-                        synced,
-                    }),
-                )
-            })
-            .collect();
+        let starts = starts_of(&descs);
+        let mut tables = Vec::with_capacity(files.len());
+        for (t, (file, names)) in files.into_iter().zip(&d.runs).enumerate() {
+            let mut runs = Vec::with_capacity(names.len());
+            for (j, name) in names.iter().enumerate() {
+                let path = dir.join(name);
+                let len = std::fs::metadata(&path)
+                    .map_err(|e| io(format!("cannot read the bulk run {}: {e}", path.display())))?
+                    .len();
+                let bounds = match d.bounds.get(t).and_then(|b| b.get(j)) {
+                    Some(b) if b.len() == starts[t].len() && b.iter().all(|&o| o <= len) => b.clone(),
+                    _ => find_bounds(&path, &starts[t])?,
+                };
+                runs.push(Some(Run { path, len, bounds }));
+            }
+            let synced = runs.len();
+            tables.push((
+                file,
+                Mutex::new(Staged {
+                    cells: Cells::default(),
+                    runs,
+                    synced,
+                }),
+            ));
+        }
         Ok(Runs {
             dir,
+            starts,
             descs,
             tables,
             run_bytes,
@@ -194,34 +235,61 @@ impl Runs {
         })
     }
 
-    /// Makes every cell staged so far durable: the cells in memory are spilled as runs,
-    /// and every run not synced yet is synced, with the folder. Staging waits meanwhile.
-    /// From the first call on, the folder stays when the value is dropped.
+    /// Makes every cell staged before the call durable: the cells in memory are spilled as
+    /// runs, and every run not synced yet is synced, with the folder. Staging waits only
+    /// while the cells in memory are taken. Calls must not overlap (the load's journal
+    /// takes one checkpoint at a time). From the first call on, the folder stays when the
+    /// value is dropped.
     pub fn persist(&self) -> Result<Durable> {
-        let _alone = self.gate.write().unwrap_or_else(|e| e.into_inner());
+        // Staging waits only while the cells in memory are taken, each table's with the
+        // slot its run takes; it goes on into fresh memory while they are spilled.
+        let (taken, counts) = {
+            let _alone = self.gate.write().unwrap_or_else(|e| e.into_inner());
+            let mut taken = Vec::new();
+            let mut counts = Vec::with_capacity(self.tables.len());
+            for (t, (_, staged)) in self.tables.iter().enumerate() {
+                let mut staged = staged.lock().expect("runs lock");
+                if !staged.cells.index.is_empty() {
+                    staged.runs.push(None);
+                    taken.push((t, staged.runs.len() - 1, std::mem::take(&mut staged.cells)));
+                }
+                counts.push(staged.runs.len());
+            }
+            (taken, counts)
+        };
+        let spilled: Vec<Result<Run>> = taken.par_iter().map(|(t, _, cells)| self.spill(*t, cells)).collect();
+        for ((t, slot, _), run) in taken.iter().zip(spilled) {
+            // A run that failed leaves its slot empty: the load fails when it merges, and
+            // loses nothing unsaid.
+            self.tables[*t].1.lock().expect("runs lock").runs[*slot] = Some(run?);
+        }
+        // Every run up to the counts taken above is complete: those not synced yet are.
         let failed = |p: &Path, e: std::io::Error| io(format!("cannot sync the bulk run {}: {e}", p.display()));
         let mut runs = Vec::with_capacity(self.tables.len());
-        for (name, staged) in &self.tables {
-            let mut staged = staged.lock().expect("runs lock");
-            if !staged.cells.index.is_empty() {
-                let cells = std::mem::take(&mut staged.cells);
-                let path = self.spill(name, &cells)?;
-                staged.runs.push(Some(path));
-            }
-            let mut names = Vec::with_capacity(staged.runs.len());
-            for (i, path) in staged.runs.iter().enumerate() {
-                let path = path
+        let mut bounds = Vec::with_capacity(self.tables.len());
+        for ((name, staged), &count) in self.tables.iter().zip(&counts) {
+            let (listed, synced) = {
+                let staged = staged.lock().expect("runs lock");
+                (staged.runs[..count].to_vec(), staged.synced)
+            };
+            let mut names = Vec::with_capacity(count);
+            let mut starts = Vec::with_capacity(count);
+            for (i, run) in listed.iter().enumerate() {
+                let run = run
                     .as_ref()
                     .ok_or_else(|| io(format!("a bulk run of table {name} was not written")))?;
-                if i >= staged.synced {
-                    File::open(path)
+                if i >= synced {
+                    File::open(&run.path)
                         .and_then(|f| f.sync_all())
-                        .map_err(|e| failed(path, e))?;
+                        .map_err(|e| failed(&run.path, e))?;
                 }
-                names.push(path.file_name().unwrap_or_default().to_string_lossy().into_owned());
+                names.push(run.path.file_name().unwrap_or_default().to_string_lossy().into_owned());
+                starts.push(run.bounds.clone());
             }
-            staged.synced = staged.runs.len();
+            let mut staged = staged.lock().expect("runs lock");
+            staged.synced = staged.synced.max(count);
             runs.push(names);
+            bounds.push(starts);
         }
         File::open(&self.dir)
             .and_then(|d| d.sync_all())
@@ -231,6 +299,7 @@ impl Runs {
             dir: self.dir.display().to_string(),
             runs,
             next: self.next_run.load(Ordering::Relaxed),
+            bounds,
         })
     }
 
@@ -247,7 +316,7 @@ impl Runs {
     /// is full, sorting and writing it outside the lock.
     pub fn stage(&self, t: usize, fill: impl FnOnce(&mut Cells)) -> Result<()> {
         let _staging = self.gate.read().unwrap_or_else(|e| e.into_inner());
-        let (name, staged) = &self.tables[t];
+        let (_, staged) = &self.tables[t];
         let full = {
             let mut staged = staged.lock().expect("runs lock");
             fill(&mut staged.cells);
@@ -257,8 +326,8 @@ impl Runs {
             })
         };
         if let Some((slot, cells)) = full {
-            let path = self.spill(name, &cells)?;
-            staged.lock().expect("runs lock").runs[slot] = Some(path);
+            let run = self.spill(t, &cells)?;
+            staged.lock().expect("runs lock").runs[slot] = Some(run);
         }
         Ok(())
     }
@@ -314,19 +383,27 @@ impl Runs {
         })
     }
 
-    /// Writes `cells` in key order to a new run file.
-    fn spill(&self, name: &str, cells: &Cells) -> Result<PathBuf> {
+    /// Writes `cells` in key order to a new run file of table `t`.
+    fn spill(&self, t: usize, cells: &Cells) -> Result<Run> {
         let n = self.next_run.fetch_add(1, Ordering::Relaxed);
-        let path = self.dir.join(format!("{name}-{n:06}.run"));
+        let path = self.dir.join(format!("{}-{n:06}.run", self.tables[t].0));
         let failed = |e: std::io::Error| io(format!("cannot write the bulk run {}: {e}", path.display()));
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(failed)?);
+        let starts = &self.starts[t];
+        let mut bounds = Vec::with_capacity(starts.len());
+        let mut len = 0u64;
         for i in cells.sorted() {
             let (key, value) = (cells.key(i), cells.value(i));
+            while bounds.len() < starts.len() && key >= starts[bounds.len()].as_slice() {
+                bounds.push(len);
+            }
             out.write_all(&(key.len() as u32).to_le_bytes()).map_err(failed)?;
             out.write_all(&(value.len() as u32).to_le_bytes()).map_err(failed)?;
             out.write_all(key).map_err(failed)?;
             out.write_all(value).map_err(failed)?;
+            len += 8 + key.len() as u64 + value.len() as u64;
         }
+        bounds.resize(starts.len(), len);
         out.flush().map_err(failed)?;
         // A load that checkpoints syncs every run at its next checkpoint, while staging
         // waits: written back now, in the background, the run costs that checkpoint little.
@@ -334,32 +411,171 @@ impl Runs {
             let run = path.clone();
             std::thread::spawn(move || File::open(run).and_then(|f| f.sync_data()));
         }
-        Ok(path)
+        Ok(Run { path, len, bounds })
+    }
+
+    /// Ends staging into table `t`: what it staged, ready to be merged region by region.
+    pub fn seal(&self, t: usize) -> Result<Sealed<'_>> {
+        let (name, staged) = &self.tables[t];
+        let staged = std::mem::take(&mut *staged.lock().expect("runs lock"));
+        if staged.runs.iter().any(Option::is_none) {
+            return Err(io(format!("a bulk run of table {name} was not written")));
+        }
+        let order = staged.cells.sorted();
+        let memory_bounds = self.starts[t]
+            .iter()
+            .map(|s| order.partition_point(|&i| staged.cells.key(i) < s.as_slice()))
+            .collect();
+        Ok(Sealed {
+            runs: self,
+            staged,
+            order,
+            memory_bounds,
+        })
     }
 
     /// Merges table `t`'s runs and its cells in memory, calling `emit` with each key once
     /// (its latest value) in key order; the runs are removed after, unless they were made
     /// durable (a resume may merge them again; [`Runs::discard`] removes them).
     pub fn merge(&self, t: usize, mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
-        let (name, staged) = &self.tables[t];
-        let staged = std::mem::take(&mut *staged.lock().expect("runs lock"));
-        let mut sources: Vec<Source> = Vec::with_capacity(staged.runs.len() + 1);
-        for path in &staged.runs {
-            let path = path
-                .as_ref()
-                .ok_or_else(|| io(format!("a bulk run of table {name} was not written")))?;
-            let file = File::open(path).map_err(|e| io(format!("cannot read the bulk run {}: {e}", path.display())))?;
+        let sealed = self.seal(t)?;
+        for r in 0..sealed.regions() {
+            sealed.merge_region(r, &mut emit)?;
+        }
+        Ok(())
+    }
+
+    /// Bytes table `t` has staged: its run files' and what it holds in memory.
+    pub fn staged_bytes(&self, t: usize) -> u64 {
+        let staged = self.tables[t].1.lock().expect("runs lock");
+        let runs: u64 = staged.runs.iter().flatten().map(|r| r.len).sum();
+        runs + staged.cells.held() as u64
+    }
+
+    /// Whether run files were spilled (for tests).
+    pub fn spilled(&self) -> bool {
+        std::fs::read_dir(&self.dir).is_ok_and(|mut d| d.next().is_some())
+    }
+}
+
+impl Drop for Runs {
+    fn drop(&mut self) {
+        // Durable runs stay for the load that resumes this one.
+        if self.kept.load(Ordering::Relaxed) {
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        // The shared parent goes too, unless another bulk load still has its runs there.
+        if let Some(parent) = self.dir.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+}
+
+/// Per table: its split points as cell key prefixes.
+fn starts_of(descs: &[TableDescriptor]) -> Vec<Vec<Vec<u8>>> {
+    descs
+        .iter()
+        .map(|d| d.splits.iter().map(|s| cellkey::row_prefix(s)).collect())
+        .collect()
+}
+
+/// Where each region begins in the run at `path`, read from the run (a checkpoint written
+/// before runs recorded it).
+fn find_bounds(path: &Path, starts: &[Vec<u8>]) -> Result<Vec<u64>> {
+    let failed = |e: std::io::Error| io(format!("cannot read the bulk run {}: {e}", path.display()));
+    let mut reader = BufReader::with_capacity(READ_BUFFER, File::open(path).map_err(failed)?);
+    let (mut bounds, mut at, mut key) = (Vec::with_capacity(starts.len()), 0u64, Vec::new());
+    let mut lengths = [0u8; 8];
+    while bounds.len() < starts.len() {
+        match reader.read_exact(&mut lengths) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => return Err(failed(e)),
+        }
+        let k = u32::from_le_bytes(lengths[..4].try_into().expect("4 bytes")) as usize;
+        let v = u32::from_le_bytes(lengths[4..].try_into().expect("4 bytes")) as i64;
+        key.resize(k, 0);
+        reader.read_exact(&mut key).map_err(failed)?;
+        while bounds.len() < starts.len() && key >= starts[bounds.len()] {
+            bounds.push(at);
+        }
+        reader.seek_relative(v).map_err(failed)?;
+        at += 8 + k as u64 + v as u64;
+    }
+    let len = std::fs::metadata(path).map_err(failed)?.len();
+    bounds.resize(starts.len(), len);
+    Ok(bounds)
+}
+
+/// One table's staged cells, its staging over: its regions are merged apart, in any
+/// order and on any threads. The runs are removed when it is dropped, unless they were
+/// made durable.
+pub struct Sealed<'a> {
+    runs: &'a Runs,
+    staged: Staged,
+    /// The cells in memory, in key order.
+    order: Vec<usize>,
+    /// Per split point: where its region begins in `order`.
+    memory_bounds: Vec<usize>,
+}
+
+impl Sealed<'_> {
+    /// The table's regions: one more than its split points.
+    pub fn regions(&self) -> usize {
+        self.memory_bounds.len() + 1
+    }
+
+    /// The cells of region `r` in memory, in key order.
+    fn memory(&self, r: usize) -> &[usize] {
+        let start = if r == 0 { 0 } else { self.memory_bounds[r - 1] };
+        let end = self.memory_bounds.get(r).copied().unwrap_or(self.order.len());
+        &self.order[start..end]
+    }
+
+    /// Bytes staged for region `r`, over its runs and memory.
+    pub fn region_bytes(&self, r: usize) -> u64 {
+        let runs: u64 = self
+            .staged
+            .runs
+            .iter()
+            .flatten()
+            .map(|run| {
+                let (start, end) = run.range(r);
+                end - start
+            })
+            .sum();
+        let cells = &self.staged.cells;
+        let memory: u64 = self
+            .memory(r)
+            .iter()
+            .map(|&i| 8 + (cells.key(i).len() + cells.value(i).len()) as u64)
+            .sum();
+        runs + memory
+    }
+
+    /// Merges region `r`'s cells, calling `emit` with each key once (its latest value) in
+    /// key order.
+    pub fn merge_region(&self, r: usize, mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()> {
+        let mut sources: Vec<Source> = Vec::with_capacity(self.staged.runs.len() + 1);
+        for run in self.staged.runs.iter().flatten() {
+            let (start, end) = run.range(r);
+            if start == end {
+                continue;
+            }
+            let failed = |e: std::io::Error| io(format!("cannot read the bulk run {}: {e}", run.path.display()));
+            let mut file = File::open(&run.path).map_err(failed)?;
+            file.seek(SeekFrom::Start(start)).map_err(failed)?;
             sources.push(Source::Run {
-                reader: BufReader::with_capacity(READ_BUFFER, file),
-                path: path.clone(),
+                reader: BufReader::with_capacity(READ_BUFFER, file.take(end - start)),
+                path: &run.path,
                 key: Vec::new(),
                 value: Vec::new(),
             });
         }
-        let memory = staged.cells.sorted();
         sources.push(Source::Memory {
-            cells: &staged.cells,
-            order: memory,
+            cells: &self.staged.cells,
+            order: self.memory(r),
             at: 0,
         });
         // Smallest key first; of equal keys, the newest source (the highest index) first.
@@ -385,59 +601,31 @@ impl Runs {
                 heap.push(Reverse((key, Reverse(i))));
             }
         }
-        drop(sources);
-        if !self.kept.load(Ordering::Relaxed) {
-            for path in staged.runs.iter().flatten() {
-                let _ = std::fs::remove_file(path);
-            }
-        }
         Ok(())
     }
-
-    /// Bytes table `t` has staged: its run files' and what it holds in memory.
-    pub fn staged_bytes(&self, t: usize) -> u64 {
-        let staged = self.tables[t].1.lock().expect("runs lock");
-        let runs: u64 = staged
-            .runs
-            .iter()
-            .flatten()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum();
-        runs + staged.cells.held() as u64
-    }
-
-    /// Whether run files were spilled (for tests).
-    pub fn spilled(&self) -> bool {
-        std::fs::read_dir(&self.dir).is_ok_and(|mut d| d.next().is_some())
-    }
 }
 
-impl Drop for Runs {
+impl Drop for Sealed<'_> {
     fn drop(&mut self) {
-        // Durable runs stay for the load that resumes this one.
-        if self.kept.load(Ordering::Relaxed) {
-            return;
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-        // The shared parent goes too, unless another bulk load still has its runs there.
-        if let Some(parent) = self.dir.parent() {
-            let _ = std::fs::remove_dir(parent);
+        if !self.runs.kept.load(Ordering::Relaxed) {
+            for run in self.staged.runs.iter().flatten() {
+                let _ = std::fs::remove_file(&run.path);
+            }
         }
     }
 }
 
-/// One sorted input of a table's merge.
+/// One sorted input of a region's merge.
 enum Source<'a> {
     Run {
-        reader: BufReader<File>,
-        path: PathBuf,
+        reader: BufReader<std::io::Take<File>>,
+        path: &'a Path,
         key: Vec<u8>,
         value: Vec<u8>,
     },
     Memory {
         cells: &'a Cells,
-        order: Vec<usize>,
+        order: &'a [usize],
         /// One past the current cell.
         at: usize,
     },
@@ -510,6 +698,114 @@ mod tests {
         })
         .unwrap();
         out
+    }
+
+    /// The cells of each region of table 0, merged apart.
+    fn by_region(runs: &Runs) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        let sealed = runs.seal(0).unwrap();
+        (0..sealed.regions())
+            .map(|r| {
+                let mut out = Vec::new();
+                sealed
+                    .merge_region(r, |k, v| {
+                        out.push((k.to_vec(), v.to_vec()));
+                        Ok(())
+                    })
+                    .unwrap();
+                out
+            })
+            .collect()
+    }
+
+    fn row_of(key: &[u8]) -> Vec<u8> {
+        let mut row = Vec::new();
+        cellkey::split_escaped(key, 0, Some(&mut row));
+        row
+    }
+
+    proptest::proptest! {
+        /// Merged region by region, spilled or not, resumed or not, a table's cells are
+        /// those of one merge of all it staged (the latest of each key), each in the
+        /// region its row falls in.
+        #[test]
+        fn regions_merged_apart_make_the_whole(
+            batches in proptest::collection::vec(
+                proptest::collection::vec((proptest::collection::vec(0u8..4, 1..4), 0u8..3, 0i64..3, 0u8..255), 1..40),
+                1..6,
+            ),
+            splits in proptest::collection::btree_set(proptest::collection::vec(0u8..4, 1..3), 0..4),
+            memory in proptest::sample::select(vec![64usize, 512, 1 << 20]),
+            resume in proptest::bool::ANY,
+            forget_bounds in proptest::bool::ANY,
+        ) {
+            let tmp = tempfile::tempdir().unwrap();
+            let mut desc = TableDescriptor::new("t", &["f"], 1);
+            desc.splits = splits.into_iter().collect();
+            let mut expected = std::collections::BTreeMap::new();
+            let runs = Runs::new(tmp.path(), vec![desc.clone()], vec!["t".into()], memory).unwrap();
+            for batch in &batches {
+                let rows: Vec<RowMutation> = batch
+                    .iter()
+                    .map(|(row, q, ts, v)| RowMutation {
+                        row: row.clone(),
+                        mutations: vec![Mutation::put("f", [*q], *ts, [*v])],
+                    })
+                    .collect();
+                runs.add("t", &rows).unwrap();
+                for (row, q, ts, v) in batch {
+                    let mut key = Vec::new();
+                    cellkey::column_prefix(&cellkey::row_prefix(row), 0, &[*q], &mut key);
+                    key.extend_from_slice(&cellkey::encode_ts(*ts));
+                    expected.insert(key, vec![*v]);
+                }
+            }
+            let runs = if resume {
+                let mut durable = runs.persist().unwrap();
+                drop(runs);
+                if forget_bounds {
+                    durable.bounds.clear();
+                }
+                Runs::resume(&durable, vec![desc.clone()], vec!["t".into()], memory).unwrap()
+            } else {
+                runs
+            };
+            let regions = by_region(&runs);
+            proptest::prop_assert_eq!(regions.len(), desc.splits.len() + 1);
+            for (r, cells) in regions.iter().enumerate() {
+                for (k, _) in cells {
+                    let row = row_of(k);
+                    proptest::prop_assert_eq!(desc.splits.partition_point(|s| s.as_slice() <= row.as_slice()), r);
+                }
+            }
+            let all: Vec<(Vec<u8>, Vec<u8>)> = regions.into_iter().flatten().collect();
+            let expected: Vec<(Vec<u8>, Vec<u8>)> = expected.into_iter().collect();
+            proptest::prop_assert_eq!(all, expected);
+            runs.discard();
+        }
+    }
+
+    #[test]
+    fn a_run_records_where_each_region_begins() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut desc = TableDescriptor::new("t", &["f"], 1);
+        desc.splits = vec![b"b".to_vec(), b"c".to_vec(), b"d".to_vec()];
+        let runs = Runs::new(tmp.path(), vec![desc.clone()], vec!["t".into()], 1 << 20).unwrap();
+        runs.add(
+            "t",
+            &[put("a", "q", 1, "1"), put("b", "q", 1, "22"), put("e", "q", 1, "333")],
+        )
+        .unwrap();
+        let durable = runs.persist().unwrap();
+        // A cell's record: 8 bytes of lengths, the key (escaped row "x" and its end, family,
+        // escaped qualifier "q" and its end, 8 bytes of timestamp: 15) and the value.
+        let (a, b, e) = (8 + 15 + 1, 8 + 15 + 2, 8 + 15 + 3);
+        // Region 2 ([c, d)) is empty: regions 2 and 3 begin at the same offset.
+        assert_eq!(durable.bounds, vec![vec![vec![a, a + b, a + b]]]);
+        let run = PathBuf::from(&durable.dir).join(&durable.runs[0][0]);
+        assert_eq!(std::fs::metadata(&run).unwrap().len(), a + b + e);
+        let starts = starts_of(std::slice::from_ref(&desc));
+        assert_eq!(find_bounds(&run, &starts[0]).unwrap(), durable.bounds[0][0]);
+        runs.discard();
     }
 
     #[test]
