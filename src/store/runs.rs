@@ -445,13 +445,6 @@ impl Runs {
         Ok(())
     }
 
-    /// Bytes table `t` has staged: its run files' and what it holds in memory.
-    pub fn staged_bytes(&self, t: usize) -> u64 {
-        let staged = self.tables[t].1.lock().expect("runs lock");
-        let runs: u64 = staged.runs.iter().flatten().map(|r| r.len).sum();
-        runs + staged.cells.held() as u64
-    }
-
     /// Whether run files were spilled (for tests).
     pub fn spilled(&self) -> bool {
         std::fs::read_dir(&self.dir).is_ok_and(|mut d| d.next().is_some())
