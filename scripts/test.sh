@@ -37,6 +37,11 @@ fi
 # One target directory shared by every run (override with CARGO_TARGET_DIR).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# The tests build with the `ci` profile (Cargo.toml): optimized enough that the binary the
+# integration tests run is not their bottleneck, with debug assertions and overflow checks
+# on. A fresh clone gains nothing from incremental builds, which cost time.
+profile=(--profile ci)
+[ -n "${CI:-}" ] && export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 # missing COMPONENT COMMAND [EXIT]: a component the suite needs could not be had.
 missing() {
@@ -163,7 +168,7 @@ if [ ${#features[@]} -gt 0 ]; then
 fi
 
 echo "== cargo test --doc"
-cargo test --workspace --doc --locked "${features[@]}"
+cargo test --workspace --doc --locked "${profile[@]}" "${features[@]}"
 
 # Library, binary and integration tests; the benches are built by clippy above and run by
 # scripts/bench.sh, not here.
@@ -174,8 +179,8 @@ cargo test --workspace --doc --locked "${features[@]}"
 heavy=bigtable::load_verify_and_run_the_quickstart_on_the_emulator
 tested=1
 echo "== cargo test"
-cargo test --workspace --lib --bins --tests --locked "${features[@]}" -- --skip "$heavy" --skip faults::
+cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip "$heavy" --skip faults::
 echo "== cargo test $heavy"
-cargo test --test it --locked "${features[@]}" -- --exact "$heavy"
+cargo test --test it --locked "${profile[@]}" "${features[@]}" -- --exact "$heavy"
 echo "== cargo test faults:: (HBase's region servers split, moved and killed under load)"
-cargo test --test it --locked "${features[@]}" -- faults:: --test-threads=1
+cargo test --test it --locked "${profile[@]}" "${features[@]}" -- faults:: --test-threads=1
