@@ -48,8 +48,16 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     if hfile_dir.is_none() && (args.replace || args.split_from.is_some()) {
         bail!("--replace and --split-from apply to --backend hfile:DIR only");
     }
-    let g = Generator::new(&w);
     let shard = args.shard.get()?;
+    // A resume reads the followers the load it continues counted, when they were kept.
+    let g = if args.resume {
+        Generator::with_plan_from(
+            &w,
+            &load::journal::plan_path(&load::journal::path(&args.reports, shard)),
+        )
+    } else {
+        Generator::new(&w)
+    };
     let (store, hfiles): (Arc<dyn Store>, _) = match &hfile_dir {
         Some(dir) => {
             if args.no_bulk {
@@ -196,7 +204,7 @@ fn load_with(
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
-        "{} {} (shard {}, {} users) into {}: {:.2} s writing, {:.2} s counting followers, {:.2} s counting rows; {} threads, batches of {}",
+        "{} {} (shard {}, {} users) into {}: {:.2} s writing, {:.2} s {}, {:.2} s counting rows; {} threads, batches of {}",
         if out.error.is_some() { "partly loaded" } else { "loaded" },
         w.name,
         opts.shard,
@@ -204,6 +212,11 @@ fn load_with(
         store.identity(),
         secs,
         g.plan_time().as_secs_f64(),
+        if g.plan_read() {
+            "reading the followers counted before"
+        } else {
+            "counting followers"
+        },
         out.count_time.as_secs_f64(),
         w.load.workers(),
         w.load.batch

@@ -66,6 +66,7 @@ pub struct Generator {
     category_zipf: Zipf,
     plan: Arc<Plan>,
     plan_time: std::time::Duration,
+    plan_read: bool,
     texture: Texture,
 }
 
@@ -87,6 +88,29 @@ fn texture(ratio: Option<f64>) -> Texture {
 impl Generator {
     /// The generator of `w`.
     pub fn new(w: &Workload) -> Self {
+        let mut g = Generator::unplanned(w);
+        let started = std::time::Instant::now();
+        g.plan = Arc::new(Plan::build(&g));
+        g.plan_time = started.elapsed();
+        g
+    }
+
+    /// The generator of `w` with the plan [`Plan::write`] kept in `path`, when it is `w`'s
+    /// and whole; otherwise counted as [`Generator::new`] does.
+    pub fn with_plan_from(w: &Workload, path: &std::path::Path) -> Self {
+        let mut g = Generator::unplanned(w);
+        let started = std::time::Instant::now();
+        let read = std::fs::File::open(path)
+            .ok()
+            .and_then(|f| Plan::read(&g, &mut std::io::BufReader::with_capacity(1 << 16, f)));
+        g.plan_read = read.is_some();
+        g.plan = Arc::new(read.unwrap_or_else(|| Plan::build(&g)));
+        g.plan_time = started.elapsed();
+        g
+    }
+
+    /// The generator of `w` without its plan.
+    fn unplanned(w: &Workload) -> Self {
         let rng = Rng::new(w.seed);
         let users = w.data.users;
         let exponent = w.data.follows.as_ref().map_or(0.7, |f| f.zipf_exponent);
@@ -95,7 +119,7 @@ impl Generator {
             .articles
             .as_ref()
             .map_or((1, 1.0), |a| (u64::from(a.categories), a.category_zipf));
-        let mut g = Generator {
+        Generator {
             w: w.clone(),
             rng,
             popularity: Scramble::new(users, rng.stream(Kind::User, 0, 0).u64(0)),
@@ -103,12 +127,9 @@ impl Generator {
             category_zipf: Zipf::new(categories, cat_s),
             plan: Arc::new(Plan::empty()),
             plan_time: std::time::Duration::ZERO,
+            plan_read: false,
             texture: texture(w.data.compressibility),
-        };
-        let started = std::time::Instant::now();
-        g.plan = Arc::new(Plan::build(&g));
-        g.plan_time = started.elapsed();
-        g
+        }
     }
 
     /// Follower counts, follower caps and celebrities.
@@ -116,9 +137,15 @@ impl Generator {
         &self.plan
     }
 
-    /// How long counting followers took when the generator was made.
+    /// How long counting followers (or reading what they were) took when the generator was
+    /// made.
     pub fn plan_time(&self) -> std::time::Duration {
         self.plan_time
+    }
+
+    /// Whether the plan was read from a file ([`Generator::with_plan_from`]).
+    pub fn plan_read(&self) -> bool {
+        self.plan_read
     }
 
     /// The workload.

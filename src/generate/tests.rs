@@ -138,3 +138,54 @@ fn a_tight_follower_cap_holds_without_starving_the_graph() {
     let mean = counts.iter().sum::<u64>() as f64 / 2000.0;
     assert!(mean > 17.0, "mean followees {mean}");
 }
+
+#[test]
+fn a_kept_plan_reads_back_only_for_its_own_data_and_whole() {
+    // A cap tight enough to cut some users' followers, and celebrities above 25.
+    let src = "name = \"t\"\nseed = 3\n[data]\nusers = 2000\n[data.follows]\nmean = 20.0\nmax_followers = 0.02\n[microblog]\ncelebrity_threshold = 25\n";
+    let w = Workload::from_str(Path::new("t.toml"), src).unwrap();
+    let g = Generator::new(&w);
+    assert!(g.plan().has_cutoffs() && !g.plan().celebrities().is_empty());
+    let mut bytes = Vec::new();
+    g.plan().write(&w.data_digest(), &mut bytes).unwrap();
+    assert_eq!(&bytes[..8], b"TRPLAN1\n");
+    let read = Plan::read(&g, &mut bytes.as_slice()).expect("its own plan reads back");
+    assert_eq!(&read, g.plan());
+
+    // Through the file a resume reads, the generator is the counted one's.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("load.plan");
+    std::fs::write(&path, &bytes).unwrap();
+    let kept = Generator::with_plan_from(&w, &path);
+    assert!(kept.plan_read());
+    assert_eq!(kept.plan(), g.plan());
+    let mut list = Vec::new();
+    let mut seen = super::Seen::default();
+    let mut again = Vec::new();
+    for uid in [1, 2, 1000, 2000] {
+        g.followees(uid, &mut list, &mut seen);
+        kept.followees(uid, &mut again, &mut seen);
+        assert_eq!(list, again, "user {uid}");
+    }
+
+    // Other data, a cut, a changed byte, bytes after the end: counted again.
+    let other = Workload::from_str(Path::new("t.toml"), &src.replace("seed = 3", "seed = 4")).unwrap();
+    assert!(Plan::read(&Generator::new(&other), &mut bytes.as_slice()).is_none());
+    let more = Workload::from_str(Path::new("t.toml"), &src.replace("2000", "2001")).unwrap();
+    assert!(Plan::read(&Generator::new(&more), &mut bytes.as_slice()).is_none());
+    for cut in [0, 7, 8, 60, bytes.len() / 2, bytes.len() - 1] {
+        assert!(Plan::read(&g, &mut &bytes[..cut]).is_none(), "cut at {cut}");
+    }
+    for at in [3, 20, bytes.len() / 2, bytes.len() - 2] {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x10;
+        assert!(Plan::read(&g, &mut bad.as_slice()).is_none(), "byte {at} changed");
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(Plan::read(&g, &mut longer.as_slice()).is_none());
+    std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+    let counted = Generator::with_plan_from(&w, &path);
+    assert!(!counted.plan_read());
+    assert_eq!(counted.plan(), g.plan());
+}

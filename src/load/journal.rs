@@ -101,6 +101,32 @@ pub fn path(reports: &Path, shard: Shard) -> PathBuf {
     }
 }
 
+/// Where the load whose journal is at `journal` keeps its plan (the followers it counted,
+/// [`crate::generate::Plan::write`]) for a resume to read: `load.plan` beside `load.journal`.
+pub fn plan_path(journal: &Path) -> PathBuf {
+    journal.with_extension("plan")
+}
+
+/// Keeps `g`'s plan beside the journal at `journal` (written whole under a temporary name,
+/// then renamed), unless it was read from there. A plan that cannot be written only costs
+/// a resume the time to count again.
+pub fn keep_plan(journal: &Path, g: &crate::generate::Generator) {
+    if g.plan_read() {
+        return;
+    }
+    let path = plan_path(journal);
+    let tmp = path.with_extension("plan.tmp");
+    let written = std::fs::File::create(&tmp).and_then(|f| {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, f);
+        g.plan().write(&g.workload().data_digest(), &mut out)?;
+        std::io::Write::flush(&mut out)
+    });
+    if written.and_then(|()| std::fs::rename(&tmp, &path)).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
 /// Reads the journal at `path`, if there is one.
 pub fn read(path: &Path) -> Result<Option<File>, String> {
     match std::fs::read(path) {
@@ -467,9 +493,10 @@ impl Journal {
         self.wake.notify_all();
     }
 
-    /// Removes the journal: the load is complete.
+    /// Removes the journal and the plan kept beside it: the load is complete.
     pub fn remove(&self) {
         let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_file(plan_path(&self.path));
     }
 
     /// Where it is.

@@ -73,6 +73,7 @@ pub fn journaled(
         if let Some(state) = start.replaced.as_ref().and_then(|o| o.bulk.as_ref()) {
             hfile::discard_checkpoint(state);
         }
+        load::journal::keep_plan(&path, g);
         journal = Some((load::Journal::new(path, header, start.from.as_ref()), start.from));
     }
     let outcome = load::load_journaled(

@@ -100,6 +100,8 @@ fn resume_and_check(cwd: &Path, args: &[&str], left: &File, threads: u64) {
 /// Returns the resumed load's manifest.
 fn resumed(cwd: &Path, args: &[&str], left: &File, sets: &[&str]) -> serde_json::Value {
     let (digest, row_writes) = whole(cwd, sets);
+    let plan = cwd.join("reports/load.plan");
+    assert!(plan.exists(), "the killed load kept the followers it counted");
     let mut all = vec!["load"];
     all.extend_from_slice(args);
     all.push("--resume");
@@ -107,8 +109,13 @@ fn resumed(cwd: &Path, args: &[&str], left: &File, sets: &[&str]) -> serde_json:
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("resumed the unfinished load"), "{}", out.stdout);
     assert!(
-        !cwd.join("reports/load.journal").exists(),
-        "a complete load removes its journal"
+        out.stdout.contains("s reading the followers counted before"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !cwd.join("reports/load.journal").exists() && !plan.exists(),
+        "a complete load removes its journal and its plan"
     );
     let m = manifest_in(&cwd.join("reports"));
     let r = &m["resumed"];
