@@ -445,10 +445,12 @@ impl Journal {
         std::fs::rename(&tmp, &self.path)
     }
 
-    /// Writes the journal at most once a second until [`Journal::end`], then once more,
-    /// taking the bulk load's checkpoints through `cp` where there is one. A journal that
-    /// cannot be written stops nothing: the load goes on, and says so once.
-    pub fn keep(&self, cp: Option<Checkpointer>) {
+    /// Writes the journal every `period` (at most a second) until [`Journal::end`], then
+    /// once more, taking the bulk load's checkpoints through `cp` where there is one: a
+    /// checkpoint interval under a second is kept only if the writer wakes that often. A
+    /// journal that cannot be written stops nothing: the load goes on, and says so once.
+    pub fn keep(&self, cp: Option<Checkpointer>, period: Duration) {
+        let period = period.clamp(Duration::from_millis(1), Duration::from_secs(1));
         let mut said = false;
         let mut ended = self.ended.lock().expect("journal lock");
         loop {
@@ -478,11 +480,7 @@ impl Journal {
             }
             ended = self.ended.lock().expect("journal lock");
             if !*ended {
-                ended = self
-                    .wake
-                    .wait_timeout(ended, Duration::from_secs(1))
-                    .expect("journal lock")
-                    .0;
+                ended = self.wake.wait_timeout(ended, period).expect("journal lock").0;
             }
         }
     }

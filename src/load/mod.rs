@@ -572,7 +572,14 @@ pub fn load_journaled(
         // Ends the journal's writer however the workers end (a panic included), so that
         // the scope's join does not wait on it forever.
         let _end = journal.map(|j| {
-            scope.spawn(move || j.keep(checkpointer));
+            // A bulk load's checkpoints are taken by the journal's writer, as often as asked;
+            // a store's acknowledgements need the journal once a second.
+            let period = if checkpointer.is_some() {
+                opts.checkpoint
+            } else {
+                Duration::from_secs(1)
+            };
+            scope.spawn(move || j.keep(checkpointer, period));
             journal::Ending(j)
         });
         pool.broadcast(|_| {
