@@ -17,8 +17,6 @@
 use super::{Error, Mutation, Result, RowMutation, TableDescriptor, cellkey, now_millis, validate_mutations};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -67,20 +65,50 @@ impl Cells {
         self.bytes.len() + self.index.len() * 12
     }
 
+    /// Empty, with room for `bytes` of keys and values: a table's cells grow to its share
+    /// of the memory budget before they spill, and growing by doubling would copy them.
+    fn with_capacity(bytes: usize) -> Cells {
+        Cells {
+            bytes: Vec::with_capacity(bytes),
+            index: Vec::new(),
+        }
+    }
+
     /// Positions in key order, a later cell of one key replacing the earlier.
     fn sorted(&self) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.index.len()).collect();
-        // Stable: cells of one key stay in arrival order, so the last one is the latest.
-        order.sort_by(|&a, &b| self.key(a).cmp(self.key(b)));
+        // Sorted by the keys' first 16 bytes, which tell most cells apart without reading
+        // their bytes again; ties compare whole keys, then positions, so that cells of one
+        // key stay in arrival order and the last one is the latest.
+        let mut order: Vec<([u64; 2], u32)> = (0..self.index.len()).map(|i| (prefix(self.key(i)), i as u32)).collect();
+        order.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| self.key(a.1 as usize).cmp(self.key(b.1 as usize)))
+                .then(a.1.cmp(&b.1))
+        });
         let mut out: Vec<usize> = Vec::with_capacity(order.len());
-        for i in order {
+        let mut last: Option<[u64; 2]> = None;
+        for (p, i) in order {
+            let i = i as usize;
             match out.last_mut() {
-                Some(last) if self.key(*last) == self.key(i) => *last = i,
+                Some(l) if last == Some(p) && self.key(*l) == self.key(i) => *l = i,
                 _ => out.push(i),
             }
+            last = Some(p);
         }
         out
     }
+}
+
+/// A key's first 16 bytes as two big-endian words (zero-padded): their order is the
+/// bytes' order, and equal words leave the rest of the keys to compare.
+fn prefix(key: &[u8]) -> [u64; 2] {
+    let mut b = [0u8; 16];
+    let n = key.len().min(16);
+    b[..n].copy_from_slice(&key[..n]);
+    [
+        u64::from_be_bytes(b[..8].try_into().expect("8 bytes")),
+        u64::from_be_bytes(b[8..].try_into().expect("8 bytes")),
+    ]
 }
 
 /// A run file.
@@ -251,7 +279,8 @@ impl Runs {
                 let mut staged = staged.lock().expect("runs lock");
                 if !staged.cells.index.is_empty() {
                     staged.runs.push(None);
-                    taken.push((t, staged.runs.len() - 1, std::mem::take(&mut staged.cells)));
+                    let cells = std::mem::replace(&mut staged.cells, self.fresh_cells());
+                    taken.push((t, staged.runs.len() - 1, cells));
                 }
                 counts.push(staged.runs.len());
             }
@@ -303,6 +332,12 @@ impl Runs {
         })
     }
 
+    /// A table's cells after a spill: room for its share of the memory, and for the batch
+    /// that passes it (a bulk batch is at most a few hundred KiB).
+    fn fresh_cells(&self) -> Cells {
+        Cells::with_capacity(self.run_bytes + (1 << 20))
+    }
+
     /// Removes the runs' folder: the load they staged is complete.
     pub fn discard(&self) {
         self.kept.store(false, Ordering::Relaxed);
@@ -322,7 +357,10 @@ impl Runs {
             fill(&mut staged.cells);
             (staged.cells.held() >= self.run_bytes).then(|| {
                 staged.runs.push(None);
-                (staged.runs.len() - 1, std::mem::take(&mut staged.cells))
+                (
+                    staged.runs.len() - 1,
+                    std::mem::replace(&mut staged.cells, self.fresh_cells()),
+                )
             })
         };
         if let Some((slot, cells)) = full {
@@ -389,12 +427,18 @@ impl Runs {
         let path = self.dir.join(format!("{}-{n:06}.run", self.tables[t].0));
         let failed = |e: std::io::Error| io(format!("cannot write the bulk run {}: {e}", path.display()));
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(failed)?);
-        let starts = &self.starts[t];
-        let mut bounds = Vec::with_capacity(starts.len());
+        let order = cells.sorted();
+        // Where each region begins in `order`, found by bisection rather than a comparison
+        // per cell.
+        let firsts: Vec<usize> = self.starts[t]
+            .iter()
+            .map(|s| order.partition_point(|&i| cells.key(i) < s.as_slice()))
+            .collect();
+        let mut bounds = Vec::with_capacity(firsts.len());
         let mut len = 0u64;
-        for i in cells.sorted() {
+        for (at, &i) in order.iter().enumerate() {
             let (key, value) = (cells.key(i), cells.value(i));
-            while bounds.len() < starts.len() && key >= starts[bounds.len()].as_slice() {
+            while bounds.len() < firsts.len() && at >= firsts[bounds.len()] {
                 bounds.push(len);
             }
             out.write_all(&(key.len() as u32).to_le_bytes()).map_err(failed)?;
@@ -403,7 +447,7 @@ impl Runs {
             out.write_all(value).map_err(failed)?;
             len += 8 + key.len() as u64 + value.len() as u64;
         }
-        bounds.resize(starts.len(), len);
+        bounds.resize(firsts.len(), len);
         out.flush().map_err(failed)?;
         // A load that checkpoints syncs every run at its next checkpoint, while staging
         // waits: written back now, in the background, the run costs that checkpoint little.
@@ -559,42 +603,157 @@ impl Sealed<'_> {
             let failed = |e: std::io::Error| io(format!("cannot read the bulk run {}: {e}", run.path.display()));
             let mut file = File::open(&run.path).map_err(failed)?;
             file.seek(SeekFrom::Start(start)).map_err(failed)?;
-            sources.push(Source::Run {
-                reader: BufReader::with_capacity(READ_BUFFER, file.take(end - start)),
-                path: &run.path,
-                key: Vec::new(),
-                value: Vec::new(),
-            });
+            sources.push(Source::Run(RunReader::new(file.take(end - start), &run.path)));
         }
         sources.push(Source::Memory {
             cells: &self.staged.cells,
             order: self.memory(r),
             at: 0,
         });
-        // Smallest key first; of equal keys, the newest source (the highest index) first.
-        let mut heap = BinaryHeap::new();
+        // A heap of the sources that have a cell, smallest key first and, of equal keys,
+        // the newest source (the highest index) first. Each source's key prefix is kept
+        // beside it, so that most comparisons read no key bytes; the keys stay in their
+        // sources, never copied into the heap.
+        let mut prefixes = vec![[0u64; 2]; sources.len()];
+        let mut heap: Vec<usize> = Vec::with_capacity(sources.len());
         for (i, s) in sources.iter_mut().enumerate() {
             if s.advance()? {
-                heap.push(Reverse((s.key().to_vec(), Reverse(i))));
+                prefixes[i] = prefix(s.key());
+                heap.push(i);
             }
         }
-        let mut last = Vec::new();
-        let mut written = false;
-        // A popped entry's buffer carries its source's next key back into the heap.
-        while let Some(Reverse((mut key, Reverse(i)))) = heap.pop() {
-            if !written || key != last {
-                emit(key.as_slice(), sources[i].value())?;
-                written = true;
+        for at in (0..heap.len() / 2).rev() {
+            sift_down(&mut heap, at, &sources, &prefixes);
+        }
+        let mut last: Vec<u8> = Vec::new();
+        let mut last_prefix = None;
+        while let Some(&i) = heap.first() {
+            let key = sources[i].key();
+            if last_prefix != Some(prefixes[i]) || key != last.as_slice() {
+                emit(key, sources[i].value())?;
                 last.clear();
-                last.extend_from_slice(&key);
+                last.extend_from_slice(key);
+                last_prefix = Some(prefixes[i]);
             }
             if sources[i].advance()? {
-                key.clear();
-                key.extend_from_slice(sources[i].key());
-                heap.push(Reverse((key, Reverse(i))));
+                prefixes[i] = prefix(sources[i].key());
+            } else {
+                heap.swap_remove(0);
             }
+            sift_down(&mut heap, 0, &sources, &prefixes);
         }
         Ok(())
+    }
+}
+
+/// Whether source `a`'s cell comes before source `b`'s in the merge: the smaller key, or
+/// of equal keys the newer source.
+fn before(a: usize, b: usize, sources: &[Source], prefixes: &[[u64; 2]]) -> bool {
+    prefixes[a]
+        .cmp(&prefixes[b])
+        .then_with(|| sources[a].key().cmp(sources[b].key()))
+        .then(b.cmp(&a))
+        .is_lt()
+}
+
+/// Restores the heap order below `at`.
+fn sift_down(heap: &mut [usize], mut at: usize, sources: &[Source], prefixes: &[[u64; 2]]) {
+    loop {
+        let left = 2 * at + 1;
+        if left >= heap.len() {
+            return;
+        }
+        let right = left + 1;
+        let child = if right < heap.len() && before(heap[right], heap[left], sources, prefixes) {
+            right
+        } else {
+            left
+        };
+        if !before(heap[child], heap[at], sources, prefixes) {
+            return;
+        }
+        heap.swap(child, at);
+        at = child;
+    }
+}
+
+/// Reads a run's cells in place: each key and value is a slice of its buffer, refilled
+/// from the file when a cell runs past what it holds.
+struct RunReader<'a> {
+    file: std::io::Take<File>,
+    path: &'a Path,
+    buf: Vec<u8>,
+    /// The bytes of `buf` read from the file.
+    end: usize,
+    /// The current cell: its start in `buf`, key and value lengths.
+    cell: (usize, usize, usize),
+    /// Where the next cell starts in `buf`.
+    next: usize,
+}
+
+impl<'a> RunReader<'a> {
+    fn new(file: std::io::Take<File>, path: &'a Path) -> RunReader<'a> {
+        RunReader {
+            file,
+            path,
+            buf: vec![0; READ_BUFFER],
+            end: 0,
+            cell: (0, 0, 0),
+            next: 0,
+        }
+    }
+
+    /// Makes `need` bytes from `at` readable, moving them to the buffer's front first when
+    /// they run past its end; returns where they now start, or `None` where the file ends
+    /// before them.
+    fn readable(&mut self, at: usize, need: usize) -> std::io::Result<Option<usize>> {
+        if self.end - at >= need {
+            return Ok(Some(at));
+        }
+        self.buf.copy_within(at..self.end, 0);
+        self.end -= at;
+        if self.buf.len() < need {
+            self.buf.resize(need.max(2 * self.buf.len()), 0);
+        }
+        while self.end < need {
+            let n = self.file.read(&mut self.buf[self.end..])?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.end += n;
+        }
+        Ok(Some(0))
+    }
+
+    /// Moves to the next cell; `false` at the end of the run.
+    fn advance(&mut self) -> Result<bool> {
+        let failed = |e: std::io::Error| io(format!("cannot read the bulk run {}: {e}", self.path.display()));
+        let Some(at) = self.readable(self.next, 8).map_err(failed)? else {
+            // A run ends between cells; bytes short of a cell's lengths are a cut run.
+            if self.end > 0 {
+                return Err(failed(std::io::ErrorKind::UnexpectedEof.into()));
+            }
+            return Ok(false);
+        };
+        let k = u32::from_le_bytes(self.buf[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let v = u32::from_le_bytes(self.buf[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
+        let at = self
+            .readable(at, 8 + k + v)
+            .map_err(failed)?
+            .ok_or_else(|| failed(std::io::ErrorKind::UnexpectedEof.into()))?;
+        self.cell = (at, k, v);
+        self.next = at + 8 + k + v;
+        Ok(true)
+    }
+
+    fn key(&self) -> &[u8] {
+        let (at, k, _) = self.cell;
+        &self.buf[at + 8..at + 8 + k]
+    }
+
+    fn value(&self) -> &[u8] {
+        let (at, k, v) = self.cell;
+        &self.buf[at + 8 + k..at + 8 + k + v]
     }
 }
 
@@ -610,12 +769,7 @@ impl Drop for Sealed<'_> {
 
 /// One sorted input of a region's merge.
 enum Source<'a> {
-    Run {
-        reader: BufReader<std::io::Take<File>>,
-        path: &'a Path,
-        key: Vec<u8>,
-        value: Vec<u8>,
-    },
+    Run(RunReader<'a>),
     Memory {
         cells: &'a Cells,
         order: &'a [usize],
@@ -628,27 +782,7 @@ impl Source<'_> {
     /// Moves to the next cell; `false` at the end.
     fn advance(&mut self) -> Result<bool> {
         match self {
-            Source::Run {
-                reader,
-                path,
-                key,
-                value,
-            } => {
-                let failed = |e: std::io::Error| io(format!("cannot read the bulk run {}: {e}", path.display()));
-                let mut lengths = [0u8; 8];
-                match reader.read_exact(&mut lengths) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
-                    Err(e) => return Err(failed(e)),
-                }
-                let k = u32::from_le_bytes(lengths[..4].try_into().expect("4 bytes")) as usize;
-                let v = u32::from_le_bytes(lengths[4..].try_into().expect("4 bytes")) as usize;
-                key.resize(k, 0);
-                value.resize(v, 0);
-                reader.read_exact(key).map_err(failed)?;
-                reader.read_exact(value).map_err(failed)?;
-                Ok(true)
-            }
+            Source::Run(run) => run.advance(),
             Source::Memory { order, at, .. } => {
                 *at += 1;
                 Ok(*at <= order.len())
@@ -658,14 +792,14 @@ impl Source<'_> {
 
     fn key(&self) -> &[u8] {
         match self {
-            Source::Run { key, .. } => key,
+            Source::Run(run) => run.key(),
             Source::Memory { cells, order, at } => cells.key(order[*at - 1]),
         }
     }
 
     fn value(&self) -> &[u8] {
         match self {
-            Source::Run { value, .. } => value,
+            Source::Run(run) => run.value(),
             Source::Memory { cells, order, at } => cells.value(order[*at - 1]),
         }
     }
@@ -716,6 +850,18 @@ mod tests {
         row
     }
 
+    /// Short rows of few bytes, half of them behind a long common prefix: keys that tie on
+    /// their first 16 bytes and differ after, or are shorter, as the sort and the merge
+    /// meet them.
+    fn row() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::strategy::Strategy;
+        (proptest::bool::ANY, proptest::collection::vec(0u8..4, 1..4)).prop_map(|(long, tail)| {
+            let mut row = if long { vec![0u8; 15] } else { Vec::new() };
+            row.extend(tail);
+            row
+        })
+    }
+
     proptest::proptest! {
         /// Merged region by region, spilled or not, resumed or not, a table's cells are
         /// those of one merge of all it staged (the latest of each key), each in the
@@ -723,10 +869,10 @@ mod tests {
         #[test]
         fn regions_merged_apart_make_the_whole(
             batches in proptest::collection::vec(
-                proptest::collection::vec((proptest::collection::vec(0u8..4, 1..4), 0u8..3, 0i64..3, 0u8..255), 1..40),
+                proptest::collection::vec((row(), 0u8..3, 0i64..3, 0u8..255), 1..40),
                 1..6,
             ),
-            splits in proptest::collection::btree_set(proptest::collection::vec(0u8..4, 1..3), 0..4),
+            splits in proptest::collection::btree_set(row(), 0..4),
             memory in proptest::sample::select(vec![64usize, 512, 1 << 20]),
             resume in proptest::bool::ANY,
             forget_bounds in proptest::bool::ANY,
@@ -775,6 +921,44 @@ mod tests {
             proptest::prop_assert_eq!(all, expected);
             runs.discard();
         }
+    }
+
+    /// Cells larger than a run's read buffer merge whole; a run cut inside a cell is an
+    /// error that names it, not a shorter table.
+    #[test]
+    fn cells_larger_than_the_read_buffer_merge_and_a_cut_run_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let desc = TableDescriptor::new("t", &["f"], 1);
+        let big = |c: char, n: usize| c.to_string().repeat(n);
+        let (b, c) = (big('b', 3 * READ_BUFFER + 5), big('c', READ_BUFFER - 3));
+        let runs = Runs::new(tmp.path(), vec![desc.clone()], vec!["t".into()], 1 << 20).unwrap();
+        runs.add(
+            "t",
+            &[put("a", "q", 1, "1"), put("b", "q", 1, &b), put("c", "q", 1, &c)],
+        )
+        .unwrap();
+        runs.add("t", &[put("d", "q", 1, "4")]).unwrap();
+        let durable = runs.persist().unwrap();
+        let values: Vec<Vec<u8>> = by_region(&runs).concat().into_iter().map(|(_, v)| v).collect();
+        assert_eq!(values, [b"1".to_vec(), b.into_bytes(), c.into_bytes(), b"4".to_vec()]);
+
+        let run = PathBuf::from(&durable.dir).join(&durable.runs[0][0]);
+        let len = std::fs::metadata(&run).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&run)
+            .unwrap()
+            .set_len(len - 2)
+            .unwrap();
+        let resumed = Runs::resume(&durable, vec![desc], vec!["t".into()], 1 << 20).unwrap();
+        let sealed = resumed.seal(0).unwrap();
+        let err = sealed.merge_region(0, |_, _| Ok(())).unwrap_err().to_string();
+        assert!(
+            err.contains("cannot read the bulk run") && err.contains(".run"),
+            "{err}"
+        );
+        drop(sealed);
+        resumed.discard();
     }
 
     #[test]
