@@ -97,6 +97,15 @@ impl Cells {
         }
         out
     }
+
+    /// Where each region (of those beginning at `starts`) begins in `order`, a sorted
+    /// order of these cells: found by bisection.
+    fn region_starts(&self, order: &[usize], starts: &[Vec<u8>]) -> Vec<usize> {
+        starts
+            .iter()
+            .map(|s| order.partition_point(|&i| self.key(i) < s.as_slice()))
+            .collect()
+    }
 }
 
 /// A key's first 16 bytes as two big-endian words (zero-padded): their order is the
@@ -428,12 +437,7 @@ impl Runs {
         let failed = |e: std::io::Error| io(format!("cannot write the bulk run {}: {e}", path.display()));
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(failed)?);
         let order = cells.sorted();
-        // Where each region begins in `order`, found by bisection rather than a comparison
-        // per cell.
-        let firsts: Vec<usize> = self.starts[t]
-            .iter()
-            .map(|s| order.partition_point(|&i| cells.key(i) < s.as_slice()))
-            .collect();
+        let firsts = cells.region_starts(&order, &self.starts[t]);
         let mut bounds = Vec::with_capacity(firsts.len());
         let mut len = 0u64;
         for (at, &i) in order.iter().enumerate() {
@@ -466,10 +470,7 @@ impl Runs {
             return Err(io(format!("a bulk run of table {name} was not written")));
         }
         let order = staged.cells.sorted();
-        let memory_bounds = self.starts[t]
-            .iter()
-            .map(|s| order.partition_point(|&i| staged.cells.key(i) < s.as_slice()))
-            .collect();
+        let memory_bounds = staged.cells.region_starts(&order, &self.starts[t]);
         Ok(Sealed {
             runs: self,
             staged,
@@ -737,6 +738,10 @@ impl<'a> RunReader<'a> {
         };
         let k = u32::from_le_bytes(self.buf[at..at + 4].try_into().expect("4 bytes")) as usize;
         let v = u32::from_le_bytes(self.buf[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
+        // Lengths past the run's end (a damaged run) fail here, before a buffer that size.
+        if (8 + k + v) as u64 > (self.end - at) as u64 + self.file.limit() {
+            return Err(failed(std::io::ErrorKind::UnexpectedEof.into()));
+        }
         let at = self
             .readable(at, 8 + k + v)
             .map_err(failed)?
@@ -944,6 +949,26 @@ mod tests {
 
         let run = PathBuf::from(&durable.dir).join(&durable.runs[0][0]);
         let len = std::fs::metadata(&run).unwrap().len();
+        // The last cell (row "d": 8 bytes of lengths, a 15-byte key, a 1-byte value) claims
+        // a value of 4 GiB: named as a cut run, with no buffer of that size.
+        let whole = std::fs::read(&run).unwrap();
+        let mut damaged = whole.clone();
+        let at = whole.len() - 24 + 4;
+        damaged[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(&run, &damaged).unwrap();
+        let mut reader = RunReader::new(File::open(&run).unwrap().take(len), &run);
+        let mut read = 0;
+        let err = loop {
+            match reader.advance() {
+                Ok(true) => read += 1,
+                Ok(false) => panic!("a damaged run read to its end"),
+                Err(e) => break e.to_string(),
+            }
+        };
+        assert_eq!(read, 3, "the cells before the damaged one");
+        assert!(err.contains("cannot read the bulk run"), "{err}");
+        assert!(reader.buf.len() < 1 << 20, "a buffer of {} bytes", reader.buf.len());
+        std::fs::write(&run, &whole).unwrap();
         std::fs::OpenOptions::new()
             .write(true)
             .open(&run)
