@@ -56,6 +56,9 @@ pub struct Options {
     pub pause: Duration,
     /// The user calls run as.
     pub user: String,
+    /// Kerberos (`hbase.security.authentication=kerberos`): the SASL mechanism of each
+    /// connection; `None` for simple authentication.
+    pub sasl: Option<Arc<dyn crate::sasl::Authenticator>>,
 }
 
 impl Default for Options {
@@ -66,6 +69,7 @@ impl Default for Options {
             retries: 15,
             pause: Duration::from_millis(100),
             user: ConnOptions::default().user,
+            sasl: None,
         }
     }
 }
@@ -248,6 +252,7 @@ impl Client {
             user: self.opts.user.clone(),
             connect_timeout: self.opts.connect_timeout,
             calls: self.calls.clone(),
+            sasl: self.opts.sasl.clone(),
         };
         let c = Arc::new(Conn::open(addr, service, &opts)?);
         let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());

@@ -55,6 +55,8 @@ pub struct Options {
     pub connect_timeout: Duration,
     /// Counts every call sent on the connection (shared by a client's connections).
     pub calls: Arc<AtomicU64>,
+    /// Kerberos: the SASL mechanism of each connection; `None` for simple authentication.
+    pub sasl: Option<Arc<dyn crate::sasl::Authenticator>>,
 }
 
 /// The user calls run as, found as `UserGroupInformation` finds it under simple
@@ -86,6 +88,7 @@ impl Default for Options {
             user: login_user(),
             connect_timeout: Duration::from_secs(10),
             calls: Arc::default(),
+            sasl: None,
         }
     }
 }
@@ -132,7 +135,9 @@ struct Calls {
 /// One connection.
 pub struct Conn {
     shared: Arc<Shared>,
-    writer: Mutex<TcpStream>,
+    writer: Mutex<Box<dyn Write + Send>>,
+    /// The socket, to shut it down.
+    socket: TcpStream,
     next_id: AtomicI32,
     service: Service,
     calls: Arc<AtomicU64>,
@@ -156,7 +161,10 @@ impl Conn {
         };
         stream.set_nodelay(true).map_err(conn_err)?;
         let header = pb::ConnectionHeader {
-            user_info: Some(pb::UserInformation {
+            // Under Kerberos the server takes the authenticated principal; a user named here
+            // as well would make the connection a proxy user's, which a cluster with
+            // authorization refuses.
+            user_info: opts.sasl.is_none().then(|| pb::UserInformation {
                 effective_user: opts.user.clone(),
                 real_user: None,
             }),
@@ -176,20 +184,53 @@ impl Conn {
             rpc_crypto_cipher_transformation: None,
             attribute: Vec::new(),
         };
-        let mut hello = Vec::with_capacity(64);
-        hello.extend_from_slice(b"HBas");
-        hello.push(0);
-        hello.push(AUTH_SIMPLE);
         let h = header.encode_to_vec();
-        hello.extend_from_slice(&(h.len() as u32).to_be_bytes());
-        hello.extend_from_slice(&h);
-        let mut w = stream.try_clone().map_err(conn_err)?;
-        w.write_all(&hello).map_err(conn_err)?;
+        let mut framed = Vec::with_capacity(4 + h.len());
+        framed.extend_from_slice(&(h.len() as u32).to_be_bytes());
+        framed.extend_from_slice(&h);
+        let socket = stream.try_clone().map_err(conn_err)?;
+        let mut raw = stream.try_clone().map_err(conn_err)?;
+        let (reader, writer): (Box<dyn Read + Send>, Box<dyn Write + Send>) = match &opts.sasl {
+            None => {
+                let mut hello = Vec::with_capacity(6 + framed.len());
+                hello.extend_from_slice(b"HBas");
+                hello.push(0);
+                hello.push(AUTH_SIMPLE);
+                hello.extend_from_slice(&framed);
+                raw.write_all(&hello).map_err(conn_err)?;
+                (Box::new(stream), Box::new(raw))
+            }
+            Some(auth) => {
+                let mech = auth.mechanism(addr).map_err(|why| Error::Auth {
+                    addr: addr.to_string(),
+                    why,
+                })?;
+                raw.write_all(&[b'H', b'B', b'a', b's', 0, crate::sasl::AUTH_KERBEROS])
+                    .map_err(conn_err)?;
+                // The negotiation answers within the connect timeout, or the connection fails.
+                raw.set_read_timeout(Some(opts.connect_timeout)).map_err(conn_err)?;
+                let layer = crate::sasl::negotiate(&mut raw, mech, addr)?;
+                raw.set_read_timeout(None).map_err(conn_err)?;
+                match layer {
+                    // Authentication alone: the connection goes on unframed.
+                    None => {
+                        raw.write_all(&framed).map_err(conn_err)?;
+                        (Box::new(stream), Box::new(raw))
+                    }
+                    Some(layer) => {
+                        let layer: crate::sasl::Shared = Arc::new(Mutex::new(layer));
+                        let mut w = crate::sasl::FrameWriter::new(raw, Some(layer.clone()));
+                        w.write_all(&framed).map_err(conn_err)?;
+                        let r = crate::sasl::FrameReader::new(stream, Some(layer), MAX_REPLY + (1 << 16));
+                        (Box::new(r), Box::new(w))
+                    }
+                }
+            }
+        };
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
             calls: Mutex::new(Calls::default()),
         });
-        let reader = stream;
         let s = shared.clone();
         std::thread::Builder::new()
             .name(format!("hbase-rpc {addr}"))
@@ -197,7 +238,8 @@ impl Conn {
             .map_err(conn_err)?;
         Ok(Conn {
             shared,
-            writer: Mutex::new(w),
+            writer: Mutex::new(writer),
+            socket,
             next_id: AtomicI32::new(0),
             calls: opts.calls.clone(),
             service,
@@ -283,8 +325,7 @@ impl Conn {
 
     /// Closes the connection: calls in flight fail.
     pub fn close(&self) {
-        let w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = w.shutdown(std::net::Shutdown::Both);
+        let _ = self.socket.shutdown(std::net::Shutdown::Both);
     }
 }
 
@@ -360,7 +401,7 @@ pub fn connect(addr: &str, timeout: Duration) -> Result<TcpStream> {
 }
 
 /// The reader thread: replies to their calls until the connection ends.
-fn read_replies(mut stream: TcpStream, shared: Arc<Shared>) {
+fn read_replies(mut stream: Box<dyn Read + Send>, shared: Arc<Shared>) {
     let why = loop {
         match read_reply(&mut stream, &shared.addr) {
             // A reply to no call (id -1) is the server refusing the connection: a bad

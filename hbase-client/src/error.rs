@@ -15,6 +15,15 @@ pub enum Error {
         /// What happened.
         why: String,
     },
+    /// Kerberos (SASL) failed: no ticket, an unknown principal, a protection the server does
+    /// not offer, a server that refused, or one that runs simple authentication.
+    #[error("{addr}: {why}")]
+    Auth {
+        /// `host:port`.
+        addr: String,
+        /// What happened, in one line.
+        why: String,
+    },
     /// No answer within the call's timeout.
     #[error("{addr}: no answer to {method} within {timeout:?}")]
     Timeout {
@@ -118,6 +127,7 @@ impl Error {
             Error::Timeout { .. } => "timeout".into(),
             Error::Remote { .. } => self.class().unwrap_or("remote").to_string(),
             Error::Protocol(_) => "protocol".into(),
+            Error::Auth { .. } => "auth".into(),
             Error::Bootstrap(_) => "bootstrap".into(),
             Error::TableNotFound(_) => "TableNotFoundException".into(),
             Error::BadRequest(_) => "bad_request".into(),

@@ -49,6 +49,7 @@ fn ask(addr: &str, opts: &Options, timeout: std::time::Duration) -> Result<Clust
         &ConnOptions {
             user: opts.user.clone(),
             connect_timeout: timeout,
+            sasl: opts.sasl.clone(),
             ..Default::default()
         },
     )?;

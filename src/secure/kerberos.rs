@@ -84,7 +84,7 @@ impl Mechanism for Gssapi {
                     Some(q) if mask & q.layer_bit() != 0 => q,
                     Some(q) => {
                         return Err(format!(
-                            "quality of protection mismatch: the server offers qop {} and the URL asks qop={q} (HBase's hbase.thrift.security.qop)",
+                            "quality of protection mismatch: the server offers qop {} and the URL asks qop={q} (the server's hbase.thrift.security.qop, or hbase.rpc.protection on api=native)",
                             Qop::offered(mask)
                         ));
                     }

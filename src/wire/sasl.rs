@@ -9,7 +9,6 @@
 //! server's reason as text.
 
 use std::io::{self, Read, Write};
-use std::sync::{Arc, Mutex};
 
 const START: u8 = 1;
 const OK: u8 = 2;
@@ -20,27 +19,8 @@ const COMPLETE: u8 = 5;
 /// The longest negotiation message accepted from a server (a Kerberos token is a few KB).
 const MAX_NEGOTIATION: usize = 1 << 16;
 
-/// A SASL mechanism, client side.
-pub trait Mechanism: Send {
-    /// Its name on the wire (`GSSAPI`).
-    fn name(&self) -> &'static str;
-    /// The initial response, sent with `START`.
-    fn initial(&mut self) -> Result<Vec<u8>, String>;
-    /// The answer to a server's challenge.
-    fn step(&mut self, challenge: &[u8]) -> Result<Vec<u8>, String>;
-    /// Whether the exchange is done on this side.
-    fn complete(&self) -> bool;
-    /// The security layer negotiated, once complete: `None` when it is authentication only.
-    fn layer(self: Box<Self>) -> Option<Box<dyn Layer>>;
-}
-
-/// A negotiated security layer: integrity or privacy on every frame.
-pub trait Layer: Send {
-    /// Protects one frame's bytes.
-    fn wrap(&mut self, data: &[u8]) -> io::Result<Vec<u8>>;
-    /// Checks (and decrypts) one frame's bytes.
-    fn unwrap(&mut self, data: &[u8]) -> io::Result<Vec<u8>>;
-}
+// The mechanism, its layer and the frames that carry it are HBase's native RPC's too.
+pub use hbase_client::sasl::{FrameReader, FrameWriter, Layer, Mechanism, Shared};
 
 /// Why a negotiation failed, worded for one line.
 #[derive(Debug)]
@@ -116,108 +96,6 @@ pub fn negotiate<S: Read + Write>(
         }
     }
     Ok(mech.layer())
-}
-
-/// A negotiated layer shared by a connection's two halves.
-pub type Shared = Arc<Mutex<Box<dyn Layer>>>;
-
-/// The writing half: every write is one frame (the callers write whole messages, or a
-/// pipelined window of them, in one write).
-pub struct FrameWriter<W> {
-    inner: W,
-    layer: Option<Shared>,
-}
-
-impl<W: Write> FrameWriter<W> {
-    /// Frames to `inner`, wrapped by `layer` when there is one.
-    pub fn new(inner: W, layer: Option<Shared>) -> Self {
-        FrameWriter { inner, layer }
-    }
-}
-
-impl<W: Write> Write for FrameWriter<W> {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if data.is_empty() {
-            return Ok(0);
-        }
-        let wrapped;
-        let body = match &self.layer {
-            Some(l) => {
-                wrapped = l.lock().unwrap_or_else(|p| p.into_inner()).wrap(data)?;
-                &wrapped[..]
-            }
-            None => data,
-        };
-        let mut frame = Vec::with_capacity(4 + body.len());
-        frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-        frame.extend_from_slice(body);
-        self.inner.write_all(&frame)?;
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// The reading half: frames undone (and unwrapped), each at most `limit` bytes.
-pub struct FrameReader<R> {
-    inner: R,
-    layer: Option<Shared>,
-    frame: Vec<u8>,
-    at: usize,
-    limit: usize,
-}
-
-impl<R: Read> FrameReader<R> {
-    /// Frames from `inner`, unwrapped by `layer` when there is one.
-    pub fn new(inner: R, layer: Option<Shared>, limit: usize) -> Self {
-        FrameReader {
-            inner,
-            layer,
-            frame: Vec::new(),
-            at: 0,
-            limit,
-        }
-    }
-
-    fn next_frame(&mut self) -> io::Result<()> {
-        let mut header = [0u8; 4];
-        self.inner.read_exact(&mut header)?;
-        let len = u32::from_be_bytes(header) as usize;
-        if len > self.limit {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("SASL frame of {len} bytes exceeds the limit of {} bytes", self.limit),
-            ));
-        }
-        // Read as it arrives: a claimed length is not allocated up front.
-        self.frame.clear();
-        (&mut self.inner).take(len as u64).read_to_end(&mut self.frame)?;
-        if self.frame.len() < len {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        if let Some(l) = &self.layer {
-            self.frame = l.lock().unwrap_or_else(|p| p.into_inner()).unwrap(&self.frame)?;
-        }
-        self.at = 0;
-        Ok(())
-    }
-}
-
-impl<R: Read> Read for FrameReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        while self.at == self.frame.len() {
-            self.next_frame()?;
-        }
-        let n = buf.len().min(self.frame.len() - self.at);
-        buf[..n].copy_from_slice(&self.frame[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
 }
 
 impl<R: Read + Send> super::Source for FrameReader<R> {}
@@ -331,28 +209,5 @@ mod tests {
             negotiate(&mut d, Box::new(Toy { steps: 0 })),
             Err(Refused::NotSasl(_))
         ));
-    }
-
-    #[test]
-    fn frames_round_trip_through_the_layer() {
-        let layer: Shared = Arc::new(Mutex::new(Box::new(Xor)));
-        let mut w = FrameWriter::new(Vec::new(), Some(layer.clone()));
-        w.write_all(b"first message").unwrap();
-        w.write_all(b"second").unwrap();
-        let wire = w.inner.clone();
-        assert_eq!(&wire[..4], &13u32.to_be_bytes());
-        assert_ne!(&wire[4..17], b"first message");
-        let mut r = FrameReader::new(&wire[..], Some(layer), 1 << 20);
-        let mut back = Vec::new();
-        r.read_to_end(&mut back).unwrap_err();
-        assert_eq!(back, b"first messagesecond");
-    }
-
-    #[test]
-    fn a_frame_above_the_limit_is_refused_before_it_is_read() {
-        let wire = [&(1u32 << 30).to_be_bytes()[..], b"abc"].concat();
-        let mut r = FrameReader::new(&wire[..], None, 1 << 20);
-        let e = r.read(&mut [0u8; 8]).unwrap_err();
-        assert!(e.to_string().contains("exceeds the limit"), "{e}");
     }
 }

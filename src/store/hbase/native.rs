@@ -23,11 +23,46 @@ use hbase_client::cells::{CellType, LATEST_TIMESTAMP};
 use hbase_client::{Mutation, MutationCell, MutationKind, Registry, pb};
 use std::time::Duration;
 
-/// Where the cluster is: `hbase://QUORUM[/ZNODE_PARENT]?api=native[&registry=rpc]`.
+/// Where the cluster is: `hbase://QUORUM[/ZNODE_PARENT]?api=native[&registry=rpc]`, and
+/// how to authenticate to it (`sasl=gssapi[&service=NAME][&qop=auth|auth-int|auth-conf]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     /// How the client finds the cluster.
     pub registry: Registry,
+    /// Kerberos on HBase's RPC (`hbase.security.authentication=kerberos`).
+    pub kerberos: Option<Kerberos>,
+}
+
+/// Kerberos towards the master and the region servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kerberos {
+    /// The first part of the servers' principals (`service=`, `hbase` as in `hbase/_HOST`).
+    pub service: String,
+    /// The protection asked for (`qop=`, as the cluster's `hbase.rpc.protection`); without
+    /// it, the strongest the servers offer.
+    pub qop: Option<super::Qop>,
+}
+
+/// Makes each connection's GSSAPI mechanism, towards the principal of the server it reaches.
+#[derive(Debug)]
+struct Gssapi(Kerberos);
+
+impl hbase_client::sasl::Authenticator for Gssapi {
+    fn mechanism(&self, addr: &str) -> std::result::Result<Box<dyn hbase_client::sasl::Mechanism>, String> {
+        crate::secure::gssapi(&self.0.service, &principal_host(addr), self.0.qop)
+    }
+}
+
+/// The host part of a server's principal (`hbase/_HOST`): the name the server is reached by,
+/// lowercased, as HBase's client takes it with
+/// `hbase.unsafe.client.kerberos.hostname.disable.reversedns` (a region server's address is
+/// the host name it registered under).
+fn principal_host(addr: &str) -> String {
+    let host = match addr.rsplit_once(':') {
+        Some((h, _)) => h,
+        None => addr,
+    };
+    host.trim_start_matches('[').trim_end_matches(']').to_lowercase()
 }
 
 /// ZooKeeper's client port (`hbase.zookeeper.property.clientPort`).
@@ -35,7 +70,7 @@ pub const ZK_PORT: u16 = 2181;
 /// The master's RPC port (`hbase.master.port`), the RPC registry's default.
 pub const MASTER_PORT: u16 = 16000;
 /// The options a native URL takes, for its errors.
-const OPTIONS: &str = "api=native, registry=zk|rpc";
+const OPTIONS: &str = "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf";
 
 impl Spec {
     /// Whether the part after `hbase://` asks for the native API.
@@ -53,17 +88,23 @@ impl Spec {
             None => (authority, ""),
         };
         let mut rpc = false;
+        let (mut kerberos, mut service, mut qop) = (false, None, None);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
                 Some(("api", "native")) => {}
                 Some(("registry", "rpc")) => rpc = true,
                 Some(("registry", "zk" | "zookeeper")) => rpc = false,
                 Some(("registry", v)) => return Err(bad(format!("registry {v:?} is not zk or rpc"))),
-                Some(("sasl" | "auth" | "qop" | "service" | "tls" | "ca", _)) => {
-                    return Err(bad(
-                        "Kerberos and TLS are not spoken on api=native by this tallrow: reach a secured cluster through its Kerberized Thrift gateway (api=thrift1 or api=thrift2, docs/secured.md)"
-                            .into(),
-                    ));
+                Some(("sasl", "gssapi")) | Some(("auth", "kerberos")) => kerberos = true,
+                Some(("sasl", v)) => {
+                    return Err(bad(format!(
+                        "sasl {v:?} is not a mechanism HBase's RPC takes from a client: sasl=gssapi (Kerberos)"
+                    )));
+                }
+                Some(("service", v)) if !v.is_empty() => service = Some(v.to_string()),
+                Some(("qop", v)) => qop = Some(v.parse::<super::Qop>().map_err(bad)?),
+                Some(("tls" | "ca", _)) => {
+                    return Err(bad("TLS on api=native is not spoken by this tallrow yet: reach the cluster through its TLS Thrift gateway (api=thrift2&transport=http&tls=true, docs/secured.md)".into()));
                 }
                 Some(("transport" | "protocol", _)) => {
                     return Err(bad(format!(
@@ -73,6 +114,16 @@ impl Spec {
                 _ => return Err(bad(format!("unknown option {pair:?}; expected {OPTIONS}"))),
             }
         }
+        if !kerberos && (service.is_some() || qop.is_some()) {
+            return Err(bad("service= and qop= go with sasl=gssapi".into()));
+        }
+        if kerberos && !crate::secure::KERBEROS {
+            return Err(bad(crate::secure::NO_KERBEROS.into()));
+        }
+        let kerberos = kerberos.then(|| Kerberos {
+            service: service.unwrap_or_else(|| "hbase".to_string()),
+            qop,
+        });
         let default_port = if rpc { MASTER_PORT } else { ZK_PORT };
         let mut servers = Vec::new();
         for h in hosts.split(',') {
@@ -106,15 +157,25 @@ impl Spec {
                 parent,
             }
         };
-        Ok(Spec { registry })
+        Ok(Spec { registry, kerberos })
     }
 
     /// The URL's canonical form, for reports.
     pub fn url(&self) -> String {
-        match &self.registry {
+        let mut url = match &self.registry {
             Registry::ZooKeeper { quorum, parent } => format!("hbase://{quorum}{parent}?api=native"),
             Registry::Rpc { servers } => format!("hbase://{}?api=native&registry=rpc", servers.join(",")),
+        };
+        if let Some(k) = &self.kerberos {
+            url.push_str("&sasl=gssapi");
+            if k.service != "hbase" {
+                url.push_str(&format!("&service={}", k.service));
+            }
+            if let Some(q) = k.qop {
+                url.push_str(&format!("&qop={q}"));
+            }
         }
+        url
     }
 }
 
@@ -128,8 +189,13 @@ pub struct Native {
 impl Native {
     /// Connects: finds the cluster within the connect timeout, or fails in one line.
     pub fn open(spec: &Spec) -> Result<Native> {
+        let sasl = spec.kerberos.clone().map(|k| {
+            crate::secure::keep_renewed();
+            std::sync::Arc::new(Gssapi(k)) as std::sync::Arc<dyn hbase_client::sasl::Authenticator>
+        });
         let opts = hbase_client::Options {
             connect_timeout: Duration::from_secs(10),
+            sasl,
             ..Default::default()
         };
         let client =
@@ -601,7 +667,9 @@ mod tests {
             ("?api=native", "no host"),
             ("h?api=native&registry=etcd", "not zk or rpc"),
             ("h/hbase?api=native&registry=rpc", "does not read"),
-            ("h?api=native&sasl=gssapi", "Kerberized Thrift gateway"),
+            ("h?api=native&sasl=plain", "not a mechanism HBase's RPC takes"),
+            ("h?api=native&qop=auth", "go with sasl=gssapi"),
+            ("h?api=native&sasl=gssapi&qop=auth-secret", "qop"),
             ("h?api=native&transport=framed", "Thrift gateway's option"),
             ("h?api=native&x=1", "unknown option"),
         ] {
@@ -609,5 +677,26 @@ mod tests {
             assert!(e.contains(says), "{url}: {e}");
             assert!(!e.contains('\n'), "{url}: one line");
         }
+        let kerberized = Spec::parse("zk1?api=native&sasl=gssapi&qop=auth-conf");
+        if crate::secure::KERBEROS {
+            let s = kerberized.unwrap();
+            assert_eq!(
+                s.kerberos,
+                Some(Kerberos {
+                    service: "hbase".into(),
+                    qop: Some(super::super::Qop::AuthConf)
+                })
+            );
+            assert_eq!(s.url(), "hbase://zk1:2181/hbase?api=native&sasl=gssapi&qop=auth-conf");
+            assert_eq!(Spec::parse(&s.url()["hbase://".len()..]).unwrap(), s);
+        } else {
+            assert!(kerberized.unwrap_err().contains("built without Kerberos"));
+        }
+    }
+
+    #[test]
+    fn a_principal_names_the_server_as_it_is_reached() {
+        assert_eq!(principal_host("RS1.Example.COM:16020"), "rs1.example.com");
+        assert_eq!(principal_host("[::1]:16020"), "::1");
     }
 }
