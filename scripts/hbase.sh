@@ -207,7 +207,7 @@ start() {
 }
 
 start_once() {
-  if running && [ -n "$secure" ] && [ -z "${TALLROW_HBASE_SASL1_AUTH:-}" ]; then
+  if running && [ -n "$secure" ] && [ -z "${TALLROW_HBASE_NATIVE_KRB:-}" ]; then
     echo "HBase runs without its secured servers: restarting it with them" >&2
     stop
   fi
@@ -380,6 +380,10 @@ start_secure() { # dir classpath
     "sasl2-int:$s2i:org.apache.hadoop.hbase.thrift2.ThriftServer:hbase.thrift.security.qop=auth-int"
     "https2:$h2:org.apache.hadoop.hbase.thrift2.ThriftServer:hbase.regionserver.thrift.http=true hbase.thrift.ssl.enabled=true hbase.thrift.ssl.keystore.store=$dir/tls/server.p12 hbase.thrift.ssl.keystore.password=tallrow-test hbase.thrift.ssl.keystore.keypassword=tallrow-test hbase.thrift.ssl.keystore.type=PKCS12"
   )
+  local krb krb_pid krb_zk
+  krb="$(start_kerberized_hbase "$dir" "$cp")"
+  krb_pid="${krb% *}" krb_zk="${krb#* }"
+  pids+=("$krb_pid")
   local spec class extra
   for spec in "${servers[@]}"; do
     name="${spec%%:*}" spec="${spec#*:}" port="${spec%%:*}" spec="${spec#*:}"
@@ -397,6 +401,7 @@ export TALLROW_HBASE_SASL1_AUTH='hbase://localhost:$s1a?sasl=gssapi&qop=auth'
 export TALLROW_HBASE_SASL1_CONF='hbase://localhost:$s1c?sasl=gssapi&qop=auth-conf'
 export TALLROW_HBASE_SASL2_INT='hbase://localhost:$s2i?api=thrift2&sasl=gssapi&qop=auth-int'
 export TALLROW_HBASE_HTTPS2='hbase://localhost:$h2?api=thrift2&transport=http&sasl=gssapi&tls=true&ca=$dir/tls/ca.pem'
+export TALLROW_HBASE_NATIVE_KRB='hbase://127.0.0.1:$krb_zk?api=native&sasl=gssapi'
 export TALLROW_HBASE_CA='$dir/tls/ca.pem'
 export TALLROW_HBASE_OTHER_CA='$dir/tls/other-ca.pem'
 export TALLROW_KRB5_CLIENT_KEYTAB='$dir/krb5/client.keytab'
@@ -414,7 +419,14 @@ EOF
       sleep 1
     done
   done
-  echo "secured: realm $realm (KDC pid $kdc_pid), thrift1 SASL auth localhost:$s1a, auth-conf localhost:$s1c, thrift2 SASL auth-int localhost:$s2i, thrift2 HTTPS+SPNEGO localhost:$h2"
+  # The Kerberized cluster is up when its master has initialized (its region server
+  # assigned hbase:meta).
+  until grep -q "Master has completed initialization" "$dir/logs/kerberized-hbase.log" 2>/dev/null; do
+    kill -0 "$krb_pid" 2>/dev/null || { failed "$dir" "the Kerberized HBase exited" kerberized-hbase.log; return 4; }
+    [ $SECONDS -lt $deadline ] || { failed "$dir" "the Kerberized HBase did not initialize within 300 s" kerberized-hbase.log; return 4; }
+    sleep 1
+  done
+  echo "secured: realm $realm (KDC pid $kdc_pid), thrift1 SASL auth localhost:$s1a, auth-conf localhost:$s1c, thrift2 SASL auth-int localhost:$s2i, thrift2 HTTPS+SPNEGO localhost:$h2, native Kerberos 127.0.0.1:$krb_zk"
 }
 
 case "${1:-}" in

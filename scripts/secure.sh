@@ -7,7 +7,13 @@
 #   thrift2  SASL/GSSAPI, qop auth-int    TALLROW_HBASE_SASL2_INT
 #   thrift2  HTTP + SPNEGO + TLS          TALLROW_HBASE_HTTPS2
 #
-# Each variable holds the endpoint's full hbase:// URL. Only the Thrift servers require
+#   native   Kerberos on HBase's RPC, qop auth-int and auth-conf offered   TALLROW_HBASE_NATIVE_KRB
+#
+# Each variable holds the endpoint's full hbase:// URL. The native one is a cluster of its
+# own: a standalone HBase (master, region server and ZooKeeper in one JVM, on the local
+# file system) whose RPC requires Kerberos (hbase.security.authentication=kerberos,
+# hbase.rpc.protection=integrity,privacy), so that a client meets what a secured cluster's
+# master and region servers ask, and a plain client is refused. The Thrift servers require
 # Kerberos: their own calls into the standalone HBase behind them fall back to simple
 # authentication (hbase.ipc.client.fallback-to-simple-auth-allowed), as a Kerberized
 # gateway in front of an unsecured cluster would. What a Thrift client meets (SASL on the
@@ -165,4 +171,54 @@ EOF
     echo "</configuration>"
   } >"$c/hbase-site.xml"
   echo "$c"
+}
+
+# A standalone HBase whose RPC requires Kerberos, under DIR/krb-hbase; prints its pid and
+# its ZooKeeper port. Its master and region server log in as hbase/localhost from the
+# realm's keytab.
+start_kerberized_hbase() { # dir classpath
+  local dir="$1" cp="$2" k="$1/krb-hbase" zk m rs
+  mkdir -p "$k/conf"
+  zk="$(free_port)" m="$(free_port)" rs="$(free_port)"
+  cp "$dir/conf/log4j2.properties" "$k/conf/"
+  cat >"$k/conf/core-site.xml" <<EOF
+<?xml version="1.0"?>
+<configuration>
+  <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
+</configuration>
+EOF
+  {
+    echo '<?xml version="1.0"?>'
+    echo '<configuration>'
+    local kv
+    for kv in \
+      hbase.cluster.distributed=false \
+      "hbase.rootdir=file://$k/root" \
+      "hbase.tmp.dir=$k/tmp" \
+      hbase.wal.provider=filesystem \
+      hbase.unsafe.stream.capability.enforce=false \
+      hbase.zookeeper.quorum=127.0.0.1 \
+      "hbase.zookeeper.property.clientPort=$zk" \
+      "hbase.zookeeper.property.dataDir=$k/zookeeper" \
+      "hbase.master.port=$m" \
+      "hbase.regionserver.port=$rs" \
+      hbase.master.hostname=localhost \
+      hbase.unsafe.regionserver.hostname=localhost \
+      hbase.master.info.port=-1 \
+      hbase.regionserver.info.port=-1 \
+      hbase.hregion.memstore.mslab.enabled=false \
+      hbase.security.authentication=kerberos \
+      hbase.rpc.protection=integrity,privacy \
+      "hbase.master.kerberos.principal=hbase/localhost@$realm" \
+      "hbase.master.keytab.file=$dir/krb5/hbase.keytab" \
+      "hbase.regionserver.kerberos.principal=hbase/localhost@$realm" \
+      "hbase.regionserver.keytab.file=$dir/krb5/hbase.keytab"; do
+      echo "  <property><name>${kv%%=*}</name><value>${kv#*=}</value></property>"
+    done
+    echo '</configuration>'
+  } >"$k/conf/hbase-site.xml"
+  (cd "$k" && exec java "${jdk_flags[@]}" -Xmx384m "-Djava.security.krb5.conf=$KRB5_CONFIG" \
+    "-Dlog4j2.configurationFile=$k/conf/log4j2.properties" "-Dhbase.log.dir=$dir/logs" -cp "$k/conf:$cp" \
+    org.apache.hadoop.hbase.master.HMaster start) >"$dir/logs/kerberized-hbase.log" 2>&1 &
+  echo "$! $zk"
 }

@@ -521,6 +521,18 @@ impl RealHBaseHarness {
         Self::new(secure_hbase("TALLROW_HBASE_HTTPS2").expect("TALLROW_HBASE_HTTPS2"))
     }
 
+    /// The Kerberized cluster through HBase's own RPC, with privacy (`qop=auth-conf`).
+    pub fn native_kerberos_privacy() -> Self {
+        let url = secure_hbase("TALLROW_HBASE_NATIVE_KRB").expect("TALLROW_HBASE_NATIVE_KRB");
+        Self::new(format!("{url}&qop=auth-conf"))
+    }
+
+    /// The Kerberized cluster through HBase's own RPC, with integrity (`qop=auth-int`).
+    pub fn native_kerberos_integrity() -> Self {
+        let url = secure_hbase("TALLROW_HBASE_NATIVE_KRB").expect("TALLROW_HBASE_NATIVE_KRB");
+        Self::new(format!("{url}&qop=auth-int"))
+    }
+
     fn new(url: String) -> Self {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -623,6 +635,12 @@ impl RealHBaseDaoHarness {
     /// Through HBase's own RPC.
     pub fn native() -> Self {
         Self::new(RealHBaseHarness::native)
+    }
+
+    /// The Kerberized cluster through its own RPC, with privacy: its schema tables dropped
+    /// before and after.
+    pub fn native_kerberos_privacy() -> Self {
+        Self::new(RealHBaseHarness::native_kerberos_privacy)
     }
 
     fn new(make: fn() -> RealHBaseHarness) -> Self {

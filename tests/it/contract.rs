@@ -80,6 +80,9 @@ contract_suite!(hbase_native, crate::common::RealHBaseHarness::native, reads_as_
 contract_suite!(hbase_sasl_thrift1, crate::common::RealHBaseHarness::sasl_thrift1; when crate::common::secure_hbase_there);
 contract_suite!(hbase_sasl_thrift2, crate::common::RealHBaseHarness::sasl_thrift2; when crate::common::secure_hbase_there);
 contract_suite!(hbase_https_thrift2, crate::common::RealHBaseHarness::https_thrift2; when crate::common::secure_hbase_there);
+// A cluster whose own RPC requires Kerberos, through api=native at two protections.
+contract_suite!(hbase_native_kerberos_privacy, crate::common::RealHBaseHarness::native_kerberos_privacy, reads_as_the_model; when crate::common::secure_hbase_there);
+contract_suite!(hbase_native_kerberos_integrity, crate::common::RealHBaseHarness::native_kerberos_integrity, reads_as_the_model; when crate::common::secure_hbase_there);
 
 fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
     s.create_table(&TableDescriptor {

@@ -44,6 +44,65 @@ fn load_verify_and_run_through_http_spnego_and_tls() {
     }
 }
 
+/// `load`, `verify` and `run` through the Kerberized cluster's own RPC with `qop`.
+fn native_load_verify_and_run(qop: &str) {
+    // Both protections' tests load the same tables into the one Kerberized cluster: each
+    // takes its turn, on tables dropped before and after.
+    let _turn = RealHBaseDaoHarness::native_kerberos_privacy();
+    let url = format!("{}&qop={qop}", secure_hbase("TALLROW_HBASE_NATIVE_KRB").unwrap());
+    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
+    let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &url, "(HBase native RPC, ");
+    assert!(summary.contains("HBase native RPC"), "the report names the backend");
+}
+
+#[test]
+fn load_verify_and_run_through_native_kerberos_with_privacy() {
+    if secure_hbase_there() {
+        native_load_verify_and_run("auth-conf");
+    }
+}
+
+#[test]
+fn load_verify_and_run_through_native_kerberos_with_integrity() {
+    if secure_hbase_there() {
+        native_load_verify_and_run("auth-int");
+    }
+}
+
+/// Each failure a user of api=native with Kerberos meets first, in one line that names it.
+#[test]
+fn the_native_path_names_each_kerberos_failure() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let url = secure_hbase("TALLROW_HBASE_NATIVE_KRB").unwrap();
+    // The cluster offers integrity and privacy (hbase.rpc.protection=integrity,privacy).
+    let e = refused(&format!("{url}&qop=auth"), &[]);
+    assert!(
+        e.contains(
+            "quality of protection mismatch: the server offers qop auth-int, auth-conf and the URL asks qop=auth"
+        ),
+        "{e}"
+    );
+    let e = refused(&url.replace("&sasl=gssapi", ""), &[]);
+    assert!(
+        e.contains("the server requires authentication (Kerberos) and this connection offered simple authentication"),
+        "{e}"
+    );
+    let plain = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
+    let e = refused(&format!("{plain}&sasl=gssapi"), &[]);
+    assert!(
+        e.contains("the server runs simple authentication, not Kerberos: leave sasl= out"),
+        "{e}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cache = format!("FILE:{}", dir.path().join("empty.ccache").display());
+    let e = refused(&url, &[("KRB5CCNAME", cache.as_str()), ("KRB5_CLIENT_KTNAME", "")]);
+    assert!(e.contains(&format!("no Kerberos ticket in {cache}: run kinit")), "{e}");
+    let e = refused(&format!("{url}&service=nosuch"), &[]);
+    assert!(e.contains("the KDC knows no principal for nosuch/localhost"), "{e}");
+}
+
 /// `host:port` of an `hbase://` URL.
 fn authority(url: &str) -> &str {
     let rest = url.strip_prefix("hbase://").unwrap();
