@@ -139,19 +139,25 @@ make_certificates() { # dir
   }
 }
 
-# A configuration directory for one secured Thrift server: the plain site plus Kerberos,
-# with EXTRA properties (name=value ...).
-secure_conf() { # dir name extra...
-  local dir="$1" name="$2" c="$1/conf-$2"
-  shift 2
-  mkdir -p "$c"
-  cp "$dir/conf/log4j2.properties" "$c/"
-  cat >"$c/core-site.xml" <<EOF
+# Fills configuration directory CONF with the logging of DIR's and a core-site.xml that
+# turns on Kerberos for Hadoop's client code.
+kerberized_conf_dir() { # dir conf
+  mkdir -p "$2"
+  cp "$1/conf/log4j2.properties" "$2/"
+  cat >"$2/core-site.xml" <<EOF
 <?xml version="1.0"?>
 <configuration>
   <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
 </configuration>
 EOF
+}
+
+# A configuration directory for one secured Thrift server: the plain site plus Kerberos,
+# with EXTRA properties (name=value ...).
+secure_conf() { # dir name extra...
+  local dir="$1" name="$2" c="$1/conf-$2"
+  shift 2
+  kerberized_conf_dir "$dir" "$c"
   {
     sed '/<\/configuration>/d' "$dir/conf/hbase-site.xml"
     local kv
@@ -180,13 +186,7 @@ start_kerberized_hbase() { # dir classpath
   local dir="$1" cp="$2" k="$1/krb-hbase" zk m rs
   mkdir -p "$k/conf"
   zk="$(free_port)" m="$(free_port)" rs="$(free_port)"
-  cp "$dir/conf/log4j2.properties" "$k/conf/"
-  cat >"$k/conf/core-site.xml" <<EOF
-<?xml version="1.0"?>
-<configuration>
-  <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
-</configuration>
-EOF
+  kerberized_conf_dir "$dir" "$k/conf"
   {
     echo '<?xml version="1.0"?>'
     echo '<configuration>'
