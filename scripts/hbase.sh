@@ -22,6 +22,9 @@
 #                             HBase's HFilePrettyPrinter (`hbase hfile`), e.g. -m -v -f FILE
 #   scripts/hbase.sh regionserver N
 #                             start region server N (1 or 2) again, after a test killed it
+#   scripts/hbase.sh kerberized NAME [PROPERTY=VALUE...]
+#                             one more Kerberized standalone HBase (as --secure's, with the
+#                             properties over its settings); prints its pid and URL
 #   scripts/hbase.sh chaos ARGS...
 #                             faults made through HBase's Java Admin (split, move, wait for
 #                             the cluster to settle): tests/hbase/src/.../faults/Chaos.java
@@ -363,6 +366,33 @@ restart_regionserver() { # n
   echo "region server $n started again (pid $new)"
 }
 
+# Waits until the standalone HBase NAME (pid PID) has initialized (its region server
+# assigned hbase:meta), up to SECONDS reaching DEADLINE.
+initialized() { # dir name pid deadline
+  until grep -q "Master has completed initialization" "$1/logs/$2.log" 2>/dev/null; do
+    kill -0 "$3" 2>/dev/null || { failed "$1" "the Kerberized HBase $2 exited" "$2.log"; return 1; }
+    [ $SECONDS -lt "$4" ] || { failed "$1" "the Kerberized HBase $2 did not initialize within 300 s" "$2.log"; return 1; }
+    sleep 1
+  done
+}
+
+# One more Kerberized standalone HBase beside a --secure start's, with PROPS (name=value)
+# over its settings; prints its pid and its api=native URL. `stop` stops it with the rest.
+start_kerberized() { # name props...
+  [ -f "$state" ] || { echo "HBase is not running: scripts/hbase.sh start --secure" >&2; return 3; }
+  # shellcheck disable=SC1090
+  . "$state"
+  [ -n "${TALLROW_HBASE_NATIVE_KRB:-}" ] || { echo "HBase runs without --secure" >&2; return 3; }
+  local name="$1" krb pid zk m
+  shift
+  [ ! -e "$TALLROW_HBASE_DIR/$name" ] || { echo "$name exists in $TALLROW_HBASE_DIR" >&2; return 64; }
+  krb="$(start_kerberized_hbase "$TALLROW_HBASE_DIR" "${TALLROW_HBASE_CP#*:}" "$name" "$@")"
+  read -r pid zk m <<<"$krb"
+  sed -i "s|^export TALLROW_HBASE_PIDS='\(.*\)'|export TALLROW_HBASE_PIDS='\1 $pid'|" "$state"
+  initialized "$TALLROW_HBASE_DIR" "$name" "$pid" $((SECONDS + 300)) || return 4
+  echo "$pid hbase://127.0.0.1:$zk?api=native"
+}
+
 # The Kerberized Thrift servers in front of the running HBase (scripts/secure.sh).
 start_secure() { # dir classpath
   local dir="$1" cp="${2#*:}" rc=0
@@ -380,9 +410,9 @@ start_secure() { # dir classpath
     "sasl2-int:$s2i:org.apache.hadoop.hbase.thrift2.ThriftServer:hbase.thrift.security.qop=auth-int"
     "https2:$h2:org.apache.hadoop.hbase.thrift2.ThriftServer:hbase.regionserver.thrift.http=true hbase.thrift.ssl.enabled=true hbase.thrift.ssl.keystore.store=$dir/tls/server.p12 hbase.thrift.ssl.keystore.password=tallrow-test hbase.thrift.ssl.keystore.keypassword=tallrow-test hbase.thrift.ssl.keystore.type=PKCS12"
   )
-  local krb krb_pid krb_zk
-  krb="$(start_kerberized_hbase "$dir" "$cp")"
-  krb_pid="${krb% *}" krb_zk="${krb#* }"
+  local krb krb_pid krb_zk krb_master
+  krb="$(start_kerberized_hbase "$dir" "$cp" kerberized-hbase)"
+  read -r krb_pid krb_zk krb_master <<<"$krb"
   pids+=("$krb_pid")
   local spec class extra
   for spec in "${servers[@]}"; do
@@ -402,6 +432,8 @@ export TALLROW_HBASE_SASL1_CONF='hbase://localhost:$s1c?sasl=gssapi&qop=auth-con
 export TALLROW_HBASE_SASL2_INT='hbase://localhost:$s2i?api=thrift2&sasl=gssapi&qop=auth-int'
 export TALLROW_HBASE_HTTPS2='hbase://localhost:$h2?api=thrift2&transport=http&sasl=gssapi&tls=true&ca=$dir/tls/ca.pem'
 export TALLROW_HBASE_NATIVE_KRB='hbase://127.0.0.1:$krb_zk?api=native&sasl=gssapi'
+export TALLROW_HBASE_NATIVE_KRB_TLS='hbase://127.0.0.1:$krb_zk?api=native&sasl=gssapi&tls=true&ca=$dir/tls/ca.pem'
+export TALLROW_HBASE_NATIVE_KRB_MASTER='localhost:$krb_master'
 export TALLROW_HBASE_CA='$dir/tls/ca.pem'
 export TALLROW_HBASE_OTHER_CA='$dir/tls/other-ca.pem'
 export TALLROW_KRB5_CLIENT_KEYTAB='$dir/krb5/client.keytab'
@@ -421,11 +453,7 @@ EOF
   done
   # The Kerberized cluster is up when its master has initialized (its region server
   # assigned hbase:meta).
-  until grep -q "Master has completed initialization" "$dir/logs/kerberized-hbase.log" 2>/dev/null; do
-    kill -0 "$krb_pid" 2>/dev/null || { failed "$dir" "the Kerberized HBase exited" kerberized-hbase.log; return 4; }
-    [ $SECONDS -lt $deadline ] || { failed "$dir" "the Kerberized HBase did not initialize within 300 s" kerberized-hbase.log; return 4; }
-    sleep 1
-  done
+  initialized "$dir" kerberized-hbase "$krb_pid" "$deadline" || return 4
   echo "secured: realm $realm (KDC pid $kdc_pid), thrift1 SASL auth localhost:$s1a, auth-conf localhost:$s1c, thrift2 SASL auth-int localhost:$s2i, thrift2 HTTPS+SPNEGO localhost:$h2, native Kerberos 127.0.0.1:$krb_zk"
 }
 
@@ -456,6 +484,12 @@ case "${1:-}" in
     ;;
   classpath) classpath "${2:-}" ;;
   regionserver) restart_regionserver "${2:-}" ;;
+  kerberized)
+    shift
+    [ $# -ge 1 ] || { echo "usage: scripts/hbase.sh kerberized NAME [PROPERTY=VALUE...]" >&2; exit 64; }
+    have_tools || exit 1
+    start_kerberized "$@"
+    ;;
   completebulkload | hfile)
     tool=org.apache.hadoop.hbase.tool.BulkLoadHFilesTool
     [ "$1" = hfile ] && tool=org.apache.hadoop.hbase.io.hfile.HFilePrettyPrinter
@@ -500,7 +534,7 @@ case "${1:-}" in
       -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start [--secure] [--hdfs]|stop|status|env|classpath [bench]|regionserver N|chaos ARGS...|describe TABLE|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start [--secure] [--hdfs]|stop|status|env|classpath [bench]|regionserver N|kerberized NAME [PROPERTY=VALUE...]|chaos ARGS...|describe TABLE|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

@@ -8,12 +8,15 @@
 #   thrift2  HTTP + SPNEGO + TLS          TALLROW_HBASE_HTTPS2
 #
 #   native   Kerberos on HBase's RPC, qop auth-int and auth-conf offered   TALLROW_HBASE_NATIVE_KRB
+#   native   the same, inside TLS                                           TALLROW_HBASE_NATIVE_KRB_TLS
 #
 # Each variable holds the endpoint's full hbase:// URL. The native one is a cluster of its
 # own: a standalone HBase (master, region server and ZooKeeper in one JVM, on the local
 # file system) whose RPC requires Kerberos (hbase.security.authentication=kerberos,
 # hbase.rpc.protection=integrity,privacy), so that a client meets what a secured cluster's
-# master and region servers ask, and a plain client is refused. The Thrift servers require
+# master and region servers ask, and a plain client is refused. Its RPC also takes TLS
+# (hbase.server.netty.tls.enabled, with plain connections still served beside it and no
+# client certificate asked for), with the certificate below. The Thrift servers require
 # Kerberos: their own calls into the standalone HBase behind them fall back to simple
 # authentication (hbase.ipc.client.fallback-to-simple-auth-allowed), as a Kerberized
 # gateway in front of an unsecured cluster would. What a Thrift client meets (SASL on the
@@ -116,7 +119,8 @@ start_kdc() { # dir
 }
 
 # A CA, a server certificate for localhost and 127.0.0.1 signed by it in a PKCS12 keystore
-# for Jetty, the CA as PEM for clients, and a second CA that signed nothing.
+# for Jetty, one for localhost alone for HBase's RPC, the CA as PEM for clients, and a
+# second CA that signed nothing.
 make_certificates() { # dir
   local t="$1/tls" pass=tallrow-test
   mkdir -p "$t"
@@ -133,6 +137,14 @@ make_certificates() { # dir
         >"$t/server.pem"
     keytool -importcert -noprompt -alias ca -file "$t/ca.pem" -keystore "$t/server.p12" -storepass "$pass"
     keytool -importcert -noprompt -alias server -file "$t/server.pem" -keystore "$t/server.p12" -storepass "$pass"
+    # HBase's RPC: a certificate for localhost alone, so that a client reaching it by its
+    # address meets a name check that fails.
+    "${kt[@]}" -genkeypair -alias rpc -dname "CN=localhost" -keystore "$t/rpc.p12"
+    keytool -certreq -alias rpc -keystore "$t/rpc.p12" -storepass "$pass" |
+      keytool -gencert -alias ca -keystore "$t/ca.p12" -storepass "$pass" -rfc -validity 3650 \
+        -ext san=dns:localhost -ext ku:c=digitalSignature,keyEncipherment -ext eku=serverAuth >"$t/rpc.pem"
+    keytool -importcert -noprompt -alias ca -file "$t/ca.pem" -keystore "$t/rpc.p12" -storepass "$pass"
+    keytool -importcert -noprompt -alias rpc -file "$t/rpc.pem" -keystore "$t/rpc.p12" -storepass "$pass"
   } >"$t/keytool.log" 2>&1 || {
     echo "keytool could not make the test certificates (see $t/keytool.log)" >&2
     return 2
@@ -179,11 +191,13 @@ secure_conf() { # dir name extra...
   echo "$c"
 }
 
-# A standalone HBase whose RPC requires Kerberos, under DIR/krb-hbase; prints its pid and
-# its ZooKeeper port. Its master and region server log in as hbase/localhost from the
+# A standalone HBase whose RPC requires Kerberos, under DIR/NAME (logging to NAME.log), with
+# EXTRA properties (name=value ...) after the others; prints its pid, its ZooKeeper port and
+# its master's port. Its master and region server log in as hbase/localhost from the
 # realm's keytab.
-start_kerberized_hbase() { # dir classpath
-  local dir="$1" cp="$2" k="$1/krb-hbase" zk m rs
+start_kerberized_hbase() { # dir classpath name extra...
+  local dir="$1" cp="$2" k="$1/$3" zk m rs
+  shift 3
   mkdir -p "$k/conf"
   zk="$(free_port)" m="$(free_port)" rs="$(free_port)"
   kerberized_conf_dir "$dir" "$k/conf"
@@ -212,13 +226,22 @@ start_kerberized_hbase() { # dir classpath
       "hbase.master.kerberos.principal=hbase/localhost@$realm" \
       "hbase.master.keytab.file=$dir/krb5/hbase.keytab" \
       "hbase.regionserver.kerberos.principal=hbase/localhost@$realm" \
-      "hbase.regionserver.keytab.file=$dir/krb5/hbase.keytab"; do
+      "hbase.regionserver.keytab.file=$dir/krb5/hbase.keytab" \
+      hbase.server.netty.tls.enabled=true \
+      hbase.server.netty.tls.supportplaintext=true \
+      hbase.server.netty.tls.client.auth.mode=NONE \
+      "hbase.rpc.tls.keystore.location=$dir/tls/rpc.p12" \
+      hbase.rpc.tls.keystore.type=PKCS12 \
+      hbase.rpc.tls.keystore.password=tallrow-test \
+      "hbase.rpc.tls.truststore.location=$dir/tls/ca.pem" \
+      hbase.rpc.tls.truststore.type=PEM \
+      "$@"; do
       echo "  <property><name>${kv%%=*}</name><value>${kv#*=}</value></property>"
     done
     echo '</configuration>'
   } >"$k/conf/hbase-site.xml"
   (cd "$k" && exec java "${jdk_flags[@]}" -Xmx384m "-Djava.security.krb5.conf=$KRB5_CONFIG" \
     "-Dlog4j2.configurationFile=$k/conf/log4j2.properties" "-Dhbase.log.dir=$dir/logs" -cp "$k/conf:$cp" \
-    org.apache.hadoop.hbase.master.HMaster start) >"$dir/logs/kerberized-hbase.log" 2>&1 &
-  echo "$! $zk"
+    org.apache.hadoop.hbase.master.HMaster start) >"$dir/logs/${k##*/}.log" 2>&1 &
+  echo "$! $zk $m"
 }

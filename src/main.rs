@@ -35,7 +35,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match tallrow::cli::run(cli) {
+    let result = tallrow::cli::run(cli);
+    // Before the exit tears down the Kerberos library: no renewal may be inside it then.
+    tallrow::secure::quiesce();
+    match result {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");

@@ -59,6 +59,8 @@ pub struct Options {
     /// Kerberos (`hbase.security.authentication=kerberos`): the SASL mechanism of each
     /// connection; `None` for simple authentication.
     pub sasl: Option<Arc<dyn crate::sasl::Authenticator>>,
+    /// TLS on every connection (`hbase.client.netty.tls.enabled`).
+    pub tls: Option<crate::tls::Tls>,
 }
 
 impl Default for Options {
@@ -70,6 +72,7 @@ impl Default for Options {
             pause: Duration::from_millis(100),
             user: ConnOptions::default().user,
             sasl: None,
+            tls: None,
         }
     }
 }
@@ -253,6 +256,7 @@ impl Client {
             connect_timeout: self.opts.connect_timeout,
             calls: self.calls.clone(),
             sasl: self.opts.sasl.clone(),
+            tls: self.opts.tls.clone(),
         };
         let c = Arc::new(Conn::open(addr, service, &opts)?);
         let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());

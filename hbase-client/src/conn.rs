@@ -57,6 +57,26 @@ pub struct Options {
     pub calls: Arc<AtomicU64>,
     /// Kerberos: the SASL mechanism of each connection; `None` for simple authentication.
     pub sasl: Option<Arc<dyn crate::sasl::Authenticator>>,
+    /// TLS on the RPC (`hbase.client.netty.tls.enabled`); `None` for plain TCP.
+    pub tls: Option<crate::tls::Tls>,
+}
+
+/// A connection's two halves as one stream, for the SASL exchange.
+struct Duplex<'a, R, W>(&'a mut R, &'a mut W);
+
+impl<R: Read, W: Write> Read for Duplex<'_, R, W> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read, W: Write> Write for Duplex<'_, R, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.1.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.1.flush()
+    }
 }
 
 /// The user calls run as, found as `UserGroupInformation` finds it under simple
@@ -89,6 +109,7 @@ impl Default for Options {
             connect_timeout: Duration::from_secs(10),
             calls: Arc::default(),
             sasl: None,
+            tls: None,
         }
     }
 }
@@ -138,6 +159,10 @@ pub struct Conn {
     writer: Mutex<Box<dyn Write + Send>>,
     /// The socket, to shut it down.
     socket: TcpStream,
+    /// The reader thread, joined when the connection is dropped: it owns the security
+    /// layer's half, whose GSSAPI context must be gone before the process exits (MIT's
+    /// library tears down its locks at exit, and a context deleted then aborts).
+    reader: Option<std::thread::JoinHandle<()>>,
     next_id: AtomicI32,
     service: Service,
     calls: Arc<AtomicU64>,
@@ -189,7 +214,14 @@ impl Conn {
         framed.extend_from_slice(&(h.len() as u32).to_be_bytes());
         framed.extend_from_slice(&h);
         let socket = stream.try_clone().map_err(conn_err)?;
-        let mut raw = stream.try_clone().map_err(conn_err)?;
+        // TLS first, when asked: the preamble and all that follows go inside it.
+        let (mut r, mut w): (Box<dyn Read + Send>, Box<dyn Write + Send>) = match &opts.tls {
+            None => (Box::new(stream.try_clone().map_err(conn_err)?), Box::new(stream)),
+            Some(tls) => {
+                let (r, w) = tls.handshake(stream, addr, opts.connect_timeout)?;
+                (Box::new(r), Box::new(w))
+            }
+        };
         let (reader, writer): (Box<dyn Read + Send>, Box<dyn Write + Send>) = match &opts.sasl {
             None => {
                 let mut hello = Vec::with_capacity(6 + framed.len());
@@ -197,31 +229,31 @@ impl Conn {
                 hello.push(0);
                 hello.push(AUTH_SIMPLE);
                 hello.extend_from_slice(&framed);
-                raw.write_all(&hello).map_err(conn_err)?;
-                (Box::new(stream), Box::new(raw))
+                w.write_all(&hello).map_err(conn_err)?;
+                (r, w)
             }
             Some(auth) => {
                 let mech = auth.mechanism(addr).map_err(|why| Error::Auth {
                     addr: addr.to_string(),
                     why,
                 })?;
-                raw.write_all(&[b'H', b'B', b'a', b's', 0, crate::sasl::AUTH_KERBEROS])
+                w.write_all(&[b'H', b'B', b'a', b's', 0, crate::sasl::AUTH_KERBEROS])
                     .map_err(conn_err)?;
                 // The negotiation answers within the connect timeout, or the connection fails.
-                raw.set_read_timeout(Some(opts.connect_timeout)).map_err(conn_err)?;
-                let layer = crate::sasl::negotiate(&mut raw, mech, addr)?;
-                raw.set_read_timeout(None).map_err(conn_err)?;
+                socket.set_read_timeout(Some(opts.connect_timeout)).map_err(conn_err)?;
+                let layer = crate::sasl::negotiate(&mut Duplex(&mut r, &mut w), mech, addr)?;
+                socket.set_read_timeout(None).map_err(conn_err)?;
                 match layer {
                     // Authentication alone: the connection goes on unframed.
                     None => {
-                        raw.write_all(&framed).map_err(conn_err)?;
-                        (Box::new(stream), Box::new(raw))
+                        w.write_all(&framed).map_err(conn_err)?;
+                        (r, w)
                     }
                     Some(layer) => {
                         let layer: crate::sasl::Shared = Arc::new(Mutex::new(layer));
-                        let mut w = crate::sasl::FrameWriter::new(raw, Some(layer.clone()));
+                        let mut w = crate::sasl::FrameWriter::new(w, Some(layer.clone()));
                         w.write_all(&framed).map_err(conn_err)?;
-                        let r = crate::sasl::FrameReader::new(stream, Some(layer), MAX_REPLY + (1 << 16));
+                        let r = crate::sasl::FrameReader::new(r, Some(layer), MAX_REPLY + (1 << 16));
                         (Box::new(r), Box::new(w))
                     }
                 }
@@ -232,7 +264,7 @@ impl Conn {
             calls: Mutex::new(Calls::default()),
         });
         let s = shared.clone();
-        std::thread::Builder::new()
+        let reader = std::thread::Builder::new()
             .name(format!("hbase-rpc {addr}"))
             .spawn(move || read_replies(reader, s))
             .map_err(conn_err)?;
@@ -240,6 +272,7 @@ impl Conn {
             shared,
             writer: Mutex::new(writer),
             socket,
+            reader: Some(reader),
             next_id: AtomicI32::new(0),
             calls: opts.calls.clone(),
             service,
@@ -332,6 +365,10 @@ impl Conn {
 impl Drop for Conn {
     fn drop(&mut self) {
         self.close();
+        // The shutdown ends the reader's wait at once.
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
     }
 }
 

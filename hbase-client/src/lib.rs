@@ -5,7 +5,7 @@
 //! - [`pb`]: HBase 2.6.1's protocol messages, generated from its `.proto` files;
 //! - [`cells`]: cells and the `KeyValueCodec` cell blocks that carry them;
 //! - [`conn`]: one connection to one server: the `HBas` preamble, the connection header, call
-//!   ids, many calls in flight; [`sasl`]: Kerberos on it, and its security layer;
+//!   ids, many calls in flight; [`sasl`]: Kerberos on it, and its security layer; [`tls`]: TLS under it;
 //! - [`zk`] and the RPC registry: finding the cluster (its id, master and `hbase:meta`);
 //! - [`locate`]: the region cache, fed by `hbase:meta`;
 //! - [`bulk`]: HFiles handed to the region servers, as HBase's bulk-load tool hands them;
@@ -31,6 +31,7 @@ pub mod probe;
 pub mod registry;
 pub mod sasl;
 pub mod scan;
+pub mod tls;
 pub mod zk;
 
 pub use client::{Action, Client, Mutation, MutationCell, MutationKind, Options, Registry, Row};

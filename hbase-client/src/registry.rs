@@ -50,6 +50,7 @@ fn ask(addr: &str, opts: &Options, timeout: std::time::Duration) -> Result<Clust
             user: opts.user.clone(),
             connect_timeout: timeout,
             sasl: opts.sasl.clone(),
+            tls: opts.tls.clone(),
             ..Default::default()
         },
     )?;

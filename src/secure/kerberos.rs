@@ -163,7 +163,9 @@ const RENEW_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
 /// does: every few seconds, when less than a minute is left, `kinit -R`. Each new
 /// connection (and each HTTP request) reads the cache anew, so it sees the renewed ticket;
 /// with `KRB5_CLIENT_KTNAME` set, MIT's GSSAPI gets new tickets from the keytab itself. A
-/// ticket that cannot be renewed expires, and the next authentication fails with one line.
+/// ticket that cannot be renewed expires, and the next authentication fails with one line;
+/// [`expired`] says so too, for connections that authenticated before the expiry and would
+/// otherwise go on as if nothing happened.
 pub(super) fn keep_renewed() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
@@ -176,20 +178,47 @@ pub(super) fn keep_renewed() {
     });
 }
 
+/// Why the cache's ticket can no longer be used, once the renewal found it expired.
+static EXPIRED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Why the ticket in the cache expired, once it has and nothing renewed it.
+pub(super) fn expired() -> Option<&'static str> {
+    EXPIRED.get().map(String::as_str)
+}
+
+/// Held by the renewal while it is inside GSSAPI, and for good once the process ends.
+static RENEWAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Stops the renewal for the rest of the process: MIT's library destroys its locks as the
+/// process exits, and a renewal inside it then would abort the process.
+pub(super) fn quiesce() {
+    std::mem::forget(RENEWAL.lock().unwrap_or_else(|p| p.into_inner()));
+}
+
 fn renew_if_due() {
     use libgssapi::credential::{Cred, CredUsage};
     if std::env::var_os("KRB5_CLIENT_KTNAME").is_some() {
         return;
     }
-    let Ok(left) = Cred::acquire(None, None, CredUsage::Initiate, None).and_then(|c| c.lifetime()) else {
-        return;
-    };
-    if left <= RENEW_BEFORE {
-        let _ = std::process::Command::new("kinit")
-            .arg("-R")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
+    let _inside = RENEWAL.lock().unwrap_or_else(|p| p.into_inner());
+    match Cred::acquire(None, None, CredUsage::Initiate, None).and_then(|c| c.lifetime()) {
+        Ok(left) if left.is_zero() => {
+            let _ = EXPIRED.set(explain("the ticket cache", "Ticket expired"));
+        }
+        Ok(left) if left <= RENEW_BEFORE => {
+            let _ = std::process::Command::new("kinit")
+                .arg("-R")
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+        Ok(_) => {}
+        Err(e) => {
+            let why = explain("the ticket cache", &e.to_string());
+            if why.starts_with("the Kerberos ticket in ") {
+                let _ = EXPIRED.set(why);
+            }
+        }
     }
 }

@@ -85,6 +85,27 @@ pub fn keep_renewed() {
     kerberos::keep_renewed();
 }
 
+/// Ends Kerberos work in the background (the ticket renewal) before the process exits; the
+/// binary calls it last.
+pub fn quiesce() {
+    #[cfg(feature = "kerberos")]
+    kerberos::quiesce();
+}
+
+/// Why the ticket cache's ticket is no longer valid, once the renewal (see [`keep_renewed`])
+/// found it expired with nothing to renew it: the run stops there, as it would on its next
+/// new connection.
+pub fn expired() -> Option<&'static str> {
+    #[cfg(feature = "kerberos")]
+    {
+        kerberos::expired()
+    }
+    #[cfg(not(feature = "kerberos"))]
+    {
+        None
+    }
+}
+
 /// A fresh SPNEGO token for `service/host`, base64, for an `Authorization: Negotiate`
 /// header (a server may refuse a token it has seen, so each request gets its own).
 pub fn negotiate(service: &str, host: &str) -> Result<String, String> {
@@ -121,7 +142,10 @@ pub fn explain(target: &str, message: &str) -> String {
         format!(
             "the clocks of this machine and the KDC or server differ by more than Kerberos allows (5 minutes by default): sync them; GSSAPI says: {flat}"
         )
-    } else if lower.contains("ticket expired") || lower.contains("credentials have expired") {
+    } else if lower.contains("ticket expired")
+        || lower.contains("credentials have expired")
+        || lower.contains("credential has expired")
+    {
         format!(
             "the Kerberos ticket in {cache} expired: renew it (kinit -R) or get a new one (kinit), or point KRB5_CLIENT_KTNAME at a keytab; GSSAPI says: {flat}"
         )

@@ -533,6 +533,13 @@ impl RealHBaseHarness {
         Self::new(format!("{url}&qop=auth-int"))
     }
 
+    /// The Kerberized cluster through HBase's own RPC inside TLS, with integrity
+    /// (`tls=true&qop=auth-int`).
+    pub fn native_kerberos_tls() -> Self {
+        let url = secure_hbase("TALLROW_HBASE_NATIVE_KRB_TLS").expect("TALLROW_HBASE_NATIVE_KRB_TLS");
+        Self::new(format!("{url}&qop=auth-int"))
+    }
+
     fn new(url: String) -> Self {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -83,6 +83,8 @@ contract_suite!(hbase_https_thrift2, crate::common::RealHBaseHarness::https_thri
 // A cluster whose own RPC requires Kerberos, through api=native at two protections.
 contract_suite!(hbase_native_kerberos_privacy, crate::common::RealHBaseHarness::native_kerberos_privacy, reads_as_the_model; when crate::common::secure_hbase_there);
 contract_suite!(hbase_native_kerberos_integrity, crate::common::RealHBaseHarness::native_kerberos_integrity, reads_as_the_model; when crate::common::secure_hbase_there);
+// The same cluster's RPC inside TLS.
+contract_suite!(hbase_native_kerberos_tls, crate::common::RealHBaseHarness::native_kerberos_tls, reads_as_the_model; when crate::common::secure_hbase_there);
 
 fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
     s.create_table(&TableDescriptor {

@@ -44,12 +44,13 @@ fn load_verify_and_run_through_http_spnego_and_tls() {
     }
 }
 
-/// `load`, `verify` and `run` through the Kerberized cluster's own RPC with `qop`.
-fn native_load_verify_and_run(qop: &str) {
-    // Both protections' tests load the same tables into the one Kerberized cluster: each
+/// `load`, `verify` and `run` through the Kerberized cluster's own RPC (`var`: plain TCP or
+/// TLS) with `qop`.
+fn native_load_verify_and_run(var: &str, qop: &str) {
+    // Each protection's test loads the same tables into the one Kerberized cluster: each
     // takes its turn, on tables dropped before and after.
     let _turn = RealHBaseDaoHarness::native_kerberos_privacy();
-    let url = format!("{}&qop={qop}", secure_hbase("TALLROW_HBASE_NATIVE_KRB").unwrap());
+    let url = format!("{}&qop={qop}", secure_hbase(var).unwrap());
     let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
     let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &url, "(HBase native RPC, ");
     assert!(summary.contains("HBase native RPC"), "the report names the backend");
@@ -58,15 +59,71 @@ fn native_load_verify_and_run(qop: &str) {
 #[test]
 fn load_verify_and_run_through_native_kerberos_with_privacy() {
     if secure_hbase_there() {
-        native_load_verify_and_run("auth-conf");
+        native_load_verify_and_run("TALLROW_HBASE_NATIVE_KRB", "auth-conf");
     }
 }
 
 #[test]
 fn load_verify_and_run_through_native_kerberos_with_integrity() {
     if secure_hbase_there() {
-        native_load_verify_and_run("auth-int");
+        native_load_verify_and_run("TALLROW_HBASE_NATIVE_KRB", "auth-int");
     }
+}
+
+#[test]
+fn load_verify_and_run_through_native_kerberos_inside_tls() {
+    if secure_hbase_there() {
+        native_load_verify_and_run("TALLROW_HBASE_NATIVE_KRB_TLS", "auth-int");
+    }
+}
+
+/// Each TLS failure on api=native in one line: a certificate from a CA the URL does not
+/// trust, TLS asked of a server whose RPC takes none, a CA file that holds no certificate.
+#[test]
+fn the_native_path_names_each_tls_failure() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let url = secure_hbase("TALLROW_HBASE_NATIVE_KRB_TLS").unwrap();
+    let ca = std::env::var("TALLROW_HBASE_CA").unwrap();
+    let other = std::env::var("TALLROW_HBASE_OTHER_CA").unwrap();
+    let e = refused(&url.replace(&ca, &other), &[]);
+    assert!(
+        e.contains(&format!(
+            "the server's TLS certificate is not signed by the CA in ca={other}: give ca= the CA that signed it"
+        )),
+        "{e}"
+    );
+    // Without ca=, the public CAs: the test CA is not one of them.
+    let e = refused(&url.replace(&format!("&ca={ca}"), ""), &[]);
+    assert!(
+        e.contains("the server's TLS certificate is not signed by the public CAs"),
+        "{e}"
+    );
+    // The RPC's certificate is for localhost: its master reached by address is refused.
+    let master = std::env::var("TALLROW_HBASE_NATIVE_KRB_MASTER").unwrap();
+    let by_address = master.replace("localhost:", "127.0.0.1:");
+    let e = refused(
+        &format!("hbase://{by_address}?api=native&registry=rpc&sasl=gssapi&tls=true&ca={ca}"),
+        &[],
+    );
+    assert!(
+        e.contains(&format!(
+            "{by_address}: the server's TLS certificate is not for \"127.0.0.1\", the host this connection reached"
+        )),
+        "{e}"
+    );
+    let plain = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
+    let e = refused(&format!("{plain}&tls=true&ca={ca}"), &[]);
+    assert!(e.contains("its RPC does not take TLS"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pem");
+    std::fs::write(&empty, "").unwrap();
+    let e = refused(&url.replace(&ca, empty.to_str().unwrap()), &[]);
+    assert!(
+        e.contains(&format!("ca={}: no certificate in it", empty.display())),
+        "{e}"
+    );
 }
 
 /// Each failure a user of api=native with Kerberos meets first, in one line that names it.
@@ -245,17 +302,15 @@ fn ticket(dir: &Path, args: &[&str]) -> String {
     cache
 }
 
-/// `tallrow run` of the small fixture for 30 s through HTTP + SPNEGO, where every request
-/// authenticates anew, under `env`.
-fn run_30s(dir: &Path, env: &[(&str, &str)]) -> crate::common::Out {
-    let url = secure_hbase("TALLROW_HBASE_HTTPS2").unwrap();
+/// `tallrow run` of the small fixture for 30 s through `url`, under `env`.
+fn run_30s(dir: &Path, url: &str, env: &[(&str, &str)]) -> crate::common::Out {
     let fixture = small_fixture();
     let reports = dir.join("reports");
     let args = [
         "run",
         fixture.to_str().unwrap(),
         "--backend",
-        &url,
+        url,
         "--duration",
         "30s",
         "--warmup",
@@ -268,26 +323,22 @@ fn run_30s(dir: &Path, env: &[(&str, &str)]) -> crate::common::Out {
     tallrow_with(dir, &args, env)
 }
 
-#[test]
-fn a_ticket_that_expires_during_a_run_is_renewed_or_stops_it() {
-    if !secure_hbase_there() {
-        return;
-    }
-    let _turn = RealHBaseDaoHarness::thrift2();
+/// A run through `url` with a ticket that lasts 15 s: kept alive when it is renewable or
+/// a keytab is at hand, else the run stops at the expiry with one line.
+fn a_ticket_expires_during_a_run(url: &str) {
     // The data first, with the suite's own ticket: the runs below only read and write.
     let fixture = small_fixture();
-    let url = secure_hbase("TALLROW_HBASE_HTTPS2").unwrap();
     let setup = tempfile::tempdir().unwrap();
     let out = tallrow_with(
         setup.path(),
-        &["load", fixture.to_str().unwrap(), "--backend", &url],
+        &["load", fixture.to_str().unwrap(), "--backend", url],
         &[],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     // Renewable for an hour: kept alive with kinit -R.
     let dir = tempfile::tempdir().unwrap();
     let cache = ticket(dir.path(), &["-l", "15s", "-r", "1h"]);
-    let out = run_30s(dir.path(), &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", "")]);
+    let out = run_30s(dir.path(), url, &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", "")]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(!out.stdout.contains("failed"), "{}", out.stdout);
     // Renewable for no longer than it lasts, but a keytab: MIT's GSSAPI takes a new
@@ -295,13 +346,17 @@ fn a_ticket_that_expires_during_a_run_is_renewed_or_stops_it() {
     let dir = tempfile::tempdir().unwrap();
     let cache = ticket(dir.path(), &["-l", "15s", "-r", "16s"]);
     let keytab = std::env::var("TALLROW_KRB5_CLIENT_KEYTAB").unwrap();
-    let out = run_30s(dir.path(), &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", &keytab)]);
+    let out = run_30s(
+        dir.path(),
+        url,
+        &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", &keytab)],
+    );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(!out.stdout.contains("failed"), "{}", out.stdout);
     // Neither: the run stops at the expiry with one line, and writes no report.
     let dir = tempfile::tempdir().unwrap();
     let cache = ticket(dir.path(), &["-l", "15s", "-r", "16s"]);
-    let out = run_30s(dir.path(), &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", "")]);
+    let out = run_30s(dir.path(), url, &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", "")]);
     assert_ne!(out.code, 0, "{}", out.stdout);
     let lines: Vec<&str> = out.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{}", out.stderr);
@@ -312,4 +367,25 @@ fn a_ticket_that_expires_during_a_run_is_renewed_or_stops_it() {
         lines[0]
     );
     assert!(!dir.path().join("reports").exists(), "no report of a run that stopped");
+}
+
+/// Through HTTP + SPNEGO, where every request authenticates anew.
+#[test]
+fn a_ticket_that_expires_during_a_run_is_renewed_or_stops_it() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::thrift2();
+    a_ticket_expires_during_a_run(&secure_hbase("TALLROW_HBASE_HTTPS2").unwrap());
+}
+
+/// Through HBase's own RPC, whose connections stay authenticated once open: the run still
+/// stops when the ticket they stand for is gone.
+#[test]
+fn a_ticket_that_expires_during_a_native_run_is_renewed_or_stops_it() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let _turn = RealHBaseDaoHarness::native_kerberos_privacy();
+    a_ticket_expires_during_a_run(&secure_hbase("TALLROW_HBASE_NATIVE_KRB").unwrap());
 }

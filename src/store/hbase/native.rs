@@ -24,13 +24,16 @@ use hbase_client::{Mutation, MutationCell, MutationKind, Registry, pb};
 use std::time::Duration;
 
 /// Where the cluster is: `hbase://QUORUM[/ZNODE_PARENT]?api=native[&registry=rpc]`, and
-/// how to authenticate to it (`sasl=gssapi[&service=NAME][&qop=auth|auth-int|auth-conf]`).
+/// how to authenticate to it (`sasl=gssapi[&service=NAME][&qop=auth|auth-int|auth-conf]`)
+/// and protect it (`tls=true[&ca=PATH]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     /// How the client finds the cluster.
     pub registry: Registry,
     /// Kerberos on HBase's RPC (`hbase.security.authentication=kerberos`).
     pub kerberos: Option<Kerberos>,
+    /// TLS on HBase's RPC (`hbase.server.netty.tls.enabled`), to every server.
+    pub tls: Option<super::Tls>,
 }
 
 /// Kerberos towards the master and the region servers.
@@ -70,7 +73,8 @@ pub const ZK_PORT: u16 = 2181;
 /// The master's RPC port (`hbase.master.port`), the RPC registry's default.
 pub const MASTER_PORT: u16 = 16000;
 /// The options a native URL takes, for its errors.
-const OPTIONS: &str = "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf";
+const OPTIONS: &str =
+    "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, tls=true, ca=PATH";
 
 impl Spec {
     /// Whether the part after `hbase://` asks for the native API.
@@ -89,6 +93,7 @@ impl Spec {
         };
         let mut rpc = false;
         let (mut kerberos, mut service, mut qop) = (false, None, None);
+        let (mut tls, mut ca) = (false, None);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
                 Some(("api", "native")) => {}
@@ -103,9 +108,10 @@ impl Spec {
                 }
                 Some(("service", v)) if !v.is_empty() => service = Some(v.to_string()),
                 Some(("qop", v)) => qop = Some(v.parse::<super::Qop>().map_err(bad)?),
-                Some(("tls" | "ca", _)) => {
-                    return Err(bad("TLS on api=native is not spoken by this tallrow yet: reach the cluster through its TLS Thrift gateway (api=thrift2&transport=http&tls=true, docs/secured.md)".into()));
-                }
+                Some(("tls", "true")) => tls = true,
+                Some(("tls", "false")) => tls = false,
+                Some(("tls", v)) => return Err(bad(format!("tls {v:?} is not true or false"))),
+                Some(("ca", v)) if !v.is_empty() => ca = Some(std::path::PathBuf::from(v)),
                 Some(("transport" | "protocol", _)) => {
                     return Err(bad(format!(
                         "{pair:?} is a Thrift gateway's option; api=native speaks HBase's RPC"
@@ -117,6 +123,10 @@ impl Spec {
         if !kerberos && (service.is_some() || qop.is_some()) {
             return Err(bad("service= and qop= go with sasl=gssapi".into()));
         }
+        if ca.is_some() && !tls {
+            return Err(bad("ca= goes with tls=true".into()));
+        }
+        let tls = tls.then_some(super::Tls { ca });
         if kerberos && !crate::secure::KERBEROS {
             return Err(bad(crate::secure::NO_KERBEROS.into()));
         }
@@ -157,7 +167,11 @@ impl Spec {
                 parent,
             }
         };
-        Ok(Spec { registry, kerberos })
+        Ok(Spec {
+            registry,
+            kerberos,
+            tls,
+        })
     }
 
     /// The URL's canonical form, for reports.
@@ -173,6 +187,12 @@ impl Spec {
             }
             if let Some(q) = k.qop {
                 url.push_str(&format!("&qop={q}"));
+            }
+        }
+        if let Some(t) = &self.tls {
+            url.push_str("&tls=true");
+            if let Some(ca) = &t.ca {
+                url.push_str(&format!("&ca={}", ca.display()));
             }
         }
         url
@@ -193,9 +213,20 @@ impl Native {
             crate::secure::keep_renewed();
             std::sync::Arc::new(Gssapi(k)) as std::sync::Arc<dyn hbase_client::sasl::Authenticator>
         });
+        let tls = match &spec.tls {
+            None => None,
+            Some(t) => Some(
+                match &t.ca {
+                    Some(ca) => hbase_client::tls::Tls::with_ca_file(ca),
+                    None => hbase_client::tls::Tls::with_public_roots(),
+                }
+                .map_err(Error::BadArgument)?,
+            ),
+        };
         let opts = hbase_client::Options {
             connect_timeout: Duration::from_secs(10),
             sasl,
+            tls,
             ..Default::default()
         };
         let client =
@@ -225,6 +256,15 @@ impl Native {
         self.families.get(table, |name| self.describe_table(name))
     }
 
+    /// Fails once the Kerberos ticket expired with nothing to renew it: the connections
+    /// authenticated before stay open, but the credentials they stand for are gone.
+    fn live(&self) -> Result<()> {
+        match (&self.spec.kerberos, crate::secure::expired()) {
+            (Some(_), Some(why)) => Err(Error::Denied(format!("{}: {why}", self.spec.url()))),
+            _ => Ok(()),
+        }
+    }
+
     fn ensure_namespace(&self, ns: &str) -> Result<()> {
         match self.client.create_namespace(ns) {
             Err(e) if e.class() == Some("NamespaceExistException") => Ok(()),
@@ -244,6 +284,7 @@ fn error(e: hbase_client::Error, table: &str) -> Error {
             Error::Unavailable(text)
         }
         E::BadRequest(m) => Error::BadArgument(m),
+        E::Auth { .. } => Error::Denied(text),
         E::Remote { .. } => match e.class() {
             Some("TableNotFoundException") => Error::TableNotFound(table.to_string()),
             Some("TableExistsException") => Error::TableExists(table.to_string()),
@@ -521,6 +562,7 @@ impl Store for Native {
     }
 
     fn load_hfiles(&self, table: &str, regions: &[crate::store::HFileRegion]) -> Result<()> {
+        self.live()?;
         let name = name(table)?;
         let load = self.client.bulk_load(&name).map_err(|e| error(e, &name))?;
         for r in regions {
@@ -535,6 +577,7 @@ impl Store for Native {
     }
 
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        self.live()?;
         let desc = self.descriptor(table)?;
         validate_mutations(&desc, rows)?;
         super::locatable_rows(&desc, rows)?;
@@ -591,6 +634,7 @@ impl Store for Native {
     }
 
     fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
+        self.live()?;
         let desc = self.descriptor(table)?;
         let max = max_row_key(&desc.name);
         for g in gets {
@@ -610,6 +654,7 @@ impl Store for Native {
     }
 
     fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<Row>> {
+        self.live()?;
         let mut rows = Vec::new();
         let page = scan.limit.unwrap_or(1000).clamp(1, 1000);
         self.scan_each(table, scan, page, &mut |r| {
@@ -620,6 +665,7 @@ impl Store for Native {
     }
 
     fn scan_each(&self, table: &str, scan: &Scan, page: usize, visit: &mut dyn FnMut(Row) -> bool) -> Result<()> {
+        self.live()?;
         let desc = self.descriptor(table)?;
         let Some(spec) = self.scan_spec(&desc, scan, page.clamp(1, 100_000) as u32)? else {
             return Ok(());
@@ -672,6 +718,8 @@ mod tests {
             ("h?api=native&sasl=gssapi&qop=auth-secret", "qop"),
             ("h?api=native&transport=framed", "Thrift gateway's option"),
             ("h?api=native&x=1", "unknown option"),
+            ("h?api=native&tls=yes", "not true or false"),
+            ("h?api=native&ca=/etc/ca.pem", "ca= goes with tls=true"),
         ] {
             let e = Spec::parse(url).unwrap_err();
             assert!(e.contains(says), "{url}: {e}");
@@ -692,6 +740,25 @@ mod tests {
         } else {
             assert!(kerberized.unwrap_err().contains("built without Kerberos"));
         }
+    }
+
+    #[test]
+    fn tls_takes_a_ca_file_or_the_public_roots() {
+        let s = Spec::parse("zk1?api=native&tls=true&ca=/etc/hbase/ca.pem").unwrap();
+        assert_eq!(
+            s.tls,
+            Some(super::super::Tls {
+                ca: Some("/etc/hbase/ca.pem".into())
+            })
+        );
+        assert_eq!(
+            s.url(),
+            "hbase://zk1:2181/hbase?api=native&tls=true&ca=/etc/hbase/ca.pem"
+        );
+        assert_eq!(Spec::parse(&s.url()["hbase://".len()..]).unwrap(), s);
+        let s = Spec::parse("zk1?api=native&tls=true").unwrap();
+        assert_eq!(s.tls, Some(super::super::Tls { ca: None }));
+        assert_eq!(Spec::parse("zk1?api=native&tls=false").unwrap().tls, None);
     }
 
     #[test]
