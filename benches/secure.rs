@@ -1,12 +1,17 @@
-//! Loads through HBase's Kerberized Thrift1 gateways against the plain one: the same rows,
-//! through `scripts/hbase.sh start --secure`'s servers (the same HBase behind them), as
-//! `tallrow load` of the plain URL, of `sasl=gssapi&qop=auth` and of `qop=auth-conf`.
-//! A first, untimed load through each warms its gateway's JVM (a freshly started one loads
+//! Loads through secured HBase against plain, the same rows into the same HBase each time,
+//! as `tallrow load` of each URL:
+//! - through `scripts/hbase.sh start --secure`'s Thrift1 gateways: plain, `sasl=gssapi&qop=auth`
+//!   and `qop=auth-conf` (the same HBase behind them);
+//! - through HBase's own RPC (`api=native`) into one Kerberized standalone HBase that offers
+//!   `authentication` and `privacy` and also takes simple authentication
+//!   (`hbase.ipc.server.fallback-to-simple-auth-allowed`): plain, `qop=auth`, `qop=auth-conf`.
+//!   Its URL comes in `TALLROW_BENCH_NATIVE_KRB` (`scripts/bench.sh secure` starts it).
+//!
+//! A first, untimed load through each warms the servers' JVMs (a freshly started one loads
 //! up to a third slower until its JIT has compiled the SASL path) and is checked with
 //! `tallrow verify`. Timed rounds then alternate the three (each round in another order),
-//! every load into empty tables; the figures are the
-//! median and range of the rounds, and the ratio is each round's own against that round's
-//! plain load.
+//! every load into empty tables; the figures are the median and range of the rounds, and
+//! the ratio is each round's own against that round's plain load.
 //!
 //! `cargo bench --features kerberos --bench secure -- [WORKLOAD] [--rounds N]`
 
@@ -52,11 +57,41 @@ fn main() {
     }
     let plain = format!("hbase://{}", plain.replace("127.0.0.1:", "localhost:"));
     let urls = [
-        ("Thrift1 buffered/binary, plain", plain.clone()),
-        ("the same, sasl=gssapi qop=auth", auth),
-        ("the same, sasl=gssapi qop=auth-conf", conf),
+        ("Thrift1 buffered/binary, plain".to_string(), plain.clone()),
+        ("the same, sasl=gssapi qop=auth".to_string(), auth),
+        ("the same, sasl=gssapi qop=auth-conf".to_string(), conf),
     ];
-    let w = Workload::from_file(&workload).unwrap_or_else(|e| panic!("{e}"));
+    let version = env("TALLROW_HBASE_VERSION").unwrap_or_default();
+    compare(&format!("HBase {version}'s Thrift1 gateways"), &urls, &workload, rounds);
+    match env("TALLROW_BENCH_NATIVE_KRB") {
+        None => println!("no TALLROW_BENCH_NATIVE_KRB (scripts/bench.sh secure starts it): api=native is not measured"),
+        Some(native) => {
+            let urls = [
+                ("api=native, plain (simple auth)".to_string(), native.clone()),
+                (
+                    "the same, sasl=gssapi qop=auth".to_string(),
+                    format!("{native}&sasl=gssapi&qop=auth"),
+                ),
+                (
+                    "the same, sasl=gssapi qop=auth-conf".to_string(),
+                    format!("{native}&sasl=gssapi&qop=auth-conf"),
+                ),
+            ];
+            compare(
+                &format!("HBase {version}'s own RPC (one Kerberized standalone HBase)"),
+                &urls,
+                &workload,
+                rounds,
+            );
+        }
+    }
+}
+
+/// Loads `workload` through each of `urls` (the first the plain one, which also drops the
+/// tables and verifies), `rounds` timed rounds, and prints the table.
+fn compare(title: &str, urls: &[(String, String)], workload: &Path, rounds: usize) {
+    let plain = urls[0].1.clone();
+    let w = Workload::from_file(workload).unwrap_or_else(|e| panic!("{e}"));
     let g = Generator::new(&w);
     let tables: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
     let store = Backend::parse(&plain, Path::new(".")).unwrap().open().unwrap();
@@ -70,18 +105,14 @@ fn main() {
     let mut rates = vec![Vec::new(); urls.len()];
     let mut ratios = vec![Vec::new(); urls.len()];
     let mut rows = 0;
-    println!(
-        "== loads of {} through HBase {}'s Thrift1 gateways, {rounds} rounds",
-        workload.display(),
-        env("TALLROW_HBASE_VERSION").unwrap_or_default()
-    );
-    for (name, url) in &urls {
+    println!("== loads of {} through {title}, {rounds} rounds", workload.display());
+    for (name, url) in urls {
         drop_tables();
-        let (_, rate) = shared::load(&workload, url, &reports);
+        let (_, rate) = shared::load(workload, url, &reports);
         println!("warm-up: {name:<40} {:>8} rows/s", thousands(rate as u64));
         let out = Command::new(BIN)
             .arg("verify")
-            .arg(&workload)
+            .arg(workload)
             .args(["--backend", &plain])
             .output()
             .expect("run tallrow verify");
@@ -96,7 +127,7 @@ fn main() {
         for k in 0..urls.len() {
             let i = (k + round) % urls.len();
             drop_tables();
-            let (n, rate) = shared::load(&workload, &urls[i].1, &reports);
+            let (n, rate) = shared::load(workload, &urls[i].1, &reports);
             rows = n;
             round_rates[i] = rate;
             println!(

@@ -16,7 +16,8 @@
 #                               round, ROUNDS (3) rounds, medians and ranges), client CPU per
 #                               row, gets and pages, home timelines (starts HBase if none runs)
 #   scripts/bench.sh secure     only the loads through sasl=gssapi (auth, auth-conf) against
-#                               the plain Thrift1 server
+#                               plain: through the Thrift1 gateways, and through HBase's own
+#                               RPC (api=native) into one more Kerberized HBase, started for it
 #   scripts/bench.sh hfile [seeding|resume|codecs] [USERS [ROUNDS]]
 #                               both parts, or the one named (starts HBase on HDFS if none
 #                               runs): seeding: HBase's own bulk load (hfile:hdfs:// +
@@ -93,15 +94,26 @@ hbase() {
 }
 
 # Loads through the Kerberized Thrift1 gateways (sasl=gssapi, qop auth and auth-conf)
-# against the plain one, rounds alternating (benches/secure.rs).
+# against the plain one, then the same through HBase's own RPC into a Kerberized standalone
+# HBase that offers authentication and privacy and also lets plain clients in, rounds
+# alternating (benches/secure.rs).
 secure() {
     if ! scripts/hbase.sh status >/dev/null || [ -z "$(scripts/hbase.sh env | grep SASL1_AUTH)" ]; then
         scripts/hbase.sh start --secure || return 1
         trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
     fi
     eval "$(scripts/hbase.sh env)"
+    local started pid
+    started="$(scripts/hbase.sh kerberized "bench-native-$$" hbase.rpc.protection=authentication,privacy \
+        hbase.ipc.server.fallback-to-simple-auth-allowed=true)" || return 1
+    pid="${started%% *}"
     echo "== loads through sasl=gssapi (tests/fixtures/hbase.toml)"
-    cargo bench --locked --quiet "${features[@]}" --bench secure -- tests/fixtures/hbase.toml --rounds 3
+    TALLROW_BENCH_NATIVE_KRB="${started#* }" \
+        cargo bench --locked --quiet "${features[@]}" --bench secure -- tests/fixtures/hbase.toml --rounds 3 || {
+        kill "$pid"
+        return 1
+    }
+    kill "$pid"
 }
 if [[ "${1:-}" == "hbase" ]]; then
     hbase
