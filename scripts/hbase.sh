@@ -367,11 +367,11 @@ restart_regionserver() { # n
 }
 
 # Waits until the standalone HBase NAME (pid PID) has initialized (its region server
-# assigned hbase:meta), up to SECONDS reaching DEADLINE.
+# assigned hbase:meta), up to SECONDS reaching DEADLINE; else prints why and fails.
 initialized() { # dir name pid deadline
   until grep -q "Master has completed initialization" "$1/logs/$2.log" 2>/dev/null; do
-    kill -0 "$3" 2>/dev/null || { failed "$1" "the Kerberized HBase $2 exited" "$2.log"; return 1; }
-    [ $SECONDS -lt "$4" ] || { failed "$1" "the Kerberized HBase $2 did not initialize within 300 s" "$2.log"; return 1; }
+    kill -0 "$3" 2>/dev/null || { echo "the Kerberized HBase $2 exited"; return 1; }
+    [ $SECONDS -lt "$4" ] || { echo "the Kerberized HBase $2 did not initialize within 300 s"; return 1; }
     sleep 1
   done
 }
@@ -389,7 +389,13 @@ start_kerberized() { # name props...
   krb="$(start_kerberized_hbase "$TALLROW_HBASE_DIR" "${TALLROW_HBASE_CP#*:}" "$name" "$@")"
   read -r pid zk m <<<"$krb"
   sed -i "s|^export TALLROW_HBASE_PIDS='\(.*\)'|export TALLROW_HBASE_PIDS='\1 $pid'|" "$state"
-  initialized "$TALLROW_HBASE_DIR" "$name" "$pid" $((SECONDS + 300)) || return 4
+  # A failure here stops this one alone: the cluster beside it goes on.
+  local why
+  why="$(initialized "$TALLROW_HBASE_DIR" "$name" "$pid" $((SECONDS + 300)))" || {
+    kill "$pid" 2>/dev/null
+    echo "$why (its log: $TALLROW_HBASE_DIR/logs/$name.log)" >&2
+    return 4
+  }
   echo "$pid hbase://127.0.0.1:$zk?api=native"
 }
 
@@ -453,7 +459,9 @@ EOF
   done
   # The Kerberized cluster is up when its master has initialized (its region server
   # assigned hbase:meta).
-  initialized "$dir" kerberized-hbase "$krb_pid" "$deadline" || return 4
+  local why
+  why="$(initialized "$dir" kerberized-hbase "$krb_pid" "$deadline")" ||
+    { failed "$dir" "$why" kerberized-hbase.log; return 4; }
   echo "secured: realm $realm (KDC pid $kdc_pid), thrift1 SASL auth localhost:$s1a, auth-conf localhost:$s1c, thrift2 SASL auth-int localhost:$s2i, thrift2 HTTPS+SPNEGO localhost:$h2, native Kerberos 127.0.0.1:$krb_zk"
 }
 
