@@ -101,7 +101,8 @@ stop() {
   local pid zk_pid="${TALLROW_HBASE_PIDS%% *}" rest
   # Everything but ZooKeeper at once (the directory goes with them: nothing needs to be
   # flushed in order), then HDFS where HBase ran on it, then ZooKeeper.
-  rest="${TALLROW_HBASE_PIDS#"$zk_pid"}"
+  # The extra Kerberized HBases (`kerberized`), which may have gone already, with the rest.
+  rest="${TALLROW_HBASE_PIDS#"$zk_pid"} ${TALLROW_HBASE_EXTRA_PIDS:-}"
   for pid in $rest; do kill "$pid" 2>/dev/null || true; done
   for pid in $rest "$zk_pid"; do
     if [ "$pid" = "$zk_pid" ]; then
@@ -377,7 +378,8 @@ initialized() { # dir name pid deadline
 }
 
 # One more Kerberized standalone HBase beside a --secure start's, with PROPS (name=value)
-# over its settings; prints its pid and its api=native URL. `stop` stops it with the rest.
+# over its settings; prints its pid and its api=native URL. Its user kills it when done;
+# `stop` stops it with the rest if it still runs.
 start_kerberized() { # name props...
   [ -f "$state" ] || { echo "HBase is not running: scripts/hbase.sh start --secure" >&2; return 3; }
   # shellcheck disable=SC1090
@@ -388,7 +390,8 @@ start_kerberized() { # name props...
   [ ! -e "$TALLROW_HBASE_DIR/$name" ] || { echo "$name exists in $TALLROW_HBASE_DIR" >&2; return 64; }
   krb="$(start_kerberized_hbase "$TALLROW_HBASE_DIR" "${TALLROW_HBASE_CP#*:}" "$name" "$@")"
   read -r pid zk m <<<"$krb"
-  sed -i "s|^export TALLROW_HBASE_PIDS='\(.*\)'|export TALLROW_HBASE_PIDS='\1 $pid'|" "$state"
+  # Not among the pids that say whether the cluster runs: its user stops it when done.
+  echo "export TALLROW_HBASE_EXTRA_PIDS='${TALLROW_HBASE_EXTRA_PIDS:-} $pid'" >>"$state"
   # A failure here stops this one alone: the cluster beside it goes on.
   local why
   why="$(initialized "$TALLROW_HBASE_DIR" "$name" "$pid" $((SECONDS + 300)))" || {
@@ -488,7 +491,7 @@ case "${1:-}" in
     ;;
   env)
     running || { echo "HBase is not running" >&2; exit 3; }
-    grep -v TALLROW_HBASE_PIDS "$state"
+    grep -v "_PIDS=" "$state"
     ;;
   classpath) classpath "${2:-}" ;;
   regionserver) restart_regionserver "${2:-}" ;;
