@@ -414,6 +414,16 @@ impl Shared {
     }
 }
 
+/// The host of `host:port` (an IPv6 address unbracketed): the name a server's principal
+/// and its certificate are checked against.
+pub fn host_of(addr: &str) -> &str {
+    let host = match addr.rsplit_once(':') {
+        Some((h, _)) => h,
+        None => addr,
+    };
+    host.trim_start_matches('[').trim_end_matches(']')
+}
+
 /// Connects to the first address of `addr` that answers.
 pub fn connect(addr: &str, timeout: Duration) -> Result<TcpStream> {
     let err = |why: String| Error::Connection {

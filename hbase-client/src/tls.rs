@@ -74,7 +74,7 @@ impl Tls {
     /// Runs the handshake on `stream`, connected to `addr` (`host:port`), within `timeout`;
     /// the verified session's two halves.
     pub fn handshake(&self, stream: TcpStream, addr: &str, timeout: Duration) -> Result<(TlsReader, TlsWriter)> {
-        let host = host_of(addr);
+        let host = crate::conn::host_of(addr);
         let name = ServerName::try_from(host.to_string())
             .map_err(|e| auth(addr, format!("{host:?} cannot name a TLS server: {e}")))?;
         let mut session =
@@ -159,15 +159,6 @@ fn auth(addr: &str, why: String) -> Error {
         addr: addr.to_string(),
         why,
     }
-}
-
-/// The host of `host:port`, unbracketed.
-fn host_of(addr: &str) -> &str {
-    let host = match addr.rsplit_once(':') {
-        Some((h, _)) => h,
-        None => addr,
-    };
-    host.trim_start_matches('[').trim_end_matches(']')
 }
 
 struct Session {

@@ -61,11 +61,7 @@ impl hbase_client::sasl::Authenticator for Gssapi {
 /// `hbase.unsafe.client.kerberos.hostname.disable.reversedns` (a region server's address is
 /// the host name it registered under).
 fn principal_host(addr: &str) -> String {
-    let host = match addr.rsplit_once(':') {
-        Some((h, _)) => h,
-        None => addr,
-    };
-    host.trim_start_matches('[').trim_end_matches(']').to_lowercase()
+    hbase_client::conn::host_of(addr).to_lowercase()
 }
 
 /// ZooKeeper's client port (`hbase.zookeeper.property.clientPort`).
