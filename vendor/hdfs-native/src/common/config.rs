@@ -90,6 +90,13 @@ impl Configuration {
         self.get(DFS_DATA_TRANSFER_PROTECTION).is_some()
     }
 
+    /// The protections `dfs.data.transfer.protection` lists, in its order.
+    pub(crate) fn data_transfer_protection(&self) -> crate::Result<Option<Vec<crate::security::digest::Qop>>> {
+        self.get(DFS_DATA_TRANSFER_PROTECTION)
+            .map(crate::security::digest::parse_protection)
+            .transpose()
+    }
+
     pub(crate) fn use_datanode_hostname(&self) -> bool {
         self.get_boolean(DFS_CLIENT_USE_DATANODE_HOSTNAME, false)
     }

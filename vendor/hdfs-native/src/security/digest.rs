@@ -29,7 +29,7 @@ static RESPONSE_PATTERN: Lazy<Regex> = Lazy::new(|| Regex::new("rspauth=([a-f0-9
 
 #[derive(Clone, Copy, Debug, Eq, PartialEq, Hash, Ord, PartialOrd)]
 #[repr(u8)]
-enum Qop {
+pub(crate) enum Qop {
     Auth = 0,
     AuthInt = 1,
     AuthConf = 2,
@@ -77,13 +77,40 @@ impl Qop {
     }
 }
 
-fn choose_qop(options: Vec<Qop>) -> Result<Qop> {
-    options
-        .into_iter()
-        .max_by(|x, y| x.cmp(y))
-        .ok_or(HdfsError::SASLError(
+/// The protection a client takes from what the server offers: the first of its own list
+/// (`dfs.data.transfer.protection`, in its order, as Java's DIGEST-MD5 client takes its
+/// `Sasl.QOP` list) that the server offers; without a list, the strongest offered.
+fn choose_qop(options: Vec<Qop>, wanted: Option<&[Qop]>) -> Result<Qop> {
+    match wanted {
+        Some(wanted) => wanted.iter().copied().find(|q| options.contains(q)).ok_or_else(|| {
+            HdfsError::SASLError(format!(
+                "no common protection: the DataNode offers {} and dfs.data.transfer.protection asks {}",
+                options.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(","),
+                wanted.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(",")
+            ))
+        }),
+        None => options.into_iter().max_by(|x, y| x.cmp(y)).ok_or(HdfsError::SASLError(
             "No valid QOP found for negotiation".to_string(),
-        ))
+        )),
+    }
+}
+
+/// The protections of a `dfs.data.transfer.protection` value (`authentication`,
+/// `integrity`, `privacy`, comma-separated), in its order.
+pub(crate) fn parse_protection(value: &str) -> Result<Vec<Qop>> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| match v.to_ascii_lowercase().as_str() {
+            "authentication" => Ok(Qop::Auth),
+            "integrity" => Ok(Qop::AuthInt),
+            "privacy" => Ok(Qop::AuthConf),
+            other => Err(HdfsError::InvalidArgument(format!(
+                "dfs.data.transfer.protection: {other:?} is not authentication, integrity or privacy"
+            ))),
+        })
+        .collect()
 }
 
 fn choose_cipher(options: &[String]) -> Result<String> {
@@ -161,7 +188,8 @@ impl TryFrom<Vec<u8>> for Challenge {
     type Error = HdfsError;
 
     fn try_from(value: Vec<u8>) -> core::result::Result<Self, Self::Error> {
-        let decoded = String::from_utf8(value).unwrap();
+        let decoded = String::from_utf8(value)
+            .map_err(|_| HdfsError::SASLError("a DIGEST challenge that is not UTF-8".to_string()))?;
         let mut options: HashMap<String, String> = HashMap::new();
         for capture in CHALLENGE_PATTERN.captures_iter(&decoded) {
             let key = capture.get(1).unwrap().as_str().to_string();
@@ -189,10 +217,12 @@ impl TryFrom<Vec<u8>> for Challenge {
             .split(',')
             .map(|s| s.try_into())
             .collect::<Result<Vec<Qop>>>()?;
-        let maxbuf: u32 = options
-            .get("maxbuf")
-            .map(|mb| mb.parse().unwrap())
-            .unwrap_or(65536);
+        let maxbuf: u32 = match options.get("maxbuf") {
+            Some(mb) => mb.parse().map_err(|_| {
+                HdfsError::SASLError(format!("a DIGEST challenge with maxbuf {mb:?}"))
+            })?,
+            None => 65536,
+        };
         let cipher = options
             .remove("cipher")
             .map(|c| c.split(',').map(|s| s.to_string()).collect());
@@ -265,9 +295,17 @@ pub(super) struct DigestSaslSession {
     service: String,
     hostname: String,
     state: DigestState,
+    /// The protections the client takes, in its order; `None`: the strongest offered.
+    wanted: Option<Vec<Qop>>,
 }
 
 impl DigestSaslSession {
+    /// Takes the first of `wanted` the server offers, rather than the strongest.
+    pub(super) fn with_protection(mut self, wanted: Option<Vec<Qop>>) -> Self {
+        self.wanted = wanted;
+        self
+    }
+
     pub(super) fn from_token(service: String, hostname: String, token: &Token) -> Self {
         Self {
             auth_id: general_purpose::STANDARD.encode(&token.identifier),
@@ -275,6 +313,7 @@ impl DigestSaslSession {
             service,
             hostname,
             state: DigestState::Pending,
+            wanted: None,
         }
     }
 
@@ -294,6 +333,7 @@ impl DigestSaslSession {
             service,
             hostname,
             state: DigestState::Pending,
+            wanted: None,
         }
     }
 
@@ -391,9 +431,11 @@ impl SaslSession for DigestSaslSession {
         match core::mem::replace(&mut self.state, DigestState::Errored) {
             DigestState::Pending => {
                 // First step, token is a challenge
-                let challenge: Challenge = token.unwrap().try_into().unwrap();
+                let challenge: Challenge = token
+                    .ok_or_else(|| HdfsError::SASLError("no DIGEST challenge from the server".to_string()))?
+                    .try_into()?;
 
-                let qop = choose_qop(challenge.qop)?;
+                let qop = choose_qop(challenge.qop, self.wanted.as_deref())?;
                 let cipher = match (qop, &challenge.cipher) {
                     (Qop::AuthConf, Some(cipher)) => Some(choose_cipher(cipher)?),
                     (Qop::AuthConf, None) => {
@@ -433,7 +475,10 @@ impl SaslSession for DigestSaslSession {
                 Ok((message.as_bytes().to_vec(), false))
             }
             DigestState::Stepped(ctx) => {
-                let token_str = String::from_utf8(token.unwrap().to_vec()).map_err(|_| {
+                let token = token.ok_or_else(|| {
+                    HdfsError::SASLError("no DIGEST response from the server".to_string())
+                })?;
+                let token_str = String::from_utf8(token.to_vec()).map_err(|_| {
                     HdfsError::SASLError("Failed to parse token as UTF-8 string".to_string())
                 })?;
                 if let Some(captures) = RESPONSE_PATTERN.captures(&token_str) {
@@ -530,6 +575,13 @@ impl SaslSession for DigestSaslSession {
     }
 
     fn decode(&mut self, buf: &[u8]) -> crate::Result<Vec<u8>> {
+        // 10 bytes of HMAC, 2 of type and 4 of sequence number at the least.
+        if buf.len() < 16 {
+            return Err(HdfsError::SASLError(format!(
+                "a DIGEST-MD5 frame of {} bytes",
+                buf.len()
+            )));
+        }
         match &mut self.state {
             DigestState::Completed(Some(ctx)) => {
                 let (message, hmac) = if let Some(decryptor) = &mut ctx.decryptor {
@@ -551,7 +603,13 @@ impl SaslSession for DigestSaslSession {
                     // Split HMAC off
                     let hmac = message.split_off(message.len() - 10);
                     // Remove padding at the end of the message
-                    let _ = message.split_off(message.len() - *message.last().unwrap() as usize);
+                    let padding = message.last().copied().unwrap_or(0) as usize;
+                    if padding == 0 || padding > 8 || padding > message.len() {
+                        return Err(HdfsError::SASLError(
+                            "a DIGEST-MD5 frame with bad padding".to_string(),
+                        ));
+                    }
+                    let _ = message.split_off(message.len() - padding);
 
                     (message, hmac)
                 } else {
@@ -599,6 +657,37 @@ mod test {
     };
 
     use super::DigestSaslSession;
+    use super::{choose_qop, parse_protection};
+    use crate::security::sasl::SaslSession;
+
+    #[test]
+    fn the_client_takes_the_first_of_its_protections_the_server_offers() {
+        let offered = vec![Qop::Auth, Qop::AuthInt, Qop::AuthConf];
+        assert_eq!(choose_qop(offered.clone(), None).unwrap(), Qop::AuthConf);
+        let wanted = parse_protection("integrity,privacy").unwrap();
+        assert_eq!(choose_qop(offered, Some(&wanted)).unwrap(), Qop::AuthInt);
+        let e = choose_qop(vec![Qop::AuthInt], Some(&[Qop::AuthConf])).unwrap_err();
+        assert!(e.to_string().contains("the DataNode offers auth-int"), "{e}");
+        assert_eq!(parse_protection(" Privacy ").unwrap(), vec![Qop::AuthConf]);
+        assert!(parse_protection("secrecy").is_err());
+    }
+
+    #[test]
+    fn a_missing_challenge_or_a_short_frame_is_an_error() {
+        let token = Token {
+            alias: String::new(),
+            identifier: vec![1, 2, 3],
+            password: vec![4, 5, 6],
+            kind: String::new(),
+            service: String::new(),
+        };
+        let mut session = DigestSaslSession::from_token("hdfs".into(), "0".into(), &token);
+        assert!(session.step(None).is_err());
+        let mut session = DigestSaslSession::from_token("hdfs".into(), "0".into(), &token);
+        assert!(session.decode(&[0u8; 5]).is_err());
+        let bad: Result<Challenge, _> = vec![0xffu8, 0xfe].try_into();
+        assert!(bad.is_err());
+    }
 
     #[test]
     fn test_challenge_parse() {

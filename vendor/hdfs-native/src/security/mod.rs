@@ -1,4 +1,4 @@
-mod digest;
+pub(crate) mod digest;
 pub(crate) mod gssapi;
 #[cfg(feature = "kms")]
 pub(crate) mod kms;

@@ -676,6 +676,7 @@ impl SaslDatanodeConnection {
                 "0".to_string(),
                 &token.clone().into(),
             )
+            .with_protection(config.data_transfer_protection()?)
         };
 
         self.stream.write_i32(SASL_TRANSFER_MAGIC_NUMBER).await?;
@@ -709,7 +710,11 @@ impl SaslDatanodeConnection {
         debug!("Data transfer encryptor response: {:?}", response);
 
         let (payload, finished) = session.step(response.payload.as_ref().map(|p| &p[..]))?;
-        assert!(!finished);
+        if finished {
+            return Err(HdfsError::SASLError(
+                "the DataNode's SASL handshake ended after its first message".to_string(),
+            ));
+        }
 
         let cipher_option = if session.supports_encryption() {
             vec![CipherOptionProto {
@@ -738,8 +743,11 @@ impl SaslDatanodeConnection {
         debug!("Data transfer encryptor response: {:?}", response);
 
         let (_, finished) = session.step(response.payload.as_ref().map(|p| &p[..]))?;
-
-        assert!(finished);
+        if !finished {
+            return Err(HdfsError::SASLError(
+                "the DataNode's SASL handshake did not end after its second message".to_string(),
+            ));
+        }
 
         if session.has_security_layer() {
             self.split(Some(session), response.cipher_option.first())
@@ -761,9 +769,16 @@ impl SaslDatanodeConnection {
         let mut response_buf = BytesMut::zeroed(total_size);
         self.stream.read_exact(&mut response_buf).await?;
 
-        Ok(DataTransferEncryptorMessageProto::decode_length_delimited(
-            response_buf.freeze(),
-        )?)
+        let message = DataTransferEncryptorMessageProto::decode_length_delimited(response_buf.freeze())?;
+        // A refusal (a block token the DataNode does not take, an expired key) carries no
+        // payload: say what the DataNode said.
+        if message.status != DataTransferEncryptorStatus::Success as i32 {
+            return Err(HdfsError::SASLError(format!(
+                "the DataNode refused the data transfer's SASL handshake: {}",
+                message.message.as_deref().unwrap_or("no reason given")
+            )));
+        }
+        Ok(message)
     }
 
     fn split(
