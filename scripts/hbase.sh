@@ -108,6 +108,7 @@ stop() {
     if [ "$pid" = "$zk_pid" ]; then
       # HDFS after the servers writing to it, before the ZooKeeper they wait on.
       if [ -n "${TALLROW_HDFS:-}" ]; then "$repo/scripts/hdfs.sh" stop; fi
+      if [ -n "${TALLROW_HDFS_KRB:-}" ]; then TALLROW_HDFS_STATE=.hdfs-krb.env "$repo/scripts/hdfs.sh" stop; fi
       kill "$pid" 2>/dev/null
     fi
     reap "$pid"
@@ -419,8 +420,21 @@ start_secure() { # dir classpath
     "sasl2-int:$s2i:org.apache.hadoop.hbase.thrift2.ThriftServer:hbase.thrift.security.qop=auth-int"
     "https2:$h2:org.apache.hadoop.hbase.thrift2.ThriftServer:hbase.regionserver.thrift.http=true hbase.thrift.ssl.enabled=true hbase.thrift.ssl.keystore.store=$dir/tls/server.p12 hbase.thrift.ssl.keystore.password=tallrow-test hbase.thrift.ssl.keystore.keypassword=tallrow-test hbase.thrift.ssl.keystore.type=PKCS12"
   )
+  # With --hdfs, a Kerberized HDFS too, which the Kerberized HBase keeps its root on.
+  local krb_hdfs= krb_hdfs_conf= extra=()
+  if [ -n "$hdfs" ]; then
+    TALLROW_HDFS_STATE=.hdfs-krb.env TALLROW_HDFS_KERBEROS="$dir/krb5" "$repo/scripts/hdfs.sh" start >"$dir/logs/krb-hdfs.out" 2>&1 ||
+      { failed "$dir" "the Kerberized HDFS did not start" krb-hdfs.out; return 4; }
+    # shellcheck disable=SC1091
+    krb_hdfs="$(. "$repo/.hdfs-krb.env" && echo "$TALLROW_HDFS")"
+    # shellcheck disable=SC1091
+    krb_hdfs_conf="$(. "$repo/.hdfs-krb.env" && echo "$TALLROW_HDFS_DIR")/conf"
+    extra=("hbase.rootdir=$krb_hdfs/hbase")
+    echo "export TALLROW_HDFS_KRB='$krb_hdfs'" >>"$state"
+    echo "export TALLROW_HDFS_KRB_CONF='$krb_hdfs_conf'" >>"$state"
+  fi
   local krb krb_pid krb_zk krb_master
-  krb="$(start_kerberized_hbase "$dir" "$cp" kerberized-hbase)"
+  krb="$(KRB_HDFS_CONF="${krb_hdfs_conf:+$krb_hdfs_conf/client-privacy}" start_kerberized_hbase "$dir" "$cp" kerberized-hbase "${extra[@]}")"
   read -r krb_pid krb_zk krb_master <<<"$krb"
   pids+=("$krb_pid")
   local spec class extra
@@ -443,6 +457,7 @@ export TALLROW_HBASE_HTTPS2='hbase://localhost:$h2?api=thrift2&transport=http&sa
 export TALLROW_HBASE_NATIVE_KRB='hbase://127.0.0.1:$krb_zk?api=native&sasl=gssapi'
 export TALLROW_HBASE_NATIVE_KRB_TLS='hbase://127.0.0.1:$krb_zk?api=native&sasl=gssapi&tls=true&ca=$dir/tls/ca.pem'
 export TALLROW_HBASE_NATIVE_KRB_MASTER='localhost:$krb_master'
+export TALLROW_HBASE_KRB_CONF='$dir/kerberized-hbase/conf'
 export TALLROW_HBASE_CA='$dir/tls/ca.pem'
 export TALLROW_HBASE_OTHER_CA='$dir/tls/other-ca.pem'
 export TALLROW_KRB5_CLIENT_KEYTAB='$dir/krb5/client.keytab'
@@ -521,9 +536,17 @@ case "${1:-}" in
       done
       set -- "${args[@]}"
     fi
+    # TALLROW_HBASE_TOOL_CONF: another cluster's configuration directory (the Kerberized
+    # one's, TALLROW_HBASE_KRB_CONF), in place of the plain cluster's; the tool then logs in
+    # from the ticket cache (KRB5CCNAME), as any Kerberos client of HBase and HDFS does.
+    tool_cp="$TALLROW_HBASE_CP"
+    if [ -n "${TALLROW_HBASE_TOOL_CONF:-}" ]; then
+      tool_cp="$TALLROW_HBASE_TOOL_CONF:${TALLROW_HBASE_CP#*:}"
+      [ -z "${KRB5_CONFIG:-}" ] || tool_flags+=("-Djava.security.krb5.conf=$KRB5_CONFIG")
+    fi
     exec java "${tool_flags[@]}" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx512m \
       "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
-      -cp "$TALLROW_HBASE_CP" "$tool" "$@"
+      -cp "$tool_cp" "$tool" "$@"
     ;;
   java | chaos | describe | compact)
     what="$1"

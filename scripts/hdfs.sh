@@ -24,9 +24,20 @@
 #   TALLROW_HDFS_DIR   the directory holding its configuration (conf/), metadata and blocks
 # Exit codes: 0 done; 1 Java or Maven missing (one line says so); 2 HDFS failed to start (its
 # logs are kept in tests/hbase/target/failed-start-hdfs).
+#
+# Kerberized, beside the plain one (scripts/hbase.sh start --secure starts it): with
+# TALLROW_HDFS_KERBEROS naming the realm's directory (scripts/secure.sh's KDC: krb5.conf,
+# hbase.keytab) and TALLROW_HDFS_STATE another state file, both daemons log in as
+# hbase/localhost, the NameNode's RPC asks for privacy, block access tokens are on, and the
+# DataNode's data transfer offers SASL at authentication, integrity and privacy (AES-CTR for
+# privacy), so that each client picks its own (dfs.data.transfer.protection). Its ports are
+# not privileged, as a test cluster's are (ignore.secure.ports.for.testing). conf/ then also
+# holds client-LEVEL/ (core-site.xml and hdfs-site.xml for a client at each level).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-state="$repo/.hdfs.env"
+state="$repo/${TALLROW_HDFS_STATE:-.hdfs.env}"
+krb="${TALLROW_HDFS_KERBEROS:-}"
+realm=TALLROW.TEST
 # shellcheck source=scripts/jvm.sh
 . "$repo/scripts/jvm.sh"
 
@@ -60,6 +71,31 @@ core_site() { # nn
   echo '<?xml version="1.0"?>'
   echo '<configuration>'
   property fs.defaultFS "hdfs://127.0.0.1:$1"
+  if [ -n "$krb" ]; then
+    property hadoop.security.authentication kerberos
+    property hadoop.rpc.protection privacy
+    # The web pages (the readiness check's /jmx) stay open: only RPC and data are secured.
+    property hadoop.http.authentication.type simple
+  fi
+  echo '</configuration>'
+}
+
+# What every process that reaches the Kerberized HDFS needs to know of it.
+kerberos_site() {
+  property dfs.block.access.token.enable true
+  property dfs.namenode.kerberos.principal "hbase/localhost@$realm"
+  property dfs.datanode.kerberos.principal "hbase/localhost@$realm"
+  property dfs.web.authentication.kerberos.principal "HTTP/localhost@$realm"
+  property dfs.namenode.kerberos.internal.spnego.principal "HTTP/localhost@$realm"
+}
+
+# A client's configuration for the Kerberized HDFS at data-transfer protection LEVEL.
+client_conf() { # nn level
+  echo '<?xml version="1.0"?>'
+  echo '<configuration>'
+  kerberos_site
+  property dfs.data.transfer.protection "$2"
+  property dfs.replication 1
   echo '</configuration>'
 }
 
@@ -82,6 +118,15 @@ hdfs_site() { # dir nn http
   property dfs.permissions.enabled true
   property dfs.namenode.safemode.extension 0
   property dfs.heartbeat.interval 1
+  if [ -n "$krb" ]; then
+    kerberos_site
+    property dfs.namenode.keytab.file "$krb/hbase.keytab"
+    property dfs.datanode.keytab.file "$krb/hbase.keytab"
+    property dfs.web.authentication.kerberos.keytab "$krb/hbase.keytab"
+    property dfs.data.transfer.protection authentication,integrity,privacy
+    property dfs.encrypt.data.transfer.cipher.suites AES/CTR/NoPadding
+    property ignore.secure.ports.for.testing true
+  fi
   echo '</configuration>'
 }
 
@@ -104,6 +149,10 @@ logger.audit.name = org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit
 logger.audit.level = WARN
 logger.native.name = org.apache.hadoop.util.NativeCodeLoader
 logger.native.level = ERROR
+# Each data-transfer SASL handshake's protection, as the DataNode negotiated it (the
+# Kerberized HDFS's tests read it).
+logger.sasl.name = org.apache.hadoop.hdfs.protocol.datatransfer.sasl.DataTransferSaslUtil
+logger.sasl.level = DEBUG
 EOF
 }
 
@@ -156,6 +205,14 @@ start_once() {
   nn="$(free_port)" http="$(free_port)"
   core_site "$nn" >"$dir/conf/core-site.xml"
   hdfs_site "$dir" "$nn" "$http" >"$dir/conf/hdfs-site.xml"
+  local level
+  if [ -n "$krb" ]; then
+    for level in authentication integrity privacy; do
+      mkdir -p "$dir/conf/client-$level"
+      cp "$dir/conf/core-site.xml" "$dir/conf/client-$level/"
+      client_conf "$nn" "$level" >"$dir/conf/client-$level/hdfs-site.xml"
+    done
+  fi
   log4j >"$dir/conf/log4j2.properties"
   # The web applications both daemons serve (the NameNode's /jmx, the DataNode's internal
   # server): Hadoop's distribution puts these on the classpath; its jar does not hold them.
@@ -168,6 +225,7 @@ start_once() {
   mkdir -p "$dir/conf/webapps/static"
   local java=(java "${jdk_flags[@]}" "-Dlog4j2.configurationFile=$dir/conf/log4j2.properties"
     "-Dhadoop.log.dir=$dir/logs" -cp "$dir/conf:$cp")
+  [ -z "$krb" ] || java+=("-Djava.security.krb5.conf=$krb/krb5.conf")
 
   if ! (cd "$dir" && "${java[@]}" -Xmx256m -XX:TieredStopAtLevel=1 \
     org.apache.hadoop.hdfs.server.namenode.NameNode -format -nonInteractive) \
@@ -202,7 +260,13 @@ EOF
     sleep 0.5
   done
   # What a cluster has: a /tmp every user may write into (and remove only their own from).
-  if ! { shell -mkdir -p /tmp && shell -chmod 1777 /tmp; } >"$dir/logs/tmp.log" 2>&1; then
+  # Kerberized, the superuser is the NameNode's principal: its ticket makes /tmp.
+  if [ -n "$krb" ]; then
+    export KRB5CCNAME="FILE:$dir/hbase.ccache"
+    KRB5_CONFIG="$krb/krb5.conf" kinit -kt "$krb/hbase.keytab" "hbase/localhost@$realm" >"$dir/logs/tmp.log" 2>&1 ||
+      { failed "$dir" "no ticket for hbase/localhost" tmp.log; return 2; }
+  fi
+  if ! { shell -mkdir -p /tmp && shell -chmod 1777 /tmp; } >>"$dir/logs/tmp.log" 2>&1; then
     failed "$dir" "no /tmp in HDFS" tmp.log
     return 2
   fi
@@ -216,6 +280,7 @@ shell() { # -ls|-put|... ARGS...
   local cp tool_flags=() f
   cp="$(classpath)" || return 2
   for f in "${jdk_flags[@]}"; do [ "$f" = -XX:+UseG1GC ] || tool_flags+=("$f"); done
+  [ -z "$krb" ] || tool_flags+=("-Djava.security.krb5.conf=$krb/krb5.conf")
   java "${tool_flags[@]}" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m \
     "-Dlog4j2.configurationFile=$TALLROW_HDFS_DIR/conf/log4j2.properties" \
     -cp "$TALLROW_HDFS_DIR/conf:$cp" org.apache.hadoop.fs.FsShell "$@"

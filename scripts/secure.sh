@@ -201,6 +201,8 @@ start_kerberized_hbase() { # dir classpath name extra...
   mkdir -p "$k/conf"
   zk="$(free_port)" m="$(free_port)" rs="$(free_port)"
   kerberized_conf_dir "$dir" "$k/conf"
+  # On a Kerberized HDFS: its client settings (KRB_HDFS_CONF), hbase.rootdir in EXTRA.
+  if [ -n "${KRB_HDFS_CONF:-}" ]; then cp "$KRB_HDFS_CONF"/core-site.xml "$KRB_HDFS_CONF"/hdfs-site.xml "$k/conf/"; fi
   {
     echo '<?xml version="1.0"?>'
     echo '<configuration>'

@@ -389,3 +389,112 @@ fn a_ticket_that_expires_during_a_native_run_is_renewed_or_stops_it() {
     let _turn = RealHBaseDaoHarness::native_kerberos_privacy();
     a_ticket_expires_during_a_run(&secure_hbase("TALLROW_HBASE_NATIVE_KRB").unwrap());
 }
+
+/// HFiles written into the Kerberized HDFS (`scripts/hbase.sh start --secure --hdfs`) by a
+/// client at each data-transfer protection HDFS offers, then handed to the Kerberized HBase
+/// (whose root is on that HDFS) by HBase's own bulk-load tool run with the same ticket, and
+/// verified through HBase's RPC with Kerberos.
+#[test]
+fn hfiles_written_into_kerberized_hdfs_at_each_protection_bulk_load_and_verify() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let (Some(hdfs), Some(conf)) = (
+        std::env::var("TALLROW_HDFS_KRB").ok().filter(|v| !v.is_empty()),
+        std::env::var("TALLROW_HDFS_KRB_CONF").ok().filter(|v| !v.is_empty()),
+    ) else {
+        tallrow::testkit::absent(
+            "the Kerberized HDFS",
+            "TALLROW_HDFS_KRB is not set (scripts/hbase.sh start --secure --hdfs, or scripts/test.sh)",
+        );
+        return;
+    };
+    let hbase_conf = std::env::var("TALLROW_HBASE_KRB_CONF").unwrap();
+    let native = format!("{}&qop=auth-conf", secure_hbase("TALLROW_HBASE_NATIVE_KRB").unwrap());
+    let tool = format!(
+        "{} completebulkload",
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/hbase.sh").display()
+    );
+    let fixture = small_fixture();
+    let fixture = fixture.to_str().unwrap();
+    // The DataNode logs each handshake's protection (scripts/hdfs.sh turns that on).
+    let datanode_log = Path::new(&conf).join("../logs/datanode.log");
+    let negotiated = |qop: &str| {
+        let wanted = format!("negotiated QOP = {qop}");
+        std::fs::read_to_string(&datanode_log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.trim_end().ends_with(&wanted))
+            .count()
+    };
+    for (level, qop) in [
+        ("authentication", "auth"),
+        ("integrity", "auth-int"),
+        ("privacy", "auth-conf"),
+    ] {
+        // Each level into tables of its own making: the turn drops them before and after.
+        let _turn = RealHBaseDaoHarness::native_kerberos_privacy();
+        let tmp = tempfile::tempdir().unwrap();
+        let client = format!("{conf}/client-{level}");
+        let env = [
+            ("HADOOP_CONF_DIR", client.as_str()),
+            ("TALLROW_HBASE_TOOL_CONF", hbase_conf.as_str()),
+        ];
+        let url = format!("{hdfs}/tmp/tallrow-it-{}-{level}", std::process::id());
+        let before = negotiated(qop);
+        let out = tallrow_with(
+            tmp.path(),
+            &["load", fixture, "--backend", &format!("hfile:{url}")],
+            &env,
+        );
+        assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);
+        // The writer's blocks went at the protection its configuration asks, though the
+        // DataNode offers all three.
+        assert!(
+            negotiated(qop) > before,
+            "{level}: no handshake at {qop} in {}",
+            datanode_log.display()
+        );
+        let out = tallrow_with(
+            tmp.path(),
+            &["bulkload", &url, "--backend", &native, "--hbase-cmd", &tool],
+            &env,
+        );
+        assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);
+        let out = tallrow_with(tmp.path(), &["verify", fixture, "--backend", &native], &[]);
+        assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains("OK: the store holds exactly"),
+            "{level}: {}",
+            out.stdout
+        );
+    }
+    // A protection HDFS does not know is named in the load's error.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        format!("{conf}/client-privacy/core-site.xml"),
+        dir.path().join("core-site.xml"),
+    )
+    .unwrap();
+    let site = std::fs::read_to_string(format!("{conf}/client-privacy/hdfs-site.xml"))
+        .unwrap()
+        .replace(">privacy<", ">secrecy<");
+    std::fs::write(dir.path().join("hdfs-site.xml"), site).unwrap();
+    let out = tallrow_with(
+        dir.path(),
+        &[
+            "load",
+            fixture,
+            "--backend",
+            &format!("hfile:{hdfs}/tmp/tallrow-it-{}-bad", std::process::id()),
+        ],
+        &[("HADOOP_CONF_DIR", dir.path().to_str().unwrap())],
+    );
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("\"secrecy\" is not authentication, integrity or privacy"),
+        "{}",
+        out.stderr
+    );
+}
