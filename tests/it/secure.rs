@@ -335,28 +335,41 @@ fn a_ticket_expires_during_a_run(url: &str) {
         &[],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // The three tickets below, each in a cache of its own, run side by side: each run
+    // outlives its ticket's 15 s, and none depends on another.
+    let keytab = std::env::var("TALLROW_KRB5_CLIENT_KEYTAB").unwrap();
     // Renewable for an hour: kept alive with kinit -R.
-    let dir = tempfile::tempdir().unwrap();
-    let cache = ticket(dir.path(), &["-l", "15s", "-r", "1h"]);
-    let out = run_30s(dir.path(), url, &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", "")]);
-    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    assert!(!out.stdout.contains("failed"), "{}", out.stdout);
+    let renewable = tempfile::tempdir().unwrap();
+    let renewable_cache = ticket(renewable.path(), &["-l", "15s", "-r", "1h"]);
     // Renewable for no longer than it lasts, but a keytab: MIT's GSSAPI takes a new
     // ticket from it.
-    let dir = tempfile::tempdir().unwrap();
-    let cache = ticket(dir.path(), &["-l", "15s", "-r", "16s"]);
-    let keytab = std::env::var("TALLROW_KRB5_CLIENT_KEYTAB").unwrap();
-    let out = run_30s(
-        dir.path(),
-        url,
-        &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", &keytab)],
-    );
-    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    assert!(!out.stdout.contains("failed"), "{}", out.stdout);
+    let with_keytab = tempfile::tempdir().unwrap();
+    let keytab_cache = ticket(with_keytab.path(), &["-l", "15s", "-r", "16s"]);
     // Neither: the run stops at the expiry with one line, and writes no report.
     let dir = tempfile::tempdir().unwrap();
     let cache = ticket(dir.path(), &["-l", "15s", "-r", "16s"]);
-    let out = run_30s(dir.path(), url, &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", "")]);
+    let (renewed, from_keytab, out) = std::thread::scope(|s| {
+        let renewed = s.spawn(|| {
+            run_30s(
+                renewable.path(),
+                url,
+                &[("KRB5CCNAME", &renewable_cache), ("KRB5_CLIENT_KTNAME", "")],
+            )
+        });
+        let from_keytab = s.spawn(|| {
+            run_30s(
+                with_keytab.path(),
+                url,
+                &[("KRB5CCNAME", &keytab_cache), ("KRB5_CLIENT_KTNAME", &keytab)],
+            )
+        });
+        let out = run_30s(dir.path(), url, &[("KRB5CCNAME", &cache), ("KRB5_CLIENT_KTNAME", "")]);
+        (renewed.join().unwrap(), from_keytab.join().unwrap(), out)
+    });
+    for out in [renewed, from_keytab] {
+        assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+        assert!(!out.stdout.contains("failed"), "{}", out.stdout);
+    }
     assert_ne!(out.code, 0, "{}", out.stdout);
     let lines: Vec<&str> = out.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{}", out.stderr);
