@@ -616,44 +616,50 @@ fn schema_tables() -> Vec<String> {
 }
 
 /// The hbase backend against real HBase for the DAO suites, whose tables have the schemas'
-/// fixed names: one harness at a time in this process, with those tables dropped before
+/// fixed names: one harness at a time per cluster in this process, with those tables dropped before
 /// and after, so that every variant starts empty.
 pub struct RealHBaseDaoHarness {
     inner: RealHBaseHarness,
     _turn: std::sync::MutexGuard<'static, ()>,
 }
 
+/// The turn on the schema tables of the two-region-server HBase, whichever server a test
+/// reaches it through (its Thrift gateways, Kerberized or not, or its RPC).
+static PLAIN_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The turn on the Kerberized standalone HBase's: another cluster, whose tests run beside
+/// the plain one's.
+static KERBERIZED_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl RealHBaseDaoHarness {
     /// Through the buffered/binary Thrift1 server.
     pub fn buffered_binary() -> Self {
-        Self::new(RealHBaseHarness::buffered_binary)
+        Self::new(RealHBaseHarness::buffered_binary, &PLAIN_TURN)
     }
 
     /// Through the framed/compact Thrift1 server.
     pub fn framed_compact() -> Self {
-        Self::new(RealHBaseHarness::framed_compact)
+        Self::new(RealHBaseHarness::framed_compact, &PLAIN_TURN)
     }
 
     /// Through the Thrift2 server.
     pub fn thrift2() -> Self {
-        Self::new(RealHBaseHarness::thrift2)
+        Self::new(RealHBaseHarness::thrift2, &PLAIN_TURN)
     }
 
     /// Through HBase's own RPC.
     pub fn native() -> Self {
-        Self::new(RealHBaseHarness::native)
+        Self::new(RealHBaseHarness::native, &PLAIN_TURN)
     }
 
     /// The Kerberized cluster through its own RPC, with privacy: its schema tables dropped
     /// before and after.
     pub fn native_kerberos_privacy() -> Self {
-        Self::new(RealHBaseHarness::native_kerberos_privacy)
+        Self::new(RealHBaseHarness::native_kerberos_privacy, &KERBERIZED_TURN)
     }
 
-    fn new(make: fn() -> RealHBaseHarness) -> Self {
-        static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    fn new(make: fn() -> RealHBaseHarness, turn: &'static std::sync::Mutex<()>) -> Self {
         // A test that failed while holding its turn leaves nothing that needs it undone.
-        let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let turn = turn.lock().unwrap_or_else(|e| e.into_inner());
         let h = RealHBaseDaoHarness {
             inner: make(),
             _turn: turn,
