@@ -15,9 +15,11 @@
 #                               BufferedMutator, PerformanceEvaluation, native, Thrift2 each
 #                               round, ROUNDS (3) rounds, medians and ranges), client CPU per
 #                               row, gets and pages, home timelines (starts HBase if none runs)
-#   scripts/bench.sh secure     only the loads through sasl=gssapi (auth, auth-conf) against
+#   scripts/bench.sh secure [ROUNDS]
+#                               only the loads through sasl=gssapi (auth, auth-conf) against
 #                               plain: through the Thrift1 gateways, and through HBase's own
-#                               RPC (api=native) into one more Kerberized HBase, started for it
+#                               RPC (api=native, also auth-conf with crypto=aes) into one more
+#                               Kerberized HBase, started for it; ROUNDS (3) rounds
 #   scripts/bench.sh hfile [seeding|resume|codecs] [USERS [ROUNDS]]
 #                               both parts, or the one named (starts HBase on HDFS if none
 #                               runs): seeding: HBase's own bulk load (hfile:hdfs:// +
@@ -109,7 +111,7 @@ secure() {
     pid="${started%% *}"
     echo "== loads through sasl=gssapi (tests/fixtures/hbase.toml)"
     TALLROW_BENCH_NATIVE_KRB="${started#* }" \
-        cargo bench --locked --quiet "${features[@]}" --bench secure -- tests/fixtures/hbase.toml --rounds 3 || {
+        cargo bench --locked --quiet "${features[@]}" --bench secure -- tests/fixtures/hbase.toml --rounds "${1:-3}" || {
         kill "$pid"
         return 1
     }
@@ -138,7 +140,7 @@ if [[ "${1:-}" == "native" ]]; then
     exit 0
 fi
 if [[ "${1:-}" == "secure" ]]; then
-    secure
+    secure "${2:-}"
     exit 0
 fi
 

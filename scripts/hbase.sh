@@ -437,6 +437,13 @@ start_secure() { # dir classpath
   krb="$(KRB_HDFS_CONF="${krb_hdfs_conf:+$krb_hdfs_conf/client-privacy}" start_kerberized_hbase "$dir" "$cp" kerberized-hbase "${extra[@]}")"
   read -r krb_pid krb_zk krb_master <<<"$krb"
   pids+=("$krb_pid")
+  # One more, small (its root on the local disk), whose ZooKeeper refuses sessions that did
+  # not authenticate by SASL: the clusters that require it of clients.
+  local zkk zkk_pid zkk_zk _
+  zkk="$(start_kerberized_hbase "$dir" "$cp" kerberized-zk-hbase \
+    -Dzookeeper.enforce.auth.enabled=true -Dzookeeper.enforce.auth.schemes=sasl)"
+  read -r zkk_pid zkk_zk _ <<<"$zkk"
+  pids+=("$zkk_pid")
   local spec class extra
   for spec in "${servers[@]}"; do
     name="${spec%%:*}" spec="${spec#*:}" port="${spec%%:*}" spec="${spec#*:}"
@@ -457,6 +464,7 @@ export TALLROW_HBASE_HTTPS2='hbase://localhost:$h2?api=thrift2&transport=http&sa
 export TALLROW_HBASE_NATIVE_KRB='hbase://127.0.0.1:$krb_zk?api=native&sasl=gssapi'
 export TALLROW_HBASE_NATIVE_KRB_TLS='hbase://127.0.0.1:$krb_zk?api=native&sasl=gssapi&tls=true&ca=$dir/tls/ca.pem'
 export TALLROW_HBASE_NATIVE_KRB_MASTER='localhost:$krb_master'
+export TALLROW_HBASE_NATIVE_KRB_ZK_SASL='hbase://localhost:$zkk_zk?api=native&sasl=gssapi&zk_sasl=gssapi'
 export TALLROW_HBASE_KRB_CONF='$dir/kerberized-hbase/conf'
 export TALLROW_HBASE_CA='$dir/tls/ca.pem'
 export TALLROW_HBASE_OTHER_CA='$dir/tls/other-ca.pem'
@@ -480,7 +488,9 @@ EOF
   local why
   why="$(initialized "$dir" kerberized-hbase "$krb_pid" "$deadline")" ||
     { failed "$dir" "$why" kerberized-hbase.log; return 4; }
-  echo "secured: realm $realm (KDC pid $kdc_pid), thrift1 SASL auth localhost:$s1a, auth-conf localhost:$s1c, thrift2 SASL auth-int localhost:$s2i, thrift2 HTTPS+SPNEGO localhost:$h2, native Kerberos 127.0.0.1:$krb_zk"
+  why="$(initialized "$dir" kerberized-zk-hbase "$zkk_pid" "$deadline")" ||
+    { failed "$dir" "$why" kerberized-zk-hbase.log; return 4; }
+  echo "secured: realm $realm (KDC pid $kdc_pid), thrift1 SASL auth localhost:$s1a, auth-conf localhost:$s1c, thrift2 SASL auth-int localhost:$s2i, thrift2 HTTPS+SPNEGO localhost:$h2, native Kerberos 127.0.0.1:$krb_zk, and with SASL to ZooKeeper localhost:$zkk_zk"
 }
 
 case "${1:-}" in

@@ -9,6 +9,7 @@
 #
 #   native   Kerberos on HBase's RPC, qop auth-int and auth-conf offered   TALLROW_HBASE_NATIVE_KRB
 #   native   the same, inside TLS                                           TALLROW_HBASE_NATIVE_KRB_TLS
+#   native   a second such cluster whose ZooKeeper requires SASL            TALLROW_HBASE_NATIVE_KRB_ZK_SASL
 #
 # Each variable holds the endpoint's full hbase:// URL. The native one is a cluster of its
 # own: a standalone HBase (master, region server and ZooKeeper in one JVM, on the local
@@ -16,7 +17,13 @@
 # hbase.rpc.protection=integrity,privacy), so that a client meets what a secured cluster's
 # master and region servers ask, and a plain client is refused. Its RPC also takes TLS
 # (hbase.server.netty.tls.enabled, with plain connections still served beside it and no
-# client certificate asked for), with the certificate below. The Thrift servers require
+# client certificate asked for), with the certificate below, and HBase's AES in place of
+# GSSAPI's privacy wrap for the clients that ask (hbase.rpc.crypto.encryption.aes.enabled).
+# Its ZooKeeper is secured as HBase secures its own (SASL logins for the server and for
+# HBase's client, HBase's ACLs on the znodes) but still serves anonymous sessions, which is
+# how clients read a secured cluster's meta location; the second cluster's refuses them
+# (zookeeper.enforce.auth.enabled), for the clusters that require SASL of every client.
+# The Thrift servers require
 # Kerberos: their own calls into the standalone HBase behind them fall back to simple
 # authentication (hbase.ipc.client.fallback-to-simple-auth-allowed), as a Kerberized
 # gateway in front of an unsecured cluster would. What a Thrift client meets (SASL on the
@@ -100,10 +107,10 @@ start_kdc() { # dir
     return 2
   }
   local p
-  for p in hbase/localhost HTTP/localhost client; do
+  for p in hbase/localhost HTTP/localhost zookeeper/localhost client; do
     kadmin.local -r "$realm" -q "addprinc -randkey $p" >>"$k/kadmin.log" 2>&1
   done
-  kadmin.local -r "$realm" -q "ktadd -k $k/hbase.keytab hbase/localhost HTTP/localhost" >>"$k/kadmin.log" 2>&1
+  kadmin.local -r "$realm" -q "ktadd -k $k/hbase.keytab hbase/localhost HTTP/localhost zookeeper/localhost" >>"$k/kadmin.log" 2>&1
   kadmin.local -r "$realm" -q "ktadd -k $k/client.keytab client" >>"$k/kadmin.log" 2>&1
   /usr/sbin/krb5kdc -n -r "$realm" >"$k/krb5kdc.out" 2>&1 &
   echo $! >"$k/krb5kdc.pid"
@@ -192,12 +199,23 @@ secure_conf() { # dir name extra...
 }
 
 # A standalone HBase whose RPC requires Kerberos, under DIR/NAME (logging to NAME.log), with
-# EXTRA properties (name=value ...) after the others; prints its pid, its ZooKeeper port and
-# its master's port. Its master and region server log in as hbase/localhost from the
-# realm's keytab.
+# EXTRA properties (name=value ...) after the others, and EXTRA JVM flags (-Dname=value);
+# prints its pid, its ZooKeeper port and its master's port. Its master and region server
+# log in as hbase/localhost from the realm's keytab. Its ZooKeeper is secured as HBase
+# secures its own: the server logs in as zookeeper/localhost and takes SASL, HBase's
+# client authenticates to it, and the znodes get HBase's ACLs (the ones clients read
+# world-readable); a -Dzookeeper.enforce.auth.enabled=true flag makes it refuse anonymous
+# sessions.
 start_kerberized_hbase() { # dir classpath name extra...
   local dir="$1" cp="$2" k="$1/$3" zk m rs
   shift 3
+  local props=() flags=() a
+  for a in "$@"; do
+    case "$a" in
+      -D*) flags+=("$a") ;;
+      *) props+=("$a") ;;
+    esac
+  done
   mkdir -p "$k/conf"
   zk="$(free_port)" m="$(free_port)" rs="$(free_port)"
   kerberized_conf_dir "$dir" "$k/conf"
@@ -225,6 +243,7 @@ start_kerberized_hbase() { # dir classpath name extra...
       hbase.hregion.memstore.mslab.enabled=false \
       hbase.security.authentication=kerberos \
       hbase.rpc.protection=integrity,privacy \
+      hbase.rpc.crypto.encryption.aes.enabled=true \
       "hbase.master.kerberos.principal=hbase/localhost@$realm" \
       "hbase.master.keytab.file=$dir/krb5/hbase.keytab" \
       "hbase.regionserver.kerberos.principal=hbase/localhost@$realm" \
@@ -237,12 +256,17 @@ start_kerberized_hbase() { # dir classpath name extra...
       hbase.rpc.tls.keystore.password=tallrow-test \
       "hbase.rpc.tls.truststore.location=$dir/tls/ca.pem" \
       hbase.rpc.tls.truststore.type=PEM \
-      "$@"; do
+      "hbase.zookeeper.server.kerberos.principal=zookeeper/localhost@$realm" \
+      "hbase.zookeeper.server.keytab.file=$dir/krb5/hbase.keytab" \
+      "hbase.zookeeper.client.kerberos.principal=hbase/localhost@$realm" \
+      "hbase.zookeeper.client.keytab.file=$dir/krb5/hbase.keytab" \
+      ${props[@]+"${props[@]}"}; do
       echo "  <property><name>${kv%%=*}</name><value>${kv#*=}</value></property>"
     done
     echo '</configuration>'
   } >"$k/conf/hbase-site.xml"
   (cd "$k" && exec java "${jdk_flags[@]}" -Xmx384m "-Djava.security.krb5.conf=$KRB5_CONFIG" \
+    -Dzookeeper.authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider ${flags[@]+"${flags[@]}"} \
     "-Dlog4j2.configurationFile=$k/conf/log4j2.properties" "-Dhbase.log.dir=$dir/logs" -cp "$k/conf:$cp" \
     org.apache.hadoop.hbase.master.HMaster start) >"$dir/logs/${k##*/}.log" 2>&1 &
   echo "$! $zk $m"

@@ -5,7 +5,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let quorum = args.next().unwrap_or_else(|| "127.0.0.1:2181".into());
     let parent = args.next().unwrap_or_else(|| "/hbase".into());
-    match hbase_client::zk::bootstrap(&quorum, &parent, std::time::Duration::from_secs(10)) {
+    match hbase_client::zk::bootstrap(&quorum, &parent, std::time::Duration::from_secs(10), None) {
         Ok(c) => println!("cluster {}: master {}, hbase:meta on {}", c.id, c.master, c.meta),
         Err(e) => {
             eprintln!("error: {e}");

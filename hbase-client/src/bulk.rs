@@ -23,6 +23,7 @@ pub struct BulkLoad<'a> {
     client: &'a Client,
     table: String,
     token: String,
+    fs_token: Option<pb::DelegationToken>,
     done: bool,
 }
 
@@ -46,6 +47,7 @@ impl Client {
             client: self,
             table: t,
             token,
+            fs_token: None,
             done: false,
         })
     }
@@ -141,7 +143,7 @@ impl BulkLoad<'_> {
                 })
                 .collect(),
             assign_seq_num: Some(true),
-            fs_token: None,
+            fs_token: self.fs_token.clone(),
             bulk_token: Some(self.token.clone()),
             copy_file: Some(false),
             cluster_ids: Vec::new(),
@@ -184,6 +186,15 @@ impl BulkLoad<'_> {
             };
             self.client.backoff(e, tries, started, 1)?;
         }
+    }
+
+    /// Sends `token` with every hand-over: the caller's delegation token for the file
+    /// system the files are in, which a region server whose Hadoop runs Kerberos moves them
+    /// with, as the caller (`SecureBulkLoadManager` refuses the call without one: "User
+    /// token cannot be null").
+    pub fn with_fs_token(mut self, token: pb::DelegationToken) -> Self {
+        self.fs_token = Some(token);
+        self
     }
 
     /// Removes the staging folder.

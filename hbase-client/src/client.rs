@@ -61,6 +61,13 @@ pub struct Options {
     pub sasl: Option<Arc<dyn crate::sasl::Authenticator>>,
     /// TLS on every connection (`hbase.client.netty.tls.enabled`).
     pub tls: Option<crate::tls::Tls>,
+    /// HBase's AES in place of SASL's privacy wrap (`hbase.rpc.crypto.encryption.aes.enabled`);
+    /// see [`crate::crypto`].
+    pub crypto_aes: bool,
+    /// SASL GSSAPI to ZooKeeper, for a quorum that requires it: the first part of its
+    /// servers' principals (`zookeeper.sasl.client.username`, `zookeeper`); `None` reads
+    /// anonymously.
+    pub zk_sasl: Option<String>,
 }
 
 impl Default for Options {
@@ -73,6 +80,8 @@ impl Default for Options {
             user: ConnOptions::default().user,
             sasl: None,
             tls: None,
+            crypto_aes: false,
+            zk_sasl: None,
         }
     }
 }
@@ -257,6 +266,7 @@ impl Client {
             calls: self.calls.clone(),
             sasl: self.opts.sasl.clone(),
             tls: self.opts.tls.clone(),
+            crypto_aes: self.opts.crypto_aes,
         };
         let c = Arc::new(Conn::open(addr, service, &opts)?);
         let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
@@ -719,7 +729,9 @@ impl Client {
 /// Finds the cluster through a registry.
 fn find(registry: &Registry, opts: &Options) -> Result<Cluster> {
     match registry {
-        Registry::ZooKeeper { quorum, parent } => crate::zk::bootstrap(quorum, parent, opts.connect_timeout),
+        Registry::ZooKeeper { quorum, parent } => {
+            crate::zk::bootstrap(quorum, parent, opts.connect_timeout, opts.zk_sasl.as_deref())
+        }
         Registry::Rpc { servers } => crate::registry::bootstrap(servers, opts),
     }
 }

@@ -5,7 +5,8 @@
 //! - [`pb`]: HBase 2.6.1's protocol messages, generated from its `.proto` files;
 //! - [`cells`]: cells and the `KeyValueCodec` cell blocks that carry them;
 //! - [`conn`]: one connection to one server: the `HBas` preamble, the connection header, call
-//!   ids, many calls in flight; [`sasl`]: Kerberos on it, and its security layer; [`tls`]: TLS under it;
+//!   ids, many calls in flight; [`sasl`]: Kerberos on it, and its security layer; [`crypto`]:
+//!   HBase's AES in place of that layer; [`tls`]: TLS under it;
 //! - [`zk`] and the RPC registry: finding the cluster (its id, master and `hbase:meta`);
 //! - [`locate`]: the region cache, fed by `hbase:meta`;
 //! - [`bulk`]: HFiles handed to the region servers, as HBase's bulk-load tool hands them;
@@ -24,6 +25,7 @@ pub mod bulk;
 pub mod cells;
 pub mod client;
 pub mod conn;
+pub mod crypto;
 pub mod error;
 pub mod filter;
 pub mod locate;

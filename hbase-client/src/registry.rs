@@ -51,6 +51,7 @@ fn ask(addr: &str, opts: &Options, timeout: std::time::Duration) -> Result<Clust
             connect_timeout: timeout,
             sasl: opts.sasl.clone(),
             tls: opts.tls.clone(),
+            crypto_aes: opts.crypto_aes,
             ..Default::default()
         },
     )?;

@@ -232,6 +232,11 @@ impl<R: Read> FrameReader<R> {
         }
     }
 
+    /// Bytes of the current frame not yet read.
+    pub fn buffered(&self) -> usize {
+        self.frame.len() - self.at
+    }
+
     fn next_frame(&mut self) -> io::Result<()> {
         let mut header = [0u8; 4];
         self.inner.read_exact(&mut header)?;

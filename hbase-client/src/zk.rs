@@ -92,8 +92,9 @@ pub fn cluster_id(data: &[u8]) -> Option<String> {
 }
 
 /// Reads the cluster's id, master and meta location from `quorum` (`host:port,...`) under
-/// `parent`, within `timeout`.
-pub fn bootstrap(quorum: &str, parent: &str, timeout: Duration) -> Result<Cluster> {
+/// `parent`, within `timeout`; with `sasl`, authenticated by SASL GSSAPI to the servers'
+/// principals of that first part (`zookeeper`, as in `zookeeper/HOST`).
+pub fn bootstrap(quorum: &str, parent: &str, timeout: Duration, sasl: Option<&str>) -> Result<Cluster> {
     let started = std::time::Instant::now();
     let hosts: Vec<&str> = quorum.split(',').collect();
     // Nothing listening is known at once, and said plainly.
@@ -111,7 +112,7 @@ pub fn bootstrap(quorum: &str, parent: &str, timeout: Duration) -> Result<Cluste
         )));
     }
     let session = timeout.saturating_sub(started.elapsed()) * 2 / 3;
-    match session_reads(quorum, parent, session) {
+    match session_reads(quorum, parent, session, sasl) {
         Err(Error::Bootstrap(why)) if !why.contains(" has no ") && !why.contains(" does not hold ") => {
             // Name what answered instead, within what is left of the timeout.
             let left = timeout
@@ -140,14 +141,14 @@ pub fn bootstrap(quorum: &str, parent: &str, timeout: Duration) -> Result<Cluste
     }
 }
 
-fn session_reads(quorum: &str, parent: &str, timeout: Duration) -> Result<Cluster> {
+fn session_reads(quorum: &str, parent: &str, timeout: Duration, sasl: Option<&str>) -> Result<Cluster> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Bootstrap(format!("cannot start ZooKeeper's runtime: {e}")))?;
     let parent = parent.trim_end_matches('/').to_string();
     runtime.block_on(async {
-        match tokio::time::timeout(timeout, read(quorum, &parent, timeout)).await {
+        match tokio::time::timeout(timeout, read(quorum, &parent, timeout, sasl)).await {
             Ok(r) => r,
             Err(_) => Err(Error::Bootstrap(format!(
                 "ZooKeeper at {quorum}: no session within {timeout:?}"
@@ -156,13 +157,37 @@ fn session_reads(quorum: &str, parent: &str, timeout: Duration) -> Result<Cluste
     })
 }
 
-async fn read(quorum: &str, parent: &str, timeout: Duration) -> Result<Cluster> {
-    let client = zookeeper_client::Client::connector()
+async fn read(quorum: &str, parent: &str, timeout: Duration, sasl: Option<&str>) -> Result<Cluster> {
+    let connector = zookeeper_client::Client::connector()
         .with_session_timeout(timeout.max(Duration::from_secs(4)))
-        .with_connection_timeout(timeout)
-        .connect(quorum)
-        .await
-        .map_err(|e| Error::Bootstrap(format!("ZooKeeper at {quorum}: {e}")))?;
+        .with_connection_timeout(timeout);
+    let connector = match sasl {
+        None => connector,
+        #[cfg(feature = "zk-sasl")]
+        Some(service) => {
+            connector.with_sasl(zookeeper_client::SaslOptions::gssapi().with_username(service.to_string()))
+        }
+        #[cfg(not(feature = "zk-sasl"))]
+        Some(_) => {
+            return Err(Error::Bootstrap(
+                "this build has no SASL to ZooKeeper (hbase-client's feature zk-sasl)".into(),
+            ));
+        }
+    };
+    let refused = |e: zookeeper_client::Error| {
+        Error::Bootstrap(match (&e, sasl) {
+            // A quorum that requires SASL closes an anonymous session at its first request
+            // (`zookeeper.enforce.auth.enabled`, or `sessionRequireClientSASLAuth`).
+            (zookeeper_client::Error::AuthFailed, None) => {
+                format!("ZooKeeper at {quorum} requires SASL authentication: add zk_sasl=gssapi to the URL")
+            }
+            (zookeeper_client::Error::AuthFailed, Some(service)) => format!(
+                "ZooKeeper at {quorum} refused SASL GSSAPI as {service}/HOST's client (is the ticket's realm its?)"
+            ),
+            _ => format!("ZooKeeper at {quorum}: {e}"),
+        })
+    };
+    let client = connector.connect(quorum).await.map_err(refused)?;
     let get = |name: &'static str| {
         let path = format!("{parent}/{name}");
         let client = &client;
@@ -177,6 +202,7 @@ async fn read(quorum: &str, parent: &str, timeout: Duration) -> Result<Cluster> 
                         " (the default is /hbase)"
                     }
                 ))),
+                Err(zookeeper_client::Error::AuthFailed) => Err(refused(zookeeper_client::Error::AuthFailed)),
                 Err(e) => Err(Error::Bootstrap(format!("ZooKeeper at {quorum}: reading {path}: {e}"))),
             }
         }

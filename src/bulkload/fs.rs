@@ -110,6 +110,34 @@ impl Hdfs {
     }
 }
 
+impl Hdfs {
+    /// A delegation token from this folder's NameNode, renewable by `renewer`, with its
+    /// service named as Hadoop's client names it (`ip:port`, as
+    /// `hadoop.security.token.service.use_ip` has it by default; `ha-hdfs:NAME` for a name
+    /// service): `None` where the NameNode issues none (its security is off).
+    pub fn delegation_token(&self, renewer: &str) -> io::Result<Option<hdfs_native::client::DelegationToken>> {
+        let at = format!("{}{}", self.authority, self.path);
+        let Some(mut token) = self
+            .client
+            .get_delegation_token(&self.path, renewer)
+            .map_err(|e| hdfs_error(&at, e))?
+        else {
+            return Ok(None);
+        };
+        let host = self.authority.trim_start_matches("hdfs://");
+        token.service = if host.contains(':') {
+            use std::net::ToSocketAddrs;
+            match host.to_socket_addrs()?.next() {
+                Some(addr) => addr.to_string(),
+                None => host.to_string(),
+            }
+        } else {
+            format!("ha-hdfs:{host}")
+        };
+        Ok(Some(token))
+    }
+}
+
 /// One HDFS error in one line: the Java exception's class name and the first line of its
 /// message, after the path it concerns.
 fn hdfs_error(at: &str, e: hdfs_native::HdfsError) -> io::Error {

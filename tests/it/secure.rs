@@ -63,6 +63,15 @@ fn load_verify_and_run_through_native_kerberos_with_privacy() {
     }
 }
 
+/// With HBase's own AES in place of GSSAPI's privacy wrap: the Kerberized cluster runs
+/// `hbase.rpc.crypto.encryption.aes.enabled`, and sends its keys to a client that asks.
+#[test]
+fn load_verify_and_run_through_native_kerberos_with_hbase_aes() {
+    if secure_hbase_there() {
+        native_load_verify_and_run("TALLROW_HBASE_NATIVE_KRB", "auth-conf&crypto=aes");
+    }
+}
+
 #[test]
 fn load_verify_and_run_through_native_kerberos_with_integrity() {
     if secure_hbase_there() {
@@ -158,6 +167,33 @@ fn the_native_path_names_each_kerberos_failure() {
     assert!(e.contains(&format!("no Kerberos ticket in {cache}: run kinit")), "{e}");
     let e = refused(&format!("{url}&service=nosuch"), &[]);
     assert!(e.contains("the KDC knows no principal for nosuch/localhost"), "{e}");
+}
+
+/// A Kerberized cluster whose ZooKeeper refuses anonymous sessions
+/// (`zookeeper.enforce.auth.enabled`): loaded and verified with `zk_sasl=gssapi`, and named
+/// in one line without it.
+#[test]
+fn a_zookeeper_that_requires_sasl_is_reached_with_zk_sasl() {
+    if !secure_hbase_there() {
+        return;
+    }
+    let url = format!(
+        "{}&qop=auth-conf",
+        secure_hbase("TALLROW_HBASE_NATIVE_KRB_ZK_SASL").unwrap()
+    );
+    let fixture = small_fixture();
+    let fixture = fixture.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = tallrow_with(dir.path(), &["load", fixture, "--backend", &url], &[]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let out = tallrow_with(dir.path(), &["verify", fixture, "--backend", &url], &[]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("OK: the store holds exactly"), "{}", out.stdout);
+    let e = refused(&url.replace("&zk_sasl=gssapi", ""), &[]);
+    assert!(
+        e.contains("requires SASL authentication: add zk_sasl=gssapi to the URL"),
+        "{e}"
+    );
 }
 
 /// `host:port` of an `hbase://` URL.
@@ -405,8 +441,9 @@ fn a_ticket_that_expires_during_a_native_run_is_renewed_or_stops_it() {
 
 /// HFiles written into the Kerberized HDFS (`scripts/hbase.sh start --secure --hdfs`) by a
 /// client at each data-transfer protection HDFS offers, then handed to the Kerberized HBase
-/// (whose root is on that HDFS) by HBase's own bulk-load tool run with the same ticket, and
-/// verified through HBase's RPC with Kerberos.
+/// (whose root is on that HDFS) by HBase's own bulk-load tool run with the same ticket, or
+/// by tallrow through HBase's RPC with a delegation token, and verified through HBase's RPC
+/// with Kerberos.
 #[test]
 fn hfiles_written_into_kerberized_hdfs_at_each_protection_bulk_load_and_verify() {
     if !secure_hbase_there() {
@@ -468,11 +505,14 @@ fn hfiles_written_into_kerberized_hdfs_at_each_protection_bulk_load_and_verify()
             "{level}: no handshake at {qop} in {}",
             datanode_log.display()
         );
-        let out = tallrow_with(
-            tmp.path(),
-            &["bulkload", &url, "--backend", &native, "--hbase-cmd", &tool],
-            &env,
-        );
+        // HBase's own tool at two levels; at the third, tallrow hands the files over
+        // through HBase's RPC itself, with the HDFS delegation token the region server
+        // moves them with.
+        let mut args = vec!["bulkload", &url, "--backend", &native];
+        if level != "integrity" {
+            args.extend(["--hbase-cmd", &tool]);
+        }
+        let out = tallrow_with(tmp.path(), &args, &env);
         assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);
         let out = tallrow_with(tmp.path(), &["verify", fixture, "--backend", &native], &[]);
         assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);

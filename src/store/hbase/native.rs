@@ -24,8 +24,10 @@ use hbase_client::{Mutation, MutationCell, MutationKind, Registry, pb};
 use std::time::Duration;
 
 /// Where the cluster is: `hbase://QUORUM[/ZNODE_PARENT]?api=native[&registry=rpc]`, and
-/// how to authenticate to it (`sasl=gssapi[&service=NAME][&qop=auth|auth-int|auth-conf]`)
-/// and protect it (`tls=true[&ca=PATH]`).
+/// how to authenticate to it (`sasl=gssapi[&service=NAME][&qop=auth|auth-int|auth-conf]`,
+/// with `&crypto=aes` after `qop=auth-conf`)
+/// and protect it (`tls=true[&ca=PATH]`); `zk_sasl=gssapi[&zk_service=NAME]` authenticates
+/// to a ZooKeeper quorum that requires it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spec {
     /// How the client finds the cluster.
@@ -34,6 +36,9 @@ pub struct Spec {
     pub kerberos: Option<Kerberos>,
     /// TLS on HBase's RPC (`hbase.server.netty.tls.enabled`), to every server.
     pub tls: Option<super::Tls>,
+    /// SASL GSSAPI to ZooKeeper (`zk_sasl=gssapi[&zk_service=NAME]`), for a quorum that
+    /// requires it: the first part of its servers' principals (`zookeeper`).
+    pub zk_sasl: Option<String>,
 }
 
 /// Kerberos towards the master and the region servers.
@@ -44,6 +49,9 @@ pub struct Kerberos {
     /// The protection asked for (`qop=`, as the cluster's `hbase.rpc.protection`); without
     /// it, the strongest the servers offer.
     pub qop: Option<super::Qop>,
+    /// HBase's AES in place of GSSAPI's privacy wrap (`crypto=aes`, as the cluster's
+    /// `hbase.rpc.crypto.encryption.aes.enabled`).
+    pub crypto_aes: bool,
 }
 
 /// Makes each connection's GSSAPI mechanism, towards the principal of the server it reaches.
@@ -69,8 +77,7 @@ pub const ZK_PORT: u16 = 2181;
 /// The master's RPC port (`hbase.master.port`), the RPC registry's default.
 pub const MASTER_PORT: u16 = 16000;
 /// The options a native URL takes, for its errors.
-const OPTIONS: &str =
-    "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, tls=true, ca=PATH";
+const OPTIONS: &str = "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, crypto=aes, tls=true, ca=PATH, zk_sasl=gssapi, zk_service=NAME";
 
 impl Spec {
     /// Whether the part after `hbase://` asks for the native API.
@@ -88,8 +95,9 @@ impl Spec {
             None => (authority, ""),
         };
         let mut rpc = false;
-        let (mut kerberos, mut service, mut qop) = (false, None, None);
+        let (mut kerberos, mut service, mut qop, mut crypto_aes) = (false, None, None, false);
         let (mut tls, mut ca) = (false, None);
+        let (mut zk_sasl, mut zk_service) = (false, None);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             match pair.split_once('=') {
                 Some(("api", "native")) => {}
@@ -104,10 +112,23 @@ impl Spec {
                 }
                 Some(("service", v)) if !v.is_empty() => service = Some(v.to_string()),
                 Some(("qop", v)) => qop = Some(v.parse::<super::Qop>().map_err(bad)?),
+                Some(("crypto", "aes")) => crypto_aes = true,
+                Some(("crypto", v)) => {
+                    return Err(bad(format!(
+                        "crypto {v:?} is not a cipher HBase's RPC runs: crypto=aes (AES/CTR/NoPadding)"
+                    )));
+                }
                 Some(("tls", "true")) => tls = true,
                 Some(("tls", "false")) => tls = false,
                 Some(("tls", v)) => return Err(bad(format!("tls {v:?} is not true or false"))),
                 Some(("ca", v)) if !v.is_empty() => ca = Some(std::path::PathBuf::from(v)),
+                Some(("zk_sasl", "gssapi")) => zk_sasl = true,
+                Some(("zk_sasl", v)) => {
+                    return Err(bad(format!(
+                        "zk_sasl {v:?} is not a mechanism tallrow speaks to ZooKeeper: zk_sasl=gssapi (Kerberos)"
+                    )));
+                }
+                Some(("zk_service", v)) if !v.is_empty() => zk_service = Some(v.to_string()),
                 Some(("transport" | "protocol", _)) => {
                     return Err(bad(format!(
                         "{pair:?} is a Thrift gateway's option; api=native speaks HBase's RPC"
@@ -119,9 +140,25 @@ impl Spec {
         if !kerberos && (service.is_some() || qop.is_some()) {
             return Err(bad("service= and qop= go with sasl=gssapi".into()));
         }
+        if crypto_aes && qop != Some(super::Qop::AuthConf) {
+            return Err(bad(
+                "crypto=aes goes with sasl=gssapi&qop=auth-conf: HBase encrypts with AES only under SASL privacy"
+                    .into(),
+            ));
+        }
         if ca.is_some() && !tls {
             return Err(bad("ca= goes with tls=true".into()));
         }
+        if zk_service.is_some() && !zk_sasl {
+            return Err(bad("zk_service= goes with zk_sasl=gssapi".into()));
+        }
+        if zk_sasl && rpc {
+            return Err(bad("zk_sasl= is ZooKeeper's, which registry=rpc does not read".into()));
+        }
+        if zk_sasl && !crate::secure::KERBEROS {
+            return Err(bad(crate::secure::NO_KERBEROS.into()));
+        }
+        let zk_sasl = zk_sasl.then(|| zk_service.unwrap_or_else(|| "zookeeper".to_string()));
         let tls = tls.then_some(super::Tls { ca });
         if kerberos && !crate::secure::KERBEROS {
             return Err(bad(crate::secure::NO_KERBEROS.into()));
@@ -129,6 +166,7 @@ impl Spec {
         let kerberos = kerberos.then(|| Kerberos {
             service: service.unwrap_or_else(|| "hbase".to_string()),
             qop,
+            crypto_aes,
         });
         let default_port = if rpc { MASTER_PORT } else { ZK_PORT };
         let mut servers = Vec::new();
@@ -167,6 +205,7 @@ impl Spec {
             registry,
             kerberos,
             tls,
+            zk_sasl,
         })
     }
 
@@ -183,6 +222,15 @@ impl Spec {
             }
             if let Some(q) = k.qop {
                 url.push_str(&format!("&qop={q}"));
+            }
+            if k.crypto_aes {
+                url.push_str("&crypto=aes");
+            }
+        }
+        if let Some(service) = &self.zk_sasl {
+            url.push_str("&zk_sasl=gssapi");
+            if service != "zookeeper" {
+                url.push_str(&format!("&zk_service={service}"));
             }
         }
         if let Some(t) = &self.tls {
@@ -205,6 +253,9 @@ pub struct Native {
 impl Native {
     /// Connects: finds the cluster within the connect timeout, or fails in one line.
     pub fn open(spec: &Spec) -> Result<Native> {
+        if spec.zk_sasl.is_some() {
+            crate::secure::keep_renewed();
+        }
         let sasl = spec.kerberos.clone().map(|k| {
             crate::secure::keep_renewed();
             std::sync::Arc::new(Gssapi(k)) as std::sync::Arc<dyn hbase_client::sasl::Authenticator>
@@ -221,6 +272,8 @@ impl Native {
         };
         let opts = hbase_client::Options {
             connect_timeout: Duration::from_secs(10),
+            crypto_aes: spec.kerberos.as_ref().is_some_and(|k| k.crypto_aes),
+            zk_sasl: spec.zk_sasl.clone(),
             sasl,
             tls,
             ..Default::default()
@@ -250,6 +303,39 @@ impl Native {
 
     fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
         self.families.get(table, |name| self.describe_table(name))
+    }
+
+    /// Under Kerberos, a delegation token for the HDFS the files are in, which a region
+    /// server whose Hadoop runs Kerberos moves them with, as the caller (HBase's bulk-load
+    /// tool sends one too); `None` for local files, or an HDFS that issues none.
+    fn fs_token(&self, regions: &[crate::store::HFileRegion]) -> Result<Option<pb::DelegationToken>> {
+        use crate::bulkload::fs::{Dir, Location};
+        if self.spec.kerberos.is_none() {
+            return Ok(None);
+        }
+        let Some(path) = regions
+            .iter()
+            .flat_map(|r| &r.files)
+            .map(|(_, p)| p)
+            .find(|p| p.starts_with("hdfs://"))
+        else {
+            return Ok(None);
+        };
+        let Dir::Hdfs(hdfs) = Location::parse(path)
+            .map_err(Error::BadArgument)?
+            .open()
+            .map_err(|e| Error::Io(e.to_string()))?
+        else {
+            return Ok(None);
+        };
+        // The renewer HBase's bulk-load tool names (`new FsDelegationToken(userProvider, "renewer")`).
+        let token = hdfs.delegation_token("renewer").map_err(|e| Error::Io(e.to_string()))?;
+        Ok(token.map(|t| pb::DelegationToken {
+            identifier: Some(t.identifier.into()),
+            password: Some(t.password.into()),
+            kind: Some(t.kind),
+            service: Some(t.service),
+        }))
     }
 
     /// Fails once the Kerberos ticket expired with nothing to renew it: the connections
@@ -560,7 +646,10 @@ impl Store for Native {
     fn load_hfiles(&self, table: &str, regions: &[crate::store::HFileRegion]) -> Result<()> {
         self.live()?;
         let name = name(table)?;
-        let load = self.client.bulk_load(&name).map_err(|e| error(e, &name))?;
+        let mut load = self.client.bulk_load(&name).map_err(|e| error(e, &name))?;
+        if let Some(token) = self.fs_token(regions)? {
+            load = load.with_fs_token(token);
+        }
         for r in regions {
             let files: Vec<(Bytes, String)> = r
                 .files
@@ -716,6 +805,21 @@ mod tests {
             ("h?api=native&x=1", "unknown option"),
             ("h?api=native&tls=yes", "not true or false"),
             ("h?api=native&ca=/etc/ca.pem", "ca= goes with tls=true"),
+            ("h?api=native&crypto=des", "not a cipher HBase's RPC runs"),
+            (
+                "h?api=native&sasl=gssapi&crypto=aes",
+                "goes with sasl=gssapi&qop=auth-conf",
+            ),
+            (
+                "h?api=native&sasl=gssapi&qop=auth-int&crypto=aes",
+                "only under SASL privacy",
+            ),
+            (
+                "h?api=native&zk_sasl=digest",
+                "not a mechanism tallrow speaks to ZooKeeper",
+            ),
+            ("h?api=native&zk_service=zk", "zk_service= goes with zk_sasl=gssapi"),
+            ("h?api=native&registry=rpc&zk_sasl=gssapi", "registry=rpc does not read"),
         ] {
             let e = Spec::parse(url).unwrap_err();
             assert!(e.contains(says), "{url}: {e}");
@@ -728,10 +832,24 @@ mod tests {
                 s.kerberos,
                 Some(Kerberos {
                     service: "hbase".into(),
-                    qop: Some(super::super::Qop::AuthConf)
+                    qop: Some(super::super::Qop::AuthConf),
+                    crypto_aes: false,
                 })
             );
             assert_eq!(s.url(), "hbase://zk1:2181/hbase?api=native&sasl=gssapi&qop=auth-conf");
+            assert_eq!(Spec::parse(&s.url()["hbase://".len()..]).unwrap(), s);
+            let s = Spec::parse("zk1?api=native&sasl=gssapi&qop=auth-conf&crypto=aes").unwrap();
+            assert!(s.kerberos.as_ref().unwrap().crypto_aes);
+            assert_eq!(
+                s.url(),
+                "hbase://zk1:2181/hbase?api=native&sasl=gssapi&qop=auth-conf&crypto=aes"
+            );
+            assert_eq!(Spec::parse(&s.url()["hbase://".len()..]).unwrap(), s);
+            let s = Spec::parse("zk1?api=native&zk_sasl=gssapi").unwrap();
+            assert_eq!(s.zk_sasl.as_deref(), Some("zookeeper"));
+            assert_eq!(s.url(), "hbase://zk1:2181/hbase?api=native&zk_sasl=gssapi");
+            let s = Spec::parse("zk1?api=native&sasl=gssapi&zk_sasl=gssapi&zk_service=zk").unwrap();
+            assert_eq!(s.zk_sasl.as_deref(), Some("zk"));
             assert_eq!(Spec::parse(&s.url()["hbase://".len()..]).unwrap(), s);
         } else {
             assert!(kerberized.unwrap_err().contains("built without Kerberos"));

@@ -1113,6 +1113,25 @@ impl Client {
         Ok(result)
     }
 
+    /// Gets a delegation token from the NameNode serving `path`, renewable by `renewer`
+    /// (`FileSystem.getDelegationToken`): `None` where the NameNode issues none (security
+    /// off). The NameNode leaves the token's service empty; the caller names it, as
+    /// Hadoop's client does (`SecurityUtil.setTokenService`).
+    pub async fn get_delegation_token(
+        &self,
+        path: &str,
+        renewer: &str,
+    ) -> Result<Option<DelegationToken>> {
+        let (link, _) = self.mount_table.resolve(path);
+        let token = link.protocol.get_delegation_token(renewer).await?.token;
+        Ok(token.map(|t| DelegationToken {
+            identifier: t.identifier,
+            password: t.password,
+            kind: t.kind,
+            service: t.service,
+        }))
+    }
+
     /// Gets a content summary for a file or directory rooted at `path`.
     pub async fn get_content_summary(&self, path: &str) -> Result<ContentSummary> {
         let (link, resolved_path) = self.mount_table.resolve(path);
@@ -1496,6 +1515,15 @@ impl FileStatus {
             blocksize: value.blocksize,
         }
     }
+}
+
+/// A Hadoop delegation token (`TokenProto`), as the NameNode issued it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DelegationToken {
+    pub identifier: Vec<u8>,
+    pub password: Vec<u8>,
+    pub kind: String,
+    pub service: String,
 }
 
 #[derive(Debug)]

@@ -192,6 +192,16 @@ impl Client {
         self.block_on(self.inner.set_replication(path, replication))
     }
 
+    /// Gets a delegation token from the NameNode serving `path`; see
+    /// [`crate::Client::get_delegation_token`].
+    pub fn get_delegation_token(
+        &self,
+        path: &str,
+        renewer: &str,
+    ) -> Result<Option<client::DelegationToken>> {
+        self.block_on(self.inner.get_delegation_token(path, renewer))
+    }
+
     /// Get a content summary for a file or directory rooted at `path`.
     pub fn get_content_summary(&self, path: &str) -> Result<ContentSummary> {
         self.block_on(self.inner.get_content_summary(path))

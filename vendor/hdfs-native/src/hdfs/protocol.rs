@@ -114,6 +114,16 @@ impl NamenodeProtocol {
         self.call("getBlockLocations", message, false).await
     }
 
+    pub(crate) async fn get_delegation_token(
+        &self,
+        renewer: &str,
+    ) -> Result<crate::proto::common::GetDelegationTokenResponseProto> {
+        let message = crate::proto::common::GetDelegationTokenRequestProto {
+            renewer: renewer.to_string(),
+        };
+        self.call("getDelegationToken", message, false).await
+    }
+
     pub(crate) async fn get_server_defaults(&self) -> Result<hdfs::GetServerDefaultsResponseProto> {
         let message = hdfs::GetServerDefaultsRequestProto::default();
 
