@@ -15,7 +15,7 @@
 //! every load into empty tables; the figures are the median and range of the rounds, and
 //! the ratio is each round's own against that round's plain load.
 //!
-//! `cargo bench --features kerberos --bench secure -- [WORKLOAD] [--rounds N]`
+//! `cargo bench --features kerberos --bench secure -- [WORKLOAD] [--rounds N] [--native-only]`
 
 mod shared;
 
@@ -38,9 +38,11 @@ fn main() {
     }
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let (mut workload, mut rounds) = (PathBuf::from("tests/fixtures/hbase.toml"), 3usize);
+    let mut gateways = true;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).expect("--rounds N"),
+            "--native-only" => gateways = false,
             other => workload = PathBuf::from(other),
         }
     }
@@ -64,7 +66,9 @@ fn main() {
         ("the same, sasl=gssapi qop=auth-conf".to_string(), conf),
     ];
     let version = env("TALLROW_HBASE_VERSION").unwrap_or_default();
-    compare(&format!("HBase {version}'s Thrift1 gateways"), &urls, &workload, rounds);
+    if gateways {
+        compare(&format!("HBase {version}'s Thrift1 gateways"), &urls, &workload, rounds);
+    }
     match env("TALLROW_BENCH_NATIVE_KRB") {
         None => println!("no TALLROW_BENCH_NATIVE_KRB (scripts/bench.sh secure starts it): api=native is not measured"),
         Some(native) => {

@@ -15,11 +15,12 @@
 #                               BufferedMutator, PerformanceEvaluation, native, Thrift2 each
 #                               round, ROUNDS (3) rounds, medians and ranges), client CPU per
 #                               row, gets and pages, home timelines (starts HBase if none runs)
-#   scripts/bench.sh secure [ROUNDS]
+#   scripts/bench.sh secure [ROUNDS [native]]
 #                               only the loads through sasl=gssapi (auth, auth-conf) against
 #                               plain: through the Thrift1 gateways, and through HBase's own
 #                               RPC (api=native, also auth-conf with crypto=aes) into one more
-#                               Kerberized HBase, started for it; ROUNDS (3) rounds
+#                               Kerberized HBase, started for it; ROUNDS (3) rounds; with
+#                               native, only the api=native part
 #   scripts/bench.sh hfile [seeding|resume|codecs] [USERS [ROUNDS]]
 #                               both parts, or the one named (starts HBase on HDFS if none
 #                               runs): seeding: HBase's own bulk load (hfile:hdfs:// +
@@ -111,7 +112,7 @@ secure() {
     pid="${started%% *}"
     echo "== loads through sasl=gssapi (tests/fixtures/hbase.toml)"
     TALLROW_BENCH_NATIVE_KRB="${started#* }" \
-        cargo bench --locked --quiet "${features[@]}" --bench secure -- tests/fixtures/hbase.toml --rounds "${1:-3}" || {
+        cargo bench --locked --quiet "${features[@]}" --bench secure -- tests/fixtures/hbase.toml --rounds "${1:-3}" ${2:+"--$2-only"} || {
         kill "$pid"
         return 1
     }
@@ -140,7 +141,7 @@ if [[ "${1:-}" == "native" ]]; then
     exit 0
 fi
 if [[ "${1:-}" == "secure" ]]; then
-    secure "${2:-}"
+    secure "${2:-}" "${3:-}"
     exit 0
 fi
 
