@@ -176,10 +176,15 @@ cargo test --workspace --doc --locked "${profile[@]}" "${features[@]}"
 # skew the latency tests beside it: it runs alone, after the rest.
 # The fault tests kill a region server and split and move regions, which stalls every
 # table on them: they run alone, one at a time, last.
+# Three test threads on two cores: the tests that use the schema tables of one HBase take
+# turns on it (tests/it/common.rs), and a thread waiting for its turn does no work; with a
+# third, the other two keep the cores busy (with two, a third of the suite's time had one
+# thread waiting). RUST_TEST_THREADS overrides.
+threads=(--test-threads "${RUST_TEST_THREADS:-3}")
 heavy=bigtable::load_verify_and_run_the_quickstart_on_the_emulator
 tested=1
 echo "== cargo test"
-cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip "$heavy" --skip faults::
+cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip "$heavy" --skip faults:: "${threads[@]}"
 echo "== cargo test $heavy"
 cargo test --test it --locked "${profile[@]}" "${features[@]}" -- --exact "$heavy"
 echo "== cargo test faults:: (HBase's region servers split, moved and killed under load)"
