@@ -110,9 +110,10 @@ secure() {
     started="$(scripts/hbase.sh kerberized "bench-native-$$" hbase.rpc.protection=authentication,privacy \
         hbase.ipc.server.fallback-to-simple-auth-allowed=true)" || return 1
     pid="${started%% *}"
-    echo "== loads through sasl=gssapi (tests/fixtures/hbase.toml)"
+    echo "== loads through sasl=gssapi (the gateways: tests/fixtures/hbase.toml; HBase's RPC: workloads/quickstart.toml)"
     TALLROW_BENCH_NATIVE_KRB="${started#* }" \
-        cargo bench --locked --quiet "${features[@]}" --bench secure -- tests/fixtures/hbase.toml --rounds "${1:-3}" ${2:+"--$2-only"} || {
+        cargo bench --locked --quiet "${features[@]}" --bench secure -- tests/fixtures/hbase.toml \
+        --native-workload workloads/quickstart.toml --rounds "${1:-3}" ${2:+"--$2-only"} || {
         kill "$pid"
         return 1
     }

@@ -752,8 +752,13 @@ pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) 
     store.mutate("weibo:user", &[gone]).unwrap();
     drop(store);
     let out = tallrow(dir.path(), &["verify", workload, "--backend", url]);
-    assert_ne!(out.code, 0);
-    assert!(out.stdout.contains("missing row weibo:user"), "{}", out.stdout);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stdout.contains("missing row weibo:user"),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
     summary
 }
 
