@@ -149,6 +149,11 @@ pub fn small_fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small.toml")
 }
 
+/// `tests/fixtures/hbase.toml`: 1,500 users, a little over 100,000 rows, every design.
+pub fn hbase_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml")
+}
+
 /// The hbase backend against an in-process `tallrow serve` over the embedded store.
 pub struct ThriftHarness {
     pub dir: tempfile::TempDir,

@@ -3,13 +3,12 @@
 //! Thrift2 server. The contract and DAO suites run against real HBase in `contract` and `dao`.
 
 use crate::common::{RealHBaseDaoHarness, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there};
-use std::path::Path;
 
 fn load_verify_and_run(turn: fn() -> RealHBaseDaoHarness, url: &str, api: &str) {
     // The workload's tables have the schemas' fixed names: take the DAO suites' turn, which
     // also drops them before and after.
     let _turn = turn();
-    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
+    let workload = crate::common::hbase_fixture();
     let label = format!("(HBase {api}, ");
     let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), url, &label);
     assert!(

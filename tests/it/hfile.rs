@@ -416,11 +416,11 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
     ];
     for (codec, encoding, bloom) in cases {
         // The other codecs on a tenth of the rows: the same paths through writer, tool and
-        // compaction, in a quarter of the time this test holds the cluster.
+        // compaction, for less of the time this test holds the cluster.
         let workload = if codec == "SNAPPY" {
             quickstart()
         } else {
-            repo().join("tests/fixtures/hbase.toml").display().to_string()
+            crate::common::hbase_fixture().display().to_string()
         };
         let what = format!("{codec} {encoding} {bloom}");
         let turn = RealHBaseDaoHarness::thrift2();

@@ -21,7 +21,7 @@ fn load_verify_and_run_through_hbases_own_rpc() {
     }
     // The workload's tables have the schemas' fixed names: take the DAO suites' turn.
     let _turn = RealHBaseDaoHarness::native();
-    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
+    let workload = crate::common::hbase_fixture();
     let summary =
         load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &native_url(), "(HBase native RPC, cluster ");
     let cluster = summary

@@ -15,7 +15,7 @@ fn load_verify_and_run(var: &str, api: &str) {
     let url = secure_hbase(var).unwrap();
     // The workload's tables have the schemas' fixed names: take the DAO suites' turn.
     let _turn = RealHBaseDaoHarness::thrift2();
-    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
+    let workload = crate::common::hbase_fixture();
     let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &url, &format!("(HBase {api}, "));
     assert!(
         summary.contains(&format!("HBase {api}")),
@@ -51,7 +51,7 @@ fn native_load_verify_and_run(var: &str, qop: &str) {
     // takes its turn, on tables dropped before and after.
     let _turn = RealHBaseDaoHarness::native_kerberos_privacy();
     let url = format!("{}&qop={qop}", secure_hbase(var).unwrap());
-    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
+    let workload = crate::common::hbase_fixture();
     let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &url, "(HBase native RPC, ");
     assert!(summary.contains("HBase native RPC"), "the report names the backend");
 }

@@ -372,7 +372,7 @@ fn kill_9_loses_nothing(api: &[&str]) {
 fn load_verify_and_run_through_serve_thrift2() {
     let dir = tempfile::tempdir().unwrap();
     let served = Served::start(&dir.path().join("data"), &["--api", "thrift2"]);
-    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hbase.toml");
+    let workload = crate::common::hbase_fixture();
     let summary =
         crate::common::load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &served.url2(), "(HBase Thrift2, ");
     assert!(summary.contains("HBase Thrift2"), "the report names the backend");
