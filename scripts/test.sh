@@ -73,6 +73,11 @@ skipped() {
   fi
 }
 
+# Each step's header says when it started, so that a run's log shows where its time went.
+step() {
+  printf '== %s (at %d:%02d)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60))
+}
+
 . scripts/bigtable_emulator.sh
 stop_all() {
   local rc=$?
@@ -82,6 +87,7 @@ stop_all() {
   if [ -n "${tested:-}" ]; then
     skipped
   fi
+  step "done, exit status $rc"
   rm -f "$TALLROW_SKIPS"
   exit $rc
 }
@@ -92,7 +98,7 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
 fi
 
 # Python packages some tests read our output with (third-party readers), in .venv.
-echo "== Python test environment (.venv)"
+step "Python test environment (.venv)"
 if { [ -x .venv/bin/python ] || python3 -m venv .venv; } &&
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt; then
   export TALLROW_PYTHON="$PWD/.venv/bin/python"
@@ -102,7 +108,7 @@ fi
 
 # Kerberos (the cargo feature `kerberos`: SASL/GSSAPI and SPNEGO through the system's
 # GSSAPI library) needs its build dependencies; without them the suite runs without it.
-echo "== Kerberos build dependencies"
+step "Kerberos build dependencies"
 . scripts/kerberos_deps.sh
 features=()
 if kerberos_build_deps; then
@@ -113,7 +119,7 @@ fi
 
 # The services, before the builds: a component that cannot be had fails a strict run in
 # minutes, not after the build.
-echo "== Bigtable emulator"
+step "Bigtable emulator"
 rc=0
 start_bigtable_emulator || rc=$?
 trap stop_all EXIT # the emulator's start sets a trap of its own
@@ -129,7 +135,7 @@ esac
 # a cluster's is, which hfile:hdfs:// writes into and the bulk load renames from. --secure
 # adds a Kerberos KDC and HBase's Kerberized Thrift servers (SASL, and HTTP + SPNEGO + TLS),
 # which the secured tests use.
-echo "== Apache HBase on HDFS"
+step "Apache HBase on HDFS"
 rc=0
 scripts/hbase.sh start --secure --hdfs || rc=$?
 case $rc in
@@ -147,7 +153,7 @@ esac
 # A real Kubernetes control plane (scripts/kube.sh: kube-apiserver and
 # kube-controller-manager built with go once and cached, over Debian's etcd) for the tests
 # of deploy/kubernetes/, which play the node.
-echo "== Kubernetes control plane"
+step "Kubernetes control plane"
 rc=0
 scripts/kube.sh start || rc=$?
 case $rc in
@@ -156,18 +162,18 @@ case $rc in
   *) failed "the Kubernetes control plane" "scripts/kube.sh start" $rc ;;
 esac
 
-echo "== cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all --check
 
 # Both builds: the README's main command builds without the feature.
-echo "== cargo clippy --all-targets -- -D warnings"
+step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 if [ ${#features[@]} -gt 0 ]; then
-  echo "== cargo clippy --all-targets ${features[*]} -- -D warnings"
+  step "cargo clippy --all-targets ${features[*]} -- -D warnings"
   cargo clippy --workspace --all-targets --locked "${features[@]}" -- -D warnings
 fi
 
-echo "== cargo test --doc"
+step "cargo test --doc"
 cargo test --workspace --doc --locked "${profile[@]}" "${features[@]}"
 
 # Library, binary and integration tests; the benches are built by clippy above and run by
@@ -183,9 +189,9 @@ cargo test --workspace --doc --locked "${profile[@]}" "${features[@]}"
 threads=(--test-threads "${RUST_TEST_THREADS:-3}")
 heavy=bigtable::load_verify_and_run_the_quickstart_on_the_emulator
 tested=1
-echo "== cargo test"
+step "cargo test"
 cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip "$heavy" --skip faults:: "${threads[@]}"
-echo "== cargo test $heavy"
+step "cargo test $heavy"
 cargo test --test it --locked "${profile[@]}" "${features[@]}" -- --exact "$heavy"
-echo "== cargo test faults:: (HBase's region servers split, moved and killed under load)"
+step "cargo test faults:: (HBase's region servers split, moved and killed under load)"
 cargo test --test it --locked "${profile[@]}" "${features[@]}" -- faults:: --test-threads=1

@@ -711,9 +711,10 @@ impl Harness for RealHBaseDaoHarness {
 pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) -> String {
     use tallrow::store::{Mutation, RowMutation, backend::Backend};
     let dir = tempfile::tempdir().unwrap();
+    let logs = ClusterLogs::mark();
     let rows = tallrow::report::thousands(row_writes(Path::new(workload)));
     let out = tallrow(dir.path(), &["load", workload, "--backend", url]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, logs.since());
     assert!(out.stdout.contains(backend), "{}", out.stdout);
     assert!(
         out.stdout.contains(&rows),
@@ -721,7 +722,7 @@ pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) 
         out.stdout
     );
     let out = tallrow(dir.path(), &["verify", workload, "--backend", url]);
-    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code, 0, "{}\n{}\n{}", out.stdout, out.stderr, logs.since());
     assert!(
         out.stdout.contains("OK: the store holds exactly the workload's data"),
         "{}",
@@ -741,7 +742,7 @@ pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) 
         reports.to_str().unwrap(),
     ];
     let out = tallrow(dir.path(), &run);
-    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code, 0, "{}\n{}\n{}", out.stdout, out.stderr, logs.since());
     assert!(out.stdout.contains("400 operations"), "{}", out.stdout);
     let summary = std::fs::read_dir(&reports)
         .unwrap()
@@ -760,11 +761,68 @@ pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) 
     assert_ne!(out.code, 0, "{}", out.stdout);
     assert!(
         out.stdout.contains("missing row weibo:user"),
-        "{}\n{}",
+        "{}\n{}\n{}",
         out.stdout,
-        out.stderr
+        out.stderr,
+        logs.since()
     );
     summary
+}
+
+/// Where each of the real cluster's logs (`TALLROW_HBASE_DIR/logs`) ended when taken: a
+/// test that fails shows the warnings the cluster logged since, which go with the cluster
+/// when the suite stops it.
+pub struct ClusterLogs(Vec<(PathBuf, u64)>);
+
+impl ClusterLogs {
+    /// The logs' lengths now (none without a cluster).
+    pub fn mark() -> Self {
+        let Ok(dir) = std::env::var("TALLROW_HBASE_DIR") else {
+            return ClusterLogs(Vec::new());
+        };
+        let names = [
+            "master.log",
+            "regionserver-1.log",
+            "regionserver-2.log",
+            "zookeeper.log",
+        ];
+        ClusterLogs(
+            names
+                .iter()
+                .map(|n| Path::new(&dir).join("logs").join(n))
+                .filter_map(|p| Some((p.clone(), std::fs::metadata(&p).ok()?.len())))
+                .collect(),
+        )
+    }
+
+    /// The WARN and ERROR lines logged since the mark, the last `MAX` of each log.
+    pub fn since(&self) -> String {
+        use std::io::{Read, Seek, SeekFrom};
+        const MAX: usize = 20;
+        let mut out = String::new();
+        for (path, from) in &self.0 {
+            let mut bytes = Vec::new();
+            let read = std::fs::File::open(path).and_then(|mut f| {
+                f.seek(SeekFrom::Start(*from))?;
+                f.read_to_end(&mut bytes)
+            });
+            if read.is_err() {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            let lines: Vec<&str> = text
+                .lines()
+                .filter(|l| (l.contains(" WARN ") || l.contains(" ERROR ")) && !l.contains("MetricsConfig"))
+                .collect();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            out.push_str(&format!("-- {name}: {} warnings since the mark\n", lines.len()));
+            for l in &lines[lines.len().saturating_sub(MAX)..] {
+                out.push_str(&l.chars().take(400).collect::<String>());
+                out.push('\n');
+            }
+        }
+        out
+    }
 }
 
 /// The row writes a load of `workload` makes, counted by loading it into the `null:` store,
