@@ -1,9 +1,10 @@
 //! `tallrow verify`: regenerates a workload's data and checks a store against it.
 //!
-//! Three passes. (1) Every user, in parallel: the rows the user owns are read back (point
-//! reads for the profile, relation, celebrity and inbox rows; prefix scans for posts,
-//! actions, articles and points) and compared cell by cell, and the `fans` cells the user's
-//! follows put into other rows are read with one multi-get. (2) Every table is scanned for
+//! Three passes. (1) Every user, in blocks of users in parallel: the rows the user owns are
+//! read back (point reads for the profile, relation, celebrity and inbox rows, one multi-get
+//! per table for the whole block; prefix scans for posts, actions, articles and points) and
+//! compared cell by cell, and the `fans` cells the user's follows put into other rows are
+//! read with the block's multi-gets. (2) Every table is scanned for
 //! rows that belong to no user of the workload. (3) Sampled users are queried through the
 //! DAOs: action pages by offset and by cursor, time ranges, push and pull timelines, follower
 //! lists, category listings and series ranges, against what the generator says they hold.
@@ -141,6 +142,23 @@ impl Sink for Collect {
     }
 }
 
+/// One user's rows as the workload defines them (see [`Verifier::expected`]).
+struct Expected {
+    uid: u64,
+    /// The user's id as its row key in the microblog tables.
+    me: Vec<u8>,
+    owned: BTreeMap<(Table, Vec<u8>), Vec<Cell>>,
+    /// Each follow's `fans` cell: the followee's relation row and the cell.
+    fans: Vec<(Vec<u8>, Cell)>,
+}
+
+/// The tables whose rows are keyed by the user's id alone, in the order they are read.
+const POINT_TABLES: [Table; 4] = [Table::User, Table::Celebrity, Table::Inbox, Table::Relation];
+
+/// The most `fans` cells read in one call (a user follows at most `max_followees`, 1,000 by
+/// default, which one call always read).
+const FANS_PER_CALL: usize = 1000;
+
 /// Counts and the first differences of one block of users.
 #[derive(Default)]
 struct Tally {
@@ -232,13 +250,9 @@ impl Verifier<'_> {
         }
     }
 
-    fn check_user(
-        &self,
-        uid: u64,
-        scratch: &mut Scratch,
-        collect: &mut Collect,
-        tally: &mut Tally,
-    ) -> schema::Result<()> {
+    /// What one user's check compares with: the rows the user owns, by table and key, and
+    /// the `fans` cells its follows put into other users' relation rows.
+    fn expected(&self, uid: u64, scratch: &mut Scratch, collect: &mut Collect) -> schema::Result<Expected> {
         collect.0.clear();
         self.g.emit_user(uid, scratch, collect)?;
         let me = microblog::uid_bytes(uid);
@@ -256,50 +270,107 @@ impl Verifier<'_> {
         for cells in owned.values_mut() {
             cells.sort();
         }
+        Ok(Expected { uid, me, owned, fans })
+    }
+
+    /// Checks a block of users in user order. Their point rows and `fans` cells are read
+    /// first, one call per table for the whole block: on a remote store verify's time is
+    /// its round trips, and a user's own prefix scans cannot be merged this way.
+    fn check_block(
+        &self,
+        users: std::ops::Range<u64>,
+        scratch: &mut Scratch,
+        collect: &mut Collect,
+        tally: &mut Tally,
+    ) -> schema::Result<()> {
+        let block = users
+            .map(|uid| self.expected(uid, scratch, collect))
+            .collect::<schema::Result<Vec<_>>>()?;
         let w = self.g.workload();
         let microblog_on = w.data.follows.is_some() || w.data.posts.is_some();
-        if microblog_on {
-            self.check_point_rows(uid, &me, &owned, tally)?;
-            self.check_fans(uid, &fans, tally)?;
-        }
+        let (mut points, fans) = if microblog_on {
+            (self.read_point_rows(&block)?, self.read_fans(&block)?)
+        } else {
+            Default::default()
+        };
+        let mut fans = fans.into_iter();
         let keys = w.keys;
         let mut prefix = Vec::new();
-        if w.data.posts.is_some() {
-            weibo::user_prefix(keys.weibo, uid, &mut prefix);
-            self.check_prefix(Table::Content, &[std::mem::take(&mut prefix)], &owned, tally)?;
-        }
-        if w.data.actions.is_some() {
-            keys::actions::user_prefix(keys.actions, uid as i32, &mut prefix);
-            self.check_prefix(Table::Actions, &[std::mem::take(&mut prefix)], &owned, tally)?;
-        }
-        if w.data.articles.is_some() {
-            let mut index = Vec::new();
-            keys::blog::user_prefix(keys.blog, uid as i64, keys::blog::ARTICLE_TAG, &mut prefix);
-            keys::blog::user_prefix(keys.blog, uid as i64, keys::blog::INDEX_TAG, &mut index);
-            self.check_prefix(Table::Blog, &[std::mem::take(&mut prefix), index], &owned, tally)?;
-        }
-        if w.data.series.is_some() {
-            keys::series::user_prefix(keys.series, uid as i32, &mut prefix);
-            self.check_prefix(Table::Series, &[std::mem::take(&mut prefix)], &owned, tally)?;
+        for (i, e) in block.iter().enumerate() {
+            if microblog_on {
+                let found = points.each_mut().map(|rows| rows[i].take());
+                self.check_point_rows(e, found, tally);
+                self.check_fans(e, fans.by_ref().take(e.fans.len()), tally);
+            }
+            let uid = e.uid;
+            if w.data.posts.is_some() {
+                weibo::user_prefix(keys.weibo, uid, &mut prefix);
+                self.check_prefix(Table::Content, &[std::mem::take(&mut prefix)], &e.owned, tally)?;
+            }
+            if w.data.actions.is_some() {
+                keys::actions::user_prefix(keys.actions, uid as i32, &mut prefix);
+                self.check_prefix(Table::Actions, &[std::mem::take(&mut prefix)], &e.owned, tally)?;
+            }
+            if w.data.articles.is_some() {
+                let mut index = Vec::new();
+                keys::blog::user_prefix(keys.blog, uid as i64, keys::blog::ARTICLE_TAG, &mut prefix);
+                keys::blog::user_prefix(keys.blog, uid as i64, keys::blog::INDEX_TAG, &mut index);
+                self.check_prefix(Table::Blog, &[std::mem::take(&mut prefix), index], &e.owned, tally)?;
+            }
+            if w.data.series.is_some() {
+                keys::series::user_prefix(keys.series, uid as i32, &mut prefix);
+                self.check_prefix(Table::Series, &[std::mem::take(&mut prefix)], &e.owned, tally)?;
+            }
         }
         Ok(())
     }
 
-    /// The profile, relation (`attention` cells and the `fans` count), celebrity and inbox
-    /// rows keyed by the user's id.
-    fn check_point_rows(
-        &self,
-        uid: u64,
-        me: &[u8],
-        owned: &BTreeMap<(Table, Vec<u8>), Vec<Cell>>,
-        tally: &mut Tally,
-    ) -> schema::Result<()> {
+    /// The block's profile, celebrity, inbox and relation rows ([`POINT_TABLES`]), in user
+    /// order, one call per table.
+    fn read_point_rows(&self, block: &[Expected]) -> store::Result<[Vec<Option<Row>>; 4]> {
         let inbox_versions = self.g.workload().microblog.inbox_versions;
-        for t in [Table::User, Table::Celebrity, Table::Inbox] {
+        let mut out: [Vec<Option<Row>>; 4] = Default::default();
+        for (t, rows) in POINT_TABLES.into_iter().zip(&mut out) {
+            let versions = if t == Table::Inbox { inbox_versions } else { 1 };
+            let gets: Vec<Get> = block
+                .iter()
+                .map(|e| Get::new(e.me.clone()).versions(versions))
+                .collect();
+            *rows = self.get(t, &gets)?;
+        }
+        Ok(out)
+    }
+
+    /// The `fans` cell of each of the block's follows, in user order, in calls of at most
+    /// [`FANS_PER_CALL`] rows.
+    fn read_fans(&self, block: &[Expected]) -> store::Result<Vec<Option<Row>>> {
+        let gets: Vec<Get> = block
+            .iter()
+            .flat_map(|e| {
+                e.fans.iter().map(|(row, _)| {
+                    Get::new(row.clone()).columns(vec![Column::qualifier(microblog::FANS, e.me.clone())])
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(gets.len());
+        for chunk in gets.chunks(FANS_PER_CALL) {
+            out.extend(self.get(Table::Relation, chunk)?);
+        }
+        Ok(out)
+    }
+
+    /// The profile, relation (`attention` cells and the `fans` count), celebrity and inbox
+    /// rows keyed by the user's id, as read ([`POINT_TABLES`]).
+    fn check_point_rows(&self, e: &Expected, found: [Option<Row>; 4], tally: &mut Tally) {
+        let (uid, me, owned) = (e.uid, e.me.as_slice(), &e.owned);
+        let [user, celebrity, inbox, relation] = found;
+        for (t, found) in [
+            (Table::User, user),
+            (Table::Celebrity, celebrity),
+            (Table::Inbox, inbox),
+        ] {
             let expected = owned.get(&(t, me.to_vec())).map(Vec::as_slice);
             tally.counts[t.index()].expected += u64::from(expected.is_some());
-            let get = Get::new(me.to_vec()).versions(if t == Table::Inbox { inbox_versions } else { 1 });
-            let found = self.get(t, &[get])?.pop().flatten();
             self.compare(tally, t, me, expected, found.as_ref());
         }
         // Relation: this user's follows exactly; its followers by count (each follower's
@@ -309,18 +380,17 @@ impl Verifier<'_> {
         let followers = self.plan.followers(uid);
         let exists = !attention.is_empty() || followers > 0;
         tally.counts[t.index()].expected += u64::from(exists);
-        let found = self.get(t, &[Get::new(me.to_vec())])?.pop().flatten();
-        let Some(row) = found else {
+        let Some(row) = relation else {
             if exists {
                 tally.counts[t.index()].missing += 1;
                 tally.note(|| format!("missing row {}", self.row_name(t, me)));
             }
-            return Ok(());
+            return;
         };
         if !exists {
             tally.counts[t.index()].unexpected += 1;
             tally.note(|| format!("unexpected row {}", self.row_name(t, me)));
-            return Ok(());
+            return;
         }
         let all = row_cells(&row);
         let (got_fans, got_attention): (Vec<Cell>, Vec<Cell>) = all.into_iter().partition(|c| c.0 == microblog::FANS);
@@ -350,21 +420,12 @@ impl Verifier<'_> {
             tally.counts[t.index()].mismatched += 1;
             tally.note(|| format!("mismatched row {}: {why}", self.row_name(t, me)));
         }
-        Ok(())
     }
 
-    /// The `fans` cells this user's follows put into its followees' relation rows.
-    fn check_fans(&self, uid: u64, fans: &[(Vec<u8>, Cell)], tally: &mut Tally) -> schema::Result<()> {
-        if fans.is_empty() {
-            return Ok(());
-        }
-        let me = microblog::uid_bytes(uid);
-        let gets: Vec<Get> = fans
-            .iter()
-            .map(|(row, _)| Get::new(row.clone()).columns(vec![Column::qualifier(microblog::FANS, me.clone())]))
-            .collect();
+    /// The `fans` cells this user's follows put into its followees' relation rows, as read.
+    fn check_fans(&self, e: &Expected, found: impl Iterator<Item = Option<Row>>, tally: &mut Tally) {
         let t = Table::Relation;
-        for ((row, cell), found) in fans.iter().zip(self.get(t, &gets)?) {
+        for ((row, cell), found) in e.fans.iter().zip(found) {
             let found = found.map(|r| row_cells(&r)).unwrap_or_default();
             if found.as_slice() != std::slice::from_ref(cell) {
                 tally.counts[t.index()].mismatched += 1;
@@ -372,7 +433,6 @@ impl Verifier<'_> {
                 tally.note(|| format!("mismatched row {}: {why}", self.row_name(t, row)));
             }
         }
-        Ok(())
     }
 
     /// The rows under a user's key prefixes, against the expected rows of that table.
@@ -472,9 +532,7 @@ pub fn verify(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> schema::R
                 || (Scratch::default(), Collect::default()),
                 |(scratch, collect), b| -> schema::Result<Tally> {
                     let mut tally = Tally::new(opts.show);
-                    for uid in g.block_users(b) {
-                        v.check_user(uid, scratch, collect, &mut tally)?;
-                    }
+                    v.check_block(g.block_users(b), scratch, collect, &mut tally)?;
                     Ok(tally)
                 },
             )
