@@ -78,6 +78,17 @@ step() {
   printf '== %s (at %d:%02d)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60))
 }
 
+# Each test's wall time, from the JUnit reports of the nextest runs that got that far:
+# target/test-times.tsv, slowest first, and the 20 slowest aloud.
+test_times() {
+  local reports=() p
+  for p in default faults; do
+    [ -f "target/nextest/$p/junit.xml" ] && reports+=("$p=target/nextest/$p/junit.xml")
+  done
+  [ ${#reports[@]} -gt 0 ] || return 0
+  python3 scripts/test_times.py target/test-times.tsv "${reports[@]}" || true
+}
+
 . scripts/bigtable_emulator.sh
 stop_all() {
   local rc=$?
@@ -85,6 +96,7 @@ stop_all() {
   scripts/hbase.sh stop
   scripts/kube.sh stop
   if [ -n "${tested:-}" ]; then
+    test_times
     skipped
   fi
   step "done, exit status $rc"
@@ -176,22 +188,33 @@ fi
 step "cargo test --doc"
 cargo test --workspace --doc --locked "${profile[@]}" "${features[@]}"
 
-# Library, binary and integration tests; the benches are built by clippy above and run by
+# Library, binary and integration tests, through cargo-nextest (tests/requirements.txt puts
+# it in .venv; .config/nextest.toml): each test in a process of its own, its time in a JUnit
+# report, every test run once. The benches are built by clippy above and run by
 # scripts/bench.sh, not here.
-# The quickstart end to end on the emulator keeps both cores busy for minutes, which would
-# skew the latency tests beside it: it runs alone, after the rest.
-# The fault tests kill a region server and split and move regions, which stalls every
-# table on them: they run alone, one at a time, last.
-# Three test threads on two cores: the tests that use the schema tables of one HBase take
-# turns on it (tests/it/common.rs), and a thread waiting for its turn does no work; with a
-# third, the other two keep the cores busy (with two, a third of the suite's time had one
-# thread waiting). RUST_TEST_THREADS overrides.
-threads=(--test-threads "${RUST_TEST_THREADS:-3}")
-heavy=bigtable::load_verify_and_run_the_quickstart_on_the_emulator
+# The tests that load the schema tables of one HBase take turns on it (tests/it/common.rs,
+# and the test groups of .config/nextest.toml); three test slots on two cores keep the
+# cores busy with the tests that need no turn meanwhile. NEXTEST_TEST_THREADS overrides.
+# The fault tests split, move and kill HBase's region servers, which stalls every table on
+# them: they run alone, one at a time, last.
+nextest=()
+if [ -x .venv/bin/cargo-nextest ]; then
+  nextest=(.venv/bin/cargo-nextest nextest run --workspace --locked --cargo-profile ci "${features[@]}")
+else
+  missing "cargo-nextest" ".venv/bin/python -m pip install -r tests/requirements.txt"
+  echo "scripts/test.sh: the tests run under cargo test instead, with no per-test times"
+fi
+rm -f target/nextest/{default,faults}/junit.xml
 tested=1
-step "cargo test"
-cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip "$heavy" --skip faults:: "${threads[@]}"
-step "cargo test $heavy"
-cargo test --test it --locked "${profile[@]}" "${features[@]}" -- --exact "$heavy"
-step "cargo test faults:: (HBase's region servers split, moved and killed under load)"
-cargo test --test it --locked "${profile[@]}" "${features[@]}" -- faults:: --test-threads=1
+if [ ${#nextest[@]} -gt 0 ]; then
+  step "cargo nextest run"
+  "${nextest[@]}" --lib --bins --tests -E "not (binary(it) & test(/^faults::/))"
+  step "cargo nextest run faults:: (HBase's region servers split, moved and killed under load)"
+  "${nextest[@]}" -P faults --test it -E "test(/^faults::/)"
+else
+  threads=(--test-threads "${NEXTEST_TEST_THREADS:-3}")
+  step "cargo test"
+  cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip faults:: "${threads[@]}"
+  step "cargo test faults:: (HBase's region servers split, moved and killed under load)"
+  cargo test --test it --locked "${profile[@]}" "${features[@]}" -- faults:: --test-threads=1
+fi

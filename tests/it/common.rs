@@ -621,50 +621,83 @@ fn schema_tables() -> Vec<String> {
 }
 
 /// The hbase backend against real HBase for the DAO suites, whose tables have the schemas'
-/// fixed names: one harness at a time per cluster in this process, with those tables dropped before
-/// and after, so that every variant starts empty.
+/// fixed names: one harness at a time per cluster in the whole run, with those tables dropped
+/// before and after, so that every variant starts empty.
 pub struct RealHBaseDaoHarness {
     inner: RealHBaseHarness,
-    _turn: std::sync::MutexGuard<'static, ()>,
+    _turn: Turn,
 }
 
-/// The turn on the schema tables of the two-region-server HBase, whichever server a test
-/// reaches it through (its Thrift gateways, Kerberized or not, or its RPC).
-static PLAIN_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-/// The turn on the Kerberized standalone HBase's: another cluster, whose tests run beside
-/// the plain one's.
-static KERBERIZED_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// A turn on one cluster's schema tables: an exclusive lock on a file named after the
+/// cluster, so that test threads and test processes alike (nextest runs each test in a
+/// process of its own) take turns. The lock goes with the file when the turn is dropped, or
+/// when a test's process dies.
+pub struct Turn {
+    _lock: std::fs::File,
+}
+
+impl Turn {
+    /// Waits for the turn on the cluster that `var` (a variable of `.hbase.env`) names.
+    fn take(var: &str) -> Turn {
+        let cluster = std::env::var(var).unwrap_or_default();
+        let name: String = cluster
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let path = std::env::temp_dir().join(format!("tallrow-turn-{name}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        file.lock().unwrap_or_else(|e| panic!("lock {}: {e}", path.display()));
+        Turn { _lock: file }
+    }
+
+    /// The two-region-server HBase's, whichever server a test reaches it through (its Thrift
+    /// gateways, Kerberized or not, or its RPC).
+    fn plain() -> Turn {
+        Turn::take("TALLROW_HBASE_ZK")
+    }
+
+    /// The Kerberized standalone HBase's: another cluster, whose tests run beside the plain
+    /// one's.
+    fn kerberized() -> Turn {
+        Turn::take("TALLROW_HBASE_NATIVE_KRB")
+    }
+}
 
 impl RealHBaseDaoHarness {
     /// Through the buffered/binary Thrift1 server.
     pub fn buffered_binary() -> Self {
-        Self::new(RealHBaseHarness::buffered_binary, &PLAIN_TURN)
+        Self::new(RealHBaseHarness::buffered_binary, Turn::plain)
     }
 
     /// Through the framed/compact Thrift1 server.
     pub fn framed_compact() -> Self {
-        Self::new(RealHBaseHarness::framed_compact, &PLAIN_TURN)
+        Self::new(RealHBaseHarness::framed_compact, Turn::plain)
     }
 
     /// Through the Thrift2 server.
     pub fn thrift2() -> Self {
-        Self::new(RealHBaseHarness::thrift2, &PLAIN_TURN)
+        Self::new(RealHBaseHarness::thrift2, Turn::plain)
     }
 
     /// Through HBase's own RPC.
     pub fn native() -> Self {
-        Self::new(RealHBaseHarness::native, &PLAIN_TURN)
+        Self::new(RealHBaseHarness::native, Turn::plain)
     }
 
     /// The Kerberized cluster through its own RPC, with privacy: its schema tables dropped
     /// before and after.
     pub fn native_kerberos_privacy() -> Self {
-        Self::new(RealHBaseHarness::native_kerberos_privacy, &KERBERIZED_TURN)
+        Self::new(RealHBaseHarness::native_kerberos_privacy, Turn::kerberized)
     }
 
-    fn new(make: fn() -> RealHBaseHarness, turn: &'static std::sync::Mutex<()>) -> Self {
+    fn new(make: fn() -> RealHBaseHarness, turn: fn() -> Turn) -> Self {
         // A test that failed while holding its turn leaves nothing that needs it undone.
-        let turn = turn.lock().unwrap_or_else(|e| e.into_inner());
+        let turn = turn();
         let h = RealHBaseDaoHarness {
             inner: make(),
             _turn: turn,
@@ -706,14 +739,32 @@ impl Harness for RealHBaseDaoHarness {
 }
 
 /// End to end through the binary against `url`: `load` of `workload` (whose summary must
-/// name `backend` and count `rows` rows), `verify`, a `run` of 400 operations, then a row
-/// deleted behind verify's back, which verify must report. Returns the run's summary.json.
+/// name `backend` and count `rows` rows), then one row deleted behind verify's back, which
+/// `verify` must report as the store's one difference from the workload (so every other row
+/// is as loaded: one verify shows both that the load is whole and that verify reads what is
+/// there), then a `run` of 400 operations. Returns the run's summary.json.
 pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) -> String {
+    load_verify_run_and_miss_a_row_with(workload, &[], url, backend)
+}
+
+/// [`load_verify_run_and_miss_a_row`] with `sets` (`KEY=VALUE`, as `--set` takes them)
+/// changing the workload.
+pub fn load_verify_run_and_miss_a_row_with(workload: &str, sets: &[&str], url: &str, backend: &str) -> String {
     use tallrow::store::{Mutation, RowMutation, backend::Backend};
     let dir = tempfile::tempdir().unwrap();
     let logs = ClusterLogs::mark();
-    let rows = tallrow::report::thousands(row_writes(Path::new(workload)));
-    let out = tallrow(dir.path(), &["load", workload, "--backend", url]);
+    let with = |args: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        for s in sets {
+            all.extend(["--set".to_string(), s.to_string()]);
+        }
+        all
+    };
+    let parsed: Vec<tallrow::workload::Set> = sets.iter().map(|s| s.parse().unwrap()).collect();
+    let w = tallrow::workload::Workload::from_file_with(Path::new(workload), &parsed).unwrap();
+    let rows = tallrow::report::thousands(row_writes_of(&w));
+    let args = with(&["load", workload, "--backend", url]);
+    let out = tallrow(dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(out.code, 0, "{}\n{}", out.stderr, logs.since());
     assert!(out.stdout.contains(backend), "{}", out.stdout);
     assert!(
@@ -721,15 +772,26 @@ pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) 
         "every row of the workload, {rows}: {}",
         out.stdout
     );
-    let out = tallrow(dir.path(), &["verify", workload, "--backend", url]);
-    assert_eq!(out.code, 0, "{}\n{}\n{}", out.stdout, out.stderr, logs.since());
-    assert!(
-        out.stdout.contains("OK: the store holds exactly the workload's data"),
-        "{}",
-        out.stdout
+
+    let store = Backend::parse(url, Path::new(".")).unwrap().open().unwrap();
+    let gone = RowMutation::new("1", vec![Mutation::DeleteRow { timestamp: None }]);
+    store.mutate("weibo:user", &[gone]).unwrap();
+    drop(store);
+    let args = with(&["verify", workload, "--backend", url]);
+    let out = tallrow(dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        (out.code, out.stderr.trim()),
+        (1, "error: 1 differences"),
+        "{}\n{}\n{}",
+        out.stdout,
+        out.stderr,
+        logs.since()
     );
+    let differences: Vec<&str> = out.stdout.lines().filter(|l| l.contains(" row ")).collect();
+    assert_eq!(differences, ["missing row weibo:user uid=1"], "{}", out.stdout);
+
     let reports = dir.path().join("reports");
-    let run = [
+    let run = with(&[
         "run",
         workload,
         "--backend",
@@ -740,8 +802,8 @@ pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) 
         "0s",
         "--reports",
         reports.to_str().unwrap(),
-    ];
-    let out = tallrow(dir.path(), &run);
+    ]);
+    let out = tallrow(dir.path(), &run.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(out.code, 0, "{}\n{}\n{}", out.stdout, out.stderr, logs.since());
     assert!(out.stdout.contains("400 operations"), "{}", out.stdout);
     let summary = std::fs::read_dir(&reports)
@@ -749,24 +811,7 @@ pub fn load_verify_run_and_miss_a_row(workload: &str, url: &str, backend: &str) 
         .map(|e| e.unwrap().path().join("summary.json"))
         .find(|p| p.exists())
         .expect("a report with a summary");
-    let summary = std::fs::read_to_string(summary).unwrap();
-
-    // Verify reads what is there. (The run wrote to the store, so this checks one row's
-    // absence, not the whole.)
-    let store = Backend::parse(url, Path::new(".")).unwrap().open().unwrap();
-    let gone = RowMutation::new("1", vec![Mutation::DeleteRow { timestamp: None }]);
-    store.mutate("weibo:user", &[gone]).unwrap();
-    drop(store);
-    let out = tallrow(dir.path(), &["verify", workload, "--backend", url]);
-    assert_ne!(out.code, 0, "{}", out.stdout);
-    assert!(
-        out.stdout.contains("missing row weibo:user"),
-        "{}\n{}\n{}",
-        out.stdout,
-        out.stderr,
-        logs.since()
-    );
-    summary
+    std::fs::read_to_string(summary).unwrap()
 }
 
 /// Where each of the real cluster's logs (`TALLROW_HBASE_DIR/logs`) ended when taken: a
@@ -795,26 +840,46 @@ impl ClusterLogs {
         )
     }
 
-    /// The WARN and ERROR lines logged since the mark, the last `MAX` of each log.
-    pub fn since(&self) -> String {
+    /// What each log got since the mark, by the log's file name.
+    fn texts(&self) -> Vec<(String, String)> {
         use std::io::{Read, Seek, SeekFrom};
-        const MAX: usize = 20;
-        let mut out = String::new();
+        let mut out = Vec::new();
         for (path, from) in &self.0 {
             let mut bytes = Vec::new();
             let read = std::fs::File::open(path).and_then(|mut f| {
                 f.seek(SeekFrom::Start(*from))?;
                 f.read_to_end(&mut bytes)
             });
-            if read.is_err() {
-                continue;
+            if read.is_ok() {
+                let name = path.file_name().unwrap_or_default().to_string_lossy().to_string();
+                out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
             }
-            let text = String::from_utf8_lossy(&bytes);
+        }
+        out
+    }
+
+    /// What the region servers logged since the mark; panics when the mark found neither
+    /// server's log.
+    pub fn region_servers_since(&self) -> String {
+        let logs: Vec<String> = self
+            .texts()
+            .into_iter()
+            .filter(|(name, _)| name.starts_with("regionserver-"))
+            .map(|(_, text)| text)
+            .collect();
+        assert!(!logs.is_empty(), "no region server log (TALLROW_HBASE_DIR/logs)");
+        logs.concat()
+    }
+
+    /// The WARN and ERROR lines logged since the mark, the last `MAX` of each log.
+    pub fn since(&self) -> String {
+        const MAX: usize = 20;
+        let mut out = String::new();
+        for (name, text) in self.texts() {
             let lines: Vec<&str> = text
                 .lines()
                 .filter(|l| (l.contains(" WARN ") || l.contains(" ERROR ")) && !l.contains("MetricsConfig"))
                 .collect();
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
             out.push_str(&format!("-- {name}: {} warnings since the mark\n", lines.len()));
             for l in &lines[lines.len().saturating_sub(MAX)..] {
                 out.push_str(&l.chars().take(400).collect::<String>());
@@ -828,8 +893,12 @@ impl ClusterLogs {
 /// The row writes a load of `workload` makes, counted by loading it into the `null:` store,
 /// which acknowledges every write and keeps none.
 pub fn row_writes(workload: &Path) -> u64 {
-    let w = tallrow::workload::Workload::from_file(workload).unwrap();
-    let g = tallrow::generate::Generator::new(&w);
+    row_writes_of(&tallrow::workload::Workload::from_file(workload).unwrap())
+}
+
+/// The row writes a load of `w` makes (see [`row_writes`]).
+pub fn row_writes_of(w: &tallrow::workload::Workload) -> u64 {
+    let g = tallrow::generate::Generator::new(w);
     let opts = tallrow::load::Options {
         shard: tallrow::load::Shard::ALL,
         progress: false,

@@ -1,14 +1,17 @@
 //! The hbase backend end to end through the binary, against real HBase (scripts/hbase.sh):
-//! `load`, `verify` and `run` of a 100,000-row workload through both Thrift1 servers and the
-//! Thrift2 server. The contract and DAO suites run against real HBase in `contract` and `dao`.
+//! `load`, `verify` and `run` through both Thrift1 servers (the small fixture: several
+//! batches and verify blocks, every kind of row) and the Thrift2 server (the 100,000-row
+//! workload). The contract and DAO suites run against real HBase in `contract` and `dao`.
 
-use crate::common::{RealHBaseDaoHarness, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there};
+use crate::common::{
+    RealHBaseDaoHarness, hbase_fixture, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture,
+};
+use std::path::PathBuf;
 
-fn load_verify_and_run(turn: fn() -> RealHBaseDaoHarness, url: &str, api: &str) {
+fn load_verify_and_run(turn: fn() -> RealHBaseDaoHarness, url: &str, api: &str, workload: PathBuf) {
     // The workload's tables have the schemas' fixed names: take the DAO suites' turn, which
     // also drops them before and after.
     let _turn = turn();
-    let workload = crate::common::hbase_fixture();
     let label = format!("(HBase {api}, ");
     let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), url, &label);
     assert!(
@@ -23,7 +26,7 @@ fn load_verify_and_run_on_real_hbase_buffered_binary() {
         return;
     }
     let url = format!("hbase://{}", real_hbase("TALLROW_HBASE_THRIFT1").unwrap());
-    load_verify_and_run(RealHBaseDaoHarness::buffered_binary, &url, "Thrift1");
+    load_verify_and_run(RealHBaseDaoHarness::buffered_binary, &url, "Thrift1", small_fixture());
 }
 
 #[test]
@@ -33,7 +36,7 @@ fn load_verify_and_run_on_real_hbase_framed_compact() {
     }
     let addr = real_hbase("TALLROW_HBASE_THRIFT1_FC").unwrap();
     let url = format!("hbase://{addr}?transport=framed&protocol=compact");
-    load_verify_and_run(RealHBaseDaoHarness::framed_compact, &url, "Thrift1");
+    load_verify_and_run(RealHBaseDaoHarness::framed_compact, &url, "Thrift1", small_fixture());
 }
 
 #[test]
@@ -42,5 +45,5 @@ fn load_verify_and_run_on_real_hbase_thrift2() {
         return;
     }
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
-    load_verify_and_run(RealHBaseDaoHarness::thrift2, &url, "Thrift2");
+    load_verify_and_run(RealHBaseDaoHarness::thrift2, &url, "Thrift2", hbase_fixture());
 }

@@ -1,6 +1,6 @@
 //! HFiles written straight into HDFS (`hfile:hdfs://NAMENODE:PORT/PATH`) and bulk-loaded
 //! into an HBase whose root directory is on that HDFS (`scripts/hbase.sh start --hdfs`, as
-//! scripts/test.sh runs it): the quickstart in four regions, handed over through HBase's RPC
+//! scripts/test.sh runs it): the 100,000-row fixture in four regions, handed over through HBase's RPC
 //! by tallrow's client, and the evidence that HBase renamed the files rather than copied
 //! them; two shards written apart and handed to HBase's own tool; files that appear only
 //! once complete.
@@ -113,13 +113,13 @@ fn bulkload(cwd: &Path, urls: &[&str], native: &str, via: Via) -> crate::common:
 }
 
 #[test]
-fn the_quickstart_written_into_hdfs_is_renamed_into_hbase_and_verifies() {
+fn hfiles_written_into_hdfs_are_renamed_into_hbase_and_verify() {
     let Some(hdfs) = hdfs() else { return };
     let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
     let _turn = RealHBaseDaoHarness::native();
     let tmp = tempfile::tempdir().unwrap();
-    let url = scratch(&hdfs, "quickstart");
-    let workload = repo().join("workloads/quickstart.toml").display().to_string();
+    let url = scratch(&hdfs, "fixture");
+    let workload = crate::common::hbase_fixture().display().to_string();
     let out = write_into(tmp.path(), &workload, &url, &["--regions", "4"]);
     assert!(out.contains(&format!("tallrow bulkload {url}")), "{out}");
     let c = client(&hdfs);

@@ -1,6 +1,6 @@
 //! The hbase backend over HBase's own RPC (`api=native`) end to end through the binary,
-//! against real HBase (scripts/hbase.sh): `load`, `verify` and `run` with no gateway; the
-//! quickstart loaded pre-split natively and verified through Thrift2, an independent path;
+//! against real HBase (scripts/hbase.sh): `load`, `verify` and `run` with no gateway; a
+//! workload loaded pre-split natively and verified through Thrift2, an independent path;
 //! and the one-line errors of a cluster that cannot be reached as asked. The contract and
 //! DAO suites run through `api=native` in `contract` and `dao`.
 
@@ -32,30 +32,30 @@ fn load_verify_and_run_through_hbases_own_rpc() {
     assert!(cluster.len() >= 8, "the report names the cluster: {summary}");
 }
 
-/// The quickstart, 1.1 million rows, loaded through HBase's RPC into tables pre-split into 8
-/// regions, and verified through the Thrift2 gateway: what one path wrote, the other reads.
+/// The 100,000-row fixture loaded through HBase's RPC into tables pre-split into 8 regions,
+/// and verified through the Thrift2 gateway: what one path wrote, the other reads.
 #[test]
-fn the_quickstart_loads_natively_and_verifies_through_thrift2() {
+fn a_presplit_native_load_verifies_through_thrift2() {
     if !real_hbase_there() {
         return;
     }
     let _turn = RealHBaseDaoHarness::native();
     let dir = tempfile::tempdir().unwrap();
-    let quickstart = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/quickstart.toml");
-    let quickstart = quickstart.to_str().unwrap();
-    let rows = tallrow::report::thousands(crate::common::row_writes(Path::new(quickstart)));
+    let workload = crate::common::hbase_fixture();
+    let workload = workload.to_str().unwrap();
+    let rows = tallrow::report::thousands(crate::common::row_writes(Path::new(workload)));
     let out = tallrow(
         dir.path(),
-        &["load", quickstart, "--backend", &native_url(), "--regions", "8"],
+        &["load", workload, "--backend", &native_url(), "--regions", "8"],
     );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains(&rows),
-        "every row of the quickstart, {rows}: {}",
+        "every row of the workload, {rows}: {}",
         out.stdout
     );
     let thrift2 = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
-    let verify = tallrow(dir.path(), &["verify", quickstart, "--backend", &thrift2]);
+    let verify = tallrow(dir.path(), &["verify", workload, "--backend", &thrift2]);
     assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
     assert!(
         verify
@@ -69,11 +69,13 @@ fn the_quickstart_loads_natively_and_verifies_through_thrift2() {
         .unwrap()
         .open()
         .unwrap();
-    assert_eq!(
-        store.regions("useractions").unwrap().len(),
-        7,
-        "8 regions: 7 split points"
-    );
+    for table in ["useractions", "weibo:content", "weibo:inbox"] {
+        assert_eq!(
+            store.regions(table).unwrap().len(),
+            7,
+            "{table}: 8 regions, 7 split points"
+        );
+    }
 }
 
 /// Opens `url` with `tallrow verify` and returns its error: exactly one line on stderr and a
