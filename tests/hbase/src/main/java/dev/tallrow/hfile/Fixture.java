@@ -26,12 +26,15 @@ import org.apache.hadoop.hbase.util.Bytes;
  * without tags (no compression, no tags, memstore timestamps included), with the data block
  * encoding and bloom type given (NONE and ROW by default), and with its file-info times fixed
  * so that the file is the same on every run. A fourth argument, {@code tags}, includes tags
- * (each cell's tags length, 0) as HBase's MapReduce bulk load (HFileOutputFormat2) writes them.
+ * (each cell's tags length, 0) as HBase's MapReduce bulk load (HFileOutputFormat2) writes them;
+ * or it names a codec (GZ, SNAPPY, LZ4, ZSTD), which compresses every block with the codec
+ * HBase's default configuration picks for it.
  *
  * <pre>
- * Fixture OUT [ENCODING [BLOOM [tags]]]
+ * Fixture OUT [ENCODING [BLOOM [tags|CODEC]]]
  *   scripts/hbase.sh java dev.tallrow.hfile.Fixture tests/fixtures/hfile/hbase.hfile
  *   scripts/hbase.sh java dev.tallrow.hfile.Fixture tests/fixtures/hfile/hbase-FAST_DIFF.hfile FAST_DIFF
+ *   scripts/hbase.sh java dev.tallrow.hfile.Fixture tests/fixtures/hfile/hbase-GZ.hfile NONE ROW GZ
  * </pre>
  *
  * The data block (128 bytes), index chunk (200 bytes) and bloom chunk (64 bytes) sizes are
@@ -48,10 +51,13 @@ public final class Fixture {
   private Fixture() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length < 1 || args.length > 4 || (args.length == 4 && !args[3].equals("tags"))) {
-      System.err.println("usage: Fixture OUT [ENCODING [BLOOM [tags]]]");
+    if (args.length < 1 || args.length > 4) {
+      System.err.println("usage: Fixture OUT [ENCODING [BLOOM [tags|CODEC]]]");
       System.exit(64);
     }
+    boolean tags = args.length == 4 && args[3].equals("tags");
+    Compression.Algorithm codec = args.length == 4 && !tags
+      ? Compression.Algorithm.valueOf(args[3]) : Compression.Algorithm.NONE;
     DataBlockEncoding encoding =
       args.length > 1 ? DataBlockEncoding.valueOf(args[1]) : DataBlockEncoding.NONE;
     BloomType bloom = args.length > 2 ? BloomType.valueOf(args[2]) : BloomType.ROW;
@@ -63,12 +69,12 @@ public final class Fixture {
     fs.delete(out, false);
 
     byte[] family = Bytes.toBytes("f");
-    HFileContext context = new HFileContextBuilder().withCompression(Compression.Algorithm.NONE)
+    HFileContext context = new HFileContextBuilder().withCompression(codec)
       .withDataBlockEncoding(encoding)
       .withChecksumType(StoreUtils.getChecksumType(conf))
       .withBytesPerCheckSum(StoreUtils.getBytesPerChecksum(conf)).withBlockSize(128)
       .withColumnFamily(family).withTableName(Bytes.toBytes("fixture"))
-      .withCreateTime(CREATE_TIME).withIncludesTags(args.length == 4).build();
+      .withCreateTime(CREATE_TIME).withIncludesTags(tags).build();
     StoreFileWriter w = new StoreFileWriter.Builder(conf, CacheConfig.DISABLED, fs)
       .withFilePath(out).withBloomType(bloom).withFileContext(context).build();
     for (KeyValue kv : cells(family)) {
