@@ -137,7 +137,7 @@ appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{ISO8601} %-5p [%t] %c{2}: %m%n
+appender.console.layout.pattern = %d{ISO8601} %-5p [%t] tid=%tid %c{2}: %m%n
 rootLogger = WARN,console
 logger.hdfs.name = org.apache.hadoop.hdfs.server
 logger.hdfs.level = INFO

@@ -34,7 +34,18 @@ else
   unset TALLROW_STRICT
 fi
 
-# One target directory shared by every run (override with CARGO_TARGET_DIR).
+# Where cargo builds (override with CARGO_TARGET_DIR): the checkout's target/, except in CI,
+# whose every run is a fresh clone: there one folder outside it, kept between runs, so that
+# a run compiles only what changed (the dependencies, built once, are most of the build). A
+# clone's own crates are built anew in each, under a path of its own: the last clone's are
+# removed first, so that the folder does not grow with every run.
+if [ -z "${CARGO_TARGET_DIR:-}" ] && [ -n "${CI:-}" ]; then
+  export CARGO_TARGET_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/tallrow/target"
+  mkdir -p "$CARGO_TARGET_DIR"
+  for p in dev ci; do
+    cargo clean --quiet --profile "$p" -p tallrow -p hbase-client -p fjall -p hdfs-native 2>/dev/null || true
+  done
+fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # The tests build with the `ci` profile (Cargo.toml): optimized enough that the binary the

@@ -3,7 +3,12 @@
 //! (`scripts/hbase.sh chaos`, tests/hbase/src/.../faults/Chaos.java) during a load and during
 //! a run, and a region server killed with SIGKILL during a load. The client must ride them
 //! out: the load completes and verifies, the run's operations do not fail, and both count
-//! the retries they made, by kind.
+//! the retries they made, by kind: the kinds the fault causes.
+//!
+//! During a load, each fault is made while the load is stopped (SIGSTOP) part-way, its
+//! cached region locations in hand, and the load is continued after it: so the fault lands
+//! within the load on any machine, however fast, and the client meets it with its next
+//! calls. During a run, the faults are made while its operations go on, for 60 s.
 //!
 //! A killed region server stalls every table it serves, not only this test's: scripts/test.sh
 //! runs these tests alone, after the rest of the suite.
@@ -102,10 +107,10 @@ fn thrift2_url() -> String {
     format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap())
 }
 
-/// A load slowed to at least 47 s (943 calls of 100 rows, 50 ms each, on 2 threads), so that
-/// the faults land while it runs.
+/// A load of 943 calls of 100 rows on 2 threads, each call slowed by 10 ms: at least 4.7 s,
+/// of which the test stops it (SIGSTOP) within the first rows.
 fn slow_load(dir: &Path) -> Child {
-    let url = format!("delay:50ms:{}", native_url());
+    let url = format!("delay:10ms:{}", native_url());
     spawn(
         dir,
         &[
@@ -125,6 +130,47 @@ fn slow_load(dir: &Path) -> Child {
     )
 }
 
+/// Sends `signal` (`STOP`, `CONT`, `KILL`) to `pid`.
+fn signal(pid: u32, signal: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -{signal} {pid}");
+}
+
+/// Waits until `TABLE` holds a row, then stops `child` (SIGSTOP) where it is, still running.
+fn stop_once_rows_are_in(child: &mut Child) {
+    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let scan = tallrow::store::Scan {
+        limit: Some(1),
+        ..Default::default()
+    };
+    while !matches!(store.scan(TABLE, &scan), Ok(rows) if !rows.is_empty()) {
+        assert!(child.try_wait().unwrap().is_none(), "it ended before a row was seen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(child.id(), "STOP");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "it ended before it was stopped: the faults would test nothing"
+    );
+}
+
+/// The count of the retries whose kind names one of `kinds`, from a `retries:` line.
+fn retried_for(line: &str, kinds: &[&str]) -> u64 {
+    let inner = line.split_once('(').map_or("", |(_, r)| r.trim_end_matches(')'));
+    inner
+        .split(", ")
+        .filter_map(|kv| kv.rsplit_once(' '))
+        .filter(|(kind, _)| kinds.iter().any(|k| kind.contains(k)))
+        .map(|(_, n)| n.replace(',', "").parse::<u64>().unwrap())
+        .sum()
+}
+
 fn regions_of(table: &str) -> usize {
     let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
         .unwrap()
@@ -141,18 +187,19 @@ fn regions_split_and_moved_during_a_load() {
     let _turn = RealHBaseDaoHarness::native();
     let dir = tempfile::tempdir().unwrap();
     let mut load = slow_load(dir.path());
-    // Waits for rows in the table, then splits and moves three times.
+    stop_once_rows_are_in(&mut load);
+    // Splits and moves three times, under the stopped load's cached locations.
     let chaos = hbase_sh(&["chaos", "shuffle", TABLE, "3"]);
     assert!(chaos.contains("splits 3 moves 3"), "{chaos}");
-    assert!(
-        load.try_wait().unwrap().is_none(),
-        "the load ended before the faults were made: they tested nothing"
-    );
+    signal(load.id(), "CONT");
     let (code, stdout, stderr) = finish(load, "");
     assert_eq!(code, 0, "{stdout}{stderr}");
-    let (n, line) = retries(&stdout);
-    assert!(n > 0, "{line}");
+    let (_, line) = retries(&stdout);
     eprintln!("{chaos}{line}");
+    assert!(
+        retried_for(&line, &["NotServingRegion", "RegionMoved"]) > 0,
+        "the load met the split and moved regions: {line}"
+    );
     assert_eq!(regions_of(TABLE), 4 + 3, "4 regions, split 3 times:\n{chaos}");
     // What the native client wrote through the faults, read through the gateway.
     verify(dir.path(), &thrift2_url());
@@ -195,7 +242,9 @@ fn regions_split_and_moved_during_a_run() {
             &url,
         ],
     );
-    // The faults start once the run does.
+    // The faults start once the run does, and are made while its operations go on (a run
+    // stopped before them would look every region up afresh after, and meet none): the
+    // run must outlast them, which the test checks.
     let mut stdout = BufReader::new(run.stdout.take().unwrap());
     let mut read = String::new();
     while !read.contains("running quickstart against") {
@@ -215,8 +264,11 @@ fn regions_split_and_moved_during_a_run() {
     let (code, stdout, stderr) = finish(run, &read);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (n, line) = retries(&stdout);
-    assert!(n > 0, "{line}");
     eprintln!("{chaos}{line}");
+    assert!(
+        retried_for(&line, &["NotServingRegion", "RegionMoved"]) > 0,
+        "the run met the split and moved regions: {line}"
+    );
     // No operation failed: the client retried each through the faults.
     assert!(!stdout.contains(" failed "), "{stdout}");
     let report: PathBuf = dir.path().join(
@@ -248,22 +300,9 @@ fn a_region_server_killed_during_a_load() {
     let _turn = RealHBaseDaoHarness::native();
     let dir = tempfile::tempdir().unwrap();
     let mut load = slow_load(dir.path());
-    // Once the table holds rows, region server 2 dies without a word.
-    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
-        .unwrap()
-        .open()
-        .unwrap();
-    let scan = tallrow::store::Scan {
-        limit: Some(1),
-        ..Default::default()
-    };
-    while !matches!(store.scan(TABLE, &scan), Ok(rows) if !rows.is_empty()) {
-        assert!(
-            load.try_wait().unwrap().is_none(),
-            "the load ended before a row was seen"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    // Once the table holds rows, the load is stopped, and region server 2, which holds some
+    // of the table's regions, dies without a word.
+    stop_once_rows_are_in(&mut load);
     let state = std::fs::read_to_string(repo().join(".hbase.env")).unwrap();
     let pid = state
         .lines()
@@ -271,15 +310,48 @@ fn a_region_server_killed_during_a_load() {
         .expect("region server 2's pid in .hbase.env")
         .trim_matches('\'')
         .to_string();
+    let ports = listening_ports(&pid);
+    let servers = hbase_sh(&["chaos", "servers", TABLE]);
+    let held = servers
+        .lines()
+        .filter(|l| {
+            let server = l.split_whitespace().nth(1).unwrap_or("");
+            server
+                .split(',')
+                .nth(1)
+                .is_some_and(|port| ports.contains(&port.to_string()))
+        })
+        .count();
+    assert!(
+        held > 0,
+        "region server 2 (ports {ports:?}) holds a region of {TABLE}:\n{servers}"
+    );
     let killed = Command::new("kill").args(["-9", &pid]).status().unwrap();
     assert!(killed.success(), "kill -9 {pid}");
+    signal(load.id(), "CONT");
     let (code, stdout, stderr) = finish(load, "");
     // Two region servers again, whatever the outcome, for what runs after.
     hbase_sh(&["regionserver", "2"]);
     let settled = hbase_sh(&["chaos", "settle", "2"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    let (n, line) = retries(&stdout);
-    assert!(n > 0, "{line}");
-    eprintln!("region server 2 (pid {pid}) killed; {line}; {settled}");
+    let (_, line) = retries(&stdout);
+    eprintln!("region server 2 (pid {pid}, {held} regions of {TABLE}) killed; {line}; {settled}");
+    assert!(
+        retried_for(
+            &line,
+            &["connection", "timeout", "ServerNotRunning", "RegionServerStopped"]
+        ) > 0,
+        "the load met the dead server: {line}"
+    );
     verify(dir.path(), &native_url());
+}
+
+/// The TCP ports process `pid` listens on (`ss`).
+fn listening_ports(pid: &str) -> Vec<String> {
+    let out = Command::new("ss").args(["-Htlnp"]).output().expect("ss (iproute2)");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&format!("pid={pid},")))
+        .filter_map(|l| l.split_whitespace().nth(3)?.rsplit(':').next().map(str::to_string))
+        .collect()
 }

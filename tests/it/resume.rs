@@ -18,11 +18,10 @@ fn quickstart() -> String {
         .to_string()
 }
 
-/// The quickstart's digest and row writes (with `sets` changing its data), from a load
-/// that never stopped.
-fn whole(cwd: &Path, sets: &[&str]) -> (String, u64) {
-    let wl = quickstart();
-    let mut args = vec!["load", &wl, "--backend", "null:", "--reports", "whole"];
+/// The digest and row writes of `wl` (with `sets` changing its data), from a load that
+/// never stopped.
+fn whole(cwd: &Path, wl: &str, sets: &[&str]) -> (String, u64) {
+    let mut args = vec!["load", wl, "--backend", "null:", "--reports", "whole"];
     args.extend(sets);
     let out = tallrow(cwd, &args);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -84,7 +83,7 @@ fn kill_when(cwd: &Path, args: &[&str], ready: impl Fn(&File) -> bool) -> File {
 
 /// Resumes with `args`, then checks what the manifest says it took over and that the
 /// counts and digest are those of a load that never stopped.
-fn resume_and_check(cwd: &Path, args: &[&str], left: &File, threads: u64) {
+fn resume_and_check(cwd: &Path, args: &[&str], left: &File, threads: u64, sets: &[&str]) {
     assert!(left.acked() < left.header.blocks_total, "killed part-way: {left:?}");
     let bound = threads * (tallrow::load::MAX_PENDING as u64 + 1);
     assert!(
@@ -92,14 +91,14 @@ fn resume_and_check(cwd: &Path, args: &[&str], left: &File, threads: u64) {
         "{} in flight, at most {bound}",
         left.in_flight()
     );
-    resumed(cwd, args, left, &[]);
+    resumed(cwd, args, left, sets);
 }
 
-/// Resumes with `args`; checks that the manifest says what it took over and wrote again
-/// (the blocks in flight), and that the counts and digest are those of a whole load.
-/// Returns the resumed load's manifest.
+/// Resumes with `args` (the workload first); checks that the manifest says what it took
+/// over and wrote again (the blocks in flight), and that the counts and digest are those of
+/// a whole load. Returns the resumed load's manifest.
 fn resumed(cwd: &Path, args: &[&str], left: &File, sets: &[&str]) -> serde_json::Value {
-    let (digest, row_writes) = whole(cwd, sets);
+    let (digest, row_writes) = whole(cwd, args[0], sets);
     let plan = cwd.join("reports/load.plan");
     assert!(plan.exists(), "the killed load kept the followers it counted");
     let mut all = vec!["load"];
@@ -206,19 +205,17 @@ fn a_killed_hfile_load_resumes_from_its_checkpoints() {
     let left = kill_when(cwd, &again, |j| j.bulk.is_some() && !checkpointed_files(j).is_empty());
     assert_eq!(left.acked(), left.header.blocks_total, "every block staged: {left:?}");
     let kept = checkpointed_files(&left);
+    assert!(
+        kept.len() < expected.len(),
+        "killed with files left to write: {} of {} written",
+        kept.len(),
+        expected.len()
+    );
     let stamp = |p: &str| std::fs::metadata(dir.join(p)).unwrap().modified().unwrap();
     let before: Vec<_> = kept.iter().map(|p| stamp(p)).collect();
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let mut resume = vec!["load"];
-    resume.extend(&args);
-    resume.push("--resume");
-    let out = tallrow(cwd, &resume);
-    assert_eq!(
-        out.code, 0,
-        "{}
-{}",
-        out.stdout, out.stderr
-    );
+    let m = resumed(cwd, &args, &left, &bigger[..2]);
+    assert_eq!(m["resumed"]["from_blocks"], m["blocks_total"], "{}", m["resumed"]);
     let after: Vec<_> = kept.iter().map(|p| stamp(p)).collect();
     assert_eq!(before, after, "the files the checkpoint lists are not written again");
     assert_eq!(hfiles_of(&dir), expected);
@@ -277,7 +274,7 @@ fn a_killed_row_by_row_load_resumes_and_verifies() {
         );
     }
 
-    resume_and_check(cwd, &all, &left, 2);
+    resume_and_check(cwd, &all, &left, 2, &[]);
     let out = tallrow(
         cwd,
         &["verify", &wl, "--backend", &format!("embedded:{}", db.display())],
@@ -295,12 +292,26 @@ fn a_killed_load_through_thrift2_resumes_and_verifies() {
     let tmp = tempfile::tempdir().unwrap();
     let cwd = tmp.path();
     let url = format!("hbase://{addr}?api=thrift2");
-    let slow = format!("delay:20ms:{url}");
-    let wl = quickstart();
-    let all = [wl.as_str(), "--backend", slow.as_str(), "--threads", "2"];
-    let left = kill_part_way(cwd, &all, 4);
-    resume_and_check(cwd, &all, &left, 2);
-    let out = tallrow(cwd, &["verify", &wl, "--backend", &url]);
+    let slow = format!("delay:10ms:{url}");
+    // Twelve blocks of 256 users, each a few hundred calls of 10 ms: a worker acknowledges
+    // a block once it holds two more, so the journal (written every 100 ms) shows two
+    // acknowledged blocks seconds before the load's end.
+    let wl = crate::common::hbase_fixture().display().to_string();
+    let users = ["--set", "data.users=3000"];
+    let all = [
+        wl.as_str(),
+        "--backend",
+        slow.as_str(),
+        "--threads",
+        "2",
+        "--checkpoint-every",
+        "100ms",
+        users[0],
+        users[1],
+    ];
+    let left = kill_part_way(cwd, &all, 2);
+    resume_and_check(cwd, &all, &left, 2, &users);
+    let out = tallrow(cwd, &["verify", &wl, "--backend", &url, users[0], users[1]]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
 }
 

@@ -159,15 +159,18 @@ fn compare_passes_identical_runs_and_fails_a_regression() {
     let mix_args = ["--ops", "200"];
     // On the stores' simulated clocks: a call takes 1 ms, or 5, exactly.
     let (_, fast) = run(dir.path(), "delay:1ms,clock=virtual:embedded:store", &mix_args);
+    let (_, again) = run(dir.path(), "delay:1ms,clock=virtual:embedded:again", &mix_args);
     let (_, slow) = run(dir.path(), "delay:5ms,clock=virtual:embedded:store", &mix_args);
     let (f, s) = (fast.to_str().unwrap(), slow.to_str().unwrap());
+    assert_ne!(fast, again, "two runs, two reports");
 
+    // Two runs of the same settings, each its own report.
     let same = tallrow(
         dir.path(),
         &[
             "compare",
             f,
-            f,
+            again.to_str().unwrap(),
             "--threshold",
             "p99=10%",
             "--threshold",
@@ -446,12 +449,23 @@ fn a_run_that_would_start_late_exits_3_without_a_report() {
     );
     assert!(!dir.path().join("reports").exists(), "nothing written");
 
-    // Passed while the empty target was loaded: the same code, said so.
-    let at = humantime::format_rfc3339_millis(std::time::SystemTime::now() + std::time::Duration::from_millis(50))
+    // Passed while the empty target was loaded: the same code, said so. The load's calls
+    // each sleep 20 ms (about 390 calls on 2 threads: at least 3.9 s), so a start 1.5 s
+    // ahead passes during it once the binary has begun loading within those 1.5 s.
+    let at = humantime::format_rfc3339_millis(std::time::SystemTime::now() + std::time::Duration::from_millis(1500))
         .to_string();
     let loading = tallrow(
         dir.path(),
-        &["run", &wl, "--backend", "memory:", "--ops", "50", "--start-at", &at],
+        &[
+            "run",
+            &wl,
+            "--backend",
+            "delay:20ms:memory:",
+            "--ops",
+            "50",
+            "--start-at",
+            &at,
+        ],
     );
     assert_eq!(loading.code, 3, "{}{}", loading.stdout, loading.stderr);
     assert!(loading.stderr.contains(" ago while loading; "), "{}", loading.stderr);
