@@ -317,16 +317,63 @@ proptest! {
     }
 }
 
+/// Checks that `file`, compressed with `codec`, holds the blocks of `plain` (the same file
+/// uncompressed, of `cells`): the same blocks at the same uncompressed sizes, the payloads
+/// that name no offset byte for byte, every checksum over the compressed bytes, the codec and
+/// the uncompressed total in the trailer, and the rows. Returns its blocks.
+fn holds_the_plain_files_blocks(codec: Compression, file: &[u8], plain: &[u8], cells: &[read::Cell]) -> Vec<Block> {
+    let plain_blocks = read::blocks(plain);
+    let blocks = read::blocks_with(file, codec);
+    assert_eq!(blocks.len(), plain_blocks.len(), "{codec}");
+    for (b, p) in blocks.iter().zip(&plain_blocks) {
+        let what = format!("{codec} {} block at {}", String::from_utf8_lossy(&b.magic), b.offset);
+        assert_eq!(b.magic, p.magic, "{what}");
+        assert_eq!(b.uncompressed_without_header, p.uncompressed_without_header, "{what}");
+        assert_ne!(b.framed[HEADER..], p.framed[HEADER..], "{what}: compressed");
+        // Index blocks name offsets and sizes on disk, which the codec changes.
+        if [b"DATABLK*", b"BLMFBLK2", b"FILEINF2"].contains(&&b.magic) {
+            assert_eq!(b.payload, p.payload, "{what}");
+        }
+        let sums: Vec<u8> = b
+            .framed
+            .chunks(16384)
+            .flat_map(|c| crc32c::crc32c(c).to_be_bytes())
+            .collect();
+        assert_eq!(b.checksums, sums, "{what}");
+        assert_eq!(
+            b.on_disk_without_header as usize,
+            b.framed.len() - HEADER + b.checksums.len(),
+            "{what}"
+        );
+    }
+    let (t, _) = read::trailer(file);
+    assert_eq!(t.compression_codec, Some(codec.ordinal() as u32), "{codec}");
+    assert_eq!(
+        t.total_uncompressed_bytes,
+        read::trailer(plain).0.total_uncompressed_bytes,
+        "{codec}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, file).unwrap();
+    let mut distinct: Vec<Vec<u8>> = cells.iter().map(|c| c.0.clone()).collect();
+    distinct.dedup();
+    assert_eq!(
+        super::rows::count_distinct(&[path]).unwrap(),
+        distinct.len() as u64,
+        "{codec}"
+    );
+    blocks
+}
+
 /// With a codec, every block is compressed (the load-on-open ones too) and framed as HBase's
 /// codec frames it: the same blocks, the same uncompressed payloads where no offset is
 /// written into them, checksums over the compressed bytes, the codec in the trailer, and the
 /// rows stream back.
 #[test]
 fn compressed_files_hold_the_uncompressed_files_blocks() {
-    let file = fixture();
-    let cells = data_cells(&read::blocks(&file));
+    let cells = data_cells(&read::blocks(&fixture()));
     let (_, plain) = write(fixture_options(), &cells);
-    let plain_blocks = read::blocks(&plain);
     for codec in [
         Compression::Gz,
         Compression::Snappy,
@@ -336,64 +383,25 @@ fn compressed_files_hold_the_uncompressed_files_blocks() {
         let mut opts = fixture_options();
         opts.compression = codec;
         let (summary, packed) = write(opts, &cells);
-        let blocks = read::blocks_with(&packed, codec);
-        assert_eq!(blocks.len(), plain_blocks.len(), "{codec}");
-        for (b, p) in blocks.iter().zip(&plain_blocks) {
-            assert_eq!(b.magic, p.magic, "{codec}");
-            assert_eq!(b.uncompressed_without_header, p.uncompressed_without_header, "{codec}");
-            assert_ne!(b.framed[HEADER..], p.framed[HEADER..], "{codec}: compressed");
-            // Index blocks name offsets and sizes on disk, which the codec changes.
-            if [b"DATABLK*", b"BLMFBLK2", b"FILEINF2"].contains(&&b.magic) {
-                assert_eq!(b.payload, p.payload, "{codec} {}", String::from_utf8_lossy(&b.magic));
-            }
-            let sums: Vec<u8> = b
-                .framed
-                .chunks(16384)
-                .flat_map(|c| crc32c::crc32c(c).to_be_bytes())
-                .collect();
-            assert_eq!(b.checksums, sums, "{codec}");
-            assert_eq!(
-                b.on_disk_without_header as usize,
-                b.framed.len() - HEADER + b.checksums.len()
-            );
-        }
-        let (t, _) = read::trailer(&packed);
-        assert_eq!(t.compression_codec, Some(codec.ordinal() as u32));
-        assert_eq!(
-            t.total_uncompressed_bytes,
-            read::trailer(&plain).0.total_uncompressed_bytes
-        );
+        holds_the_plain_files_blocks(codec, &packed, &plain, &cells);
         assert!(
             summary.bytes < plain.len() as u64,
             "{codec}: {} of {}",
             summary.bytes,
             plain.len()
         );
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, &packed).unwrap();
-        let mut distinct: Vec<Vec<u8>> = cells.iter().map(|c| c.0.clone()).collect();
-        distinct.dedup();
-        assert_eq!(
-            super::rows::count_distinct(&[path]).unwrap(),
-            distinct.len() as u64,
-            "{codec}"
-        );
     }
 }
 
 /// Files HBase's own writer compressed (`Fixture.java` with a codec: the codec classes HBase's
-/// default configuration picks, `tests/fixtures/hfile/hbase-CODEC.hfile`) read with the codec
-/// as the plain fixture: the same blocks at the same uncompressed sizes, the payloads that
-/// name no offset byte for byte, every checksum over the compressed bytes, the codec and the
-/// uncompressed total in the trailer, and the rows. The writer's file of the same cells and
+/// default configuration picks, `tests/fixtures/hfile/hbase-CODEC.hfile`) hold the plain
+/// fixture's blocks as our own compressed files do. The writer's file of the same cells and
 /// codec holds HBase's blocks, each the same bytes once uncompressed. (Not the same file: no
 /// codec here compresses as the Java one HBase loads does, byte for byte.)
 #[test]
 fn compressed_files_hbase_wrote_read_as_the_plain_fixture() {
     let plain = fixture();
-    let plain_blocks = read::blocks(&plain);
-    let cells = data_cells(&plain_blocks);
+    let cells = data_cells(&read::blocks(&plain));
     for codec in [
         Compression::Gz,
         Compression::Snappy,
@@ -405,41 +413,7 @@ fn compressed_files_hbase_wrote_read_as_the_plain_fixture() {
             env!("CARGO_MANIFEST_DIR")
         );
         let file = std::fs::read(&path).expect("a compressed fixture");
-        let theirs = read::blocks_with(&file, codec);
-        assert_eq!(theirs.len(), plain_blocks.len(), "{codec}");
-        for (b, p) in theirs.iter().zip(&plain_blocks) {
-            let what = format!("{codec} {} block at {}", String::from_utf8_lossy(&b.magic), b.offset);
-            assert_eq!(b.magic, p.magic, "{what}");
-            assert_eq!(b.uncompressed_without_header, p.uncompressed_without_header, "{what}");
-            assert_ne!(b.framed[HEADER..], p.framed[HEADER..], "{what}: compressed");
-            if [b"DATABLK*", b"BLMFBLK2", b"FILEINF2"].contains(&&b.magic) {
-                assert_eq!(b.payload, p.payload, "{what}");
-            }
-            let sums: Vec<u8> = b
-                .framed
-                .chunks(16384)
-                .flat_map(|c| crc32c::crc32c(c).to_be_bytes())
-                .collect();
-            assert_eq!(b.checksums, sums, "{what}");
-        }
-        let (t, _) = read::trailer(&file);
-        assert_eq!(t.compression_codec, Some(codec.ordinal() as u32), "{codec}");
-        assert_eq!(
-            t.total_uncompressed_bytes,
-            read::trailer(&plain).0.total_uncompressed_bytes,
-            "{codec}"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let copy = dir.path().join("f");
-        std::fs::write(&copy, &file).unwrap();
-        let mut distinct: Vec<Vec<u8>> = cells.iter().map(|c| c.0.clone()).collect();
-        distinct.dedup();
-        assert_eq!(
-            super::rows::count_distinct(&[copy]).unwrap(),
-            distinct.len() as u64,
-            "{codec}"
-        );
-
+        let theirs = holds_the_plain_files_blocks(codec, &file, &plain, &cells);
         let mut opts = fixture_options();
         opts.compression = codec;
         let (_, ours) = write(opts, &cells);
