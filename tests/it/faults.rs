@@ -326,8 +326,7 @@ fn a_region_server_killed_during_a_load() {
         held > 0,
         "region server 2 (ports {ports:?}) holds a region of {TABLE}:\n{servers}"
     );
-    let killed = Command::new("kill").args(["-9", &pid]).status().unwrap();
-    assert!(killed.success(), "kill -9 {pid}");
+    signal(pid.parse().unwrap(), "KILL");
     signal(load.id(), "CONT");
     let (code, stdout, stderr) = finish(load, "");
     // Two region servers again, whatever the outcome, for what runs after.

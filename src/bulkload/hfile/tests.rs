@@ -14,6 +14,14 @@ fn fixture() -> Vec<u8> {
     std::fs::read(path).expect("the HFile fixture")
 }
 
+/// The path of the fixture HBase wrote with `variant` (`tests/fixtures/hfile/hbase-VARIANT.hfile`).
+fn fixture_path(variant: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!(
+        "{}/tests/fixtures/hfile/hbase-{variant}.hfile",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+}
+
 /// The options the fixture was written with (`Fixture.java`).
 fn fixture_options() -> Options {
     Options {
@@ -183,12 +191,7 @@ fn encoded_files_are_hbases_byte_for_byte() {
         Encoding::FastDiff,
         Encoding::RowIndexV1,
     ] {
-        let path = format!(
-            "{}/tests/fixtures/hfile/hbase-{}.hfile",
-            env!("CARGO_MANIFEST_DIR"),
-            encoding.name()
-        );
-        let file = std::fs::read(&path).expect("an encoded fixture");
+        let file = std::fs::read(fixture_path(encoding.name())).expect("an encoded fixture");
         let theirs = read::blocks(&file);
         assert!(theirs.iter().any(|b| &b.magic == b"DATABLKE"), "{encoding}");
         let mut opts = fixture_options();
@@ -221,7 +224,11 @@ fn encoded_files_are_hbases_byte_for_byte() {
             .unwrap();
         }
         assert_eq!(decoded, cells, "{encoding}");
-        assert_eq!(super::rows::count_distinct(&[path.into()]).unwrap(), 240, "{encoding}");
+        assert_eq!(
+            super::rows::count_distinct(&[fixture_path(encoding.name())]).unwrap(),
+            240,
+            "{encoding}"
+        );
     }
 }
 
@@ -232,8 +239,7 @@ fn rowcol_and_bloomless_files_are_hbases_byte_for_byte() {
     use crate::store::storage::Bloom;
     let cells = data_cells(&read::blocks(&fixture()));
     for (bloom, name) in [(Bloom::RowCol, "ROWCOL"), (Bloom::None, "NOBLOOM")] {
-        let path = format!("{}/tests/fixtures/hfile/hbase-{name}.hfile", env!("CARGO_MANIFEST_DIR"));
-        let file = std::fs::read(&path).expect("a bloom fixture");
+        let file = std::fs::read(fixture_path(name)).expect("a bloom fixture");
         let theirs = read::blocks(&file);
         let mut opts = fixture_options();
         opts.bloom = bloom;
@@ -408,11 +414,7 @@ fn compressed_files_hbase_wrote_read_as_the_plain_fixture() {
         Compression::Lz4,
         Compression::Zstd,
     ] {
-        let path = format!(
-            "{}/tests/fixtures/hfile/hbase-{codec}.hfile",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let file = std::fs::read(&path).expect("a compressed fixture");
+        let file = std::fs::read(fixture_path(codec.name())).expect("a compressed fixture");
         let theirs = holds_the_plain_files_blocks(codec, &file, &plain, &cells);
         let mut opts = fixture_options();
         opts.compression = codec;
@@ -472,14 +474,8 @@ fn cells_out_of_order_are_refused() {
 /// tags`), reads back the same rows as the same cells without them.
 #[test]
 fn rows_of_a_file_with_tags_read_as_without() {
-    let at = |name: &str| {
-        std::path::PathBuf::from(format!(
-            "{}/tests/fixtures/hfile/hbase-{name}.hfile",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-    };
     let rows = |name: &str| {
-        let mut r = super::rows::Rows::open(&at(name)).unwrap();
+        let mut r = super::rows::Rows::open(&fixture_path(name)).unwrap();
         let mut out = Vec::new();
         while let Some(row) = r.next_row().unwrap() {
             out.push(row.to_vec());
