@@ -284,6 +284,11 @@ impl Client {
     /// is not retried.
     pub(crate) fn backoff(&self, e: Error, tries: u32, started: Instant, actions: u64) -> Result<()> {
         let retry = e.retry();
+        self.backoff_as(e, retry, tries, started, actions)
+    }
+
+    /// [`Client::backoff`] for an error the caller classified as `retry`.
+    fn backoff_as(&self, e: Error, retry: Retry, tries: u32, started: Instant, actions: u64) -> Result<()> {
         if retry == Retry::Never {
             return Err(e);
         }
@@ -372,7 +377,8 @@ impl Client {
                         // hbase:meta itself may have moved.
                         let _ = self.refind();
                     }
-                    self.backoff(e, tries, started, 1)?;
+                    let retry = meta_retry(&e);
+                    self.backoff_as(e, retry, tries, started, 1)?;
                 }
             }
         }
@@ -473,7 +479,8 @@ impl Client {
                 Ok(rows) => break rows,
                 Err(e) => {
                     let _ = self.refind();
-                    self.backoff(e, tries, started, 1)?;
+                    let retry = meta_retry(&e);
+                    self.backoff_as(e, retry, tries, started, 1)?;
                 }
             }
         };
@@ -489,39 +496,65 @@ impl Client {
     }
 
     /// Scans `hbase:meta` on its server, up to `max` rows, in as many calls as it takes.
-    fn meta_scan(&self, scan: pb::Scan, max: u32) -> Result<Vec<(Bytes, Vec<Cell>)>> {
+    ///
+    /// Where `max` rows fit in one reply the scanner is opened and closed in one call. A
+    /// reply may be a heartbeat, though (the server's time limit ran out before it found
+    /// a row, as on a busy server or among many deleted rows): HBase's client scans on from
+    /// one, so a heartbeat that closed the scanner is followed by the same scan again,
+    /// kept open until it has its rows, and only a scan that ran to its end with no row
+    /// says that there is none.
+    fn meta_scan(&self, scan: pb::Scan, max: u32) -> Result<Vec<MetaRow>> {
+        let caching = scan.caching.unwrap_or(100).min(max);
+        let (rows, whole) = self.meta_scan_once(scan.clone(), max, caching, max <= caching)?;
+        if whole {
+            return Ok(rows);
+        }
+        Ok(self.meta_scan_once(scan, max, caching, false)?.0)
+    }
+
+    /// One meta scan; with `close_at_open`, whether its one reply was whole (not a
+    /// heartbeat cut short).
+    fn meta_scan_once(
+        &self,
+        scan: pb::Scan,
+        max: u32,
+        caching: u32,
+        close_at_open: bool,
+    ) -> Result<(Vec<MetaRow>, bool)> {
         let meta = self.cluster().meta.addr();
         let conn = self.conn(&meta, Service::Client)?;
-        let caching = scan.caching.unwrap_or(100).min(max);
         let mut req = pb::ScanRequest {
             region: Some(locate::specifier(Bytes::from_static(locate::META_REGION))),
             scan: Some(scan),
             number_of_rows: Some(caching),
-            close_scanner: Some(max <= caching),
+            close_scanner: Some(close_at_open),
             client_handles_partials: Some(true),
             client_handles_heartbeats: Some(true),
             ..Default::default()
         };
-        let mut out: Vec<(Bytes, Vec<Cell>)> = Vec::new();
+        let mut out: Vec<MetaRow> = Vec::new();
         let mut seq = 0;
         loop {
             let reply = conn
                 .send("Scan", &req, b"", self.opts.rpc_timeout)?
                 .wait(self.opts.rpc_timeout)?;
             let resp: pb::ScanResponse = reply.decode(conn.addr())?;
-            for (row, partial) in scan_results(&resp, reply.cells.clone())? {
+            for (row, _partial) in scan_results(&resp, reply.cells.clone())? {
                 match out.last_mut() {
                     Some(last) if last.0 == row.key => last.1.extend(row.cells),
                     _ => out.push((row.key, row.cells)),
                 }
-                let _ = partial;
             }
             let more = resp.more_results.unwrap_or(true) && resp.more_results_in_region.unwrap_or(false);
-            if !more || out.len() as u32 >= max || req.close_scanner == Some(true) {
-                if more
-                    && req.close_scanner != Some(true)
-                    && let Some(id) = resp.scanner_id
-                {
+            let heartbeat = resp.heartbeat_message.unwrap_or(false);
+            if close_at_open {
+                return Ok((out, !(heartbeat && more)));
+            }
+            if !more {
+                return Ok((out, true));
+            }
+            if out.len() as u32 >= max && !heartbeat {
+                if let Some(id) = resp.scanner_id {
                     let close = pb::ScanRequest {
                         scanner_id: Some(id),
                         number_of_rows: Some(0),
@@ -530,7 +563,7 @@ impl Client {
                     };
                     let _ = conn.call("Scan", &close, b"", self.opts.rpc_timeout);
                 }
-                return Ok(out);
+                return Ok((out, true));
             }
             req = pb::ScanRequest {
                 scanner_id: resp.scanner_id,
@@ -788,6 +821,20 @@ fn inline_cell(c: &pb::Cell) -> Result<Cell> {
     })
 }
 
+/// A row of `hbase:meta`: its key and cells.
+type MetaRow = (Bytes, Vec<Cell>);
+
+/// How a failed meta lookup is retried: as any call, except that a meta scanner the server
+/// reset or lost (`ScannerResetException`, `UnknownScannerException`,
+/// `OutOfOrderScannerNextException`) is scanned again from the start, as HBase's client
+/// restarts a scan, where a user's scan would fail.
+fn meta_retry(e: &Error) -> Retry {
+    match e.class() {
+        Some("ScannerResetException" | "UnknownScannerException" | "OutOfOrderScannerNextException") => Retry::Same,
+        _ => e.retry(),
+    }
+}
+
 /// A scan response's results, each with whether the row goes on in the next one.
 pub(crate) fn scan_results(resp: &pb::ScanResponse, mut block: Bytes) -> Result<Vec<(Row, bool)>> {
     let mut out = Vec::new();
@@ -857,6 +904,122 @@ mod tests {
             r.by_kind().into_iter().collect::<Vec<_>>(),
             [("RegionTooBusyException".to_string(), 5), ("connection".to_string(), 1)]
         );
+    }
+
+    mod meta {
+        use super::super::*;
+        use crate::fake;
+        use prost::Message;
+        use std::sync::atomic::AtomicUsize;
+
+        /// The meta row of table `t`'s one region, served by `rs1:16020`: a scan reply.
+        fn the_region() -> fake::Answer {
+            let row = b"t,,1.x.";
+            let info = pb::RegionInfo {
+                region_id: 1,
+                table_name: locate::table_name("t"),
+                ..Default::default()
+            };
+            let mut cells = Vec::new();
+            let mut cell = |q: &[u8], v: &[u8]| {
+                crate::cells::encode(&mut cells, row, b"info", q, 1, crate::cells::CellType::Put, v)
+            };
+            cell(b"regioninfo", &[crate::zk::PB_MAGIC, &info.encode_to_vec()].concat());
+            cell(b"server", b"rs1:16020");
+            cell(b"serverstartcode", &7u64.to_be_bytes());
+            let resp = pb::ScanResponse {
+                cells_per_result: vec![3],
+                partial_flag_per_result: vec![false],
+                more_results: Some(true),
+                more_results_in_region: Some(false),
+                ..Default::default()
+            };
+            Ok((resp.encode_to_vec(), cells))
+        }
+
+        /// A reply with no row yet: the server's time limit ran out.
+        fn heartbeat() -> fake::Answer {
+            let resp = pb::ScanResponse {
+                scanner_id: Some(7),
+                more_results: Some(true),
+                more_results_in_region: Some(true),
+                heartbeat_message: Some(true),
+                ..Default::default()
+            };
+            Ok((resp.encode_to_vec(), Vec::new()))
+        }
+
+        /// A client of a fake cluster whose meta scans are answered by `scan(n, request)`,
+        /// `n` counting them from 0; and that count.
+        fn client(
+            scan: impl Fn(usize, pb::ScanRequest) -> fake::Answer + Send + Sync + 'static,
+        ) -> (Client, Arc<AtomicUsize>) {
+            let scans = Arc::new(AtomicUsize::new(0));
+            let n = scans.clone();
+            let addr = fake::serve(Arc::new(move |method: &str, req: Bytes| {
+                assert_eq!(method, "Scan");
+                scan(n.fetch_add(1, Ordering::SeqCst), pb::ScanRequest::decode(req).unwrap())
+            }));
+            let opts = Options {
+                pause: Duration::from_millis(1),
+                ..Options::default()
+            };
+            (
+                Client::connect(Registry::Rpc { servers: vec![addr] }, opts).unwrap(),
+                scans,
+            )
+        }
+
+        #[test]
+        fn a_heartbeat_is_scanned_on_from_not_taken_for_a_missing_table() {
+            let (client, scans) = client(|n, req| match n {
+                // The lookup's one call, opened and closed at once, cut short.
+                0 => {
+                    assert_eq!(req.close_scanner, Some(true));
+                    heartbeat()
+                }
+                // The same scan again, kept open: cut short again, then the row.
+                1 => {
+                    assert_eq!(req.close_scanner, Some(false));
+                    assert!(req.scan.is_some());
+                    heartbeat()
+                }
+                2 => {
+                    assert_eq!((req.scanner_id, req.next_call_seq), (Some(7), Some(0)));
+                    the_region()
+                }
+                _ => panic!("a fourth scan"),
+            });
+            let r = client.locate("t", b"r").unwrap();
+            assert_eq!(r.server.as_ref().unwrap().to_string(), "rs1,16020,7");
+            assert_eq!(scans.load(Ordering::SeqCst), 3);
+        }
+
+        #[test]
+        fn a_reset_scanner_is_scanned_again_from_the_start() {
+            let (client, scans) = client(|n, _| match n {
+                0 => Err("org.apache.hadoop.hbase.exceptions.ScannerResetException"),
+                1 => Err("org.apache.hadoop.hbase.UnknownScannerException"),
+                _ => the_region(),
+            });
+            assert_eq!(&client.locate("t", b"r").unwrap().name[..], b"t,,1.x.");
+            assert_eq!(scans.load(Ordering::SeqCst), 3);
+            assert_eq!(client.retries().total(), 2);
+        }
+
+        #[test]
+        fn a_scan_that_ends_with_no_row_is_a_missing_table() {
+            let (client, scans) = client(|_, _| {
+                let resp = pb::ScanResponse {
+                    more_results: Some(true),
+                    more_results_in_region: Some(false),
+                    ..Default::default()
+                };
+                Ok((resp.encode_to_vec(), Vec::new()))
+            });
+            assert!(matches!(client.locate("t", b"r"), Err(Error::TableNotFound(t)) if t == "t"));
+            assert_eq!(scans.load(Ordering::SeqCst), 1);
+        }
     }
 
     #[test]

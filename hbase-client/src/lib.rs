@@ -27,6 +27,8 @@ pub mod client;
 pub mod conn;
 pub mod crypto;
 pub mod error;
+#[cfg(test)]
+mod fake;
 pub mod filter;
 pub mod locate;
 pub mod probe;
