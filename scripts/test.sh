@@ -217,15 +217,23 @@ else
 fi
 rm -f target/nextest/{default,faults}/junit.xml
 tested=1
+# Both steps run whatever the first's outcome, so that every test runs and the run's last
+# lines count all of them; the run fails with the first step that failed.
+failed_tests=0
 if [ ${#nextest[@]} -gt 0 ]; then
   step "cargo nextest run"
-  "${nextest[@]}" --lib --bins --tests -E "not (binary(it) & test(/^faults::/))"
+  "${nextest[@]}" --lib --bins --tests -E "not (binary(it) & test(/^faults::/))" || failed_tests=$?
   step "cargo nextest run faults:: (HBase's region servers split, moved and killed under load)"
-  "${nextest[@]}" -P faults --test it -E "test(/^faults::/)"
+  rc=0
+  "${nextest[@]}" -P faults --test it -E "test(/^faults::/)" || rc=$?
+  [ "$failed_tests" -ne 0 ] || failed_tests=$rc
 else
   threads=(--test-threads "${NEXTEST_TEST_THREADS:-3}")
   step "cargo test"
-  cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip faults:: "${threads[@]}"
+  cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip faults:: "${threads[@]}" || failed_tests=$?
   step "cargo test faults:: (HBase's region servers split, moved and killed under load)"
-  cargo test --test it --locked "${profile[@]}" "${features[@]}" -- faults:: --test-threads=1
+  rc=0
+  cargo test --test it --locked "${profile[@]}" "${features[@]}" -- faults:: --test-threads=1 || rc=$?
+  [ "$failed_tests" -ne 0 ] || failed_tests=$rc
 fi
+[ "$failed_tests" -eq 0 ] || exit "$failed_tests"

@@ -620,10 +620,179 @@ fn schema_tables() -> Vec<String> {
     .collect()
 }
 
-/// The hbase backend against real HBase for the DAO suites, whose tables have the schemas'
-/// fixed names: one harness at a time per cluster in the whole run, with those tables dropped
-/// before and after, so that every variant starts empty.
+/// A store whose tables are another's under names of their own: each name `n` is `n_TAG`
+/// there (`weibo:user` is `weibo:user_TAG`, `blog` is `blog_TAG`), and only those tables are
+/// listed, by the names they have here. The DAO suites run on real HBase through it, so that
+/// their tables, though the schemas fix their names, are apart from every other test's.
+pub struct Apart {
+    inner: Arc<dyn Store>,
+    suffix: String,
+}
+
+impl Apart {
+    pub fn new(inner: Arc<dyn Store>, tag: &str) -> Self {
+        Apart {
+            inner,
+            suffix: format!("_{tag}"),
+        }
+    }
+
+    fn there(&self, table: &str) -> String {
+        format!("{table}{}", self.suffix)
+    }
+
+    fn here(&self, mut d: tallrow::store::TableDescriptor) -> tallrow::store::TableDescriptor {
+        if let Some(n) = d.name.strip_suffix(&self.suffix) {
+            d.name = n.to_string();
+        }
+        d
+    }
+
+    fn error(&self, e: tallrow::store::Error) -> tallrow::store::Error {
+        use tallrow::store::Error as E;
+        let here = |n: String| n.strip_suffix(&self.suffix).map_or(n.clone(), str::to_string);
+        match e {
+            E::TableNotFound(n) => E::TableNotFound(here(n)),
+            E::TableExists(n) => E::TableExists(here(n)),
+            e => e,
+        }
+    }
+}
+
+impl Store for Apart {
+    fn identity(&self) -> String {
+        self.inner.identity()
+    }
+
+    fn version(&self) -> String {
+        self.inner.version()
+    }
+
+    fn retries(&self) -> Vec<(String, u64)> {
+        self.inner.retries()
+    }
+
+    fn create_table(&self, table: &tallrow::store::TableDescriptor) -> tallrow::store::Result<()> {
+        let mut d = table.clone();
+        d.name = self.there(&d.name);
+        self.inner.create_table(&d).map_err(|e| self.error(e))
+    }
+
+    fn delete_table(&self, table: &str) -> tallrow::store::Result<()> {
+        self.inner.delete_table(&self.there(table)).map_err(|e| self.error(e))
+    }
+
+    fn list_tables(&self) -> tallrow::store::Result<Vec<tallrow::store::TableDescriptor>> {
+        Ok(self
+            .inner
+            .list_tables()?
+            .into_iter()
+            .filter(|d| d.name.ends_with(&self.suffix))
+            .map(|d| self.here(d))
+            .collect())
+    }
+
+    fn describe_table(&self, table: &str) -> tallrow::store::Result<tallrow::store::TableDescriptor> {
+        let d = self
+            .inner
+            .describe_table(&self.there(table))
+            .map_err(|e| self.error(e))?;
+        Ok(self.here(d))
+    }
+
+    fn regions(&self, table: &str) -> tallrow::store::Result<Vec<Vec<u8>>> {
+        self.inner.regions(&self.there(table)).map_err(|e| self.error(e))
+    }
+
+    fn mutate(&self, table: &str, rows: &[tallrow::store::RowMutation]) -> tallrow::store::Result<()> {
+        self.inner.mutate(&self.there(table), rows).map_err(|e| self.error(e))
+    }
+
+    fn get(
+        &self,
+        table: &str,
+        gets: &[tallrow::store::Get],
+    ) -> tallrow::store::Result<Vec<Option<tallrow::store::Row>>> {
+        self.inner.get(&self.there(table), gets).map_err(|e| self.error(e))
+    }
+
+    fn scan(&self, table: &str, scan: &tallrow::store::Scan) -> tallrow::store::Result<Vec<tallrow::store::Row>> {
+        self.inner.scan(&self.there(table), scan).map_err(|e| self.error(e))
+    }
+
+    fn scan_each(
+        &self,
+        table: &str,
+        scan: &tallrow::store::Scan,
+        page: usize,
+        visit: &mut dyn FnMut(tallrow::store::Row) -> bool,
+    ) -> tallrow::store::Result<()> {
+        self.inner
+            .scan_each(&self.there(table), scan, page, visit)
+            .map_err(|e| self.error(e))
+    }
+}
+
+/// The hbase backend against real HBase for the DAO suites: the schemas' tables under names
+/// of this harness's own ([`Apart`]), so that DAO tests run beside each other and beside
+/// the tests that load the schemas' tables by their own names ([`SchemaTables`]). The
+/// tables go with the harness.
 pub struct RealHBaseDaoHarness {
+    inner: RealHBaseHarness,
+    store: Option<Arc<dyn Store>>,
+}
+
+impl RealHBaseDaoHarness {
+    /// Through the buffered/binary Thrift1 server.
+    pub fn buffered_binary() -> Self {
+        Self::new(RealHBaseHarness::buffered_binary())
+    }
+
+    /// Through the framed/compact Thrift1 server.
+    pub fn framed_compact() -> Self {
+        Self::new(RealHBaseHarness::framed_compact())
+    }
+
+    /// Through the Thrift2 server.
+    pub fn thrift2() -> Self {
+        Self::new(RealHBaseHarness::thrift2())
+    }
+
+    /// Through HBase's own RPC.
+    pub fn native() -> Self {
+        Self::new(RealHBaseHarness::native())
+    }
+
+    fn new(inner: RealHBaseHarness) -> Self {
+        // The schemas' namespace, which Thrift1 cannot create.
+        real_hbase_namespace("weibo");
+        let mut h = RealHBaseDaoHarness { inner, store: None };
+        h.wrap();
+        h
+    }
+
+    fn wrap(&mut self) {
+        self.store = Some(Arc::new(Apart::new(self.inner.store(), &self.inner.tag)));
+    }
+}
+
+impl Harness for RealHBaseDaoHarness {
+    fn store(&self) -> Arc<dyn Store> {
+        self.store.clone().expect("open")
+    }
+
+    fn restart(&mut self) -> bool {
+        release(self.store.take());
+        self.inner.restart();
+        self.wrap();
+        true
+    }
+}
+
+/// The schemas' tables of one real HBase by their own names, as `load`, `verify` and `run`
+/// name them: one holder at a time per cluster in the whole run (a [`Turn`]), with those
+/// tables dropped before and after, so that each holder starts empty.
+pub struct SchemaTables {
     inner: RealHBaseHarness,
     _turn: Turn,
 }
@@ -668,7 +837,7 @@ impl Turn {
     }
 }
 
-impl RealHBaseDaoHarness {
+impl SchemaTables {
     /// Through the buffered/binary Thrift1 server.
     pub fn buffered_binary() -> Self {
         Self::new(RealHBaseHarness::buffered_binary, Turn::plain)
@@ -698,7 +867,7 @@ impl RealHBaseDaoHarness {
     fn new(make: fn() -> RealHBaseHarness, turn: fn() -> Turn) -> Self {
         // A test that failed while holding its turn leaves nothing that needs it undone.
         let turn = turn();
-        let h = RealHBaseDaoHarness {
+        let h = SchemaTables {
             inner: make(),
             _turn: turn,
         };
@@ -717,7 +886,7 @@ impl RealHBaseDaoHarness {
     }
 }
 
-impl Drop for RealHBaseDaoHarness {
+impl Drop for SchemaTables {
     fn drop(&mut self) {
         if self.inner.store.is_some() {
             let store = self.inner.store();
@@ -728,7 +897,7 @@ impl Drop for RealHBaseDaoHarness {
     }
 }
 
-impl Harness for RealHBaseDaoHarness {
+impl Harness for SchemaTables {
     fn store(&self) -> Arc<dyn Store> {
         self.inner.store()
     }
@@ -871,7 +1040,8 @@ impl ClusterLogs {
         logs.concat()
     }
 
-    /// The WARN and ERROR lines logged since the mark, the last `MAX` of each log.
+    /// The WARN and ERROR lines logged since the mark, the last `MAX` of each log, and its
+    /// last `MAX` table procedures finished and `hbase:meta` events.
     pub fn since(&self) -> String {
         const MAX: usize = 20;
         let mut out = String::new();
@@ -884,6 +1054,27 @@ impl ClusterLogs {
             for l in &lines[lines.len().saturating_sub(MAX)..] {
                 out.push_str(&l.chars().take(400).collect::<String>());
                 out.push('\n');
+            }
+            // What happened to tables and to hbase:meta meanwhile: a read that finds no
+            // table, or no region, is explained by these.
+            let events: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    l.contains(" INFO ")
+                        && ((l.contains("Finished pid=") && l.contains("TableProcedure table="))
+                            || l.contains("TableRegionsProcedure")
+                            || l.contains("1588230740"))
+                })
+                .collect();
+            if !events.is_empty() {
+                out.push_str(&format!(
+                    "-- {name}: {} table and hbase:meta events since the mark\n",
+                    events.len()
+                ));
+                for l in &events[events.len().saturating_sub(MAX)..] {
+                    out.push_str(&l.chars().take(300).collect::<String>());
+                    out.push('\n');
+                }
             }
         }
         out

@@ -13,7 +13,7 @@
 //! A killed region server stalls every table it serves, not only this test's: scripts/test.sh
 //! runs these tests alone, after the rest of the suite.
 
-use crate::common::{RealHBaseDaoHarness, real_hbase, real_hbase_there};
+use crate::common::{SchemaTables, real_hbase, real_hbase_there};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -184,7 +184,7 @@ fn regions_split_and_moved_during_a_load() {
     if !real_hbase_there() {
         return;
     }
-    let _turn = RealHBaseDaoHarness::native();
+    let _turn = SchemaTables::native();
     let dir = tempfile::tempdir().unwrap();
     let mut load = slow_load(dir.path());
     stop_once_rows_are_in(&mut load);
@@ -210,7 +210,7 @@ fn regions_split_and_moved_during_a_run() {
     if !real_hbase_there() {
         return;
     }
-    let _turn = RealHBaseDaoHarness::native();
+    let _turn = SchemaTables::native();
     let dir = tempfile::tempdir().unwrap();
     let url = native_url();
     let load = crate::common::tallrow(
@@ -297,7 +297,7 @@ fn a_region_server_killed_during_a_load() {
     if !real_hbase_there() {
         return;
     }
-    let _turn = RealHBaseDaoHarness::native();
+    let _turn = SchemaTables::native();
     let dir = tempfile::tempdir().unwrap();
     let mut load = slow_load(dir.path());
     // Once the table holds rows, the load is stopped, and region server 2, which holds some

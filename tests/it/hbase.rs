@@ -4,12 +4,12 @@
 //! workload). The contract and DAO suites run against real HBase in `contract` and `dao`.
 
 use crate::common::{
-    RealHBaseDaoHarness, hbase_fixture, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture,
+    SchemaTables, hbase_fixture, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture,
 };
 use std::path::PathBuf;
 
-fn load_verify_and_run(turn: fn() -> RealHBaseDaoHarness, url: &str, api: &str, workload: PathBuf) {
-    // The workload's tables have the schemas' fixed names: take the DAO suites' turn, which
+fn load_verify_and_run(turn: fn() -> SchemaTables, url: &str, api: &str, workload: PathBuf) {
+    // The workload's tables have the schemas' fixed names: take the turn on them, which
     // also drops them before and after.
     let _turn = turn();
     let label = format!("(HBase {api}, ");
@@ -26,7 +26,7 @@ fn load_verify_and_run_on_real_hbase_buffered_binary() {
         return;
     }
     let url = format!("hbase://{}", real_hbase("TALLROW_HBASE_THRIFT1").unwrap());
-    load_verify_and_run(RealHBaseDaoHarness::buffered_binary, &url, "Thrift1", small_fixture());
+    load_verify_and_run(SchemaTables::buffered_binary, &url, "Thrift1", small_fixture());
 }
 
 #[test]
@@ -36,7 +36,7 @@ fn load_verify_and_run_on_real_hbase_framed_compact() {
     }
     let addr = real_hbase("TALLROW_HBASE_THRIFT1_FC").unwrap();
     let url = format!("hbase://{addr}?transport=framed&protocol=compact");
-    load_verify_and_run(RealHBaseDaoHarness::framed_compact, &url, "Thrift1", small_fixture());
+    load_verify_and_run(SchemaTables::framed_compact, &url, "Thrift1", small_fixture());
 }
 
 #[test]
@@ -45,5 +45,5 @@ fn load_verify_and_run_on_real_hbase_thrift2() {
         return;
     }
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
-    load_verify_and_run(RealHBaseDaoHarness::thrift2, &url, "Thrift2", hbase_fixture());
+    load_verify_and_run(SchemaTables::thrift2, &url, "Thrift2", hbase_fixture());
 }

@@ -9,7 +9,7 @@
 //! file that still belongs to the writer, with the time it was written, was moved, not
 //! copied.
 
-use crate::common::{RealHBaseDaoHarness, real_hbase, small_fixture, tallrow, tallrow_with};
+use crate::common::{SchemaTables, real_hbase, small_fixture, tallrow, tallrow_with};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -116,7 +116,7 @@ fn bulkload(cwd: &Path, urls: &[&str], native: &str, via: Via) -> crate::common:
 fn hfiles_written_into_hdfs_are_renamed_into_hbase_and_verify() {
     let Some(hdfs) = hdfs() else { return };
     let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
-    let _turn = RealHBaseDaoHarness::native();
+    let _turn = SchemaTables::native();
     let tmp = tempfile::tempdir().unwrap();
     let url = scratch(&hdfs, "fixture");
     let workload = crate::common::hbase_fixture().display().to_string();
@@ -199,7 +199,7 @@ fn hfiles_written_into_hdfs_are_renamed_into_hbase_and_verify() {
 fn two_shards_written_into_hdfs_apart_load_together() {
     let Some(hdfs) = hdfs() else { return };
     let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
-    let _turn = RealHBaseDaoHarness::native();
+    let _turn = SchemaTables::native();
     let tmp = tempfile::tempdir().unwrap();
     let workload = small_fixture().display().to_string();
     let (a, b) = (scratch(&hdfs, "a"), scratch(&hdfs, "b"));

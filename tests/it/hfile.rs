@@ -3,7 +3,7 @@
 //! bulk-load tool (scripts/hbase.sh completebulkload), and `verify` reads the data back
 //! through Thrift2. The directory checks and the refusals need no HBase.
 
-use crate::common::{RealHBaseDaoHarness, real_hbase, real_hbase_there, small_fixture, tallrow};
+use crate::common::{SchemaTables, real_hbase, real_hbase_there, small_fixture, tallrow};
 use std::path::Path;
 use tallrow::bulkload::fs::Dir;
 use tallrow::bulkload::manifest::{self, Manifest};
@@ -126,7 +126,7 @@ fn two_shards_written_apart_load_together() {
     if !real_hbase_there() {
         return;
     }
-    let _turn = RealHBaseDaoHarness::thrift2();
+    let _turn = SchemaTables::thrift2();
     let tmp = tempfile::tempdir().unwrap();
     let workload = small_fixture().display().to_string();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
@@ -182,7 +182,7 @@ fn bulkload_refuses_what_it_cannot_load() {
     if !real_hbase_there() {
         return;
     }
-    let turn = RealHBaseDaoHarness::thrift2();
+    let turn = SchemaTables::thrift2();
     let tmp = tempfile::tempdir().unwrap();
     let workload = small_fixture().display().to_string();
     let dir = tmp.path().join("hfiles");
@@ -207,7 +207,7 @@ fn bulkload_refuses_what_it_cannot_load() {
     assert!(out.stderr.contains("ERROR: no region server"), "{}", out.stderr);
     // A table that exists with other families.
     drop(turn);
-    let _turn = RealHBaseDaoHarness::thrift2();
+    let _turn = SchemaTables::thrift2();
     let store = tallrow::store::backend::Backend::parse(&thrift2(), Path::new("."))
         .unwrap()
         .open()
@@ -226,7 +226,7 @@ fn bulkload_refuses_what_it_cannot_load() {
     );
     // A tool that succeeds and loads nothing: the count finds the tables short, naming each.
     drop(_turn);
-    let _turn = RealHBaseDaoHarness::thrift2();
+    let _turn = SchemaTables::thrift2();
     let out = bulkload(tmp.path(), &[&dir], "true");
     assert_ne!(out.code, 0, "{}", out.stdout);
     assert!(
@@ -403,7 +403,7 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
     let workload = crate::common::hbase_fixture().display().to_string();
     for (codec, encoding, bloom) in cases {
         let what = format!("{codec} {encoding} {bloom}");
-        let turn = RealHBaseDaoHarness::thrift2();
+        let turn = SchemaTables::thrift2();
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("hfiles");
         let sets = [

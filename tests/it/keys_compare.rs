@@ -3,7 +3,7 @@
 //! run's writes under `latest` skew pile onto the last region with unsalted keys and spread
 //! with bucket salts, and the comparison folder says so in numbers.
 
-use crate::common::{Harness, RealHBaseDaoHarness, real_hbase, real_hbase_there, tallrow};
+use crate::common::{Harness, SchemaTables, real_hbase, real_hbase_there, tallrow};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -248,7 +248,7 @@ fn keys_compare_on_real_hbase_counts_the_regions_hbase_reports() {
         return;
     }
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
-    compare_on_real_hbase(RealHBaseDaoHarness::thrift2(), &url);
+    compare_on_real_hbase(SchemaTables::thrift2(), &url);
 }
 
 /// The same through HBase's own RPC.
@@ -258,10 +258,10 @@ fn keys_compare_through_hbases_own_rpc() {
         return;
     }
     let url = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
-    compare_on_real_hbase(RealHBaseDaoHarness::native(), &url);
+    compare_on_real_hbase(SchemaTables::native(), &url);
 }
 
-fn compare_on_real_hbase(turn: RealHBaseDaoHarness, url: &str) {
+fn compare_on_real_hbase(turn: SchemaTables, url: &str) {
     let dir = tempfile::tempdir().unwrap();
     let wl = fixture();
     let w = wl.to_str().unwrap();

@@ -21,7 +21,7 @@
 //! Not enforced, as no scheduler or kubelet runs: the spread over nodes, requests and limits
 //! and the security context (the API validates them; the pods run as this test's user).
 
-use crate::common::{RealHBaseDaoHarness, real_hbase, real_hbase_there, tallrow};
+use crate::common::{SchemaTables, real_hbase, real_hbase_there, tallrow};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
@@ -607,8 +607,8 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
     if !real_hbase_there() {
         return;
     }
-    // The workload's tables have the schemas' fixed names: take the DAO suites' turn.
-    let _turn = RealHBaseDaoHarness::thrift2();
+    // The workload's tables have the schemas' fixed names: take the turn on them.
+    let _turn = SchemaTables::thrift2();
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
     let ns = format!("tallrow-it-{}", std::process::id());
     let _ns = Namespace(&api, ns.clone());

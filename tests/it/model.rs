@@ -177,14 +177,14 @@ fn run(h: &mut dyn Harness, ops: &[Op], reads: &[Read]) -> Result<(), TestCaseEr
     Ok(())
 }
 
-/// Runs 64 random cases, each on a fresh backend from `make`.
+/// Runs `cases` random cases, each on a fresh backend from `make`.
 ///
 /// Each case's harness is dropped (a shared server's tables deleted) on a thread beside the
 /// cases, so that one case's cleanup does not wait ahead of the next case's reads; the
 /// drops are done, in order, before this returns.
-pub fn reads_as_the_model<H: Harness + Send>(make: impl Fn() -> H) {
+pub fn reads_as_the_model<H: Harness + Send>(make: impl Fn() -> H, cases: u32) {
     let mut runner = TestRunner::new(Config {
-        cases: 64,
+        cases,
         ..Config::default()
     });
     let result = std::thread::scope(|scope| {

@@ -5,7 +5,7 @@
 //! DAO suites run through `api=native` in `contract` and `dao`.
 
 use crate::common::{
-    Harness, RealHBaseDaoHarness, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture, tallrow,
+    Harness, SchemaTables, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture, tallrow,
 };
 use std::path::Path;
 use std::time::Instant;
@@ -19,8 +19,8 @@ fn load_verify_and_run_through_hbases_own_rpc() {
     if !real_hbase_there() {
         return;
     }
-    // The workload's tables have the schemas' fixed names: take the DAO suites' turn.
-    let _turn = RealHBaseDaoHarness::native();
+    // The workload's tables have the schemas' fixed names: take the turn on them.
+    let _turn = SchemaTables::native();
     let workload = crate::common::hbase_fixture();
     let summary =
         load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &native_url(), "(HBase native RPC, cluster ");
@@ -39,7 +39,7 @@ fn a_presplit_native_load_verifies_through_thrift2() {
     if !real_hbase_there() {
         return;
     }
-    let _turn = RealHBaseDaoHarness::native();
+    let _turn = SchemaTables::native();
     let dir = tempfile::tempdir().unwrap();
     let workload = crate::common::hbase_fixture();
     let workload = workload.to_str().unwrap();
@@ -164,7 +164,7 @@ fn bulkload_and_split_from_go_through_hbases_own_rpc() {
     if !real_hbase_there() {
         return;
     }
-    let _turn = RealHBaseDaoHarness::native();
+    let _turn = SchemaTables::native();
     let tmp = tempfile::tempdir().unwrap();
     let fixture = small_fixture();
     let fixture = fixture.to_str().unwrap();
@@ -259,7 +259,7 @@ fn a_sweep_loads_and_runs_each_point_through_hbases_own_rpc() {
     if !real_hbase_there() {
         return;
     }
-    let turn = RealHBaseDaoHarness::native();
+    let turn = SchemaTables::native();
     let dir = tempfile::tempdir().unwrap();
     let fixture = small_fixture();
     let out = tallrow(

@@ -3,7 +3,7 @@
 //! of the load manifest, and the rows counted per region are what scans of each region's key
 //! range read back. A run's report lists every region and draws the heat map.
 
-use crate::common::{Harness, RealHBaseDaoHarness, real_hbase, real_hbase_there, small_fixture, tallrow};
+use crate::common::{Harness, SchemaTables, real_hbase, real_hbase_there, small_fixture, tallrow};
 use serde_json::Value;
 use std::path::Path;
 use tallrow::keys::to_string_binary;
@@ -199,7 +199,7 @@ fn a_pre_split_load_on_real_hbase_counts_each_region_as_its_scan_reads() {
     if !real_hbase_there() {
         return;
     }
-    let turn = RealHBaseDaoHarness::thrift2();
+    let turn = SchemaTables::thrift2();
     let dir = tempfile::tempdir().unwrap();
     let wl = small_fixture();
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
@@ -213,7 +213,7 @@ fn a_pre_split_load_on_real_hbase_counts_each_region_as_its_scan_reads() {
     assert!(full >= 6, "most tables have 4 regions: {full}");
     drop(turn);
 
-    let turn = RealHBaseDaoHarness::buffered_binary();
+    let turn = SchemaTables::buffered_binary();
     let url = format!("hbase://{}", real_hbase("TALLROW_HBASE_THRIFT1").unwrap());
     let out = tallrow(
         dir.path(),

@@ -6,7 +6,7 @@
 //! The store is slowed by the `delay:` layer so that the kill lands part-way on any machine:
 //! the test waits until the journal records a few acknowledged blocks, then kills.
 
-use crate::common::{RealHBaseDaoHarness, real_hbase, small_fixture, tallrow};
+use crate::common::{SchemaTables, real_hbase, small_fixture, tallrow};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use tallrow::load::journal::{self, File};
@@ -288,7 +288,7 @@ fn a_killed_load_through_thrift2_resumes_and_verifies() {
     let Some(addr) = real_hbase("TALLROW_HBASE_THRIFT2") else {
         return;
     };
-    let _turn = RealHBaseDaoHarness::thrift2();
+    let _turn = SchemaTables::thrift2();
     let tmp = tempfile::tempdir().unwrap();
     let cwd = tmp.path();
     let url = format!("hbase://{addr}?api=thrift2");

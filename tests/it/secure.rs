@@ -7,7 +7,7 @@
 //! Store contract runs through them in `contract`.
 
 use crate::common::{
-    RealHBaseDaoHarness, load_verify_run_and_miss_a_row, real_hbase, secure_hbase, secure_hbase_there, small_fixture,
+    SchemaTables, load_verify_run_and_miss_a_row, real_hbase, secure_hbase, secure_hbase_there, small_fixture,
     tallrow_with,
 };
 use std::path::Path;
@@ -15,8 +15,8 @@ use std::time::Instant;
 
 fn load_verify_and_run(var: &str, api: &str) {
     let url = secure_hbase(var).unwrap();
-    // The workload's tables have the schemas' fixed names: take the DAO suites' turn.
-    let _turn = RealHBaseDaoHarness::thrift2();
+    // The workload's tables have the schemas' fixed names: take the turn on them.
+    let _turn = SchemaTables::thrift2();
     let workload = small_fixture();
     let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &url, &format!("(HBase {api}, "));
     assert!(
@@ -51,7 +51,7 @@ fn load_verify_and_run_through_http_spnego_and_tls() {
 fn native_load_verify_and_run(var: &str, qop: &str) {
     // Each protection's test loads the same tables into the one Kerberized cluster: each
     // takes its turn, on tables dropped before and after.
-    let _turn = RealHBaseDaoHarness::native_kerberos_privacy();
+    let _turn = SchemaTables::native_kerberos_privacy();
     let url = format!("{}&qop={qop}", secure_hbase(var).unwrap());
     let workload = small_fixture();
     let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &url, "(HBase native RPC, ");
@@ -426,7 +426,7 @@ fn a_ticket_that_expires_during_a_run_is_renewed_or_stops_it() {
     if !secure_hbase_there() {
         return;
     }
-    let _turn = RealHBaseDaoHarness::thrift2();
+    let _turn = SchemaTables::thrift2();
     a_ticket_expires_during_a_run(&secure_hbase("TALLROW_HBASE_HTTPS2").unwrap());
 }
 
@@ -437,7 +437,7 @@ fn a_ticket_that_expires_during_a_native_run_is_renewed_or_stops_it() {
     if !secure_hbase_there() {
         return;
     }
-    let _turn = RealHBaseDaoHarness::native_kerberos_privacy();
+    let _turn = SchemaTables::native_kerberos_privacy();
     a_ticket_expires_during_a_run(&secure_hbase("TALLROW_HBASE_NATIVE_KRB").unwrap());
 }
 
@@ -505,7 +505,7 @@ fn hfiles_written_into_kerberized_hdfs_at_each_protection_bulk_load_and_verify()
         ("privacy", "auth-conf"),
     ] {
         // Each level into tables of its own making: the turn drops them before and after.
-        let _turn = RealHBaseDaoHarness::native_kerberos_privacy();
+        let _turn = SchemaTables::native_kerberos_privacy();
         let tmp = tempfile::tempdir().unwrap();
         let client = format!("{conf}/client-{level}");
         let env = [

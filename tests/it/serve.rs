@@ -193,7 +193,7 @@ fn happybase_checks(python: &Path, dir: &Path, port: u16, url: &str, expected: &
 /// The same happybase checks against real HBase's Thrift1 server (`var` names its
 /// address): the fixture is loaded into HBase through the hbase backend, and into an
 /// embedded store only to describe what the script must read.
-fn happybase_interop_real(var: &str, query: &str, turn: fn() -> crate::common::RealHBaseDaoHarness) {
+fn happybase_interop_real(var: &str, query: &str, turn: fn() -> crate::common::SchemaTables) {
     let Some(addr) = crate::common::real_hbase(var) else {
         return;
     };
@@ -220,7 +220,7 @@ fn happybase_interop_real_hbase_buffered_binary() {
     happybase_interop_real(
         "TALLROW_HBASE_THRIFT1",
         "",
-        crate::common::RealHBaseDaoHarness::buffered_binary,
+        crate::common::SchemaTables::buffered_binary,
     );
 }
 
@@ -229,7 +229,7 @@ fn happybase_interop_real_hbase_framed_compact() {
     happybase_interop_real(
         "TALLROW_HBASE_THRIFT1_FC",
         "?transport=framed&protocol=compact",
-        crate::common::RealHBaseDaoHarness::framed_compact,
+        crate::common::SchemaTables::framed_compact,
     );
 }
 
