@@ -379,9 +379,9 @@ fn bad_hfile_targets_say_what_and_where() {
     );
 }
 
-/// HFiles as production keeps its tables: the 100,000-row fixture in four regions (every
-/// file many blocks long) with each codec once, each with another encoding and bloom filter
-/// (and once with none). HBase's `HFilePrettyPrinter` reads every file with no error
+/// HFiles as production keeps its tables: the small fixture in four regions, in 4 KB blocks
+/// (so that every file is many blocks long, as a production file of 64 KB blocks is) with
+/// each codec once, each with another encoding and bloom filter (and once with none). HBase's `HFilePrettyPrinter` reads every file with no error
 /// and names its codec, encoding and bloom type; the bulk load (HBase's tool for the first,
 /// tallrow's through HBase's RPC for the others) takes them into tables of those settings and
 /// of the files' regions (it splits no file), and every table holds its files' rows; the data verifies through HBase's own RPC (and the first time through
@@ -400,7 +400,7 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
         ("LZ4", "DIFF", "NONE"),
         ("ZSTD", "ROW_INDEX_V1", "ROW"),
     ];
-    let workload = crate::common::hbase_fixture().display().to_string();
+    let workload = small_fixture().display().to_string();
     for (codec, encoding, bloom) in cases {
         let what = format!("{codec} {encoding} {bloom}");
         let turn = SchemaTables::thrift2();
@@ -410,6 +410,7 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
             format!("storage.compression={codec}"),
             format!("storage.data_block_encoding={encoding}"),
             format!("storage.bloom_filter={bloom}"),
+            "storage.block_size=4096".to_string(),
         ];
         let mut args = vec!["--regions", "4"];
         for s in &sets {
