@@ -45,8 +45,8 @@ impl std::fmt::Display for Registry {
 /// The client's settings, with HBase's defaults.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Connecting to a server (`hbase.ipc.client.socket.timeout.connect`, 10 s), and the
-    /// whole bootstrap.
+    /// Connecting to a server (`hbase.ipc.client.socket.timeout.connect`, 10 s), the RPC
+    /// registry's bootstrap, and the check that a quorum is ZooKeeper.
     pub connect_timeout: Duration,
     /// One call (`hbase.rpc.timeout`, 60 s).
     pub rpc_timeout: Duration,
@@ -68,6 +68,8 @@ pub struct Options {
     /// servers' principals (`zookeeper.sasl.client.username`, `zookeeper`); `None` reads
     /// anonymously.
     pub zk_sasl: Option<String>,
+    /// How ZooKeeper is waited for (`zookeeper.session.timeout`, `zookeeper.recovery.*`).
+    pub zk: crate::zk::ZkSettings,
 }
 
 impl Default for Options {
@@ -82,6 +84,7 @@ impl Default for Options {
             tls: None,
             crypto_aes: false,
             zk_sasl: None,
+            zk: crate::zk::ZkSettings::default(),
         }
     }
 }
@@ -187,6 +190,8 @@ impl Retries {
 /// A client of one cluster. Shared between threads.
 pub struct Client {
     registry: Registry,
+    /// The ZooKeeper session, where the cluster is found through ZooKeeper.
+    quorum: Option<crate::zk::Quorum>,
     opts: Options,
     cluster: RwLock<Cluster>,
     conns: Mutex<HashMap<(String, Service), Arc<Conn>>>,
@@ -199,13 +204,24 @@ pub struct Client {
 impl Client {
     /// Finds the cluster through `registry`.
     pub fn connect(registry: Registry, opts: Options) -> Result<Client> {
-        let cluster = find(&registry, &opts)?;
+        let quorum = match &registry {
+            Registry::ZooKeeper { quorum, parent } => Some(crate::zk::Quorum::open(
+                quorum,
+                parent,
+                opts.zk,
+                opts.connect_timeout,
+                opts.zk_sasl.clone(),
+            )?),
+            Registry::Rpc { .. } => None,
+        };
+        let cluster = find(&registry, quorum.as_ref(), &opts)?;
         let nonce_group = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64 ^ std::process::id() as u64)
             | 1;
         Ok(Client {
             registry,
+            quorum,
             opts,
             cluster: RwLock::new(cluster),
             conns: Mutex::new(HashMap::new()),
@@ -247,7 +263,7 @@ impl Client {
 
     /// Reads the cluster's master and meta location again (after they moved).
     pub(crate) fn refind(&self) -> Result<()> {
-        let c = find(&self.registry, &self.opts)?;
+        let c = find(&self.registry, self.quorum.as_ref(), &self.opts)?;
         *self.cluster.write().unwrap_or_else(|e| e.into_inner()) = c;
         Ok(())
     }
@@ -759,13 +775,12 @@ impl Client {
     }
 }
 
-/// Finds the cluster through a registry.
-fn find(registry: &Registry, opts: &Options) -> Result<Cluster> {
-    match registry {
-        Registry::ZooKeeper { quorum, parent } => {
-            crate::zk::bootstrap(quorum, parent, opts.connect_timeout, opts.zk_sasl.as_deref())
-        }
-        Registry::Rpc { servers } => crate::registry::bootstrap(servers, opts),
+/// Finds the cluster through a registry (through ZooKeeper, on the client's session).
+fn find(registry: &Registry, quorum: Option<&crate::zk::Quorum>, opts: &Options) -> Result<Cluster> {
+    match (registry, quorum) {
+        (Registry::Rpc { servers }, _) => crate::registry::bootstrap(servers, opts),
+        (Registry::ZooKeeper { .. }, Some(q)) => q.cluster(),
+        (Registry::ZooKeeper { .. }, None) => Err(Error::Bootstrap("no ZooKeeper session".into())),
     }
 }
 

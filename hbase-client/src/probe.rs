@@ -23,6 +23,12 @@ pub enum Answer {
     Http,
     /// It took the connection but answered none of the above.
     Unknown,
+    /// It took the connection and said nothing, nor closed it, within the time given each
+    /// exchange: a server stalled (a stopped process, one waiting on its disk) or one that
+    /// waits for more than any of these protocols sends first.
+    Silent(Duration),
+    /// It answered ZooKeeper's `srvr` command (ZooKeeper's own, with no session).
+    ZooKeeperSrvr,
 }
 
 impl Answer {
@@ -49,11 +55,14 @@ impl std::fmt::Display for Answer {
             Answer::Unknown => {
                 f.write_str("a server that speaks neither ZooKeeper, HBase RPC, Thrift nor HTTP answered")
             }
+            Answer::Silent(t) => write!(f, "a server took the connection but answered nothing within {t:?}"),
+            Answer::ZooKeeperSrvr => f.write_str("a ZooKeeper server answered srvr"),
         }
     }
 }
 
-/// Asks `addr` in each protocol in turn, each exchange within `timeout`.
+/// Asks `addr` in each protocol in turn, each exchange within `timeout`. Where no exchange
+/// got a byte or a close, [`Answer::Silent`].
 pub fn what_answers(addr: &str, timeout: Duration) -> Answer {
     let open = || -> Result<TcpStream, String> {
         let s = conn::connect(addr, timeout).map_err(|e| match e {
@@ -68,6 +77,7 @@ pub fn what_answers(addr: &str, timeout: Duration) -> Answer {
         Ok(s) => s,
         Err(why) => return Answer::Refused(why),
     };
+    let mut heard = false;
     // ZooKeeper's ConnectRequest: protocol version, last zxid, timeout, session id, password,
     // read-only.
     let mut zk = Vec::new();
@@ -78,14 +88,19 @@ pub fn what_answers(addr: &str, timeout: Duration) -> Answer {
     zk.extend_from_slice(&16i32.to_be_bytes());
     zk.extend_from_slice(&[0u8; 16]);
     zk.push(0);
-    if let Some(first) = exchange(&mut s, &[&(zk.len() as u32).to_be_bytes()[..], &zk].concat()) {
-        let len = u32::from_be_bytes(first);
-        if (36..=37).contains(&len) {
-            return Answer::ZooKeeper;
+    match exchange(&mut s, &[&(zk.len() as u32).to_be_bytes()[..], &zk].concat()) {
+        Heard::Bytes(first) => {
+            heard = true;
+            let len = u32::from_be_bytes(first);
+            if (36..=37).contains(&len) {
+                return Answer::ZooKeeper;
+            }
+            if let Some(a) = by_bytes(&first) {
+                return a;
+            }
         }
-        if let Some(a) = by_bytes(&first) {
-            return a;
-        }
+        Heard::Closed => heard = true,
+        Heard::Nothing => {}
     }
     // An HBase call: any reply whose header parses is HBase's.
     if let Ok(c) = conn::Conn::open(addr, conn::Service::Client, &conn::Options::default()) {
@@ -93,7 +108,8 @@ pub fn what_answers(addr: &str, timeout: Duration) -> Answer {
             Ok(_) | Err(crate::Error::Remote { .. }) => return Answer::HBaseRpc,
             Err(crate::Error::Protocol(why)) if why.contains("HTTP") => return Answer::Http,
             Err(crate::Error::Protocol(why)) if why.contains("Thrift") => return Answer::Thrift("binary"),
-            Err(_) => {}
+            Err(crate::Error::Timeout { .. }) => {}
+            Err(_) => heard = true,
         }
     }
     // Thrift1's getTableNames, in the binary and compact protocols, buffered and framed.
@@ -114,28 +130,91 @@ pub fn what_answers(addr: &str, timeout: Duration) -> Answer {
         (framed(&compact), "compact, framed", true),
     ] {
         let Ok(mut s) = open() else { break };
-        if let Some(first) = exchange(&mut s, &bytes) {
-            let thrift = match frames {
-                false => first[..2] == [0x80, 0x01] || first[0] == 0x82,
-                true => u32::from_be_bytes(first) < 1 << 20,
-            };
-            if thrift {
-                return Answer::Thrift(kind);
+        match exchange(&mut s, &bytes) {
+            Heard::Bytes(first) => {
+                heard = true;
+                let thrift = match frames {
+                    false => first[..2] == [0x80, 0x01] || first[0] == 0x82,
+                    true => u32::from_be_bytes(first) < 1 << 20,
+                };
+                if thrift {
+                    return Answer::Thrift(kind);
+                }
+                if let Some(a) = by_bytes(&first) {
+                    return a;
+                }
             }
-            if let Some(a) = by_bytes(&first) {
-                return a;
-            }
+            Heard::Closed => heard = true,
+            Heard::Nothing => {}
         }
     }
-    Answer::Unknown
+    if heard {
+        Answer::Unknown
+    } else {
+        Answer::Silent(timeout)
+    }
+}
+
+/// Sends ZooKeeper's `srvr` four-letter command, which a ZooKeeper server answers (or, where
+/// it is not allowed, refuses) in text, with no session: [`Answer::ZooKeeperSrvr`] where
+/// the answer is ZooKeeper's; [`Answer::Silent`] where nothing came within `timeout`;
+/// otherwise what [`what_answers`] finds there.
+pub fn zookeeper_srvr(addr: &str, timeout: Duration) -> Answer {
+    let mut s = match conn::connect(addr, timeout) {
+        Ok(s) => s,
+        Err(crate::Error::Connection { why, .. }) => return Answer::Refused(why),
+        Err(e) => return Answer::Refused(e.to_string()),
+    };
+    let _ = s.set_read_timeout(Some(timeout));
+    let _ = s.set_write_timeout(Some(timeout));
+    let mut text = Vec::new();
+    let heard = s.write_all(b"srvr").is_ok() && {
+        let mut buf = [0u8; 256];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break true,
+                Ok(n) => {
+                    text.extend_from_slice(&buf[..n]);
+                    if text.len() >= 64 {
+                        break true;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break !text.is_empty(),
+            }
+        }
+    };
+    let text = String::from_utf8_lossy(&text);
+    if text.starts_with("Zookeeper version") || text.contains("is not executed because it is not in the whitelist") {
+        return Answer::ZooKeeperSrvr;
+    }
+    if !heard {
+        return Answer::Silent(timeout);
+    }
+    what_answers(addr, timeout)
+}
+
+/// What one exchange heard back.
+enum Heard {
+    /// The first four bytes of an answer.
+    Bytes([u8; 4]),
+    /// The server closed the connection (or reset it) without them.
+    Closed,
+    /// Nothing within the timeout.
+    Nothing,
 }
 
 /// Writes `bytes` and reads the first four bytes of an answer, if any comes.
-fn exchange(s: &mut TcpStream, bytes: &[u8]) -> Option<[u8; 4]> {
-    s.write_all(bytes).ok()?;
+fn exchange(s: &mut TcpStream, bytes: &[u8]) -> Heard {
+    if s.write_all(bytes).is_err() {
+        return Heard::Closed;
+    }
     let mut first = [0u8; 4];
-    s.read_exact(&mut first).ok()?;
-    Some(first)
+    match s.read_exact(&mut first) {
+        Ok(()) => Heard::Bytes(first),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => Heard::Nothing,
+        Err(_) => Heard::Closed,
+    }
 }
 
 fn by_bytes(first: &[u8; 4]) -> Option<Answer> {

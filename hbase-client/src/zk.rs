@@ -6,13 +6,22 @@
 //! `0xFF` byte, a 4-byte length and that many bytes of the writer's id), then the protobuf
 //! magic `PBUF`, then the message (`ZKMetadata.removeMetaData`, `ProtobufUtil.PB_MAGIC`).
 //!
-//! The ZooKeeper protocol is the `zookeeper-client` crate's, run on a small runtime of its
-//! own for the few reads a bootstrap makes.
+//! A [`Quorum`] keeps the session as HBase's `ReadOnlyZKClient` does: one per client, opened
+//! at the first read, kept while reads come and for `zookeeper.keep-alive.time` after the
+//! last, closed (with ZooKeeper's CloseSession) then and when the client goes; a read whose
+//! connection was lost, whose session expired or that timed out is tried again,
+//! `zookeeper.recovery.retry` times, `zookeeper.recovery.retry.intervalmill` apart. A stalled
+//! server is waited for as the Java client waits, while an address where nothing listens, or
+//! where something other than ZooKeeper answers, is named at once.
+//!
+//! The ZooKeeper protocol is the `zookeeper-client` crate's, on a small runtime of the
+//! quorum's own thread.
 
 use crate::error::{Error, Result};
 use crate::pb;
+use crate::probe::Answer;
 use prost::Message;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// `ProtobufMagic.PB_MAGIC`.
 pub const PB_MAGIC: &[u8] = b"PBUF";
@@ -91,91 +100,287 @@ pub fn cluster_id(data: &[u8]) -> Option<String> {
     Some(pb::ClusterId::decode(strip(data)?).ok()?.cluster_id)
 }
 
-/// Reads the cluster's id, master and meta location from `quorum` (`host:port,...`) under
-/// `parent`, within `timeout`; with `sasl`, authenticated by SASL GSSAPI to the servers'
-/// principals of that first part (`zookeeper`, as in `zookeeper/HOST`).
-pub fn bootstrap(quorum: &str, parent: &str, timeout: Duration, sasl: Option<&str>) -> Result<Cluster> {
-    let started = std::time::Instant::now();
-    let hosts: Vec<&str> = quorum.split(',').collect();
-    // Nothing listening is known at once, and said plainly.
-    let refused: Vec<String> = hosts
-        .iter()
-        .filter_map(|h| match crate::conn::connect(h, timeout / 3) {
-            Ok(_) => None,
-            Err(e) => Some(e.to_string()),
+/// How the client waits on ZooKeeper: HBase's `ReadOnlyZKClient` settings, at their
+/// defaults in HBase 2.6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZkSettings {
+    /// The session asked for (`zookeeper.session.timeout`, 90 s); the quorum grants at most
+    /// its `maxSessionTimeout`. A new connection waits up to 3/5 of it for a silent server.
+    pub session_timeout: Duration,
+    /// How many times a read is tried again after its connection was lost, its session
+    /// expired or it timed out (`zookeeper.recovery.retry`, 30).
+    pub retries: u32,
+    /// The pause before each (`zookeeper.recovery.retry.intervalmill`, 1 s).
+    pub retry_interval: Duration,
+    /// How long an idle session is kept open (`zookeeper.keep-alive.time`, 60 s).
+    pub keep_alive: Duration,
+}
+
+impl Default for ZkSettings {
+    fn default() -> Self {
+        ZkSettings {
+            session_timeout: Duration::from_secs(90),
+            retries: 30,
+            retry_interval: Duration::from_secs(1),
+            keep_alive: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A request to the quorum's thread: where to send the cluster read.
+type Job = std::sync::mpsc::SyncSender<Result<Cluster>>;
+
+/// A cluster's ZooKeeper quorum, read as HBase's client reads it (see the module's doc).
+pub struct Quorum {
+    jobs: Option<tokio::sync::mpsc::UnboundedSender<Job>>,
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Quorum {
+    /// Checks within `connect_timeout` that `quorum` (`host:port,...`) is ZooKeeper, or may
+    /// be one (a server that took the connection and said nothing yet: a ZooKeeper stalled
+    /// on its disk, or stopped), and starts the quorum's thread. Reads are under `parent`;
+    /// with `sasl`, authenticated by SASL GSSAPI to the servers' principals of that first
+    /// part (`zookeeper`, as in `zookeeper/HOST`).
+    pub fn open(
+        quorum: &str,
+        parent: &str,
+        settings: ZkSettings,
+        connect_timeout: Duration,
+        sasl: Option<String>,
+    ) -> Result<Quorum> {
+        identify(quorum, connect_timeout)?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let session = Session {
+            quorum: quorum.to_string(),
+            parent: parent.trim_end_matches('/').to_string(),
+            settings,
+            sasl,
+        };
+        let worker = std::thread::Builder::new()
+            .name("zookeeper".into())
+            .spawn(move || session.serve(rx))
+            .map_err(|e| Error::Bootstrap(format!("cannot start ZooKeeper's thread: {e}")))?;
+        Ok(Quorum {
+            jobs: Some(tx),
+            worker: Some(worker),
         })
-        .collect();
-    if refused.len() == hosts.len() {
+    }
+
+    /// The cluster's id, master and `hbase:meta` server, as the quorum holds them now.
+    pub fn cluster(&self) -> Result<Cluster> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let gone = || Error::Bootstrap("ZooKeeper's thread has stopped".into());
+        self.jobs.as_ref().ok_or_else(gone)?.send(tx).map_err(|_| gone())?;
+        rx.recv().map_err(|_| gone())?
+    }
+}
+
+impl Drop for Quorum {
+    /// Closes the session: the thread sends CloseSession and ends.
+    fn drop(&mut self) {
+        self.jobs.take();
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// Checks each server of `quorum`: an error when none is, or may be, ZooKeeper.
+fn identify(quorum: &str, timeout: Duration) -> Result<()> {
+    let hosts: Vec<&str> = quorum.split(',').collect();
+    let started = Instant::now();
+    let mut answers = Vec::new();
+    for h in &hosts {
+        let left = timeout
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(500));
+        // A stalled ZooKeeper answers srvr when it resumes: wait for it most of the time
+        // there is; what stays silent is then asked in the other protocols it may speak.
+        let each = left / hosts.len() as u32;
+        let answer = match crate::probe::zookeeper_srvr(h, each * 3 / 5) {
+            Answer::Silent(_) => crate::probe::what_answers(h, (each / 10).max(Duration::from_millis(200))),
+            a => a,
+        };
+        if matches!(answer, Answer::ZooKeeperSrvr | Answer::ZooKeeper | Answer::Silent(_)) {
+            return Ok(());
+        }
+        answers.push((h.to_string(), answer));
+    }
+    if answers.iter().all(|(_, a)| matches!(a, Answer::Refused(_))) {
         return Err(Error::Bootstrap(format!(
             "no ZooKeeper server of the quorum {quorum} could be reached: {}",
-            refused.join("; ")
+            answers
+                .iter()
+                .map(|(h, a)| match a {
+                    Answer::Refused(why) => format!("{h}: {why}"),
+                    a => format!("{h}: {a}"),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
         )));
     }
-    let session = timeout.saturating_sub(started.elapsed()) * 2 / 3;
-    match session_reads(quorum, parent, session, sasl) {
-        Err(Error::Bootstrap(why)) if !why.contains(" has no ") && !why.contains(" does not hold ") => {
-            // Name what answered instead, within what is left of the timeout.
-            let left = timeout
-                .saturating_sub(started.elapsed())
-                .max(Duration::from_millis(500));
-            let each = left / (hosts.len() as u32 * 4).max(1);
-            let answers: Vec<(String, crate::probe::Answer)> = hosts
-                .iter()
-                .map(|h| (h.to_string(), crate::probe::what_answers(h, each)))
-                .filter(|(_, a)| *a != crate::probe::Answer::ZooKeeper)
-                .collect();
-            match answers.first() {
-                None => Err(Error::Bootstrap(why)),
-                Some((_, first)) => Err(Error::Bootstrap(format!(
-                    "{quorum} is not a ZooKeeper quorum: {}{}",
-                    answers
-                        .iter()
-                        .map(|(h, a)| format!("at {h} {a}"))
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                    first.hint()
-                ))),
-            }
-        }
-        other => other,
-    }
+    let first = answers
+        .iter()
+        .map(|(_, a)| a)
+        .find(|a| !matches!(a, Answer::Refused(_)))
+        .map_or("", |a| a.hint());
+    Err(Error::Bootstrap(format!(
+        "{quorum} is not a ZooKeeper quorum: {}{first}",
+        answers
+            .iter()
+            .map(|(h, a)| format!("at {h} {a}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    )))
 }
 
-fn session_reads(quorum: &str, parent: &str, timeout: Duration, sasl: Option<&str>) -> Result<Cluster> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Bootstrap(format!("cannot start ZooKeeper's runtime: {e}")))?;
-    let parent = parent.trim_end_matches('/').to_string();
-    runtime.block_on(async {
-        match tokio::time::timeout(timeout, read(quorum, &parent, timeout, sasl)).await {
+/// What the quorum's thread reads with.
+struct Session {
+    quorum: String,
+    parent: String,
+    settings: ZkSettings,
+    sasl: Option<String>,
+}
+
+/// A failed read: ZooKeeper's error, or one already said in the client's terms.
+enum Failure {
+    Zk(zookeeper_client::Error),
+    Said(Error),
+}
+
+impl Session {
+    /// The thread: answers each job on one session, closed when idle for `keep_alive` and
+    /// when the quorum is dropped.
+    fn serve(self, mut jobs: tokio::sync::mpsc::UnboundedReceiver<Job>) {
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
             Ok(r) => r,
-            Err(_) => Err(Error::Bootstrap(format!(
-                "ZooKeeper at {quorum}: no session within {timeout:?}"
-            ))),
-        }
-    })
-}
+            Err(e) => {
+                let why = format!("cannot start ZooKeeper's runtime: {e}");
+                while let Some(job) = jobs.blocking_recv() {
+                    let _ = job.send(Err(Error::Bootstrap(why.clone())));
+                }
+                return;
+            }
+        };
+        runtime.block_on(async {
+            let mut session: Option<zookeeper_client::Client> = None;
+            loop {
+                let job = match &session {
+                    None => jobs.recv().await,
+                    Some(_) => match tokio::time::timeout(self.settings.keep_alive, jobs.recv()).await {
+                        Ok(job) => job,
+                        Err(_) => {
+                            // Idle: the session's task sends CloseSession meanwhile.
+                            session = None;
+                            continue;
+                        }
+                    },
+                };
+                let Some(job) = job else { break };
+                let answer = self.read(&mut session).await;
+                let _ = job.send(answer);
+            }
+            drop(session);
+            // The session's task sends CloseSession and ends; a server that does not answer
+            // it is not waited for long.
+            let handle = tokio::runtime::Handle::current();
+            let until = Instant::now() + Duration::from_secs(2);
+            while handle.metrics().num_alive_tasks() > 0 && Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        });
+    }
 
-async fn read(quorum: &str, parent: &str, timeout: Duration, sasl: Option<&str>) -> Result<Cluster> {
-    let connector = zookeeper_client::Client::connector()
-        .with_session_timeout(timeout.max(Duration::from_secs(4)))
-        .with_connection_timeout(timeout);
-    let connector = match sasl {
-        None => connector,
-        #[cfg(feature = "zk-sasl")]
-        Some(service) => {
-            connector.with_sasl(zookeeper_client::SaslOptions::gssapi().with_username(service.to_string()))
+    /// Reads the cluster, trying again as HBase's client does.
+    async fn read(&self, session: &mut Option<zookeeper_client::Client>) -> Result<Cluster> {
+        let started = Instant::now();
+        let mut retries = 0;
+        loop {
+            let attempt = async {
+                if session.is_none() {
+                    *session = Some(self.connect().await.map_err(Failure::Zk)?);
+                }
+                let client = session.as_ref().expect("connected");
+                self.cluster(client).await
+            }
+            .await;
+            let e = match attempt {
+                Ok(c) => return Ok(c),
+                Err(Failure::Said(e)) => return Err(e),
+                Err(Failure::Zk(e)) => e,
+            };
+            use zookeeper_client::Error as Z;
+            // HBase's client retries CONNECTIONLOSS, SESSIONEXPIRED and OPERATIONTIMEOUT; a
+            // connection that heard nothing for its timeout is a connection lost.
+            let again = match &e {
+                Z::ConnectionLoss | Z::SessionExpired | Z::Timeout => true,
+                Z::Custom(_) => e.to_string().contains("no response from connection"),
+                _ => false,
+            };
+            if !again || retries >= self.settings.retries {
+                return Err(self.said(e, started.elapsed(), retries));
+            }
+            if !matches!(e, Z::ConnectionLoss) {
+                // A session that expired or never came is begun anew.
+                *session = None;
+            }
+            retries += 1;
+            tokio::time::sleep(self.settings.retry_interval).await;
         }
-        #[cfg(not(feature = "zk-sasl"))]
-        Some(_) => {
-            return Err(Error::Bootstrap(
-                "this build has no SASL to ZooKeeper (hbase-client's feature zk-sasl)".into(),
-            ));
-        }
-    };
-    let refused = |e: zookeeper_client::Error| {
-        Error::Bootstrap(match (&e, sasl) {
+    }
+
+    async fn connect(&self) -> std::result::Result<zookeeper_client::Client, zookeeper_client::Error> {
+        let session = self.settings.session_timeout.max(Duration::from_secs(4));
+        let connector = zookeeper_client::Client::connector()
+            .with_session_timeout(session)
+            .with_connection_timeout(session * 3 / 5);
+        let connector = match &self.sasl {
+            None => connector,
+            #[cfg(feature = "zk-sasl")]
+            Some(service) => {
+                connector.with_sasl(zookeeper_client::SaslOptions::gssapi().with_username(service.to_string()))
+            }
+            #[cfg(not(feature = "zk-sasl"))]
+            Some(_) => return Err(zookeeper_client::Error::UnexpectedError(NO_SASL.into())),
+        };
+        connector.connect(&self.quorum).await
+    }
+
+    async fn cluster(&self, client: &zookeeper_client::Client) -> std::result::Result<Cluster, Failure> {
+        let (quorum, parent) = (&self.quorum, &self.parent);
+        let get = |name: &'static str| {
+            let path = format!("{parent}/{name}");
+            async move {
+                match client.get_data(&path).await {
+                    Ok((data, _)) => Ok(data),
+                    Err(zookeeper_client::Error::NoNode) => Err(Failure::Said(Error::Bootstrap(format!(
+                        "ZooKeeper at {quorum} has no {path}: is {parent} the cluster's zookeeper.znode.parent{}?",
+                        if parent == "/hbase" {
+                            ""
+                        } else {
+                            " (the default is /hbase)"
+                        }
+                    )))),
+                    Err(e) => Err(Failure::Zk(e)),
+                }
+            }
+        };
+        let bad = |name: &str| {
+            Failure::Said(Error::Bootstrap(format!(
+                "ZooKeeper at {quorum}: {parent}/{name} does not hold what HBase writes there"
+            )))
+        };
+        let id = cluster_id(&get("hbaseid").await?).ok_or_else(|| bad("hbaseid"))?;
+        let master = master(&get("master").await?).ok_or_else(|| bad("master"))?;
+        let meta = meta_server(&get("meta-region-server").await?).ok_or_else(|| bad("meta-region-server"))?;
+        Ok(Cluster { id, master, meta })
+    }
+
+    /// ZooKeeper's error, said in one line.
+    fn said(&self, e: zookeeper_client::Error, after: Duration, retries: u32) -> Error {
+        let quorum = &self.quorum;
+        Error::Bootstrap(match (&e, &self.sasl) {
             // A quorum that requires SASL closes an anonymous session at its first request
             // (`zookeeper.enforce.auth.enabled`, or `sessionRequireClientSASLAuth`).
             (zookeeper_client::Error::AuthFailed, None) => {
@@ -184,43 +389,76 @@ async fn read(quorum: &str, parent: &str, timeout: Duration, sasl: Option<&str>)
             (zookeeper_client::Error::AuthFailed, Some(service)) => format!(
                 "ZooKeeper at {quorum} refused SASL GSSAPI as {service}/HOST's client (is the ticket's realm its?)"
             ),
+            (zookeeper_client::Error::UnexpectedError(m), _) if m == NO_SASL => m.clone(),
+            _ if retries > 0 => format!(
+                "ZooKeeper at {quorum}: {e}, after {retries} retries in {:.1} s (zookeeper.recovery.retry, zookeeper.session.timeout)",
+                after.as_secs_f64()
+            ),
             _ => format!("ZooKeeper at {quorum}: {e}"),
         })
-    };
-    let client = connector.connect(quorum).await.map_err(refused)?;
-    let get = |name: &'static str| {
-        let path = format!("{parent}/{name}");
-        let client = &client;
-        async move {
-            match client.get_data(&path).await {
-                Ok((data, _)) => Ok(data),
-                Err(zookeeper_client::Error::NoNode) => Err(Error::Bootstrap(format!(
-                    "ZooKeeper at {quorum} has no {path}: is {parent} the cluster's zookeeper.znode.parent{}?",
-                    if parent == "/hbase" {
-                        ""
-                    } else {
-                        " (the default is /hbase)"
-                    }
-                ))),
-                Err(zookeeper_client::Error::AuthFailed) => Err(refused(zookeeper_client::Error::AuthFailed)),
-                Err(e) => Err(Error::Bootstrap(format!("ZooKeeper at {quorum}: reading {path}: {e}"))),
-            }
-        }
-    };
-    let bad = |name: &str| {
-        Error::Bootstrap(format!(
-            "ZooKeeper at {quorum}: {parent}/{name} does not hold what HBase writes there"
-        ))
-    };
-    let id = cluster_id(&get("hbaseid").await?).ok_or_else(|| bad("hbaseid"))?;
-    let master = master(&get("master").await?).ok_or_else(|| bad("master"))?;
-    let meta = meta_server(&get("meta-region-server").await?).ok_or_else(|| bad("meta-region-server"))?;
-    Ok(Cluster { id, master, meta })
+    }
 }
+
+/// The error of a build without SASL to ZooKeeper.
+const NO_SASL: &str = "this build has no SASL to ZooKeeper (hbase-client's feature zk-sasl)";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+
+    /// A loopback server whose every connection `each` handles; its address.
+    fn serve(each: fn(std::net::TcpStream)) -> String {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            for s in l.incoming().flatten() {
+                std::thread::spawn(move || each(s));
+            }
+        });
+        addr
+    }
+
+    #[test]
+    fn a_quorum_is_checked_before_a_session_is_opened() {
+        let t = Duration::from_secs(2);
+        // Nothing listens: said at once.
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let nothing = free.local_addr().unwrap().to_string();
+        drop(free);
+        let e = identify(&nothing, t).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("no ZooKeeper server of the quorum {nothing} could be reached")),
+            "{e}"
+        );
+        // ZooKeeper answers srvr in text, with no session.
+        let zk = serve(|mut s| {
+            let mut cmd = [0u8; 4];
+            s.read_exact(&mut cmd).unwrap();
+            assert_eq!(&cmd, b"srvr");
+            s.write_all(b"Zookeeper version: 3.8.4, built on 2024\nMode: standalone\n")
+                .unwrap();
+        });
+        identify(&zk, t).unwrap();
+        // With either server of a quorum a ZooKeeper, the quorum is.
+        identify(&format!("{nothing},{zk}"), t).unwrap();
+        // Something else closes the connection on every protocol's first bytes.
+        let other = serve(drop);
+        let e = identify(&other, t).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "{other} is not a ZooKeeper quorum: at {other} a server that speaks neither"
+            )),
+            "{e}"
+        );
+        // A server that took the connection and says nothing may be a ZooKeeper stalled on
+        // its disk, or stopped: it is waited for, as HBase's client waits.
+        let stalled = serve(|s| {
+            std::thread::sleep(Duration::from_secs(30));
+            drop(s);
+        });
+        identify(&stalled, t).unwrap();
+    }
 
     #[test]
     fn znode_data_parses_with_and_without_metadata() {

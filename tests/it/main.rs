@@ -22,6 +22,7 @@ mod metrics;
 mod model;
 mod modules;
 mod native;
+mod proxy;
 mod regions;
 mod resume;
 mod run;

@@ -138,6 +138,37 @@ fn a_cluster_that_cannot_be_reached_as_asked_is_named_in_one_line() {
     assert!(e.contains(&format!("hbase://{zk}?api=native")), "{e}");
 }
 
+/// ZooKeeper silent as the client opens (its bytes held by a proxy, as a stopped ZooKeeper
+/// or one waiting on its disk holds them), for 3 s and for 15 s: HBase's client waits for
+/// it, and so does ours, which then writes and reads a table.
+#[test]
+fn a_zookeeper_silent_at_open_is_waited_for() {
+    use tallrow::store::{Get, Mutation, RowMutation, TableDescriptor};
+    if !real_hbase_there() {
+        return;
+    }
+    let proxy = crate::proxy::FaultProxy::start(&real_hbase("TALLROW_HBASE_ZK").unwrap());
+    let url = format!("hbase://{}?api=native", proxy.addr());
+    for silent in [3, 15] {
+        let asked = Instant::now();
+        proxy.hold_for(std::time::Duration::from_secs(silent));
+        let store = tallrow::store::backend::Backend::parse(&url, Path::new("."))
+            .unwrap()
+            .open()
+            .unwrap_or_else(|e| panic!("ZooKeeper silent {silent} s: {e}"));
+        // The open went through the silence, not around it.
+        assert!(asked.elapsed().as_secs() >= silent, "{:?}", asked.elapsed());
+        let table = format!("zk_silent_{silent}_{}", std::process::id());
+        let _ = store.delete_table(&table);
+        store.create_table(&TableDescriptor::new(&table, &["f"], 1)).unwrap();
+        let put = RowMutation::new("r", vec![Mutation::put("f", "q", 1, "v")]);
+        store.mutate(&table, &[put]).unwrap();
+        let row = store.get(&table, &[Get::new("r")]).unwrap().pop().unwrap().unwrap();
+        assert_eq!(row.cells[0].value, b"v");
+        store.delete_table(&table).unwrap();
+    }
+}
+
 #[test]
 fn a_table_that_does_not_exist_is_named() {
     if !real_hbase_there() {

@@ -39,6 +39,81 @@ pub struct Spec {
     /// SASL GSSAPI to ZooKeeper (`zk_sasl=gssapi[&zk_service=NAME]`), for a quorum that
     /// requires it: the first part of its servers' principals (`zookeeper`).
     pub zk_sasl: Option<String>,
+    /// How long the client waits and how often it tries again, as the URL sets them.
+    pub client: ClientSettings,
+}
+
+/// The HBase client settings a native URL may set, by their names in `hbase-site.xml`
+/// (milliseconds for times), each at HBase 2.6's client default where the URL is silent:
+/// `zookeeper.session.timeout` (90000), `zookeeper.recovery.retry` (30),
+/// `zookeeper.recovery.retry.intervalmill` (1000), `zookeeper.keep-alive.time` (60000),
+/// `hbase.client.retries.number` (15), `hbase.client.pause` (100) and `hbase.rpc.timeout`
+/// (60000).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientSettings {
+    /// ZooKeeper's session, retries and keep-alive.
+    pub zk: hbase_client::zk::ZkSettings,
+    /// `hbase.client.retries.number`.
+    pub retries: u32,
+    /// `hbase.client.pause`.
+    pub pause: Duration,
+    /// `hbase.rpc.timeout`.
+    pub rpc_timeout: Duration,
+}
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        let o = hbase_client::Options::default();
+        ClientSettings {
+            zk: o.zk,
+            retries: o.retries,
+            pause: o.pause,
+            rpc_timeout: o.rpc_timeout,
+        }
+    }
+}
+
+impl ClientSettings {
+    /// The settings' names, each with its value in the URL's unit.
+    fn values(&self) -> [(&'static str, u64); 7] {
+        let ms = |d: Duration| d.as_millis() as u64;
+        [
+            ("zookeeper.session.timeout", ms(self.zk.session_timeout)),
+            ("zookeeper.recovery.retry", self.zk.retries as u64),
+            ("zookeeper.recovery.retry.intervalmill", ms(self.zk.retry_interval)),
+            ("zookeeper.keep-alive.time", ms(self.zk.keep_alive)),
+            ("hbase.client.retries.number", self.retries as u64),
+            ("hbase.client.pause", ms(self.pause)),
+            ("hbase.rpc.timeout", ms(self.rpc_timeout)),
+        ]
+    }
+
+    /// Sets `name` to `value`; `None` for a name that is not one of them.
+    fn set(&mut self, name: &str, value: &str) -> Option<std::result::Result<(), String>> {
+        let known = self.values().iter().any(|(n, _)| *n == name);
+        if !known {
+            return None;
+        }
+        let n = match value.parse::<u32>() {
+            Ok(n) => n,
+            Err(_) => {
+                return Some(Err(format!(
+                    "{name} {value:?} is not a whole number from 0 to 4294967295"
+                )));
+            }
+        };
+        let ms = Duration::from_millis(n as u64);
+        match name {
+            "zookeeper.session.timeout" => self.zk.session_timeout = ms,
+            "zookeeper.recovery.retry" => self.zk.retries = n,
+            "zookeeper.recovery.retry.intervalmill" => self.zk.retry_interval = ms,
+            "zookeeper.keep-alive.time" => self.zk.keep_alive = ms,
+            "hbase.client.retries.number" => self.retries = n,
+            "hbase.client.pause" => self.pause = ms,
+            _ => self.rpc_timeout = ms,
+        }
+        Some(Ok(()))
+    }
 }
 
 /// Kerberos towards the master and the region servers.
@@ -77,7 +152,7 @@ pub const ZK_PORT: u16 = 2181;
 /// The master's RPC port (`hbase.master.port`), the RPC registry's default.
 pub const MASTER_PORT: u16 = 16000;
 /// The options a native URL takes, for its errors.
-const OPTIONS: &str = "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, crypto=aes, tls=true, ca=PATH, zk_sasl=gssapi, zk_service=NAME";
+const OPTIONS: &str = "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, crypto=aes, tls=true, ca=PATH, zk_sasl=gssapi, zk_service=NAME, and the client settings zookeeper.session.timeout, zookeeper.recovery.retry, zookeeper.recovery.retry.intervalmill, zookeeper.keep-alive.time, hbase.client.retries.number, hbase.client.pause, hbase.rpc.timeout";
 
 impl Spec {
     /// Whether the part after `hbase://` asks for the native API.
@@ -98,7 +173,14 @@ impl Spec {
         let (mut kerberos, mut service, mut qop, mut crypto_aes) = (false, None, None, false);
         let (mut tls, mut ca) = (false, None);
         let (mut zk_sasl, mut zk_service) = (false, None);
+        let mut client = ClientSettings::default();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
+            if let Some((name, value)) = pair.split_once('=')
+                && let Some(set) = client.set(name, value)
+            {
+                set.map_err(bad)?;
+                continue;
+            }
             match pair.split_once('=') {
                 Some(("api", "native")) => {}
                 Some(("registry", "rpc")) => rpc = true,
@@ -206,6 +288,7 @@ impl Spec {
             kerberos,
             tls,
             zk_sasl,
+            client,
         })
     }
 
@@ -231,6 +314,12 @@ impl Spec {
             url.push_str("&zk_sasl=gssapi");
             if service != "zookeeper" {
                 url.push_str(&format!("&zk_service={service}"));
+            }
+        }
+        let defaults = ClientSettings::default().values();
+        for ((name, v), (_, d)) in self.client.values().into_iter().zip(defaults) {
+            if v != d {
+                url.push_str(&format!("&{name}={v}"));
             }
         }
         if let Some(t) = &self.tls {
@@ -274,6 +363,10 @@ impl Native {
             connect_timeout: Duration::from_secs(10),
             crypto_aes: spec.kerberos.as_ref().is_some_and(|k| k.crypto_aes),
             zk_sasl: spec.zk_sasl.clone(),
+            zk: spec.client.zk,
+            retries: spec.client.retries,
+            pause: spec.client.pause,
+            rpc_timeout: spec.client.rpc_timeout,
             sasl,
             tls,
             ..Default::default()
@@ -873,6 +966,33 @@ mod tests {
         let s = Spec::parse("zk1?api=native&tls=true").unwrap();
         assert_eq!(s.tls, Some(super::super::Tls { ca: None }));
         assert_eq!(Spec::parse("zk1?api=native&tls=false").unwrap().tls, None);
+    }
+
+    #[test]
+    fn client_settings_go_by_their_hbase_site_names() {
+        let s = Spec::parse("zk1?api=native").unwrap();
+        assert_eq!(s.client, ClientSettings::default());
+        assert_eq!(s.client.zk.session_timeout, Duration::from_secs(90));
+        assert_eq!((s.client.zk.retries, s.client.retries), (30, 15));
+        let s = Spec::parse(
+            "zk1?api=native&zookeeper.session.timeout=20000&zookeeper.recovery.retry=3&hbase.client.pause=50&hbase.rpc.timeout=5000",
+        )
+        .unwrap();
+        assert_eq!(s.client.zk.session_timeout, Duration::from_secs(20));
+        assert_eq!(s.client.zk.retries, 3);
+        assert_eq!(s.client.zk.retry_interval, Duration::from_secs(1));
+        assert_eq!(s.client.pause, Duration::from_millis(50));
+        assert_eq!(s.client.rpc_timeout, Duration::from_secs(5));
+        // The URL names what differs from the defaults, and reads back the same.
+        assert_eq!(
+            s.url(),
+            "hbase://zk1:2181/hbase?api=native&zookeeper.session.timeout=20000&zookeeper.recovery.retry=3&hbase.client.pause=50&hbase.rpc.timeout=5000"
+        );
+        assert_eq!(Spec::parse(&s.url()["hbase://".len()..]).unwrap(), s);
+        let e = Spec::parse("zk1?api=native&hbase.client.pause=soon").unwrap_err();
+        assert!(e.contains("hbase.client.pause \"soon\" is not a whole number"), "{e}");
+        let e = Spec::parse("zk1?api=native&hbase.client.operation.timeout=1").unwrap_err();
+        assert!(e.contains("unknown option") && e.contains("hbase.client.pause"), "{e}");
     }
 
     #[test]
