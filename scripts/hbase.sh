@@ -28,9 +28,10 @@
 #   scripts/hbase.sh chaos ARGS...
 #                             faults made through HBase's Java Admin (split, move, wait for
 #                             the cluster to settle): tests/hbase/src/.../faults/Chaos.java
-#   scripts/hbase.sh describe TABLE
-#                             TABLE's families as HBase's Java Admin describes them (codec,
-#                             encoding, bloom filter, block size, TTL, versions), one a line
+#   scripts/hbase.sh describe TABLE...
+#                             each TABLE's families as HBase's Java Admin describes them
+#                             (codec, encoding, bloom filter, block size, TTL, versions), one
+#                             a line, each after its table's name
 #   scripts/hbase.sh compact TABLE...
 #                             major-compact each TABLE through HBase's Java Admin and wait
 #                             until every file of it was rewritten
@@ -578,7 +579,7 @@ case "${1:-}" in
       -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start [--secure] [--hdfs]|stop|status|env|classpath [bench]|regionserver N|kerberized NAME [PROPERTY=VALUE...]|chaos ARGS...|describe TABLE|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start [--secure] [--hdfs]|stop|status|env|classpath [bench]|regionserver N|kerberized NAME [PROPERTY=VALUE...]|chaos ARGS...|describe TABLE...|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

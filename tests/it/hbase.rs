@@ -1,11 +1,8 @@
 //! The hbase backend end to end through the binary, against real HBase (scripts/hbase.sh):
-//! `load`, `verify` and `run` through both Thrift1 servers (the small fixture: several
-//! batches and verify blocks, every kind of row) and the Thrift2 server (the 100,000-row
-//! workload). The contract and DAO suites run against real HBase in `contract` and `dao`.
+//! `load`, `verify` and `run` through both Thrift1 servers and the Thrift2 server (the
+//! small fixture: several batches and verify blocks, every kind of row). The contract and DAO suites run against real HBase in `contract` and `dao`.
 
-use crate::common::{
-    SchemaTables, hbase_fixture, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture,
-};
+use crate::common::{SchemaTables, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture};
 use std::path::PathBuf;
 
 fn load_verify_and_run(turn: fn() -> SchemaTables, url: &str, api: &str, workload: PathBuf) {
@@ -45,5 +42,5 @@ fn load_verify_and_run_on_real_hbase_thrift2() {
         return;
     }
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
-    load_verify_and_run(SchemaTables::thrift2, &url, "Thrift2", hbase_fixture());
+    load_verify_and_run(SchemaTables::thrift2, &url, "Thrift2", small_fixture());
 }

@@ -2,8 +2,8 @@
 //! into an HBase whose root directory is on that HDFS (`scripts/hbase.sh start --hdfs`, as
 //! scripts/test.sh runs it): the 100,000-row fixture in four regions, handed over through HBase's RPC
 //! by tallrow's client, and the evidence that HBase renamed the files rather than copied
-//! them; two shards written apart and handed to HBase's own tool; files that appear only
-//! once complete.
+//! them; two shards written apart and loaded together; files that appear only once
+//! complete.
 //!
 //! The files are written as another HDFS user than HBase's (`HADOOP_USER_NAME`): a store
 //! file that still belongs to the writer, with the time it was written, was moved, not
@@ -60,10 +60,6 @@ fn files_under(c: &hdfs_native::sync::Client, path: &str) -> BTreeMap<String, (u
         .collect()
 }
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// `tallrow load WORKLOAD --backend hfile:URL ARGS...` as the writer, which must succeed.
 fn write_into(cwd: &Path, workload: &str, url: &str, args: &[&str]) -> String {
     let backend = format!("hfile:{url}");
@@ -79,32 +75,17 @@ fn manifests(url: &str) -> Vec<Manifest> {
     manifest::read_all(&dir).unwrap().into_iter().map(|(_, m)| m).collect()
 }
 
-/// How `bulkload` hands the files over.
-#[derive(Clone, Copy, PartialEq)]
-enum Via {
-    /// HBase's own RPC, tallrow's client.
-    Rpc,
-    /// The local HBase's bulk-load tool.
-    Tool,
-}
-
-/// `tallrow bulkload URLS... --backend NATIVE`, handed over `via`.
-fn bulkload(cwd: &Path, urls: &[&str], native: &str, via: Via) -> crate::common::Out {
-    let tool = format!("{} completebulkload", repo().join("scripts/hbase.sh").display());
+/// `tallrow bulkload URLS... --backend NATIVE`: handed over through HBase's RPC by
+/// tallrow's client. (HBase's own tool takes files out of HDFS in
+/// `secure::hfiles_written_into_kerberized_hdfs_at_each_protection_bulk_load_and_verify`.)
+fn bulkload(cwd: &Path, urls: &[&str], native: &str) -> crate::common::Out {
     let mut args = vec!["bulkload"];
     args.extend_from_slice(urls);
     args.extend(["--backend", native]);
-    if via == Via::Tool {
-        args.extend(["--hbase-cmd", &tool]);
-    }
     let out = tallrow(cwd, &args);
-    let through = match via {
-        Via::Rpc => "through HBase's RPC".to_string(),
-        Via::Tool => format!("through {tool}"),
-    };
     if out.code == 0 {
         assert!(
-            out.stdout.lines().next().unwrap_or("").ends_with(&through),
+            out.stdout.lines().next().unwrap_or("").ends_with("through HBase's RPC"),
             "{}",
             out.stdout
         );
@@ -155,7 +136,7 @@ fn hfiles_written_into_hdfs_are_renamed_into_hbase_and_verify() {
     );
     assert_eq!(files_under(&c, &path_of(&url)), written, "nothing moved");
 
-    let out = bulkload(tmp.path(), &[&url], &native, Via::Rpc);
+    let out = bulkload(tmp.path(), &[&url], &native);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains("every table holds the rows its HFiles do"),
@@ -199,12 +180,12 @@ fn hfiles_written_into_hdfs_are_renamed_into_hbase_and_verify() {
 fn two_shards_written_into_hdfs_apart_load_together() {
     let Some(hdfs) = hdfs() else { return };
     let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
-    let _turn = SchemaTables::native();
     let tmp = tempfile::tempdir().unwrap();
     let workload = small_fixture().display().to_string();
     let (a, b) = (scratch(&hdfs, "a"), scratch(&hdfs, "b"));
     write_into(tmp.path(), &workload, &a, &["--shard", "1/2", "--regions", "3"]);
-    let out = bulkload(tmp.path(), &[&a], &native, Via::Tool);
+    // Refused before any table is touched: no turn needed yet.
+    let out = bulkload(tmp.path(), &[&a], &native);
     assert!(
         out.code != 0 && out.stderr.contains("shard 2/2 of small is missing"),
         "{}",
@@ -238,7 +219,8 @@ fn two_shards_written_into_hdfs_apart_load_together() {
         &b,
         &["--shard", "2/2", "--regions", "3", "--replace"],
     );
-    let out = bulkload(tmp.path(), &[&a, &b], &native, Via::Tool);
+    let _turn = SchemaTables::native();
+    let out = bulkload(tmp.path(), &[&a, &b], &native);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &native]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);

@@ -126,7 +126,6 @@ fn two_shards_written_apart_load_together() {
     if !real_hbase_there() {
         return;
     }
-    let _turn = SchemaTables::thrift2();
     let tmp = tempfile::tempdir().unwrap();
     let workload = small_fixture().display().to_string();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
@@ -137,6 +136,8 @@ fn two_shards_written_apart_load_together() {
     assert!(out.stderr.contains("shard 2/2 of small is missing"), "{}", out.stderr);
     write_hfiles(tmp.path(), &workload, &b, &["--shard", "2/2", "--regions", "3"]);
     let manifests = [a.join("bulkload-1-of-2.json"), b.join("bulkload-2-of-2.json")].map(|p| read_manifest(&p));
+    // The turn on the schema tables from here: what came before touched no table.
+    let _turn = SchemaTables::thrift2();
     let out = bulkload(tmp.path(), &[&a, &b], &tool());
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &thrift2()]);
@@ -403,7 +404,6 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
     let workload = small_fixture().display().to_string();
     for (codec, encoding, bloom) in cases {
         let what = format!("{codec} {encoding} {bloom}");
-        let turn = SchemaTables::thrift2();
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("hfiles");
         let sets = [
@@ -457,6 +457,9 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
         } else {
             each(format!("BLOOM_FILTER_TYPE = {bloom}\n"));
         }
+        // The turn on the schema tables from here: writing and printing the files touched
+        // no table.
+        let turn = SchemaTables::thrift2();
         // HBase's own tool takes the first codec's files (a JVM per table); tallrow hands the
         // others over through HBase's RPC, which refuses files split otherwise than their
         // tables: either way, a file of any codec goes into its region whole.

@@ -672,8 +672,8 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
     }
     // How long this machine took from the script's start to each index's first pod: the
     // run's lead (the time every pod has to start before --start-at) is three times the
-    // slowest, and at least 20 s, so that a busy machine makes no
-    // shard late by chance (the late shard below is made late on purpose).
+    // slowest, and at least 10 s, so that a busy machine makes no shard late by chance
+    // (the late shard below is made late on purpose).
     let first_start = |i: u64| {
         loads
             .iter()
@@ -683,7 +683,7 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
             .unwrap()
     };
     let slowest = (0..3).map(first_start).max().unwrap();
-    let lead = (3 * slowest.as_secs() + 3).max(20).to_string();
+    let lead = (3 * slowest.as_secs() + 3).max(10).to_string();
     let volume = node.claim("tallrow-reports");
     assert_eq!(
         std::fs::read_dir(volume.join("load-1/load")).unwrap().count(),

@@ -181,25 +181,30 @@ fn a_compressibility_changes_the_text_and_the_load_verifies() {
 }
 
 /// `scripts/hbase.sh describe TABLE`: each family as HBase's Java Admin describes it.
-fn java_describe(table: &str) -> Vec<String> {
+/// Each of `tables`' families as HBase's Java Admin describes them (one JVM for all),
+/// sorted by family, by table.
+fn java_describe(tables: &[&str]) -> std::collections::BTreeMap<String, Vec<String>> {
     let out = Command::new(repo().join("scripts/hbase.sh"))
         .current_dir(repo())
-        .args(["describe", table])
+        .arg("describe")
+        .args(tables)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
-        "describe {table}: {stdout}{}",
+        "describe {tables:?}: {stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut lines: Vec<String> = stdout
-        .lines()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
-    lines.sort();
-    lines
+    let mut described: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for line in stdout.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (table, family) = line.split_once(' ').unwrap_or((line, ""));
+        described.entry(table.to_string()).or_default().push(family.to_string());
+    }
+    for families in described.values_mut() {
+        families.sort();
+    }
+    described
 }
 
 fn open(url: &str) -> std::sync::Arc<dyn Store> {
@@ -231,6 +236,15 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
     };
     let thrift2 = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
     let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
+    // Every table is created first, then HBase's Java Admin describes them all at once
+    // (one JVM), then each is checked and dropped.
+    struct Made {
+        store: std::sync::Arc<dyn Store>,
+        desc: TableDescriptor,
+        what: String,
+        java: Vec<String>,
+    }
+    let mut made: Vec<Made> = Vec::new();
     for (api, url) in [("thrift2", thrift2.as_str()), ("native", native.as_str())] {
         let store = open(url);
         let table = format!("storage_{api}_{}", std::process::id());
@@ -254,19 +268,16 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
             splits: Vec::new(),
         };
         store.create_table(&desc).unwrap();
-        assert_eq!(
-            java_describe(&table),
-            [
-                "a COMPRESSION=GZ DATA_BLOCK_ENCODING=FAST_DIFF BLOOMFILTER=ROWCOL BLOCKSIZE=16384 TTL=86400 VERSIONS=3",
-                "b COMPRESSION=NONE DATA_BLOCK_ENCODING=NONE BLOOMFILTER=ROW BLOCKSIZE=65536 TTL=2147483647 VERSIONS=1",
-                "c COMPRESSION=NONE DATA_BLOCK_ENCODING=ROW_INDEX_V1 BLOOMFILTER=NONE BLOCKSIZE=16384 TTL=86400 VERSIONS=1",
+        made.push(Made {
+            store,
+            desc,
+            what: api.to_string(),
+            java: vec![
+                "a COMPRESSION=GZ DATA_BLOCK_ENCODING=FAST_DIFF BLOOMFILTER=ROWCOL BLOCKSIZE=16384 TTL=86400 VERSIONS=3".into(),
+                "b COMPRESSION=NONE DATA_BLOCK_ENCODING=NONE BLOOMFILTER=ROW BLOCKSIZE=65536 TTL=2147483647 VERSIONS=1".into(),
+                "c COMPRESSION=NONE DATA_BLOCK_ENCODING=ROW_INDEX_V1 BLOOMFILTER=NONE BLOCKSIZE=16384 TTL=86400 VERSIONS=1".into(),
             ],
-            "{api}"
-        );
-        // And tallrow reads back what it set.
-        let back = store.describe_table(&table).unwrap();
-        assert_eq!(back.families, desc.families, "{api}");
-        store.delete_table(&table).unwrap();
+        });
     }
 
     // Every codec tallrow names loads on the test HBase: the master tries each one a family
@@ -284,20 +295,20 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
             compression: codec,
             ..Storage::default()
         };
-        store
-            .create_table(&TableDescriptor {
-                name: table.clone(),
-                families: vec![family("f", 1, storage)],
-                splits: Vec::new(),
-            })
-            .unwrap_or_else(|e| panic!("{codec}: {e}"));
-        assert_eq!(
-            java_describe(&table),
-            [format!(
+        let desc = TableDescriptor {
+            name: table.clone(),
+            families: vec![family("f", 1, storage)],
+            splits: Vec::new(),
+        };
+        store.create_table(&desc).unwrap_or_else(|e| panic!("{codec}: {e}"));
+        made.push(Made {
+            store: store.clone(),
+            desc,
+            what: codec.to_string(),
+            java: vec![format!(
                 "f COMPRESSION={codec} DATA_BLOCK_ENCODING=NONE BLOOMFILTER=ROW BLOCKSIZE=65536 TTL=2147483647 VERSIONS=1"
-            )]
-        );
-        store.delete_table(&table).unwrap();
+            )],
+        });
     }
 
     // Thrift1's ColumnDescriptor carries the codec, the bloom type and the TTL; the rest is
@@ -325,19 +336,30 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
         block_size: 65536,
         ..set
     };
-    store
-        .create_table(&TableDescriptor {
-            name: table.clone(),
-            families: vec![family("a", 2, thrift1_set)],
-            splits: Vec::new(),
-        })
-        .unwrap();
-    assert_eq!(
-        java_describe(&table),
-        ["a COMPRESSION=GZ DATA_BLOCK_ENCODING=NONE BLOOMFILTER=ROWCOL BLOCKSIZE=65536 TTL=86400 VERSIONS=2"]
-    );
-    assert_eq!(store.describe_table(&table).unwrap().families[0].storage, thrift1_set);
-    store.delete_table(&table).unwrap();
+    let desc = TableDescriptor {
+        name: table.clone(),
+        families: vec![family("a", 2, thrift1_set)],
+        splits: Vec::new(),
+    };
+    store.create_table(&desc).unwrap();
+    made.push(Made {
+        store,
+        desc,
+        what: "thrift1".into(),
+        java: vec![
+            "a COMPRESSION=GZ DATA_BLOCK_ENCODING=NONE BLOOMFILTER=ROWCOL BLOCKSIZE=65536 TTL=86400 VERSIONS=2".into(),
+        ],
+    });
+
+    let names: Vec<&str> = made.iter().map(|m| m.desc.name.as_str()).collect();
+    let described = java_describe(&names);
+    for m in &made {
+        assert_eq!(described.get(&m.desc.name), Some(&m.java), "{}", m.what);
+        // And tallrow reads back what it set.
+        let back = m.store.describe_table(&m.desc.name).unwrap();
+        assert_eq!(back.families, m.desc.families, "{}", m.what);
+        m.store.delete_table(&m.desc.name).unwrap();
+    }
 }
 
 /// `bulkload` creates a missing table with the manifest's settings, takes an existing one of
