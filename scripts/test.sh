@@ -196,6 +196,12 @@ if [ ${#features[@]} -gt 0 ]; then
   cargo clippy --workspace --all-targets --locked "${features[@]}" -- -D warnings
 fi
 
+# Every test target in one build, as nextest would build them, so that the library and its
+# unit-test build share the two cores (built apart, the doc step's library first, the
+# same took a minute longer); cargo's timings of it go to target/cargo-timings/.
+step "cargo test --no-run --timings (every test target, built once)"
+cargo test --no-run --timings --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}"
+
 step "cargo test --doc"
 cargo test --workspace --doc --locked "${profile[@]}" "${features[@]}"
 
