@@ -929,6 +929,11 @@ mod tests {
 
         /// The meta row of table `t`'s one region, served by `rs1:16020`: a scan reply.
         fn the_region() -> fake::Answer {
+            region_on("rs1:16020")
+        }
+
+        /// The meta row of table `t`'s one region, served by `server` (`host:port`).
+        fn region_on(server: &str) -> fake::Answer {
             let row = b"t,,1.x.";
             let info = pb::RegionInfo {
                 region_id: 1,
@@ -940,7 +945,7 @@ mod tests {
                 crate::cells::encode(&mut cells, row, b"info", q, 1, crate::cells::CellType::Put, v)
             };
             cell(b"regioninfo", &[crate::zk::PB_MAGIC, &info.encode_to_vec()].concat());
-            cell(b"server", b"rs1:16020");
+            cell(b"server", server.as_bytes());
             cell(b"serverstartcode", &7u64.to_be_bytes());
             let resp = pb::ScanResponse {
                 cells_per_result: vec![3],
@@ -1020,6 +1025,59 @@ mod tests {
             assert_eq!(&client.locate("t", b"r").unwrap().name[..], b"t,,1.x.");
             assert_eq!(scans.load(Ordering::SeqCst), 3);
             assert_eq!(client.retries().total(), 2);
+        }
+
+        /// A region opening where the cache says is tried there again, its location kept,
+        /// as HBase's client does (`ClientExceptionsUtil.isMetaClearingException`); one that
+        /// is not served there any more is looked up again.
+        #[test]
+        fn a_region_opening_keeps_its_location_and_one_not_served_is_looked_up_again() {
+            for (class, lookups) in [
+                ("org.apache.hadoop.hbase.exceptions.RegionOpeningException", 1),
+                ("org.apache.hadoop.hbase.NotServingRegionException", 2),
+            ] {
+                let me: Arc<std::sync::OnceLock<String>> = Arc::default();
+                let (scans, multis) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+                let (at, s, m) = (me.clone(), scans.clone(), multis.clone());
+                let addr = fake::serve(Arc::new(move |method: &str, _req: Bytes| match method {
+                    "Scan" => {
+                        s.fetch_add(1, Ordering::SeqCst);
+                        region_on(at.get().expect("the fake's address"))
+                    }
+                    "Multi" if m.fetch_add(1, Ordering::SeqCst) == 0 => Err(class),
+                    "Multi" => {
+                        let resp = pb::MultiResponse {
+                            region_action_result: vec![pb::RegionActionResult {
+                                result_or_exception: vec![pb::ResultOrException {
+                                    index: Some(0),
+                                    ..Default::default()
+                                }],
+                                ..Default::default()
+                            }],
+                            ..Default::default()
+                        };
+                        Ok((resp.encode_to_vec(), Vec::new()))
+                    }
+                    other => panic!("an unexpected {other}"),
+                }));
+                me.set(addr.clone()).unwrap();
+                let opts = Options {
+                    pause: Duration::from_millis(1),
+                    ..Options::default()
+                };
+                let client = Client::connect(Registry::Rpc { servers: vec![addr] }, opts).unwrap();
+                let got = client.get(
+                    "t",
+                    vec![pb::Get {
+                        row: Bytes::from_static(b"r"),
+                        ..Default::default()
+                    }],
+                );
+                assert_eq!(got.unwrap(), vec![Vec::<Cell>::new()], "{class}");
+                assert_eq!(multis.load(Ordering::SeqCst), 2, "{class}");
+                assert_eq!(scans.load(Ordering::SeqCst), lookups, "{class}: meta lookups");
+                assert_eq!(client.retries().total(), 1, "{class}");
+            }
         }
 
         #[test]

@@ -92,7 +92,8 @@ pub enum Retry {
     Never,
     /// Try again at the same location, after the usual backoff.
     Same,
-    /// The server is busy: back off longer, keep the location.
+    /// Back off and try the same location again: the server is busy, or the region is
+    /// opening there.
     Busy,
     /// The region is elsewhere: forget its location, find it again, retry.
     Relocate,
@@ -143,7 +144,6 @@ pub fn classify(short_class: &str, do_not_retry: bool) -> Retry {
         // The region is not (or no longer) where the cache says.
         "NotServingRegionException"
         | "RegionMovedException"
-        | "RegionOpeningException"
         | "RegionServerStoppedException"
         | "RegionServerAbortedException"
         | "ServerNotRunningYetException"
@@ -152,8 +152,11 @@ pub fn classify(short_class: &str, do_not_retry: bool) -> Retry {
         | "FailedServerException"
         | "CallTimeoutException"
         | "StoppedRpcClientException" => Retry::Relocate,
-        // Overloaded: back off, the location is right.
-        "RegionTooBusyException"
+        // Overloaded, or the region is opening where the cache says: back off, the location
+        // is right (`ClientExceptionsUtil.isMetaClearingException` clears the cached location
+        // of these special exceptions only for RegionMoved and NotServingRegion).
+        "RegionOpeningException"
+        | "RegionTooBusyException"
         | "CallQueueTooBigException"
         | "ServerTooBusyException"
         | "RpcThrottlingException"
@@ -217,6 +220,7 @@ mod tests {
         );
         assert_eq!(remote("RegionTooBusyException", false).retry(), Retry::Busy);
         assert_eq!(remote("CallQueueTooBigException", false).retry(), Retry::Busy);
+        assert_eq!(remote("exceptions.RegionOpeningException", false).retry(), Retry::Busy);
         assert_eq!(remote("TableNotFoundException", true).retry(), Retry::Never);
         assert_eq!(
             remote("regionserver.NoSuchColumnFamilyException", true).retry(),
