@@ -70,6 +70,11 @@ pub struct Options {
     pub zk_sasl: Option<String>,
     /// How ZooKeeper is waited for (`zookeeper.session.timeout`, `zookeeper.recovery.*`).
     pub zk: crate::zk::ZkSettings,
+    /// Addresses dialled in place of those the cluster names (`host:port` as meta and the
+    /// registry name it, then `host:port` to connect to), as curl's `--connect-to`: a
+    /// tunnel or a port forward to a cluster whose servers' names do not resolve here. The
+    /// named address stays the server's identity (its Kerberos principal, its certificate).
+    pub connect_to: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -85,6 +90,7 @@ impl Default for Options {
             crypto_aes: false,
             zk_sasl: None,
             zk: crate::zk::ZkSettings::default(),
+            connect_to: Vec::new(),
         }
     }
 }
@@ -283,6 +289,12 @@ impl Client {
             sasl: self.opts.sasl.clone(),
             tls: self.opts.tls.clone(),
             crypto_aes: self.opts.crypto_aes,
+            dial: self
+                .opts
+                .connect_to
+                .iter()
+                .find(|(named, _)| named == addr)
+                .map(|(_, to)| to.clone()),
         };
         let c = Arc::new(Conn::open(addr, service, &opts)?);
         let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
@@ -1078,6 +1090,53 @@ mod tests {
                 assert_eq!(scans.load(Ordering::SeqCst), lookups, "{class}: meta lookups");
                 assert_eq!(client.retries().total(), 1, "{class}");
             }
+        }
+
+        /// A region meta names at an address that does not resolve here is reached where
+        /// `connect_to` says.
+        #[test]
+        fn a_server_is_dialled_where_connect_to_says() {
+            let multis = Arc::new(AtomicUsize::new(0));
+            let m = multis.clone();
+            let addr = fake::serve(Arc::new(move |method: &str, _req: Bytes| match method {
+                "Scan" => region_on("rs.invalid:16020"),
+                "Multi" => {
+                    m.fetch_add(1, Ordering::SeqCst);
+                    let resp = pb::MultiResponse {
+                        region_action_result: vec![pb::RegionActionResult {
+                            result_or_exception: vec![pb::ResultOrException {
+                                index: Some(0),
+                                ..Default::default()
+                            }],
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    };
+                    Ok((resp.encode_to_vec(), Vec::new()))
+                }
+                other => panic!("an unexpected {other}"),
+            }));
+            let get = || {
+                vec![pb::Get {
+                    row: Bytes::from_static(b"r"),
+                    ..Default::default()
+                }]
+            };
+            let opts = |connect_to| Options {
+                pause: Duration::from_millis(1),
+                retries: 0,
+                connect_to,
+                ..Options::default()
+            };
+            let registry = Registry::Rpc {
+                servers: vec![addr.clone()],
+            };
+            let lost = Client::connect(registry.clone(), opts(Vec::new())).unwrap();
+            let e = lost.get("t", get()).unwrap_err().to_string();
+            assert!(e.contains("rs.invalid:16020"), "{e}");
+            let client = Client::connect(registry, opts(vec![("rs.invalid:16020".into(), addr)])).unwrap();
+            assert_eq!(client.get("t", get()).unwrap(), vec![Vec::<Cell>::new()]);
+            assert_eq!(multis.load(Ordering::SeqCst), 1);
         }
 
         #[test]

@@ -62,6 +62,9 @@ pub struct Options {
     /// HBase's AES in place of SASL's privacy wrap (`hbase.rpc.crypto.encryption.aes.enabled`):
     /// asked for in the connection header, and waited for within the connect timeout.
     pub crypto_aes: bool,
+    /// The address dialled in place of the server's own (see `Options::connect_to` of the
+    /// client); `None` dials the server's.
+    pub dial: Option<String>,
 }
 
 /// A connection's two halves as one stream, for the SASL exchange.
@@ -114,6 +117,7 @@ impl Default for Options {
             sasl: None,
             tls: None,
             crypto_aes: false,
+            dial: None,
         }
     }
 }
@@ -183,7 +187,7 @@ pub struct Pending {
 impl Conn {
     /// Connects to `addr` (`host:port`) for `service`.
     pub fn open(addr: &str, service: Service, opts: &Options) -> Result<Conn> {
-        let stream = connect(addr, opts.connect_timeout)?;
+        let stream = connect(opts.dial.as_deref().unwrap_or(addr), opts.connect_timeout)?;
         let conn_err = |e: std::io::Error| Error::Connection {
             addr: addr.to_string(),
             why: e.to_string(),

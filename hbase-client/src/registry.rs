@@ -52,6 +52,11 @@ fn ask(addr: &str, opts: &Options, timeout: std::time::Duration) -> Result<Clust
             sasl: opts.sasl.clone(),
             tls: opts.tls.clone(),
             crypto_aes: opts.crypto_aes,
+            dial: opts
+                .connect_to
+                .iter()
+                .find(|(named, _)| named == addr)
+                .map(|(_, to)| to.clone()),
             ..Default::default()
         },
     )?;

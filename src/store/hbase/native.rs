@@ -41,6 +41,9 @@ pub struct Spec {
     pub zk_sasl: Option<String>,
     /// How long the client waits and how often it tries again, as the URL sets them.
     pub client: ClientSettings,
+    /// `connect_to=HOST:PORT:HOST2:PORT2`, as curl's `--connect-to`: a server the cluster
+    /// names `HOST:PORT` is dialled at `HOST2:PORT2` (a tunnel, a port forward).
+    pub connect_to: Vec<(String, String)>,
 }
 
 /// The HBase client settings a native URL may set, by their names in `hbase-site.xml`
@@ -152,7 +155,7 @@ pub const ZK_PORT: u16 = 2181;
 /// The master's RPC port (`hbase.master.port`), the RPC registry's default.
 pub const MASTER_PORT: u16 = 16000;
 /// The options a native URL takes, for its errors.
-const OPTIONS: &str = "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, crypto=aes, tls=true, ca=PATH, zk_sasl=gssapi, zk_service=NAME, and the client settings zookeeper.session.timeout, zookeeper.recovery.retry, zookeeper.recovery.retry.intervalmill, zookeeper.keep-alive.time, hbase.client.retries.number, hbase.client.pause, hbase.rpc.timeout";
+const OPTIONS: &str = "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, crypto=aes, tls=true, ca=PATH, zk_sasl=gssapi, zk_service=NAME, and the client settings zookeeper.session.timeout, zookeeper.recovery.retry, zookeeper.recovery.retry.intervalmill, zookeeper.keep-alive.time, hbase.client.retries.number, hbase.client.pause, hbase.rpc.timeout, connect_to=HOST:PORT:HOST2:PORT2";
 
 impl Spec {
     /// Whether the part after `hbase://` asks for the native API.
@@ -174,6 +177,7 @@ impl Spec {
         let (mut tls, mut ca) = (false, None);
         let (mut zk_sasl, mut zk_service) = (false, None);
         let mut client = ClientSettings::default();
+        let mut connect_to = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             if let Some((name, value)) = pair.split_once('=')
                 && let Some(set) = client.set(name, value)
@@ -211,6 +215,7 @@ impl Spec {
                     )));
                 }
                 Some(("zk_service", v)) if !v.is_empty() => zk_service = Some(v.to_string()),
+                Some(("connect_to", v)) => connect_to.push(parse_connect_to(v).map_err(bad)?),
                 Some(("transport" | "protocol", _)) => {
                     return Err(bad(format!(
                         "{pair:?} is a Thrift gateway's option; api=native speaks HBase's RPC"
@@ -289,6 +294,7 @@ impl Spec {
             tls,
             zk_sasl,
             client,
+            connect_to,
         })
     }
 
@@ -322,6 +328,9 @@ impl Spec {
                 url.push_str(&format!("&{name}={v}"));
             }
         }
+        for (named, to) in &self.connect_to {
+            url.push_str(&format!("&connect_to={named}:{to}"));
+        }
         if let Some(t) = &self.tls {
             url.push_str("&tls=true");
             if let Some(ca) = &t.ca {
@@ -329,6 +338,20 @@ impl Spec {
             }
         }
         url
+    }
+}
+
+/// `HOST:PORT:HOST2:PORT2` as the server's address and the one to dial in its place.
+fn parse_connect_to(v: &str) -> std::result::Result<(String, String), String> {
+    let parts: Vec<&str> = v.split(':').collect();
+    let port = |p: &str| p.parse::<u16>().is_ok();
+    match parts[..] {
+        [h1, p1, h2, p2] if !h1.is_empty() && !h2.is_empty() && port(p1) && port(p2) => {
+            Ok((format!("{h1}:{p1}"), format!("{h2}:{p2}")))
+        }
+        _ => Err(format!(
+            "connect_to {v:?} is not HOST:PORT:HOST2:PORT2 (the server's address, then the one to dial)"
+        )),
     }
 }
 
@@ -367,6 +390,7 @@ impl Native {
             retries: spec.client.retries,
             pause: spec.client.pause,
             rpc_timeout: spec.client.rpc_timeout,
+            connect_to: spec.connect_to.clone(),
             sasl,
             tls,
             ..Default::default()
@@ -913,6 +937,11 @@ mod tests {
             ),
             ("h?api=native&zk_service=zk", "zk_service= goes with zk_sasl=gssapi"),
             ("h?api=native&registry=rpc&zk_sasl=gssapi", "registry=rpc does not read"),
+            (
+                "h?api=native&connect_to=rs1:16020:127.0.0.1",
+                "not HOST:PORT:HOST2:PORT2",
+            ),
+            ("h?api=native&connect_to=rs1:x:127.0.0.1:1", "not HOST:PORT:HOST2:PORT2"),
         ] {
             let e = Spec::parse(url).unwrap_err();
             assert!(e.contains(says), "{url}: {e}");
@@ -947,6 +976,23 @@ mod tests {
         } else {
             assert!(kerberized.unwrap_err().contains("built without Kerberos"));
         }
+    }
+
+    #[test]
+    fn connect_to_dials_a_named_server_elsewhere() {
+        let s = Spec::parse("zk1?api=native&connect_to=rs1:16020:127.0.0.1:31020&connect_to=m:16000:tun:1").unwrap();
+        assert_eq!(
+            s.connect_to,
+            [
+                ("rs1:16020".into(), "127.0.0.1:31020".into()),
+                ("m:16000".into(), "tun:1".into())
+            ]
+        );
+        assert_eq!(
+            s.url(),
+            "hbase://zk1:2181/hbase?api=native&connect_to=rs1:16020:127.0.0.1:31020&connect_to=m:16000:tun:1"
+        );
+        assert_eq!(Spec::parse(&s.url()["hbase://".len()..]).unwrap(), s);
     }
 
     #[test]
