@@ -397,6 +397,20 @@ pub fn secure_hbase_there() -> bool {
     secure_hbase("TALLROW_HBASE_SASL1_AUTH").is_some()
 }
 
+/// How the suite's cluster is found through HBase's own RPC (`TALLROW_HBASE_NATIVE`).
+pub fn raw_registry() -> hbase_client::Registry {
+    let url = real_hbase("TALLROW_HBASE_NATIVE").expect("TALLROW_HBASE_NATIVE");
+    tallrow::store::hbase::native::Spec::parse(&url["hbase://".len()..])
+        .unwrap()
+        .registry
+}
+
+/// The native client of the suite's cluster, straight from `hbase-client`: to find where a
+/// table's region or the master is, so a test's proxy can sit in front of it.
+pub fn raw_client() -> hbase_client::Client {
+    hbase_client::Client::connect(raw_registry(), hbase_client::Options::default()).unwrap()
+}
+
 /// Whether real HBase is there to test against.
 pub fn real_hbase_there() -> bool {
     real_hbase("TALLROW_HBASE_THRIFT1").is_some()

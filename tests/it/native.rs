@@ -169,6 +169,115 @@ fn a_zookeeper_silent_at_open_is_waited_for() {
     }
 }
 
+/// A store through the suite's cluster with `named` (`host:port`) dialled through `proxy`.
+fn store_through(proxy: &crate::proxy::FaultProxy, named: &str) -> std::sync::Arc<dyn tallrow::store::Store> {
+    let url = format!("{}&connect_to={named}:{}", native_url(), proxy.addr());
+    tallrow::store::backend::Backend::parse(&url, Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap()
+}
+
+/// A Multi's reply lost to a reset connection after the region server applied it: the
+/// client resends the whole batch, as HBase's does. A put with its own timestamp lands on
+/// the same cell again (one version); a put the server stamps is written twice (two
+/// versions, as HBase's client writes it twice). tallrow's client sends only puts and
+/// deletes, never an increment or an append, which HBase would need a nonce to apply once.
+/// A connection cut while idle, and a slow link, cost no retry.
+#[test]
+fn a_reply_lost_mid_multi_is_resent_and_written_once() {
+    use tallrow::store::{Get, Mutation, RowMutation, Selection, TableDescriptor};
+    if !real_hbase_there() {
+        return;
+    }
+    let table = format!("reset_multi_{}", std::process::id());
+    let setup = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let _ = setup.delete_table(&table);
+    setup.create_table(&TableDescriptor::new(&table, &["f"], 3)).unwrap();
+    let server = crate::common::raw_client()
+        .locate(&table, b"r")
+        .unwrap()
+        .server
+        .clone()
+        .unwrap();
+    let named = format!("{}:{}", server.host, server.port);
+    let proxy = crate::proxy::FaultProxy::start(&named);
+    let store = store_through(&proxy, &named);
+    // The region is found and its server's connection opened through the proxy first, so
+    // the next reply on it is the Multi's.
+    assert_eq!(store.get(&table, &[Get::new("r")]).unwrap(), vec![None]);
+    let mut all = Get::new("r");
+    all.select = Selection {
+        max_versions: 3,
+        ..Selection::default()
+    };
+    // Each put in a batch of its own, its reply lost once.
+    for (i, put) in [
+        Mutation::put("f", "own", 7, "v"),
+        Mutation::put_now("f", "stamped", "v"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        proxy.reset_next_reply();
+        store.mutate(&table, &[RowMutation::new("r", vec![put])]).unwrap();
+        assert_eq!(proxy.resets(), i as u64 + 1, "the reply was lost");
+    }
+    assert_eq!(store.retries(), [("connection".to_string(), 2)]);
+    // A connection cut while idle is opened again by the next call, which is no retry; a
+    // slow link makes calls slow and nothing else.
+    proxy.cut();
+    // The close reaches the client's reader before the next call is sent.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    proxy.delay(std::time::Duration::from_millis(100));
+    let slow = Instant::now();
+    assert!(store.get(&table, &[Get::new("r")]).unwrap()[0].is_some());
+    assert!(
+        slow.elapsed() >= std::time::Duration::from_millis(200),
+        "{:?}",
+        slow.elapsed()
+    );
+    proxy.delay(std::time::Duration::ZERO);
+    assert_eq!(store.retries(), [("connection".to_string(), 2)]);
+    let row = setup.get(&table, &[all]).unwrap().pop().unwrap().unwrap();
+    let versions = |q: &[u8]| row.cells.iter().filter(|c| c.qualifier == q).count();
+    assert_eq!(versions(b"own"), 1, "{row:?}");
+    assert_eq!(versions(b"stamped"), 2, "{row:?}");
+    setup.delete_table(&table).unwrap();
+}
+
+/// The master silent for 70 s, longer than a call's 60 s (`hbase.rpc.timeout`), while a
+/// table is created: the call times out, is sent again with the same nonce, and the master
+/// runs one create when the bytes come through, as it does for HBase's client.
+#[test]
+fn a_master_silent_for_70_s_during_a_create_creates_the_table_once() {
+    use tallrow::store::{Get, Mutation, RowMutation, TableDescriptor};
+    if !real_hbase_there() {
+        return;
+    }
+    let master = crate::common::raw_client().cluster().master.addr();
+    let proxy = crate::proxy::FaultProxy::start(&master);
+    let store = store_through(&proxy, &master);
+    let table = format!("master_silent_{}", std::process::id());
+    let _ = store.delete_table(&table);
+    let asked = Instant::now();
+    proxy.hold_for(std::time::Duration::from_secs(70));
+    store
+        .create_table(&TableDescriptor::new(&table, &["f"], 1))
+        .unwrap_or_else(|e| panic!("create through a master silent for 70 s: {e}"));
+    assert!(asked.elapsed().as_secs() >= 70, "{:?}", asked.elapsed());
+    // One call timed out and was sent again; a second create would have been refused with
+    // TableExistsException had the master not known the nonce.
+    assert_eq!(store.retries(), [("timeout".to_string(), 1)]);
+    let put = RowMutation::new("r", vec![Mutation::put("f", "q", 1, "v")]);
+    store.mutate(&table, &[put]).unwrap();
+    assert!(store.get(&table, &[Get::new("r")]).unwrap()[0].is_some());
+    store.delete_table(&table).unwrap();
+}
+
 #[test]
 fn a_table_that_does_not_exist_is_named() {
     if !real_hbase_there() {
