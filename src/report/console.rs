@@ -52,6 +52,27 @@ pub fn print_summary(out: &mut dyn Write, s: &RunSummary) -> std::io::Result<()>
     if let Some(line) = super::retries_line(&s.retries) {
         writeln!(out, "{line}")?;
     }
+    const SHOWN: usize = 5;
+    for d in s.disturbed.iter().take(SHOWN) {
+        writeln!(
+            out,
+            "disturbed {:.0}-{:.0} s: {} retries, {} errors in {} operations; p99 around it {} (run {})",
+            d.start_s,
+            d.end_s,
+            thousands(d.retries),
+            thousands(d.errors),
+            thousands(d.count),
+            super::fmt_ns(d.p99_around_ns),
+            super::fmt_ns(s.all.response.p99)
+        )?;
+    }
+    if s.disturbed.len() > SHOWN {
+        writeln!(
+            out,
+            "disturbed: {} more spans in summary.json",
+            s.disturbed.len() - SHOWN
+        )?;
+    }
     if s.regions.iter().any(|r| r.rows_written + r.rows_read > 0) {
         let mut t = TextTable::new(&[
             "table",

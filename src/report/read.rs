@@ -54,7 +54,7 @@ pub fn read(dir: &Path) -> Result<RunData, Error> {
             late: o.late,
         });
     }
-    let errors = interval_errors(&dir.join("timeseries.csv"))?;
+    let (errors, retries) = interval_errors(&dir.join("timeseries.csv"))?;
     let mut per_op: Vec<Vec<(Duration, Duration, Histogram)>> = Vec::new();
     for o in &summary.ops {
         per_op.push(interval_log(&dir.join(format!("{}.hlog", o.op)))?);
@@ -85,6 +85,7 @@ pub fn read(dir: &Path) -> Result<RunData, Error> {
             length,
             ops,
             all: interval_op(all_errors, &all),
+            retries: retries.get(&k).copied(),
         });
     }
     Ok(RunData {
@@ -96,8 +97,11 @@ pub fn read(dir: &Path) -> Result<RunData, Error> {
     })
 }
 
-/// Failures per (interval index, operation) from `timeseries.csv`.
-fn interval_errors(path: &Path) -> Result<HashMap<(usize, String), u64>, Error> {
+/// Failures per (interval index, operation), and retries per interval index where counted,
+/// from `timeseries.csv` (a report older than its `retries` column has none).
+type IntervalCounts = (HashMap<(usize, String), u64>, HashMap<usize, u64>);
+
+fn interval_errors(path: &Path) -> Result<IntervalCounts, Error> {
     let mut r = csv::Reader::from_path(path).map_err(|e| Error::at(path, e))?;
     let headers = r.headers().map_err(|e| Error::at(path, e))?.clone();
     let col = |name: &str| {
@@ -107,7 +111,8 @@ fn interval_errors(path: &Path) -> Result<HashMap<(usize, String), u64>, Error> 
             .ok_or_else(|| Error::at(path, format!("no {name} column")))
     };
     let (c_start, c_op, c_err) = (col("start_s")?, col("op")?, col("errors")?);
-    let mut out = HashMap::new();
+    let c_retries = col("retries").ok();
+    let (mut out, mut retries) = (HashMap::new(), HashMap::new());
     let mut index = 0usize;
     let mut last_start: Option<String> = None;
     for (line, rec) in r.records().enumerate() {
@@ -126,9 +131,14 @@ fn interval_errors(path: &Path) -> Result<HashMap<(usize, String), u64>, Error> 
         })?;
         if at(c_op) != ALL {
             out.insert((index, at(c_op).to_string()), errors);
+        } else if let Some(c) = c_retries.filter(|&c| !at(c).is_empty()) {
+            let n: u64 = at(c)
+                .parse()
+                .map_err(|_| Error::at(path, format!("line {}: retries: {:?} is not a count", line + 2, at(c))))?;
+            retries.insert(index, n);
         }
     }
-    Ok(out)
+    Ok((out, retries))
 }
 
 /// The intervals of an interval log: start (since the base time), length, histogram.
@@ -385,11 +395,18 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
         .map(|_| names.iter().map(|_| (stats::histogram(), 0)).collect())
         .collect();
     let mut spans: Vec<(Duration, Duration)> = vec![(Duration::ZERO, Duration::ZERO); n_intervals];
+    // Retries add up where any shard counted them.
+    let mut interval_retries: Vec<Option<u64>> = vec![None; n_intervals];
     let mut reasons = Vec::new();
     let (mut threads, mut identities) = (0, Vec::<String>::new());
     let mut retries = std::collections::BTreeMap::new();
     for (d, r) in dirs.iter().zip(&reports) {
         let s = &r.summary;
+        for (k, iv) in r.intervals.iter().enumerate() {
+            if let Some(n) = iv.retries {
+                *interval_retries[k].get_or_insert(0) += n;
+            }
+        }
         for (i, o) in s.ops.iter().enumerate() {
             let j = names.iter().position(|n| *n == o.op).expect("collected above");
             totals[j].add(&r.totals[i]);
@@ -447,7 +464,8 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
     let intervals = hist
         .into_iter()
         .zip(spans)
-        .map(|(ops, (start, length))| {
+        .zip(interval_retries)
+        .map(|((ops, (start, length)), retries)| {
             let mut all = stats::histogram();
             let mut errors = 0;
             for (h, e) in &ops {
@@ -459,6 +477,7 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
                 length,
                 ops: ops.iter().map(|(h, e)| interval_op(*e, h)).collect(),
                 all: interval_op(errors, &all),
+                retries,
             }
         })
         .collect();

@@ -87,6 +87,7 @@ impl RunData {
             regions: Vec::new(),
             slos: Vec::new(),
             retries: Default::default(),
+            disturbed: Vec::new(),
         };
         summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
         RunData {
@@ -120,6 +121,7 @@ impl RunData {
         }
         self.summary.all = op_report(ALL, &all, all_rate, open, interval_rates(&|iv| iv.all.ok));
         self.summary.ops = ops;
+        self.summary.disturbed = disturbances(&self.intervals);
     }
 
     /// Judges the run against `targets`: their verdicts go into the summary.
@@ -249,6 +251,7 @@ impl RunData {
             "p50_us",
             "p99_us",
             "max_us",
+            "retries",
         ])
         .expect("writing to memory");
         let us = |ns: u64| format!("{:.3}", ns as f64 / 1000.0);
@@ -272,6 +275,11 @@ impl RunData {
                     us(o.summary.p50),
                     us(o.summary.p99),
                     us(o.summary.max),
+                    // On the `all` row: a retry belongs to no one operation.
+                    match iv.retries {
+                        Some(n) if name == ALL => n.to_string(),
+                        _ => String::new(),
+                    },
                 ])
                 .expect("writing to memory");
             }
@@ -349,6 +357,41 @@ fn op_report(name: &str, t: &OpStats, rate: f64, open: bool, interval_ops_per_s:
     }
 }
 
+/// The spans of consecutive intervals with failures or retries, each with the p99 of all
+/// operations in it and the interval on either side.
+pub fn disturbances(intervals: &[Interval]) -> Vec<super::summary::Disturbance> {
+    let hit = |iv: &Interval| iv.all.errors > 0 || iv.retries.unwrap_or(0) > 0;
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < intervals.len() {
+        if !hit(&intervals[k]) {
+            k += 1;
+            continue;
+        }
+        let first = k;
+        while k < intervals.len() && hit(&intervals[k]) {
+            k += 1;
+        }
+        let span = &intervals[first..k];
+        let mut around = stats::histogram();
+        for iv in &intervals[first.saturating_sub(1)..(k + 1).min(intervals.len())] {
+            if let Ok(h) = stats::decode(&iv.all.histogram) {
+                around.add(&h).expect("same bounds");
+            }
+        }
+        let last = &span[span.len() - 1];
+        out.push(super::summary::Disturbance {
+            start_s: span[0].start.as_secs_f64(),
+            end_s: (last.start + last.length).as_secs_f64(),
+            retries: span.iter().map(|iv| iv.retries.unwrap_or(0)).sum(),
+            errors: span.iter().map(|iv| iv.all.errors).sum(),
+            count: span.iter().map(|iv| iv.all.ok + iv.all.errors).sum(),
+            p99_around_ns: Summary::of(&around).p99,
+        });
+    }
+    out
+}
+
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let mut f = std::fs::File::create(path).map_err(|e| Error::at(path, e))?;
     f.write_all(bytes).map_err(|e| Error::at(path, e))
@@ -373,5 +416,52 @@ pub fn interval_op(errors: u64, h: &Histogram) -> IntervalOp {
         errors,
         summary: Summary::of(h),
         histogram: stats::encode(h),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// An interval of one second: `ms` as the response times that succeeded, `errors`
+    /// failures, `retries` counted.
+    fn interval(k: u32, ms: &[u64], errors: u64, retries: Option<u64>) -> Interval {
+        let mut s = OpStats::default();
+        for &m in ms {
+            stats::record(&mut s.response, m * 1_000_000);
+        }
+        if errors > 0 {
+            s.errors.insert("timeout".into(), (errors, "slow".into()));
+        }
+        Interval {
+            start: Duration::from_secs(k as u64),
+            length: Duration::from_secs(1),
+            ops: vec![IntervalOp::of(&s)],
+            all: IntervalOp::of(&s),
+            retries,
+        }
+    }
+
+    #[test]
+    fn disturbances_are_the_runs_of_seconds_with_retries_or_errors() {
+        let intervals = [
+            interval(0, &[1; 49], 0, Some(0)),
+            interval(1, &[50], 0, Some(3)),
+            interval(2, &[900], 1, Some(2)),
+            interval(3, &[2; 49], 0, Some(0)),
+            interval(4, &[1; 10], 0, None),
+            interval(5, &[1], 1, None),
+        ];
+        let d = disturbances(&intervals);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!((d[0].start_s, d[0].end_s), (1.0, 3.0));
+        assert_eq!((d[0].retries, d[0].errors, d[0].count), (5, 1, 3));
+        // Around 1-3 s: seconds 0 to 3, 100 times of which the two slowest are 50 and 900 ms.
+        let p99_ms = d[0].p99_around_ns / 1_000_000;
+        assert!((49..=51).contains(&p99_ms), "{p99_ms} ms");
+        assert_eq!((d[1].start_s, d[1].end_s), (5.0, 6.0));
+        assert_eq!((d[1].retries, d[1].errors, d[1].count), (0, 1, 2));
+        assert!(disturbances(&intervals[3..5]).is_empty());
     }
 }

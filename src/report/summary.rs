@@ -66,6 +66,28 @@ pub struct RunSummary {
     /// are not counted among its errors.
     #[serde(default)]
     pub retries: BTreeMap<String, u64>,
+    /// The spans of seconds in which operations failed or the backend retried, in order:
+    /// how the run went through a fault, beside its figures as a whole.
+    #[serde(default)]
+    pub disturbed: Vec<Disturbance>,
+}
+
+/// Consecutive intervals in each of which an operation failed or a call was retried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Disturbance {
+    /// Start of its first interval (seconds from the start of measuring).
+    pub start_s: f64,
+    /// End of its last interval.
+    pub end_s: f64,
+    /// Calls retried in it.
+    pub retries: u64,
+    /// Operations failed in it.
+    pub errors: u64,
+    /// Operations done in it.
+    pub count: u64,
+    /// p99 response time (ns) of all operations around it: its intervals and the one on
+    /// either side, to set against the run's (`all.response.p99`).
+    pub p99_around_ns: u64,
 }
 
 /// The workload of a run.

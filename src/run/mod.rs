@@ -102,6 +102,9 @@ pub struct Interval {
     pub ops: Vec<IntervalOp>,
     /// All operations together.
     pub all: IntervalOp,
+    /// Calls the backend tried again within the interval, all operations together (a
+    /// retry belongs to no single operation); `None` where the backend does not count them.
+    pub retries: Option<u64>,
 }
 
 /// What a run measured.
@@ -165,6 +168,56 @@ impl Outcome {
     }
 }
 
+fn total_retries(store: &dyn Store) -> u64 {
+    store.retries().iter().map(|(_, n)| n).sum()
+}
+
+/// The backend's retry count read at each interval's end, from the start of measuring.
+#[derive(Default)]
+struct RetryMarks {
+    /// The count at the start of measuring, then at the end of each interval.
+    read: std::sync::Mutex<Vec<u64>>,
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl RetryMarks {
+    /// Reads `store`'s count at `start` and every `interval` after, until stopped.
+    fn sample(&self, store: &dyn Store, start: Instant, interval: Duration) {
+        use std::sync::atomic::Ordering;
+        for k in 0u32.. {
+            let at = start + interval * k;
+            loop {
+                if self.done.load(Ordering::Acquire) {
+                    return;
+                }
+                let now = Instant::now();
+                if now >= at {
+                    break;
+                }
+                std::thread::sleep((at - now).min(Duration::from_millis(50)));
+            }
+            self.read
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(total_retries(store));
+        }
+    }
+
+    fn stop(&self) {
+        self.done.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Each interval's retries: the count at its end less the count at its start (the
+    /// count now for an end not read).
+    fn assign(&self, intervals: &mut [Interval], now: u64) {
+        let read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        let at = |k: usize| read.get(k).copied().unwrap_or(now);
+        for (k, iv) in intervals.iter_mut().enumerate() {
+            iv.retries = read.get(k).map(|&from| at(k + 1).saturating_sub(from));
+        }
+    }
+}
+
 /// What sees each finished interval: its figures, the operations, and per operation what
 /// was recorded in it.
 pub type OnInterval<'a> = dyn FnMut(&Interval, &[Op], &[OpStats]) + 'a;
@@ -181,6 +234,9 @@ pub fn run(
     interval: Duration,
     on_interval: &mut OnInterval<'_>,
 ) -> schema::Result<Outcome> {
+    // Retries are read on the wall clock at each interval's end; a simulated clock's
+    // backends count none.
+    let sampled = (!store.clock().is_some_and(|c| c.is_virtual())).then(|| store.clone());
     let clock = store.clock().unwrap_or_else(clock::real);
     let ctx = Ctx::new(store, g, r)?;
     let mix = Mix::new(&r.mix);
@@ -217,7 +273,12 @@ pub fn run(
     let mut intervals = Vec::new();
     let (tx, rx) = mpsc::channel::<Msg>();
     plan.clock.join(threads);
+    let marks = RetryMarks::default();
     std::thread::scope(|scope| {
+        if let Some(store) = &sampled {
+            let marks = &marks;
+            scope.spawn(move || marks.sample(&**store, measure_start, interval));
+        }
         for id in 0..threads {
             let tx = tx.clone();
             let (plan, ctx, mix, claimed) = (&plan, &ctx, &mix, &claimed);
@@ -242,6 +303,7 @@ pub fn run(
                 length: interval,
                 ops: stats.iter().map(IntervalOp::of).collect(),
                 all: IntervalOp::of(&all),
+                retries: None,
             };
             on_interval(&iv, mix.ops(), &stats);
             intervals.push(iv);
@@ -271,7 +333,11 @@ pub fn run(
             finish(next, pending.remove(&next), &mut intervals);
             next += 1;
         }
+        marks.stop();
     });
+    if let Some(store) = &sampled {
+        marks.assign(&mut intervals, total_retries(&**store));
+    }
     if let Some(why) = plan.denied.get() {
         return Err(schema::Error::Store(crate::store::Error::Denied(format!(
             "the run stopped: {why}"

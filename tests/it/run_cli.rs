@@ -101,6 +101,11 @@ fn run_loads_an_empty_target_then_reports_every_file() {
     assert_eq!(rows.last().unwrap()[0], "all");
     let series = csv_rows(&report.join("timeseries.csv"));
     assert_eq!(series[0][..3], ["start_s", "length_s", "op"]);
+    // Retries on the `all` rows only (a retry belongs to no one operation): none here.
+    assert_eq!(series[0].last().unwrap(), "retries");
+    for row in &series[1..] {
+        assert_eq!(row.last().unwrap(), if row[2] == "all" { "0" } else { "" }, "{row:?}");
+    }
     assert!(series.len() > ops.len() + 1);
     let svg = std::fs::read_to_string(report.join("latency.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("<polyline"));
