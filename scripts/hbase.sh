@@ -22,6 +22,14 @@
 #                             HBase's HFilePrettyPrinter (`hbase hfile`), e.g. -m -v -f FILE
 #   scripts/hbase.sh regionserver N
 #                             start region server N (1 or 2) again, after a test killed it
+#   scripts/hbase.sh graceful N
+#                             restart region server N as HBase's graceful_stop.sh --restart
+#                             --reload does: its regions moved off (RegionMover unload), the
+#                             server stopped (SIGTERM) and started again on its port, its
+#                             regions moved back (RegionMover load)
+#   scripts/hbase.sh master N
+#                             start master N (1 or 2) again, after a test killed it: it joins
+#                             as the backup of the one that took over
 #   scripts/hbase.sh kerberized NAME [PROPERTY=VALUE...]
 #                             one more Kerberized standalone HBase (as --secure's, with the
 #                             properties over its settings); prints its pid and URL
@@ -42,7 +50,7 @@
 #
 # HBase (pinned in tests/hbase/pom.xml) runs as pseudo-distributed mode runs it
 # (`bin/start-hbase.sh` with hbase.cluster.distributed=true): ZooKeeper (`hbase zookeeper`),
-# the master and two region servers, each its own JVM, over the local file system (or, with
+# the master, a backup master and two region servers, each its own JVM, over the local file system (or, with
 # --hdfs, over HDFS as on a cluster: a bulk load then renames its files into the regions,
 # where on the local file system it copies them), so that regions live on two servers and
 # routing, splits, moves and a dead server are real. Beside
@@ -114,10 +122,22 @@ stop() {
     fi
     reap "$pid"
   done
+  fsync_stalls "$TALLROW_HBASE_DIR/logs/zookeeper.log"
   case "$TALLROW_HBASE_DIR" in
     */tallrow-hbase.*) rm -rf "$TALLROW_HBASE_DIR" ;;
   esac
   rm -f "$state"
+}
+
+# One line on the times ZooKeeper waited over a second on its transaction log's fsync
+# (its own warning, zookeeper.fsync.warningthresholdms): each one a stall of every
+# ZooKeeper read and write, the kind the client must wait through.
+fsync_stalls() { # log
+  [ -f "$1" ] || return 0
+  local ms
+  ms="$(grep -o 'fsync-ing the write ahead log in [^ ]* took [0-9]*ms' "$1" | grep -o '[0-9]*ms$' | tr -d ms | sort -n)" || true
+  [ -n "$ms" ] || return 0
+  echo "ZooKeeper waited over 1 s on fsync $(echo "$ms" | wc -l) times, longest $(echo "$ms" | tail -1) ms (logs/zookeeper.log)"
 }
 
 site() {
@@ -228,7 +248,7 @@ start_once() {
   stop
   have_tools || return 1
   local cp dir zk master t1 t1fc t2 pids=() hdfs_url= rc=0
-  local logs=(zookeeper.log master.log regionserver-1.log regionserver-2.log thrift1.log thrift1-fc.log thrift2.log)
+  local logs=(zookeeper.log master.log master-2.log regionserver-1.log regionserver-2.log thrift1.log thrift1-fc.log thrift2.log)
   cp="$(classpath)" || return 2
   if [ -n "$hdfs" ]; then
     "$repo/scripts/hdfs.sh" start || rc=$?
@@ -264,12 +284,16 @@ EOF
   (cd "$dir" && exec "${java[@]}" -Xmx128m org.apache.hadoop.hbase.zookeeper.HQuorumPeer start) \
     >"$dir/logs/zookeeper.log" 2>&1 &
   pids+=($!)
-  (cd "$dir" && exec "${java[@]}" -Xmx512m org.apache.hadoop.hbase.master.HMaster start) \
-    >"$dir/logs/master.log" 2>&1 &
-  pids+=($!)
-  local n rs_pids=()
+  local n rs_pids=() rs_ports=() master_pids=() master2
+  master2="$(free_port)"
   for n in 1 2; do
-    start_regionserver "$dir" "$n" "$cp"
+    if [ $n = 1 ]; then start_master "$dir" 1 "$cp" "$master"; else start_master "$dir" 2 "$cp" "$master2" --backup; fi
+    master_pids+=("$started")
+    pids+=("$started")
+  done
+  for n in 1 2; do
+    rs_ports+=("$(free_port)")
+    start_regionserver "$dir" "$n" "$cp" "${rs_ports[-1]}"
     rs_pids+=("$started")
     pids+=("$started")
   done
@@ -294,8 +318,15 @@ export TALLROW_HBASE_THRIFT1_FC='127.0.0.1:$t1fc'
 export TALLROW_HBASE_THRIFT2='127.0.0.1:$t2'
 export TALLROW_HBASE_ZK='127.0.0.1:$zk'
 export TALLROW_HBASE_NATIVE='hbase://127.0.0.1:$zk?api=native'
+export TALLROW_HBASE_ZK_PID='${pids[0]}'
+export TALLROW_HBASE_MASTER1_PID='${master_pids[0]}'
+export TALLROW_HBASE_MASTER1_PORT='$master'
+export TALLROW_HBASE_MASTER2_PID='${master_pids[1]}'
+export TALLROW_HBASE_MASTER2_PORT='$master2'
 export TALLROW_HBASE_RS1_PID='${rs_pids[0]}'
+export TALLROW_HBASE_RS1_PORT='${rs_ports[0]}'
 export TALLROW_HBASE_RS2_PID='${rs_pids[1]}'
+export TALLROW_HBASE_RS2_PORT='${rs_ports[1]}'
 export TALLROW_HBASE_CP='$cp'
 EOF
   if [ -n "$hdfs" ]; then echo "export TALLROW_HDFS='$hdfs_url'" >>"$state"; fi
@@ -337,11 +368,23 @@ EOF
   echo "HBase $version on loopback in ${SECONDS}s: thrift1 127.0.0.1:$t1, thrift1 framed compact 127.0.0.1:$t1fc, thrift2 127.0.0.1:$t2 (logs in $dir/logs)"
 }
 
-# Starts region server N of the cluster in DIR on a free port, logging to
-# regionserver-N.log (appended: a restart keeps the killed one's log); its pid in $started.
-start_regionserver() { # dir n classpath
-  local dir="$1" n="$2" cp="$3" port
-  port="$(free_port)"
+# Starts master N of the cluster in DIR on PORT, logging to master.log (N=1) or
+# master-N.log (appended: a restart keeps the killed one's log); its pid in $started. With
+# `--backup` it waits, as a backup master does, until the active one's znode goes.
+start_master() { # dir n classpath port [--backup]
+  local dir="$1" n="$2" cp="$3" port="$4" log=master.log
+  [ "$n" = 1 ] || log="master-$n.log"
+  (cd "$dir" && exec java "${jdk_flags[@]}" "-Dlog4j2.configurationFile=$dir/conf/log4j2.properties" \
+    "-Dhbase.log.dir=$dir/logs" -cp "$cp" -Xmx512m \
+    org.apache.hadoop.hbase.master.HMaster -D "hbase.master.port=$port" ${5:+"$5"} start) \
+    >>"$dir/logs/$log" 2>&1 &
+  started=$!
+}
+
+# Starts region server N of the cluster in DIR on PORT, logging to regionserver-N.log
+# (appended: a restart keeps the killed one's log); its pid in $started.
+start_regionserver() { # dir n classpath port
+  local dir="$1" n="$2" cp="$3" port="$4"
   (cd "$dir" && exec java "${jdk_flags[@]}" "-Dlog4j2.configurationFile=$dir/conf/log4j2.properties" \
     "-Dhbase.log.dir=$dir/logs" -cp "$cp" "-Xmx$heap" \
     org.apache.hadoop.hbase.regionserver.HRegionServer -D "hbase.regionserver.port=$port" start) \
@@ -349,24 +392,93 @@ start_regionserver() { # dir n classpath
   started=$!
 }
 
-# Starts region server N again (a test killed it): the new pid replaces the old in the state.
-restart_regionserver() { # n
-  local n="$1" old new
-  case "$n" in 1 | 2) ;; *) echo "no region server $n: 1 or 2" >&2; return 64 ;; esac
+# Records that KIND N (RS or MASTER) runs as pid NEW now, in place of OLD.
+replaced() { # kind n old new
+  sed -e "s/^export TALLROW_HBASE_$1$2_PID=.*/export TALLROW_HBASE_$1$2_PID='$4'/" \
+    -e "/^export TALLROW_HBASE_PIDS=/s/\\b$3\\b/$4/" "$state" >"$state.tmp"
+  mv "$state.tmp" "$state"
+}
+
+# Loads the state of the running instance, for a command on one of its processes.
+instance() { # n
+  case "$1" in 1 | 2) ;; *) echo "no process $1: 1 or 2" >&2; return 64 ;; esac
   [ -f "$state" ] || { echo "HBase is not running: scripts/hbase.sh start" >&2; return 3; }
   # shellcheck disable=SC1090
   . "$state"
-  old="$(eval echo "\$TALLROW_HBASE_RS${n}_PID")"
+}
+
+# Starts region server N again (a test killed it) on its port: the new pid replaces the old
+# in the state.
+restart_regionserver() { # n
+  local n="$1" old port
+  instance "$n" || return
+  old="$(eval echo "\$TALLROW_HBASE_RS${n}_PID")" port="$(eval echo "\$TALLROW_HBASE_RS${n}_PORT")"
   if kill -0 "$old" 2>/dev/null; then
     echo "region server $n runs (pid $old)" >&2
     return 0
   fi
-  start_regionserver "$TALLROW_HBASE_DIR" "$n" "$TALLROW_HBASE_CP"
-  new="$started"
-  sed -e "s/^export TALLROW_HBASE_RS${n}_PID=.*/export TALLROW_HBASE_RS${n}_PID='$new'/" \
-    -e "/^export TALLROW_HBASE_PIDS=/s/\\b$old\\b/$new/" "$state" >"$state.tmp"
-  mv "$state.tmp" "$state"
-  echo "region server $n started again (pid $new)"
+  start_regionserver "$TALLROW_HBASE_DIR" "$n" "$TALLROW_HBASE_CP" "$port"
+  replaced RS "$n" "$old" "$started"
+  echo "region server $n started again (pid $started)"
+}
+
+# Starts master N again (a test killed it) on its port, as a backup.
+restart_master() { # n
+  local n="$1" old port
+  instance "$n" || return
+  old="$(eval echo "\$TALLROW_HBASE_MASTER${n}_PID")" port="$(eval echo "\$TALLROW_HBASE_MASTER${n}_PORT")"
+  if kill -0 "$old" 2>/dev/null; then
+    echo "master $n runs (pid $old)" >&2
+    return 0
+  fi
+  # Master 1 restarted is a backup too: the other one took over.
+  start_master "$TALLROW_HBASE_DIR" "$n" "$TALLROW_HBASE_CP" "$port" --backup
+  replaced MASTER "$n" "$old" "$started"
+  echo "master $n started again as a backup (pid $started)"
+}
+
+# HBase's graceful_stop.sh --restart --reload for region server N: RegionMover moves its
+# regions to the other server and waits until each is open there; SIGTERM stops it as
+# `hbase-daemon.sh stop` does (it closes what it still holds and leaves the cluster); it
+# starts again on its port, and RegionMover moves the regions back once it is online.
+graceful_regionserver() { # n
+  local n="$1" pid port file t0=$SECONDS
+  instance "$n" || return
+  pid="$(eval echo "\$TALLROW_HBASE_RS${n}_PID")" port="$(eval echo "\$TALLROW_HBASE_RS${n}_PORT")"
+  kill -0 "$pid" 2>/dev/null || { echo "region server $n is not running" >&2; return 3; }
+  file="$TALLROW_HBASE_DIR/regions-of-rs$n"
+  local mover=(java "${jdk_flags[@]}" -XX:TieredStopAtLevel=1 -Xmx256m
+    "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties"
+    -cp "$TALLROW_HBASE_CP" org.apache.hadoop.hbase.util.RegionMover
+    -r "localhost:$port" -m 4 -f "$file")
+  "${mover[@]}" -o unload >>"$TALLROW_HBASE_DIR/logs/regionmover.log" 2>&1 ||
+    { echo "RegionMover could not unload region server $n (logs/regionmover.log)" >&2; return 2; }
+  local unloaded=$((SECONDS - t0))
+  kill -TERM "$pid"
+  local deadline=$((SECONDS + 120))
+  while kill -0 "$pid" 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || { echo "region server $n still runs 120 s after SIGTERM" >&2; return 2; }
+    sleep 0.2
+  done
+  local stopped=$((SECONDS - t0)) log="$TALLROW_HBASE_DIR/logs/regionserver-$n.log" served
+  served="$(grep -c "Serving as" "$log" || true)"
+  start_regionserver "$TALLROW_HBASE_DIR" "$n" "$TALLROW_HBASE_CP" "$port"
+  replaced RS "$n" "$pid" "$started"
+  # Online once it has reported for duty to the master (RegionMover's load waits for that
+  # only when it has regions to move back).
+  deadline=$((SECONDS + 120))
+  until [ "$(grep -c "Serving as" "$log" || true)" -gt "$served" ]; do
+    kill -0 "$started" 2>/dev/null || { echo "region server $n exited as it started (logs/regionserver-$n.log)" >&2; return 2; }
+    [ $SECONDS -lt $deadline ] || { echo "region server $n not online 120 s after it started" >&2; return 2; }
+    sleep 0.2
+  done
+  # The master places hbase:meta and hbase:namespace only on servers whose version it knows,
+  # which comes with a server's first report (every hbase.regionserver.msginterval, 3 s):
+  # a move of meta to it before that lands back where it was and RegionMover waits 60 s.
+  sleep 3.5
+  "${mover[@]}" -o load >>"$TALLROW_HBASE_DIR/logs/regionmover.log" 2>&1 ||
+    { echo "RegionMover could not load region server $n again (logs/regionmover.log)" >&2; return 2; }
+  echo "region server $n restarted gracefully: unloaded at ${unloaded}s, stopped at ${stopped}s, reloaded at $((SECONDS - t0))s (pid $started)"
 }
 
 # Waits until the standalone HBase NAME (pid PID) has initialized (its region server
@@ -521,6 +633,8 @@ case "${1:-}" in
     ;;
   classpath) classpath "${2:-}" ;;
   regionserver) restart_regionserver "${2:-}" ;;
+  master) restart_master "${2:-}" ;;
+  graceful) graceful_regionserver "${2:-}" ;;
   kerberized)
     shift
     [ $# -ge 1 ] || { echo "usage: scripts/hbase.sh kerberized NAME [PROPERTY=VALUE...]" >&2; exit 64; }
@@ -579,7 +693,7 @@ case "${1:-}" in
       -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start [--secure] [--hdfs]|stop|status|env|classpath [bench]|regionserver N|kerberized NAME [PROPERTY=VALUE...]|chaos ARGS...|describe TABLE...|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start [--secure] [--hdfs]|stop|status|env|classpath [bench]|regionserver N|graceful N|master N|kerberized NAME [PROPERTY=VALUE...]|chaos ARGS...|describe TABLE...|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

@@ -1,9 +1,13 @@
 //! Faults made by HBase itself while tallrow works through `api=native`, against the
 //! two-region-server HBase of scripts/hbase.sh: regions split and moved by HBase's Java Admin
 //! (`scripts/hbase.sh chaos`, tests/hbase/src/.../faults/Chaos.java) during a load and during
-//! a run, and a region server killed with SIGKILL during a load. The client must ride them
-//! out: the load completes and verifies, the run's operations do not fail, and both count
-//! the retries they made, by kind: the kinds the fault causes.
+//! a run, a region server killed with SIGKILL during a load, and what operators do to a
+//! cluster: a rolling restart of both region servers (`scripts/hbase.sh graceful`, as
+//! HBase's graceful_stop.sh), ZooKeeper stopped for 10 s and the active master killed (its
+//! backup takes over) during a run, and the active master killed while a load creates its
+//! tables. The client must ride them out: the load completes and verifies, the run's
+//! operations do not fail, and both count the retries they made, by kind: the kinds the
+//! fault causes.
 //!
 //! During a load, each fault is made while the load is stopped (SIGSTOP) part-way, its
 //! cached region locations in hand, and the load is continued after it: so the fault lands
@@ -17,7 +21,7 @@ use crate::common::{SchemaTables, real_hbase, real_hbase_there};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The table the faults are made on: the quickstart's largest table but one, written from
 /// the load's first batch to its last.
@@ -206,93 +210,6 @@ fn regions_split_and_moved_during_a_load() {
 }
 
 #[test]
-fn regions_split_and_moved_during_a_run() {
-    if !real_hbase_there() {
-        return;
-    }
-    let _turn = SchemaTables::native();
-    let dir = tempfile::tempdir().unwrap();
-    let url = native_url();
-    let load = crate::common::tallrow(
-        dir.path(),
-        &[
-            "load",
-            &quickstart(),
-            "--set",
-            USERS,
-            "--backend",
-            &url,
-            "--regions",
-            "4",
-        ],
-    );
-    assert_eq!(load.code, 0, "{}{}", load.stdout, load.stderr);
-    let mut run = spawn(
-        dir.path(),
-        &[
-            "run",
-            &quickstart(),
-            "--set",
-            USERS,
-            "--set",
-            "run.duration=60s",
-            "--set",
-            "run.warmup=1s",
-            "--backend",
-            &url,
-        ],
-    );
-    // The faults start once the run does, and are made while its operations go on (a run
-    // stopped before them would look every region up afresh after, and meet none): the
-    // run must outlast them, which the test checks.
-    let mut stdout = BufReader::new(run.stdout.take().unwrap());
-    let mut read = String::new();
-    while !read.contains("running quickstart against") {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        read.push_str(&line);
-    }
-    let chaos = hbase_sh(&["chaos", "shuffle", TABLE, "2"]);
-    assert!(chaos.contains("splits 2 moves 2"), "{chaos}");
-    assert!(
-        run.try_wait().unwrap().is_none(),
-        "the run ended before the faults were made: they tested nothing"
-    );
-    run.stdout = Some(stdout.into_inner());
-    let (code, stdout, stderr) = finish(run, &read);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    let (n, line) = retries(&stdout);
-    eprintln!("{chaos}{line}");
-    assert!(
-        retried_for(&line, &["NotServingRegion", "RegionMoved"]) > 0,
-        "the run met the split and moved regions: {line}"
-    );
-    // No operation failed: the client retried each through the faults.
-    assert!(!stdout.contains(" failed "), "{stdout}");
-    let report: PathBuf = dir.path().join(
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("report: "))
-            .expect("the report's folder"),
-    );
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(summary["all"]["errors"], 0, "{}", summary["all"]);
-    for op in summary["ops"].as_array().unwrap() {
-        assert_eq!(op["errors_by_kind"], serde_json::json!({}), "{op}");
-    }
-    let counted: u64 = summary["retries"]
-        .as_object()
-        .expect("the report counts retries by kind")
-        .values()
-        .map(|v| v.as_u64().unwrap())
-        .sum();
-    assert_eq!(counted, n, "the report's retries by kind add up to the line's");
-}
-
-#[test]
 fn a_region_server_killed_during_a_load() {
     if !real_hbase_there() {
         return;
@@ -353,4 +270,275 @@ fn listening_ports(pid: &str) -> Vec<String> {
         .filter(|l| l.contains(&format!("pid={pid},")))
         .filter_map(|l| l.split_whitespace().nth(3)?.rsplit(':').next().map(str::to_string))
         .collect()
+}
+
+/// `TALLROW_HBASE_<NAME>` of the running cluster's state (.hbase.env), read now: a restart
+/// changes the pids.
+fn cluster_state(name: &str) -> String {
+    let state = std::fs::read_to_string(repo().join(".hbase.env")).unwrap();
+    let prefix = format!("export TALLROW_HBASE_{name}=");
+    state
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("{name} in .hbase.env"))
+        .trim_matches('\'')
+        .to_string()
+}
+
+/// The active master: its number in scripts/hbase.sh (1 or 2) and its address, as
+/// ZooKeeper names it to a client connecting now.
+fn active_master() -> (u32, String) {
+    let master = crate::common::raw_client().cluster().master;
+    let n = (1..=2)
+        .find(|n| cluster_state(&format!("MASTER{n}_PORT")) == master.port.to_string())
+        .unwrap_or_else(|| panic!("{} is neither master of .hbase.env", master.addr()));
+    (n, master.addr())
+}
+
+/// Kills master `n` (SIGKILL), waits until the other one has taken over and answers, and
+/// starts `n` again as the backup.
+fn fail_over_from(n: u32) {
+    signal(cluster_state(&format!("MASTER{n}_PID")).parse().unwrap(), "KILL");
+    loop {
+        let client = hbase_client::Client::connect(crate::common::raw_registry(), hbase_client::Options::default());
+        if let Ok(c) = client
+            && c.cluster().master.port.to_string() != cluster_state(&format!("MASTER{n}_PORT"))
+            && c.table_names().is_ok()
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    hbase_sh(&["master", &n.to_string()]);
+}
+
+/// One run of the quickstart's reads through what HBase and its operators do to a cluster,
+/// one after the other while its operations go on: regions split and moved twice; both region servers restarted one
+/// after the other, each emptied of its regions first; ZooKeeper stopped for 10 s; the
+/// active master killed, and the backup taking over. No operation fails; the report names
+/// the seconds with retries and the p99 around them; `verify` passes after. The faults are made while the run's
+/// operations go on (a run stopped before them would look every region up afresh after,
+/// and meet none): the run must outlast them, which the test checks.
+#[test]
+fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_during_a_run() {
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = SchemaTables::native();
+    let dir = tempfile::tempdir().unwrap();
+    let url = native_url();
+    let load = crate::common::tallrow(
+        dir.path(),
+        &[
+            "load",
+            &quickstart(),
+            "--set",
+            USERS,
+            "--backend",
+            &url,
+            "--regions",
+            "4",
+        ],
+    );
+    assert_eq!(load.code, 0, "{}{}", load.stdout, load.stderr);
+    // The quickstart's data with the reads of its mix alone, so that `verify` after the run
+    // checks that the faults lost nothing (writes go through the same faults in the load's
+    // test).
+    let reads = dir.path().join("reads.toml");
+    let mut workload = std::fs::read_to_string(quickstart()).unwrap();
+    workload.push_str(
+        "\n[run.mix]\ntimeline = 20\ntimeline_later = 5\nown_posts = 5\nactions_offset = 8\nactions_cursor = 8\n\
+         actions_range = 5\nseries_range = 5\nfollowers = 3\nfollowees = 3\ncategory = 5\n",
+    );
+    std::fs::write(&reads, workload).unwrap();
+    let mut run = spawn(
+        dir.path(),
+        &[
+            "run",
+            reads.to_str().unwrap(),
+            "--set",
+            USERS,
+            "--set",
+            "run.duration=150s",
+            "--set",
+            "run.warmup=1s",
+            "--backend",
+            &url,
+        ],
+    );
+    let mut stdout = BufReader::new(run.stdout.take().unwrap());
+    let mut read = String::new();
+    while !read.contains("running quickstart against") {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        read.push_str(&line);
+    }
+    // Seconds from the start of measuring (1 s of warm-up after the line).
+    let measuring = Instant::now() + Duration::from_secs(1);
+    let at = || Instant::now().saturating_duration_since(measuring).as_secs_f64();
+    let mut done = Vec::new();
+    let t = at();
+    let chaos = hbase_sh(&["chaos", "shuffle", TABLE, "2"]);
+    assert!(chaos.contains("splits 2 moves 2"), "{chaos}");
+    done.push(format!("splits and moves {t:.0}-{:.0} s", at()));
+    let t = at();
+    let restarts = [hbase_sh(&["graceful", "1"]), hbase_sh(&["graceful", "2"])];
+    done.push(format!(
+        "rolling restart {t:.0}-{:.0} s: {}",
+        at(),
+        restarts.join("; ").trim()
+    ));
+    let zk: u32 = cluster_state("ZK_PID").parse().unwrap();
+    let t = at();
+    signal(zk, "STOP");
+    std::thread::sleep(Duration::from_secs(10));
+    signal(zk, "CONT");
+    done.push(format!("ZooKeeper stopped {t:.0}-{:.0} s", at()));
+    let (n, _) = active_master();
+    let t = at();
+    fail_over_from(n);
+    done.push(format!(
+        "master {n} killed at {t:.0} s, the backup active by {:.0} s",
+        at()
+    ));
+    assert!(
+        run.try_wait().unwrap().is_none(),
+        "the run ended before the faults were made: they tested nothing"
+    );
+    run.stdout = Some(stdout.into_inner());
+    let (code, stdout, stderr) = finish(run, &read);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (n, line) = retries(&stdout);
+    let disturbed: Vec<&str> = stdout.lines().filter(|l| l.starts_with("disturbed")).collect();
+    eprintln!("{chaos}{}\n{line}\n{}", done.join("\n"), disturbed.join("\n"));
+    assert!(!stdout.contains(" failed "), "{stdout}");
+    let report: PathBuf = dir.path().join(
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("report: "))
+            .expect("the report's folder"),
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["all"]["errors"], 0, "{}", summary["all"]);
+    // The regions split, moved, and moved off each server in turn were met, and the seconds
+    // they were met in are in the report, with no error among them.
+    assert!(
+        retried_for(&line, &["NotServingRegion", "RegionMoved"]) > 0,
+        "the run met the split and moved regions: {line}"
+    );
+    for op in summary["ops"].as_array().unwrap() {
+        assert_eq!(op["errors_by_kind"], serde_json::json!({}), "{op}");
+    }
+    let counted: u64 = summary["retries"]
+        .as_object()
+        .expect("the report counts retries by kind")
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, n, "the report's retries by kind add up to the line's");
+    let spans = summary["disturbed"].as_array().expect("the report's disturbed seconds");
+    assert!(!spans.is_empty() && !disturbed.is_empty(), "{stdout}");
+    let in_spans: u64 = spans.iter().map(|d| d["retries"].as_u64().unwrap()).sum();
+    assert!(in_spans <= n, "retries in the spans {in_spans} > the run's {n}");
+    assert!(spans.iter().all(|d| d["errors"] == 0), "{spans:?}");
+    verify(dir.path(), &url);
+}
+
+/// A load through what happens to a cluster: the active master killed while the load's
+/// tables are being created (a proxy in front of it holds the first CreateTable, and the
+/// master dies with it unanswered), the backup taking over; then, as the rows go in, both
+/// region servers restarted one after the other, each emptied of its regions first, and
+/// ZooKeeper stopped for 10 s. The load creates each table once, goes on to the backup,
+/// writes through the rest, and verifies.
+#[test]
+fn a_master_failover_a_rolling_restart_and_a_stopped_zookeeper_during_a_load() {
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = SchemaTables::native();
+    let dir = tempfile::tempdir().unwrap();
+    let (n, master) = active_master();
+    let proxy = crate::proxy::FaultProxy::start(&master);
+    proxy.hold_at(b"CreateTable");
+    // 943 calls of 100 rows on 2 threads, each call slowed by 200 ms: at least 94 s of
+    // rows, through which the faults are made.
+    let url = format!("delay:200ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
+    let mut load = spawn(
+        dir.path(),
+        &[
+            "load",
+            &quickstart(),
+            "--set",
+            USERS,
+            "--backend",
+            &url,
+            "--regions",
+            "4",
+            "--batch",
+            "100",
+            "--threads",
+            "2",
+        ],
+    );
+    while !proxy.caught() {
+        assert!(
+            load.try_wait().unwrap().is_none(),
+            "the load ended before it created a table"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let started = Instant::now();
+    let at = || started.elapsed().as_secs_f64();
+    let mut done = Vec::new();
+    fail_over_from(n);
+    proxy.release();
+    done.push(format!(
+        "master {n} killed with a create in hand at 0 s, the backup active by {:.0} s",
+        at()
+    ));
+    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let scan = tallrow::store::Scan {
+        limit: Some(1),
+        ..Default::default()
+    };
+    while !matches!(store.scan(TABLE, &scan), Ok(rows) if !rows.is_empty()) {
+        assert!(load.try_wait().unwrap().is_none(), "it ended before a row was seen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let t = at();
+    let restarts = [hbase_sh(&["graceful", "1"]), hbase_sh(&["graceful", "2"])];
+    done.push(format!(
+        "rolling restart {t:.0}-{:.0} s: {}",
+        at(),
+        restarts.join("; ").trim()
+    ));
+    let zk: u32 = cluster_state("ZK_PID").parse().unwrap();
+    let t = at();
+    signal(zk, "STOP");
+    std::thread::sleep(Duration::from_secs(10));
+    signal(zk, "CONT");
+    done.push(format!("ZooKeeper stopped {t:.0}-{:.0} s", at()));
+    assert!(
+        load.try_wait().unwrap().is_none(),
+        "the load ended before the faults were made: they tested nothing"
+    );
+    let (code, stdout, stderr) = finish(load, "");
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (_, line) = retries(&stdout);
+    eprintln!("{}\n{line}", done.join("\n"));
+    assert!(
+        retried_for(&line, &["connection", "timeout"]) > 0,
+        "the load met the dead master: {line}"
+    );
+    assert!(
+        retried_for(&line, &["NotServingRegion", "RegionMoved", "RegionServerStopped"]) > 0,
+        "the load met the restarts: {line}"
+    );
+    verify(dir.path(), &native_url());
 }
