@@ -14,6 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    // Before any thread starts: Ctrl-C while measuring ends the run with its report.
+    crate::run::interrupt::take_signals();
     let mut flags = args.settings.sets();
     flags.extend(super::regions_set(args.regions));
     let shard = args.shard.get()?;

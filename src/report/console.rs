@@ -49,6 +49,14 @@ pub fn print_summary(out: &mut dyn Write, s: &RunSummary) -> std::io::Result<()>
             )?;
         }
     }
+    if s.stopped_early {
+        writeln!(
+            out,
+            "stopped early: these figures cover the {:.1} s it measured, not the {} asked for",
+            s.measured_s,
+            humantime::format_duration(s.config.run.duration)
+        )?;
+    }
     if let Some(line) = super::retries_line(&s.retries) {
         writeln!(out, "{line}")?;
     }

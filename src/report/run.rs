@@ -88,6 +88,7 @@ impl RunData {
             slos: Vec::new(),
             retries: Default::default(),
             disturbed: Vec::new(),
+            stopped_early: out.stopped_early,
         };
         summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
         RunData {

@@ -70,6 +70,10 @@ pub struct RunSummary {
     /// how the run went through a fault, beside its figures as a whole.
     #[serde(default)]
     pub disturbed: Vec<Disturbance>,
+    /// Whether the run was stopped (SIGINT, SIGTERM) before its end: `measured_s` is what
+    /// it measured.
+    #[serde(default)]
+    pub stopped_early: bool,
 }
 
 /// Consecutive intervals in each of which an operation failed or a call was retried.

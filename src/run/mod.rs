@@ -10,6 +10,7 @@
 //! Each worker owns its histograms and hands them over once per interval; the collector (the
 //! calling thread) merges them per interval and into the totals.
 
+pub mod interrupt;
 pub mod ops;
 mod pick;
 mod schedule;
@@ -124,6 +125,9 @@ pub struct Outcome {
     pub started_ms: i64,
     /// End of measurement (epoch ms).
     pub finished_ms: i64,
+    /// Whether the run was stopped before its end ([`interrupt`]): its figures cover the
+    /// time it measured.
+    pub stopped_early: bool,
 }
 
 impl Outcome {
@@ -274,6 +278,7 @@ pub fn run(
     let (tx, rx) = mpsc::channel::<Msg>();
     plan.clock.join(threads);
     let marks = RetryMarks::default();
+    let _measuring = interrupt::measuring();
     std::thread::scope(|scope| {
         if let Some(store) = &sampled {
             let marks = &marks;
@@ -343,11 +348,18 @@ pub fn run(
             "the run stopped: {why}"
         ))));
     }
+    let stopped_early = interrupt::requested();
+    let elapsed = (plan.clock.now().saturating_duration_since(measure_start)).max(Duration::from_millis(1));
     let measured = match opts.ops {
-        None => opts.duration,
-        Some(_) => (plan.clock.now() - measure_start).max(Duration::from_millis(1)),
+        None if !stopped_early => opts.duration,
+        None => elapsed.min(opts.duration).max(Duration::from_millis(1)),
+        Some(_) => elapsed,
     };
-    if let (Some(_), Some(last)) = (opts.ops, intervals.last_mut()) {
+    if stopped_early {
+        // The intervals the run never reached are not part of it.
+        intervals.retain(|iv| iv.start < measured || iv.start.is_zero());
+    }
+    if let (true, Some(last)) = (opts.ops.is_some() || stopped_early, intervals.last_mut()) {
         last.length = measured.saturating_sub(last.start).max(Duration::from_millis(1));
     }
     Ok(Outcome {
@@ -358,5 +370,6 @@ pub fn run(
         open_loop: opts.rate.is_some(),
         started_ms,
         finished_ms: started_ms + measured.as_millis() as i64,
+        stopped_early,
     })
 }

@@ -48,7 +48,7 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
         });
     };
     loop {
-        if plan.denied.get().is_some() {
+        if plan.denied.get().is_some() || super::interrupt::requested() {
             break;
         }
         let s = draws.child(i);

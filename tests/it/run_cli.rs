@@ -994,3 +994,64 @@ fn sweep_runs_every_combination_and_loads_only_where_the_data_changes() {
         assert!(out.stderr.contains(says), "{extra:?}: {}", out.stderr);
     }
 }
+
+/// Ctrl-C (SIGINT) while a run measures ends it there: it exits 0 with the report of what it
+/// measured, marked as stopped early, its intervals those it reached.
+#[test]
+fn a_run_stopped_by_sigint_reports_what_it_measured() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let wl = fixture();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        .current_dir(dir.path())
+        .env("CI", "1")
+        .args([
+            "run",
+            &wl,
+            "--backend",
+            "embedded:store",
+            "--duration",
+            "10m",
+            "--warmup",
+            "0s",
+            "--interval",
+            "200ms",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut read = String::new();
+    while !read.contains("running ") {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the run ended first: {read}");
+        read.push_str(&line);
+    }
+    // A second of measuring, then the signal.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    child.stdout = Some(stdout.into_inner());
+    let out = child.wait_with_output().unwrap();
+    let stdout = format!("{read}{}", String::from_utf8_lossy(&out.stdout));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("SIGINT: the run stops now"), "{stderr}");
+    assert!(stdout.contains("stopped early: these figures cover the "), "{stdout}");
+    let report = report_dir(dir.path(), &stdout);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["stopped_early"], true);
+    let measured = summary["measured_s"].as_f64().unwrap();
+    assert!((0.5..600.0).contains(&measured), "{measured}");
+    assert!(summary["all"]["count"].as_u64().unwrap() > 0);
+    // An interval per 200 ms reached, the last one cut where the run stopped.
+    let series = csv_rows(&report.join("timeseries.csv"));
+    let ops = summary["ops"].as_array().unwrap().len();
+    let intervals = (series.len() - 1) / (ops + 1);
+    assert_eq!(intervals, (measured / 0.2).ceil() as usize, "{measured} s");
+}
