@@ -318,7 +318,8 @@ fn fail_over_from(n: u32) {
 /// active master killed, and the backup taking over. No operation fails; the report names
 /// the seconds with retries and the p99 around them; `verify` passes after. The faults are made while the run's
 /// operations go on (a run stopped before them would look every region up afresh after,
-/// and meet none): the run must outlast them, which the test checks.
+/// and meet none): the run, of 10 minutes, outlasts them, and is stopped with Ctrl-C
+/// (SIGINT) 5 s after the last.
 #[test]
 fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_during_a_run() {
     if !real_hbase_there() {
@@ -359,7 +360,7 @@ fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_duri
             "--set",
             USERS,
             "--set",
-            "run.duration=150s",
+            "run.duration=10m",
             "--set",
             "run.warmup=1s",
             "--backend",
@@ -407,6 +408,9 @@ fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_duri
         run.try_wait().unwrap().is_none(),
         "the run ended before the faults were made: they tested nothing"
     );
+    // Five calm seconds after, then Ctrl-C: the run stops there and reports.
+    std::thread::sleep(Duration::from_secs(5));
+    signal(run.id(), "INT");
     run.stdout = Some(stdout.into_inner());
     let (code, stdout, stderr) = finish(run, &read);
     assert_eq!(code, 0, "{stdout}{stderr}");
@@ -423,6 +427,7 @@ fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_duri
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["all"]["errors"], 0, "{}", summary["all"]);
+    assert_eq!(summary["stopped_early"], true);
     // The regions split, moved, and moved off each server in turn were met, and the seconds
     // they were met in are in the report, with no error among them.
     assert!(
