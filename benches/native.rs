@@ -1,21 +1,25 @@
 //! `api=native` against HBase's own Java client, on the HBase `scripts/hbase.sh` runs (two
 //! region servers on loopback; `scripts/bench.sh native` starts it when none runs). Through
-//! the real binary, the same generated rows, in this order each round, each into empty
-//! tables and checked with `tallrow verify`:
+//! the real binary, the same generated rows, each into empty tables, each round in an order
+//! rotated by three loaders from the round before:
 //!
-//! 1. HBase's Java client loading the rows with one `BufferedMutator` per table
-//!    (tests/hbase/src/.../bench/Native.java), the reference;
+//! 1. HBase's Java client at its best, the reference (tests/hbase/src/.../bench/Native.java,
+//!    `serve`): one JVM that holds the rows in memory before any clock starts and stays warm
+//!    from one untimed load before the first round; 1, 2 and 4 writer threads, each with a
+//!    `BufferedMutator` per table, with 2 MB (HBase's default) and 8 MB write buffers: six
+//!    loads a round, the round's fastest its reference; checked with `tallrow verify` once a
+//!    round;
 //! 2. HBase's `PerformanceEvaluation --nomapred sequentialWrite 1`, as many rows of one cell,
 //!    each as large as the mean row's values;
-//! 3. `tallrow load` through `api=native`;
-//! 4. `tallrow load` through the Thrift2 gateway.
+//! 3. `tallrow load` through `api=native`, verified;
+//! 4. `tallrow load` through the Thrift2 gateway, verified.
 //!
-//! Rates are per round, as ratios to that round's Java loader; the figures are the medians
-//! of the rounds with their ranges. Client CPU per row: tallrow's whole process (generating
-//! the rows included) against the Java loader's whole process (JVM start and reading the
-//! dump included) and against its CPU while writing alone. Then, over the rows the last load
-//! left: gets and pages of 10 and 100 actions by cursor through `api=native` and through the
-//! Java client, and home timelines through `api=native` with their round trips.
+//! Rates are per round, as ratios to that round's best Java configuration; the figures are
+//! the medians of the rounds with their ranges. Client CPU per row: tallrow's whole process
+//! (generating the rows included) against the best Java configuration's CPU while writing.
+//! Then, over the rows the Java loader left: gets and pages of 10 and 100 actions by cursor
+//! through `api=native` and through the Java client in the loader's warm JVM, and home
+//! timelines through `api=native` with their round trips.
 //!
 //! This drops the workload's tables: run it against a scratch HBase.
 //!
@@ -80,66 +84,101 @@ fn main() {
     let pe_rows = size.rows.max(1);
     let value_size = (size.value_bytes / pe_rows).max(1);
     let pe_table = format!("tallrow_pe_{}", std::process::id());
-    // Built (and warmed on the file cache) before anything is timed.
-    let _ = shared::java().arg("usage").output();
+    // The reference at its best: the rows in memory before any clock starts, one JVM that
+    // stays warm, every configuration tried each round, and one untimed load first.
+    let mut java = shared::JavaLoader::start(&dump, size.rows);
+    drop_tables();
+    java.load(2, 8);
+    drop_tables();
 
+    #[derive(Clone, Copy, PartialEq)]
+    enum Loader {
+        Java(u32, u32),
+        Pe,
+        Native,
+        Thrift2,
+    }
+    let loaders: Vec<Loader> = shared::JAVA_CONFIGS
+        .iter()
+        .map(|&(t, b)| Loader::Java(t, b))
+        .chain([Loader::Pe, Loader::Native, Loader::Thrift2])
+        .collect();
     #[derive(Default)]
     struct Round {
-        java: f64,
-        java_cpu: f64,
-        java_cpu_writing: f64,
+        /// Per configuration of [`shared::JAVA_CONFIGS`]: rows/s and CPU seconds writing.
+        java: Vec<(f64, f64)>,
         pe: f64,
         native: f64,
         native_cpu: f64,
         thrift2: f64,
     }
+    impl Round {
+        /// The best Java configuration's index: the round's reference.
+        fn best(&self) -> usize {
+            (0..self.java.len())
+                .max_by(|&a, &b| self.java[a].0.total_cmp(&self.java[b].0))
+                .unwrap()
+        }
+        fn reference(&self) -> f64 {
+            self.java[self.best()].0
+        }
+    }
     let mut done: Vec<Round> = Vec::new();
     for round in 1..=rounds {
-        let mut r = Round::default();
-        drop_tables();
-        let cpu = shared::ChildCpu::start();
-        let mut cmd = shared::java();
-        cmd.arg("load").arg(&dump);
-        let out = shared::external_run(cmd, size.rows);
-        r.java_cpu = cpu.seconds();
-        r.java = out.rate;
-        r.java_cpu_writing = out.field("cpu").expect("the Java loader's cpu");
-        verify("the Java loader");
-        drop_tables();
-
-        r.pe = shared::performance_evaluation(pe_rows, value_size, &pe_table);
-        let _ = store.delete_table(&pe_table);
-
-        let cpu = shared::ChildCpu::start();
-        let (rows, rate) = shared::load(&workload, &native_url, &reports);
-        r.native_cpu = cpu.seconds();
-        assert_eq!(rows, size.rows);
-        r.native = rate;
-        verify("tallrow load, api=native");
-        drop_tables();
-
-        let (_, rate) = shared::load(&workload, &thrift2_url, &reports);
-        r.thrift2 = rate;
-        verify("tallrow load, Thrift2");
+        let mut r = Round {
+            java: vec![(0.0, 0.0); shared::JAVA_CONFIGS.len()],
+            ..Round::default()
+        };
+        // Each round starts with another loader.
+        let mut order = loaders.clone();
+        order.rotate_left((round - 1) * 3 % loaders.len());
+        let mut java_verified = false;
+        for l in order {
+            match l {
+                Loader::Java(threads, mb) => {
+                    let i = shared::JAVA_CONFIGS.iter().position(|&c| c == (threads, mb)).unwrap();
+                    r.java[i] = java.load(threads, mb);
+                    if !java_verified {
+                        verify("the Java loader");
+                        java_verified = true;
+                    }
+                }
+                Loader::Pe => {
+                    r.pe = shared::performance_evaluation(pe_rows, value_size, &pe_table);
+                    let _ = store.delete_table(&pe_table);
+                }
+                Loader::Native => {
+                    let cpu = shared::ChildCpu::start();
+                    let (rows, rate) = shared::load(&workload, &native_url, &reports);
+                    r.native_cpu = cpu.seconds();
+                    assert_eq!(rows, size.rows);
+                    r.native = rate;
+                    verify("tallrow load, api=native");
+                }
+                Loader::Thrift2 => {
+                    let (_, rate) = shared::load(&workload, &thrift2_url, &reports);
+                    r.thrift2 = rate;
+                    verify("tallrow load, Thrift2");
+                }
+            }
+            drop_tables();
+        }
+        let (bt, bm) = shared::JAVA_CONFIGS[r.best()];
         println!(
-            "round {round}: Java {} rows/s ({:.2} CPU-s, {:.2} writing), PE {} rows/s, native {} rows/s ({:.2} CPU-s), Thrift2 {} rows/s",
-            thousands(r.java as u64),
-            r.java_cpu,
-            r.java_cpu_writing,
+            "round {round}: Java best {} rows/s ({bt} threads, {bm} MB; {:.2} CPU-s writing), PE {} rows/s, native {} rows/s ({:.2} CPU-s), Thrift2 {} rows/s",
+            thousands(r.reference() as u64),
+            r.java[r.best()].1,
             thousands(r.pe as u64),
             thousands(r.native as u64),
             r.native_cpu,
             thousands(r.thrift2 as u64)
         );
         done.push(r);
-        if round < rounds {
-            drop_tables();
-        }
     }
     let per_row_us = |cpu: f64| cpu / size.rows as f64 * 1e6;
     let line = |what: &str, rate: &dyn Fn(&Round) -> f64| {
         let rates = shared::Spread::of(done.iter().map(rate));
-        let ratios = shared::Spread::of(done.iter().map(|r| rate(r) / r.java));
+        let ratios = shared::Spread::of(done.iter().map(|r| rate(r) / r.reference()));
         println!(
             "{what:<44} {:>9} rows/s ({} to {})  {:.2}x ({:.2} to {:.2})",
             thousands(rates.median as u64),
@@ -150,41 +189,55 @@ fn main() {
             ratios.max
         );
     };
-    println!("== loads, medians of {rounds} rounds (ranges), as ratios to the Java loader of the same round");
-    line("Java client, BufferedMutator (reference)", &|r| r.java);
+    println!(
+        "== loads, medians of {rounds} rounds (ranges), as ratios to the best Java configuration of the same round"
+    );
+    line("Java client, best configuration (reference)", &|r| r.reference());
+    for (i, (t, b)) in shared::JAVA_CONFIGS.iter().enumerate() {
+        line(&format!("Java client, {t} threads, {b} MB buffers"), &|r| r.java[i].0);
+    }
     line("PerformanceEvaluation sequentialWrite, 1", &|r| r.pe);
     line("tallrow load, api=native", &|r| r.native);
     line("tallrow load, Thrift2", &|r| r.thrift2);
     let cpu = |what: &str, f: &dyn Fn(&Round) -> f64| {
         let s = shared::Spread::of(done.iter().map(|r| per_row_us(f(r))));
-        let ratio = shared::Spread::of(done.iter().map(|r| f(r) / r.java_cpu_writing));
+        let ratio = shared::Spread::of(done.iter().map(|r| f(r) / r.java[r.best()].1));
         println!(
-            "{what:<44} {:>6.2} µs/row ({:.2} to {:.2})  {:.2}x of the Java loader writing ({:.2} to {:.2})",
+            "{what:<44} {:>6.2} µs/row ({:.2} to {:.2})  {:.2}x of the best Java configuration writing ({:.2} to {:.2})",
             s.median, s.min, s.max, ratio.median, ratio.min, ratio.max
         );
     };
     println!("== client CPU per row (user + system), medians of {rounds} rounds");
-    cpu("Java loader, writing only", &|r| r.java_cpu_writing);
-    cpu("Java loader, whole process", &|r| r.java_cpu);
+    cpu("Java loader, best configuration, writing", &|r| r.java[r.best()].1);
     cpu("tallrow load api=native, whole process", &|r| r.native_cpu);
 
-    pages(store.clone(), g.clone(), &w, samples, tmp.path());
+    // The pages read what a load left: the Java loader's, untimed.
+    java.load(2, 8);
+    pages(store.clone(), g.clone(), &w, samples, tmp.path(), &mut java);
     timelines(&native_url, &g, &w, samples);
     drop_tables();
 }
 
 /// Gets and pages of 10 and 100 actions by cursor through `api=native` and through the Java
 /// client, from the same starts.
-fn pages(store: Arc<dyn tallrow::store::Store>, g: Arc<Generator>, w: &Workload, samples: usize, tmp: &Path) {
+fn pages(
+    store: Arc<dyn tallrow::store::Store>,
+    g: Arc<Generator>,
+    w: &Workload,
+    samples: usize,
+    tmp: &Path,
+    java: &mut shared::JavaLoader,
+) {
     let starts = shared::paging_starts(store.clone(), g, w);
     assert!(starts.len() > 100, "{} users with 200 actions", starts.len());
     println!(
-        "== action pages by cursor ({} users with 200+ actions; {samples} reads each, after as many to warm up)",
+        "== action pages by cursor ({} users with 200+ actions; {samples} reads each, after as many to warm up; the Java client in the warm loader's JVM)",
         starts.len()
     );
     let get = shared::gets(&*store, &starts, samples);
     let ours = shared::measure_pages(store, w, &starts, samples);
-    let java = shared::java_pages(w, &starts, samples, tmp);
+    // In the JVM that loaded the rows, warm from its loads, after its own warm-up pass.
+    let java = java.pages(w, &starts, samples, tmp);
     for (what, ours, theirs) in [
         ("1-row get", get, java[0]),
         (" 10 rows", ours[1], java[1]),

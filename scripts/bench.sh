@@ -11,10 +11,12 @@
 #                               happybase and PerformanceEvaluation, then loads through the
 #                               Kerberized gateways (starts HBase --secure if none runs)
 #   scripts/bench.sh native [ROUNDS]
-#                               api=native against HBase's Java client: loads (Java
-#                               BufferedMutator, PerformanceEvaluation, native, Thrift2 each
-#                               round, ROUNDS (3) rounds, medians and ranges), client CPU per
-#                               row, gets and pages, home timelines (starts HBase if none runs)
+#                               api=native against HBase's Java client at its best: loads
+#                               (a warm Java BufferedMutator loader in 6 configurations,
+#                               PerformanceEvaluation, native, Thrift2 each round in rotated
+#                               order, ROUNDS (3) rounds, medians and ranges, ratios to the
+#                               round's best Java configuration), client CPU per row, gets and
+#                               pages, home timelines (starts HBase if none runs)
 #   scripts/bench.sh secure [ROUNDS [native]]
 #                               only the loads through sasl=gssapi (auth, auth-conf) against
 #                               plain: through the Thrift1 gateways, and through HBase's own

@@ -447,19 +447,7 @@ impl RowSize {
 /// The Java client's get of each start's cursor row and pages of 10 and 100 actions after
 /// it, from the same starts as [`gets`] and [`measure_pages`]: `[get, 10, 100]`.
 pub fn java_pages(w: &Workload, starts: &[(i32, Vec<u8>)], samples: usize, tmp: &Path) -> [Summary; 3] {
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-    let mut lines = String::new();
-    for (uid, cursor) in starts {
-        let mut prefix = Vec::new();
-        tallrow::keys::actions::user_prefix(w.keys.actions, *uid, &mut prefix);
-        lines.push_str(&format!(
-            "{} {}\n",
-            hex(cursor),
-            hex(&tallrow::keys::next_prefix(&prefix))
-        ));
-    }
-    let file = tmp.join("starts.txt");
-    std::fs::write(&file, lines).unwrap();
+    let file = starts_file(w, starts, tmp);
     let out = java()
         .arg("pages")
         .arg(&file)
@@ -473,7 +461,29 @@ pub fn java_pages(w: &Workload, starts: &[(i32, Vec<u8>)], samples: usize, tmp: 
         "the Java reader failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8_lossy(&out.stdout);
+    page_summaries(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The starts, as the Java reader takes them: "CURSOR STOP" per line, in hex.
+fn starts_file(w: &Workload, starts: &[(i32, Vec<u8>)], tmp: &Path) -> PathBuf {
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let mut lines = String::new();
+    for (uid, cursor) in starts {
+        let mut prefix = Vec::new();
+        tallrow::keys::actions::user_prefix(w.keys.actions, *uid, &mut prefix);
+        lines.push_str(&format!(
+            "{} {}\n",
+            hex(cursor),
+            hex(&tallrow::keys::next_prefix(&prefix))
+        ));
+    }
+    let file = tmp.join("starts.txt");
+    std::fs::write(&file, lines).unwrap();
+    file
+}
+
+/// The Java reader's times of gets and of pages of 10 and 100 rows.
+fn page_summaries(text: &str) -> [Summary; 3] {
     let kind = |kind: &str| -> Summary {
         let line = text
             .lines()
@@ -600,4 +610,95 @@ pub fn spread<R>(rounds: &[R], f: impl Fn(&R) -> f64) -> (f64, f64, f64) {
     let mut v: Vec<f64> = rounds.iter().map(f).collect();
     v.sort_by(|a, b| a.total_cmp(b));
     (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+/// HBase's Java client at its best, for the loads' reference: one JVM (`Native serve`) that
+/// holds the dumped rows in memory and stays warm between loads, timing only the writes.
+pub struct JavaLoader {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::BufReader<std::process::ChildStdout>,
+    rows: u64,
+}
+
+/// The Java loader's configurations tried: writer threads and write buffer (MB). HBase's
+/// default buffer is 2 MB.
+pub const JAVA_CONFIGS: [(u32, u32); 6] = [(1, 2), (1, 8), (2, 2), (2, 8), (4, 2), (4, 8)];
+
+impl JavaLoader {
+    /// Starts it on `dump`, which holds `rows` rows, and waits until it holds them.
+    pub fn start(dump: &Path, rows: u64) -> JavaLoader {
+        use std::io::BufRead;
+        let mut child = java()
+            .arg("serve")
+            .arg(dump)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the Java loader");
+        let input = child.stdin.take().unwrap();
+        let mut output = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        output.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), format!("ready {rows}"), "the Java loader holds the rows");
+        JavaLoader {
+            child,
+            input,
+            output,
+            rows,
+        }
+    }
+
+    fn ask(&mut self, command: &str, until: &dyn Fn(&str) -> bool) -> String {
+        use std::io::BufRead;
+        writeln!(self.input, "{command}").unwrap();
+        self.input.flush().unwrap();
+        let mut text = String::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.output.read_line(&mut line).unwrap() > 0,
+                "the Java loader ended at {command}: {text}"
+            );
+            assert!(!line.starts_with("error"), "{line}");
+            text.push_str(&line);
+            if until(&line) {
+                return text;
+            }
+        }
+    }
+
+    /// Loads every row into the (empty) tables with `threads` writers and a write buffer of
+    /// `buffer_mb`: rows/s and the JVM's CPU seconds while writing.
+    pub fn load(&mut self, threads: u32, buffer_mb: u32) -> (f64, f64) {
+        let text = self.ask(&format!("load {threads} {buffer_mb}"), &|l| l.starts_with("rows "));
+        let run = ExternalRun { rate: 0.0, text };
+        assert_eq!(run.field("rows").unwrap() as u64, self.rows);
+        let rate = self.rows as f64 / run.field("seconds").unwrap();
+        (rate, run.field("cpu").unwrap())
+    }
+
+    /// [`java_pages`] in this JVM.
+    pub fn pages(&mut self, w: &Workload, starts: &[(i32, Vec<u8>)], samples: usize, tmp: &Path) -> [Summary; 3] {
+        let file = starts_file(w, starts, tmp);
+        let text = self.ask(
+            &format!(
+                "pages {} {} {} {} {samples}",
+                file.display(),
+                actions::TABLE,
+                actions::FAMILY,
+                String::from_utf8_lossy(actions::QUALIFIER)
+            ),
+            &|l| l.trim() == "done",
+        );
+        page_summaries(&text)
+    }
+}
+
+impl Drop for JavaLoader {
+    fn drop(&mut self) {
+        let _ = writeln!(self.input, "quit");
+        let _ = self.input.flush();
+        let _ = self.child.wait();
+    }
 }

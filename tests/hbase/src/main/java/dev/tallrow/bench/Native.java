@@ -33,6 +33,14 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
  *                                scripts/rows_dump.py) with one BufferedMutator per table;
  *                                prints "rows N cells N seconds S cpu C" (only the writes
  *                                timed; C the process's CPU seconds meanwhile)
+ * Native serve DUMP              the loader at its best, for benches/native.rs: reads the
+ *                                rows into memory, then takes commands, one a line on stdin,
+ *                                each answered on stdout, in one JVM that stays warm:
+ *                                "load THREADS BUFFER_MB" creates the missing tables, then
+ *                                times THREADS writers, each with its own BufferedMutator
+ *                                per table of that write buffer over its share of the rows,
+ *                                and prints the load line; "pages ARGS" runs `pages` (below)
+ *                                and prints "done"; "quit" ends it
  * Native compact TABLE...       major-compacts the tables and waits until it is done
  * Native clone TABLE COPY...    creates each COPY from a snapshot of its TABLE (same
  *                                descriptor, same regions, the files shared as links until
@@ -51,6 +59,8 @@ public final class Native {
   public static void main(String[] args) throws Exception {
     if (args.length == 2 && args[0].equals("load")) {
       load(Path.of(args[1]));
+    } else if (args.length == 2 && args[0].equals("serve")) {
+      serve(Path.of(args[1]));
     } else if (args.length >= 2 && args[0].equals("compact")) {
       compact(List.of(args).subList(1, args.length));
     } else if (args.length >= 3 && args.length % 2 == 1 && args[0].equals("clone")) {
@@ -58,7 +68,7 @@ public final class Native {
     } else if (args.length == 6 && args[0].equals("pages")) {
       pages(Path.of(args[1]), args[2], args[3], args[4], Integer.parseInt(args[5]));
     } else {
-      System.err.println("usage: Native load DUMP | Native compact TABLE... | Native clone TABLE COPY... | Native pages FILE TABLE FAMILY QUALIFIER SAMPLES");
+      System.err.println("usage: Native load DUMP | Native serve DUMP | Native compact TABLE... | Native clone TABLE COPY... | Native pages FILE TABLE FAMILY QUALIFIER SAMPLES");
       System.exit(64);
     }
   }
@@ -227,6 +237,133 @@ public final class Native {
       double cpu = (os.getProcessCpuTime() - cpuStarted) / 1e9;
       System.out.printf("rows %d cells %d seconds %.3f cpu %.3f%n", rows, cells, seconds, cpu);
     }
+  }
+
+  /** The dump's tables (names and families with their versions) and rows, in memory. */
+  private static final class Rows {
+    final List<TableName> names = new ArrayList<>();
+    final List<Map<String, Integer>> families = new ArrayList<>();
+    /** Per row: its table's index, and its put. */
+    final int[] tables;
+    final List<Put> puts = new ArrayList<>();
+    long cells;
+
+    Rows(Reader r) throws IOException {
+      int tableCount = r.u32();
+      for (int i = 0; i < tableCount; i++) {
+        names.add(TableName.valueOf(new String(r.blob(2), StandardCharsets.UTF_8)));
+        Map<String, Integer> f = new HashMap<>();
+        int n = r.u16();
+        for (int j = 0; j < n; j++) {
+          f.put(new String(r.blob(2), StandardCharsets.UTF_8), r.u32());
+        }
+        families.add(f);
+      }
+      List<Integer> of = new ArrayList<>();
+      while (r.more()) {
+        int table = r.u8();
+        Put put = new Put(r.blob(4));
+        int n = r.u32();
+        for (int j = 0; j < n; j++) {
+          byte[] family = r.blob(2);
+          byte[] qualifier = r.blob(4);
+          long ts = r.i64();
+          byte[] value = r.blob(4);
+          put.addColumn(family, qualifier, ts == Long.MIN_VALUE ? HConstants.LATEST_TIMESTAMP : ts, value);
+        }
+        of.add(table);
+        puts.add(put);
+        cells += n;
+      }
+      tables = of.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** Creates the tables that are not there (untimed). */
+    void create(Admin admin) throws IOException {
+      for (int i = 0; i < names.size(); i++) {
+        if (families.get(i).isEmpty() || admin.tableExists(names.get(i))) {
+          continue;
+        }
+        TableDescriptorBuilder t = TableDescriptorBuilder.newBuilder(names.get(i));
+        for (Map.Entry<String, Integer> f : families.get(i).entrySet()) {
+          t.setColumnFamily(
+              ColumnFamilyDescriptorBuilder.newBuilder(f.getKey().getBytes(StandardCharsets.UTF_8))
+                  .setMaxVersions(f.getValue())
+                  .build());
+        }
+        admin.createTable(t.build());
+      }
+    }
+  }
+
+  private static void serve(Path dump) throws Exception {
+    Rows rows;
+    try (Reader r = new Reader(dump)) {
+      rows = new Rows(r);
+    }
+    java.io.BufferedReader in =
+        new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+    try (Connection conn = connect(); Admin admin = conn.getAdmin()) {
+      System.out.println("ready " + rows.puts.size());
+      System.out.flush();
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        String[] a = line.trim().split(" ");
+        if (a[0].equals("quit")) {
+          break;
+        } else if (a.length == 3 && a[0].equals("load")) {
+          rows.create(admin);
+          loadInMemory(conn, rows, Integer.parseInt(a[1]), Long.parseLong(a[2]) << 20);
+        } else if (a.length == 6 && a[0].equals("pages")) {
+          pages(Path.of(a[1]), a[2], a[3], a[4], Integer.parseInt(a[5]));
+          System.out.println("done");
+        } else {
+          System.out.println("error: unknown command " + line);
+        }
+        System.out.flush();
+      }
+    }
+  }
+
+  /** Times `threads` writers over contiguous shares of the rows, each with a mutator per table. */
+  private static void loadInMemory(Connection conn, Rows rows, int threads, long buffer) throws Exception {
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    int n = rows.puts.size();
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+    List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+    long cpuStarted = os.getProcessCpuTime();
+    long started = System.nanoTime();
+    for (int t = 0; t < threads; t++) {
+      int from = (int) ((long) n * t / threads);
+      int to = (int) ((long) n * (t + 1) / threads);
+      done.add(pool.submit(() -> {
+        BufferedMutator[] mutators = new BufferedMutator[rows.names.size()];
+        try {
+          for (int i = from; i < to; i++) {
+            int table = rows.tables[i];
+            if (mutators[table] == null) {
+              mutators[table] = conn.getBufferedMutator(
+                  new BufferedMutatorParams(rows.names.get(table)).writeBufferSize(buffer));
+            }
+            mutators[table].mutate(rows.puts.get(i));
+          }
+        } finally {
+          for (BufferedMutator m : mutators) {
+            if (m != null) {
+              m.close();
+            }
+          }
+        }
+        return null;
+      }));
+    }
+    for (java.util.concurrent.Future<?> f : done) {
+      f.get();
+    }
+    pool.shutdown();
+    double seconds = (System.nanoTime() - started) / 1e9;
+    double cpu = (os.getProcessCpuTime() - cpuStarted) / 1e9;
+    System.out.printf("rows %d cells %d seconds %.3f cpu %.3f%n", n, rows.cells, seconds, cpu);
   }
 
   private static byte[] hex(String s) {
