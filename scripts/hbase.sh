@@ -108,6 +108,7 @@ stop() {
   # shellcheck disable=SC1090
   . "$state"
   local pid zk_pid="${TALLROW_HBASE_PIDS%% *}" rest
+  zk_latency "${TALLROW_HBASE_ZK:-}"
   # Everything but ZooKeeper at once (the directory goes with them: nothing needs to be
   # flushed in order), then HDFS where HBase ran on it, then ZooKeeper.
   # The extra Kerberized HBases (`kerberized`), which may have gone already, with the rest.
@@ -127,6 +128,29 @@ stop() {
     */tallrow-hbase.*) rm -rf "$TALLROW_HBASE_DIR" ;;
   esac
   rm -f "$state"
+}
+
+# One line on the longest ZooKeeper took to answer a request since it started (its `srvr`
+# command's maximum latency): a session's creation is a transaction, logged and synced
+# before the client hears back, so a client opening then waits that long.
+zk_latency() { # host:port
+  [ -n "$1" ] || return 0
+  python3 - "$1" <<'PY' 2>/dev/null || true
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)), timeout=2)
+s.sendall(b"srvr")
+out = b""
+while True:
+    d = s.recv(4096)
+    if not d:
+        break
+    out += d
+for line in out.decode().splitlines():
+    if line.startswith("Latency min/avg/max:"):
+        lo, avg, hi = line.split(":", 1)[1].strip().split("/")[:3]
+        print(f"ZooKeeper answered within {float(hi):.0f} ms at most, {float(avg):.1f} ms on average (srvr)")
+PY
 }
 
 # One line on the times ZooKeeper waited over a second on its transaction log's fsync

@@ -229,7 +229,7 @@ failed_tests=0
 if [ ${#nextest[@]} -gt 0 ]; then
   step "cargo nextest run"
   "${nextest[@]}" --lib --bins --tests -E "not (binary(it) & test(/^faults::/))" || failed_tests=$?
-  step "cargo nextest run faults:: (HBase's region servers split, moved and killed under load)"
+  step "cargo nextest run faults:: (regions split and moved, region servers killed and restarted, masters killed, ZooKeeper stopped, under load)"
   rc=0
   "${nextest[@]}" -P faults --test it -E "test(/^faults::/)" || rc=$?
   [ "$failed_tests" -ne 0 ] || failed_tests=$rc
@@ -237,7 +237,7 @@ else
   threads=(--test-threads "${NEXTEST_TEST_THREADS:-3}")
   step "cargo test"
   cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip faults:: "${threads[@]}" || failed_tests=$?
-  step "cargo test faults:: (HBase's region servers split, moved and killed under load)"
+  step "cargo test faults:: (regions split and moved, region servers killed and restarted, masters killed, ZooKeeper stopped, under load)"
   rc=0
   cargo test --test it --locked "${profile[@]}" "${features[@]}" -- faults:: --test-threads=1 || rc=$?
   [ "$failed_tests" -ne 0 ] || failed_tests=$rc

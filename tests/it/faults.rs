@@ -468,9 +468,9 @@ fn a_master_failover_a_rolling_restart_and_a_stopped_zookeeper_during_a_load() {
     let (n, master) = active_master();
     let proxy = crate::proxy::FaultProxy::start(&master);
     proxy.hold_at(b"CreateTable");
-    // 943 calls of 100 rows on 2 threads, each call slowed by 200 ms: at least 94 s of
-    // rows, through which the faults are made.
-    let url = format!("delay:200ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
+    // 943 calls of 100 rows on 2 threads, each call slowed by 150 ms: at least 71 s of
+    // rows, through which the faults (about 60 s) are made.
+    let url = format!("delay:150ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
     let mut load = spawn(
         dir.path(),
         &[
