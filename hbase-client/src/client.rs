@@ -944,6 +944,22 @@ mod tests {
             region_on("rs1:16020")
         }
 
+        /// A Multi's reply with one action's empty result: a get that found nothing, or a
+        /// mutation done.
+        fn one_answer() -> fake::Answer {
+            let resp = pb::MultiResponse {
+                region_action_result: vec![pb::RegionActionResult {
+                    result_or_exception: vec![pb::ResultOrException {
+                        index: Some(0),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            Ok((resp.encode_to_vec(), Vec::new()))
+        }
+
         /// The meta row of table `t`'s one region, served by `server` (`host:port`).
         fn region_on(server: &str) -> fake::Answer {
             let row = b"t,,1.x.";
@@ -1057,19 +1073,7 @@ mod tests {
                         region_on(at.get().expect("the fake's address"))
                     }
                     "Multi" if m.fetch_add(1, Ordering::SeqCst) == 0 => Err(class),
-                    "Multi" => {
-                        let resp = pb::MultiResponse {
-                            region_action_result: vec![pb::RegionActionResult {
-                                result_or_exception: vec![pb::ResultOrException {
-                                    index: Some(0),
-                                    ..Default::default()
-                                }],
-                                ..Default::default()
-                            }],
-                            ..Default::default()
-                        };
-                        Ok((resp.encode_to_vec(), Vec::new()))
-                    }
+                    "Multi" => one_answer(),
                     other => panic!("an unexpected {other}"),
                 }));
                 me.set(addr.clone()).unwrap();
@@ -1102,17 +1106,7 @@ mod tests {
                 "Scan" => region_on("rs.invalid:16020"),
                 "Multi" => {
                     m.fetch_add(1, Ordering::SeqCst);
-                    let resp = pb::MultiResponse {
-                        region_action_result: vec![pb::RegionActionResult {
-                            result_or_exception: vec![pb::ResultOrException {
-                                index: Some(0),
-                                ..Default::default()
-                            }],
-                            ..Default::default()
-                        }],
-                        ..Default::default()
-                    };
-                    Ok((resp.encode_to_vec(), Vec::new()))
+                    one_answer()
                 }
                 other => panic!("an unexpected {other}"),
             }));

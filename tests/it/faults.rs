@@ -312,6 +312,24 @@ fn fail_over_from(n: u32) {
     hbase_sh(&["master", &n.to_string()]);
 }
 
+/// Restarts both region servers gracefully, one after the other, then stops ZooKeeper
+/// (SIGSTOP) for 10 s; says when each happened (`at`: seconds on the test's time line).
+fn rolling_restart_and_stopped_zookeeper(at: &dyn Fn() -> f64, done: &mut Vec<String>) {
+    let t = at();
+    let restarts = [hbase_sh(&["graceful", "1"]), hbase_sh(&["graceful", "2"])];
+    done.push(format!(
+        "rolling restart {t:.0}-{:.0} s: {}",
+        at(),
+        restarts.join("; ").trim()
+    ));
+    let zk: u32 = cluster_state("ZK_PID").parse().unwrap();
+    let t = at();
+    signal(zk, "STOP");
+    std::thread::sleep(Duration::from_secs(10));
+    signal(zk, "CONT");
+    done.push(format!("ZooKeeper stopped {t:.0}-{:.0} s", at()));
+}
+
 /// One run of the quickstart's reads through what HBase and its operators do to a cluster,
 /// one after the other while its operations go on: regions split and moved twice; both region servers restarted one
 /// after the other, each emptied of its regions first; ZooKeeper stopped for 10 s; the
@@ -384,19 +402,7 @@ fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_duri
     let chaos = hbase_sh(&["chaos", "shuffle", TABLE, "2"]);
     assert!(chaos.contains("splits 2 moves 2"), "{chaos}");
     done.push(format!("splits and moves {t:.0}-{:.0} s", at()));
-    let t = at();
-    let restarts = [hbase_sh(&["graceful", "1"]), hbase_sh(&["graceful", "2"])];
-    done.push(format!(
-        "rolling restart {t:.0}-{:.0} s: {}",
-        at(),
-        restarts.join("; ").trim()
-    ));
-    let zk: u32 = cluster_state("ZK_PID").parse().unwrap();
-    let t = at();
-    signal(zk, "STOP");
-    std::thread::sleep(Duration::from_secs(10));
-    signal(zk, "CONT");
-    done.push(format!("ZooKeeper stopped {t:.0}-{:.0} s", at()));
+    rolling_restart_and_stopped_zookeeper(&at, &mut done);
     let (n, _) = active_master();
     let t = at();
     fail_over_from(n);
@@ -516,19 +522,7 @@ fn a_master_failover_a_rolling_restart_and_a_stopped_zookeeper_during_a_load() {
         assert!(load.try_wait().unwrap().is_none(), "it ended before a row was seen");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let t = at();
-    let restarts = [hbase_sh(&["graceful", "1"]), hbase_sh(&["graceful", "2"])];
-    done.push(format!(
-        "rolling restart {t:.0}-{:.0} s: {}",
-        at(),
-        restarts.join("; ").trim()
-    ));
-    let zk: u32 = cluster_state("ZK_PID").parse().unwrap();
-    let t = at();
-    signal(zk, "STOP");
-    std::thread::sleep(Duration::from_secs(10));
-    signal(zk, "CONT");
-    done.push(format!("ZooKeeper stopped {t:.0}-{:.0} s", at()));
+    rolling_restart_and_stopped_zookeeper(&at, &mut done);
     assert!(
         load.try_wait().unwrap().is_none(),
         "the load ended before the faults were made: they tested nothing"

@@ -176,36 +176,70 @@ public final class Native {
     }
   }
 
-  private static void load(Reader r) throws Exception {
-    int tableCount = r.u32();
-    List<TableName> names = new ArrayList<>();
-    List<Map<String, Integer>> families = new ArrayList<>();
-    for (int i = 0; i < tableCount; i++) {
-      names.add(TableName.valueOf(new String(r.blob(2), StandardCharsets.UTF_8)));
-      Map<String, Integer> f = new HashMap<>();
-      int n = r.u16();
-      for (int j = 0; j < n; j++) {
-        f.put(new String(r.blob(2), StandardCharsets.UTF_8), r.u32());
-      }
-      families.add(f);
-    }
-    try (Connection conn = connect(); Admin admin = conn.getAdmin()) {
-      BufferedMutator[] mutators = new BufferedMutator[tableCount];
+  /** The dump's tables: their names, and their families with the versions each keeps. */
+  private static final class Tables {
+    final List<TableName> names = new ArrayList<>();
+    final List<Map<String, Integer>> families = new ArrayList<>();
+
+    Tables(Reader r) throws IOException {
+      int tableCount = r.u32();
       for (int i = 0; i < tableCount; i++) {
-        if (families.get(i).isEmpty()) {
+        names.add(TableName.valueOf(new String(r.blob(2), StandardCharsets.UTF_8)));
+        Map<String, Integer> f = new HashMap<>();
+        int n = r.u16();
+        for (int j = 0; j < n; j++) {
+          f.put(new String(r.blob(2), StandardCharsets.UTF_8), r.u32());
+        }
+        families.add(f);
+      }
+    }
+
+    /** Whether table `i` is written (a table of no family is not). */
+    boolean written(int i) {
+      return !families.get(i).isEmpty();
+    }
+
+    /** Creates the written tables that are not there. */
+    void create(Admin admin) throws IOException {
+      for (int i = 0; i < names.size(); i++) {
+        if (!written(i) || admin.tableExists(names.get(i))) {
           continue;
         }
-        if (!admin.tableExists(names.get(i))) {
-          TableDescriptorBuilder t = TableDescriptorBuilder.newBuilder(names.get(i));
-          for (Map.Entry<String, Integer> f : families.get(i).entrySet()) {
-            t.setColumnFamily(
-                ColumnFamilyDescriptorBuilder.newBuilder(f.getKey().getBytes(StandardCharsets.UTF_8))
-                    .setMaxVersions(f.getValue())
-                    .build());
-          }
-          admin.createTable(t.build());
+        TableDescriptorBuilder t = TableDescriptorBuilder.newBuilder(names.get(i));
+        for (Map.Entry<String, Integer> f : families.get(i).entrySet()) {
+          t.setColumnFamily(
+              ColumnFamilyDescriptorBuilder.newBuilder(f.getKey().getBytes(StandardCharsets.UTF_8))
+                  .setMaxVersions(f.getValue())
+                  .build());
         }
-        mutators[i] = conn.getBufferedMutator(new BufferedMutatorParams(names.get(i)));
+        admin.createTable(t.build());
+      }
+    }
+  }
+
+  /** The next row's put, after its table's byte ([`Reader#u8`]). */
+  private static Put readPut(Reader r) throws IOException {
+    Put put = new Put(r.blob(4));
+    int n = r.u32();
+    for (int j = 0; j < n; j++) {
+      byte[] family = r.blob(2);
+      byte[] qualifier = r.blob(4);
+      long ts = r.i64();
+      byte[] value = r.blob(4);
+      put.addColumn(family, qualifier, ts == Long.MIN_VALUE ? HConstants.LATEST_TIMESTAMP : ts, value);
+    }
+    return put;
+  }
+
+  private static void load(Reader r) throws Exception {
+    Tables tables = new Tables(r);
+    try (Connection conn = connect(); Admin admin = conn.getAdmin()) {
+      tables.create(admin);
+      BufferedMutator[] mutators = new BufferedMutator[tables.names.size()];
+      for (int i = 0; i < mutators.length; i++) {
+        if (tables.written(i)) {
+          mutators[i] = conn.getBufferedMutator(new BufferedMutatorParams(tables.names.get(i)));
+        }
       }
       long rows = 0;
       long cells = 0;
@@ -215,18 +249,10 @@ public final class Native {
       long started = System.nanoTime();
       while (r.more()) {
         int table = r.u8();
-        Put put = new Put(r.blob(4));
-        int n = r.u32();
-        for (int j = 0; j < n; j++) {
-          byte[] family = r.blob(2);
-          byte[] qualifier = r.blob(4);
-          long ts = r.i64();
-          byte[] value = r.blob(4);
-          put.addColumn(family, qualifier, ts == Long.MIN_VALUE ? HConstants.LATEST_TIMESTAMP : ts, value);
-        }
+        Put put = readPut(r);
         mutators[table].mutate(put);
         rows++;
-        cells += n;
+        cells += put.size();
       }
       for (BufferedMutator m : mutators) {
         if (m != null) {
@@ -239,60 +265,24 @@ public final class Native {
     }
   }
 
-  /** The dump's tables (names and families with their versions) and rows, in memory. */
+  /** The dump's tables and rows, in memory. */
   private static final class Rows {
-    final List<TableName> names = new ArrayList<>();
-    final List<Map<String, Integer>> families = new ArrayList<>();
+    final Tables tables;
     /** Per row: its table's index, and its put. */
-    final int[] tables;
+    final int[] tableOf;
     final List<Put> puts = new ArrayList<>();
     long cells;
 
     Rows(Reader r) throws IOException {
-      int tableCount = r.u32();
-      for (int i = 0; i < tableCount; i++) {
-        names.add(TableName.valueOf(new String(r.blob(2), StandardCharsets.UTF_8)));
-        Map<String, Integer> f = new HashMap<>();
-        int n = r.u16();
-        for (int j = 0; j < n; j++) {
-          f.put(new String(r.blob(2), StandardCharsets.UTF_8), r.u32());
-        }
-        families.add(f);
-      }
+      tables = new Tables(r);
       List<Integer> of = new ArrayList<>();
       while (r.more()) {
-        int table = r.u8();
-        Put put = new Put(r.blob(4));
-        int n = r.u32();
-        for (int j = 0; j < n; j++) {
-          byte[] family = r.blob(2);
-          byte[] qualifier = r.blob(4);
-          long ts = r.i64();
-          byte[] value = r.blob(4);
-          put.addColumn(family, qualifier, ts == Long.MIN_VALUE ? HConstants.LATEST_TIMESTAMP : ts, value);
-        }
-        of.add(table);
+        of.add(r.u8());
+        Put put = readPut(r);
         puts.add(put);
-        cells += n;
+        cells += put.size();
       }
-      tables = of.stream().mapToInt(Integer::intValue).toArray();
-    }
-
-    /** Creates the tables that are not there (untimed). */
-    void create(Admin admin) throws IOException {
-      for (int i = 0; i < names.size(); i++) {
-        if (families.get(i).isEmpty() || admin.tableExists(names.get(i))) {
-          continue;
-        }
-        TableDescriptorBuilder t = TableDescriptorBuilder.newBuilder(names.get(i));
-        for (Map.Entry<String, Integer> f : families.get(i).entrySet()) {
-          t.setColumnFamily(
-              ColumnFamilyDescriptorBuilder.newBuilder(f.getKey().getBytes(StandardCharsets.UTF_8))
-                  .setMaxVersions(f.getValue())
-                  .build());
-        }
-        admin.createTable(t.build());
-      }
+      tableOf = of.stream().mapToInt(Integer::intValue).toArray();
     }
   }
 
@@ -311,7 +301,7 @@ public final class Native {
         if (a[0].equals("quit")) {
           break;
         } else if (a.length == 3 && a[0].equals("load")) {
-          rows.create(admin);
+          rows.tables.create(admin);
           loadInMemory(conn, rows, Integer.parseInt(a[1]), Long.parseLong(a[2]) << 20);
         } else if (a.length == 6 && a[0].equals("pages")) {
           pages(Path.of(a[1]), a[2], a[3], a[4], Integer.parseInt(a[5]));
@@ -337,13 +327,13 @@ public final class Native {
       int from = (int) ((long) n * t / threads);
       int to = (int) ((long) n * (t + 1) / threads);
       done.add(pool.submit(() -> {
-        BufferedMutator[] mutators = new BufferedMutator[rows.names.size()];
+        BufferedMutator[] mutators = new BufferedMutator[rows.tables.names.size()];
         try {
           for (int i = from; i < to; i++) {
-            int table = rows.tables[i];
+            int table = rows.tableOf[i];
             if (mutators[table] == null) {
               mutators[table] = conn.getBufferedMutator(
-                  new BufferedMutatorParams(rows.names.get(table)).writeBufferSize(buffer));
+                  new BufferedMutatorParams(rows.tables.names.get(table)).writeBufferSize(buffer));
             }
             mutators[table].mutate(rows.puts.get(i));
           }
