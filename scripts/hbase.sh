@@ -431,34 +431,25 @@ instance() { # n
   . "$state"
 }
 
-# Starts region server N again (a test killed it) on its port: the new pid replaces the old
-# in the state.
-restart_regionserver() { # n
-  local n="$1" old port
+# Starts KIND N (RS: region server, MASTER: master) again on its port, after a test killed
+# it: the new pid replaces the old in the state. A master started again is a backup: the
+# other one took over.
+restart() { # kind n
+  local kind="$1" n="$2" old port what="region server"
   instance "$n" || return
-  old="$(eval echo "\$TALLROW_HBASE_RS${n}_PID")" port="$(eval echo "\$TALLROW_HBASE_RS${n}_PORT")"
+  [ "$kind" = MASTER ] && what=master
+  old="$(eval echo "\$TALLROW_HBASE_${kind}${n}_PID")" port="$(eval echo "\$TALLROW_HBASE_${kind}${n}_PORT")"
   if kill -0 "$old" 2>/dev/null; then
-    echo "region server $n runs (pid $old)" >&2
+    echo "$what $n runs (pid $old)" >&2
     return 0
   fi
-  start_regionserver "$TALLROW_HBASE_DIR" "$n" "$TALLROW_HBASE_CP" "$port"
-  replaced RS "$n" "$old" "$started"
-  echo "region server $n started again (pid $started)"
-}
-
-# Starts master N again (a test killed it) on its port, as a backup.
-restart_master() { # n
-  local n="$1" old port
-  instance "$n" || return
-  old="$(eval echo "\$TALLROW_HBASE_MASTER${n}_PID")" port="$(eval echo "\$TALLROW_HBASE_MASTER${n}_PORT")"
-  if kill -0 "$old" 2>/dev/null; then
-    echo "master $n runs (pid $old)" >&2
-    return 0
+  if [ "$kind" = MASTER ]; then
+    start_master "$TALLROW_HBASE_DIR" "$n" "$TALLROW_HBASE_CP" "$port" --backup
+  else
+    start_regionserver "$TALLROW_HBASE_DIR" "$n" "$TALLROW_HBASE_CP" "$port"
   fi
-  # Master 1 restarted is a backup too: the other one took over.
-  start_master "$TALLROW_HBASE_DIR" "$n" "$TALLROW_HBASE_CP" "$port" --backup
-  replaced MASTER "$n" "$old" "$started"
-  echo "master $n started again as a backup (pid $started)"
+  replaced "$kind" "$n" "$old" "$started"
+  echo "$what $n started again (pid $started)"
 }
 
 # HBase's graceful_stop.sh --restart --reload for region server N: RegionMover moves its
@@ -656,8 +647,8 @@ case "${1:-}" in
     grep -v "_PIDS=" "$state"
     ;;
   classpath) classpath "${2:-}" ;;
-  regionserver) restart_regionserver "${2:-}" ;;
-  master) restart_master "${2:-}" ;;
+  regionserver) restart RS "${2:-}" ;;
+  master) restart MASTER "${2:-}" ;;
   graceful) graceful_regionserver "${2:-}" ;;
   kerberized)
     shift

@@ -114,7 +114,12 @@ fn thrift2_url() -> String {
 /// A load of 943 calls of 100 rows on 2 threads, each call slowed by 10 ms: at least 4.7 s,
 /// of which the test stops it (SIGSTOP) within the first rows.
 fn slow_load(dir: &Path) -> Child {
-    let url = format!("delay:10ms:{}", native_url());
+    load_of_100_row_calls(dir, &format!("delay:10ms:{}", native_url()))
+}
+
+/// The quickstart at 500 users loaded through `url` in 943 calls of 100 rows on 2 threads,
+/// into 4 regions a table.
+fn load_of_100_row_calls(dir: &Path, url: &str) -> Child {
     spawn(
         dir,
         &[
@@ -123,7 +128,7 @@ fn slow_load(dir: &Path) -> Child {
             "--set",
             USERS,
             "--backend",
-            &url,
+            url,
             "--regions",
             "4",
             "--batch",
@@ -143,8 +148,8 @@ fn signal(pid: u32, signal: &str) {
     assert!(sent.success(), "kill -{signal} {pid}");
 }
 
-/// Waits until `TABLE` holds a row, then stops `child` (SIGSTOP) where it is, still running.
-fn stop_once_rows_are_in(child: &mut Child) {
+/// Waits until `TABLE` holds a row, `child` still running.
+fn wait_for_rows(child: &mut Child) {
     let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
         .unwrap()
         .open()
@@ -157,6 +162,11 @@ fn stop_once_rows_are_in(child: &mut Child) {
         assert!(child.try_wait().unwrap().is_none(), "it ended before a row was seen");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Waits until `TABLE` holds a row, then stops `child` (SIGSTOP) where it is, still running.
+fn stop_once_rows_are_in(child: &mut Child) {
+    wait_for_rows(child);
     signal(child.id(), "STOP");
     assert!(
         child.try_wait().unwrap().is_none(),
@@ -477,23 +487,7 @@ fn a_master_failover_a_rolling_restart_and_a_stopped_zookeeper_during_a_load() {
     // 943 calls of 100 rows on 2 threads, each call slowed by 150 ms: at least 71 s of
     // rows, through which the faults (about 60 s) are made.
     let url = format!("delay:150ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
-    let mut load = spawn(
-        dir.path(),
-        &[
-            "load",
-            &quickstart(),
-            "--set",
-            USERS,
-            "--backend",
-            &url,
-            "--regions",
-            "4",
-            "--batch",
-            "100",
-            "--threads",
-            "2",
-        ],
-    );
+    let mut load = load_of_100_row_calls(dir.path(), &url);
     while !proxy.caught() {
         assert!(
             load.try_wait().unwrap().is_none(),
@@ -510,18 +504,7 @@ fn a_master_failover_a_rolling_restart_and_a_stopped_zookeeper_during_a_load() {
         "master {n} killed with a create in hand at 0 s, the backup active by {:.0} s",
         at()
     ));
-    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
-        .unwrap()
-        .open()
-        .unwrap();
-    let scan = tallrow::store::Scan {
-        limit: Some(1),
-        ..Default::default()
-    };
-    while !matches!(store.scan(TABLE, &scan), Ok(rows) if !rows.is_empty()) {
-        assert!(load.try_wait().unwrap().is_none(), "it ended before a row was seen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_rows(&mut load);
     rolling_restart_and_stopped_zookeeper(&at, &mut done);
     assert!(
         load.try_wait().unwrap().is_none(),
