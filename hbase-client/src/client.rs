@@ -11,6 +11,7 @@ use crate::locate::{self, Cache, Region};
 use crate::pb;
 use crate::zk::{Cluster, ServerName};
 use bytes::Bytes;
+use prost::Message;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -150,13 +151,213 @@ pub enum Action {
     Mutate(Mutation),
 }
 
-impl Action {
-    fn row(&self) -> &[u8] {
-        match self {
+/// What a batch sends: its actions' rows, and each action as a `Multi` carries it.
+pub trait Actions: Sync {
+    /// How many actions.
+    fn count(&self) -> usize;
+    /// Action `i`'s row.
+    fn row(&self, i: usize) -> &[u8];
+    /// The bytes action `i` adds to the call's cell block.
+    fn block_len(&self, i: usize) -> usize;
+    /// Appends action `i` to `out` as an `Action` message's fields (its index included),
+    /// and its cells to `block`.
+    fn encode(&self, i: usize, out: &mut Vec<u8>, block: &mut Vec<u8>);
+}
+
+impl Actions for [Action] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn row(&self, i: usize) -> &[u8] {
+        match &self[i] {
             Action::Get(g) => &g.row,
             Action::Mutate(m) => &m.row,
         }
     }
+
+    fn block_len(&self, i: usize) -> usize {
+        match &self[i] {
+            Action::Get(_) => 0,
+            Action::Mutate(m) => m
+                .cells
+                .iter()
+                .map(|c| cells::encoded_len(m.row.len(), c.family.len(), c.qualifier.len(), c.value.len()))
+                .sum(),
+        }
+    }
+
+    fn encode(&self, i: usize, out: &mut Vec<u8>, block: &mut Vec<u8>) {
+        let mut a = pb::Action {
+            index: Some(i as u32),
+            ..Default::default()
+        };
+        match &self[i] {
+            Action::Get(g) => a.get = Some(g.clone()),
+            Action::Mutate(m) => a.mutation = Some(encode_mutation(m, block)),
+        }
+        a.encode(out).expect("a Vec grows");
+    }
+}
+
+/// Builds mutations into one buffer as they are described, each cell encoded once: what
+/// a loader sends without the allocations and copies of a [`Mutation`] per cell.
+#[derive(Debug, Default)]
+pub struct Encoder {
+    rows: Vec<u8>,
+    block: Vec<u8>,
+    marks: Vec<Mark>,
+}
+
+/// One mutation of an [`Encoder`]: where its row and cells are.
+#[derive(Debug)]
+struct Mark {
+    row: std::ops::Range<usize>,
+    kind: MutationKind,
+    timestamp: i64,
+    cells: u32,
+    block: std::ops::Range<usize>,
+}
+
+impl Encoder {
+    /// An encoder with room for `rows` bytes of row keys and `block` bytes of cells.
+    pub fn with_capacity(rows: usize, block: usize) -> Encoder {
+        Encoder {
+            rows: Vec::with_capacity(rows),
+            block: Vec::with_capacity(block),
+            marks: Vec::new(),
+        }
+    }
+
+    /// Starts a mutation of `row`; `timestamp` is a whole-row delete's (one without cells).
+    pub fn start(&mut self, row: &[u8], kind: MutationKind, timestamp: i64) {
+        let at = self.rows.len();
+        self.rows.extend_from_slice(row);
+        let b = self.block.len();
+        self.marks.push(Mark {
+            row: at..self.rows.len(),
+            kind,
+            timestamp,
+            cells: 0,
+            block: b..b,
+        });
+    }
+
+    /// Adds a cell to the mutation started last. Rows are at most 32,767 bytes and
+    /// families 127, as HBase requires (callers validate them first).
+    pub fn cell(&mut self, family: &[u8], qualifier: &[u8], timestamp: i64, kind: CellType, value: &[u8]) {
+        let Encoder { rows, block, marks } = self;
+        let m = marks.last_mut().expect("a cell after Encoder::start");
+        cells::encode(block, &rows[m.row.clone()], family, qualifier, timestamp, kind, value);
+        m.cells += 1;
+        m.block.end = block.len();
+    }
+
+    /// Whether no mutation was started.
+    pub fn is_empty(&self) -> bool {
+        self.marks.is_empty()
+    }
+
+    /// The mutations, ready for [`Client::batch`].
+    pub fn finish(self) -> Encoded {
+        Encoded {
+            rows: Bytes::from(self.rows),
+            block: self.block,
+            marks: self.marks,
+        }
+    }
+}
+
+/// Mutations an [`Encoder`] built: a batch's actions, a resend's cells copied as they are.
+#[derive(Debug)]
+pub struct Encoded {
+    rows: Bytes,
+    block: Vec<u8>,
+    marks: Vec<Mark>,
+}
+
+impl Actions for Encoded {
+    fn count(&self) -> usize {
+        self.marks.len()
+    }
+
+    fn row(&self, i: usize) -> &[u8] {
+        &self.rows[self.marks[i].row.clone()]
+    }
+
+    fn block_len(&self, i: usize) -> usize {
+        self.marks[i].block.len()
+    }
+
+    /// By hand, as prost would write the `Action` of [`mutation_proto`]: this runs once per
+    /// row a load writes, and prost's messages cost a large move and a length computed at
+    /// every level of nesting.
+    fn encode(&self, i: usize, out: &mut Vec<u8>, block: &mut Vec<u8>) {
+        use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
+        let m = &self.marks[i];
+        block.extend_from_slice(&self.block[m.block.clone()]);
+        let row = &self.rows[m.row.clone()];
+        let kind = match m.kind {
+            MutationKind::Put => pb::mutation_proto::MutationType::Put,
+            MutationKind::Delete => pb::mutation_proto::MutationType::Delete,
+        } as u64;
+        let ts = m.timestamp as u64;
+        let durability = pb::mutation_proto::Durability::UseDefault as u64;
+        let cells = i64::from(m.cells as i32) as u64;
+        // Fields 1 (row), 2 (type), 4 (timestamp), 6 (durability), 8 (cell count): one
+        // byte of key each.
+        let len = 1
+            + encoded_len_varint(row.len() as u64)
+            + row.len()
+            + 1
+            + encoded_len_varint(kind)
+            + 1
+            + encoded_len_varint(ts)
+            + 1
+            + encoded_len_varint(durability)
+            + 1
+            + encoded_len_varint(cells);
+        encode_key(1, WireType::Varint, out);
+        encode_varint(i as u64, out);
+        encode_key(2, WireType::LengthDelimited, out);
+        encode_varint(len as u64, out);
+        encode_key(1, WireType::LengthDelimited, out);
+        encode_varint(row.len() as u64, out);
+        out.extend_from_slice(row);
+        for (tag, v) in [(2, kind), (4, ts), (6, durability), (8, cells)] {
+            encode_key(tag, WireType::Varint, out);
+            encode_varint(v, out);
+        }
+    }
+}
+
+/// `MultiResponse` as a batch reads it: prost skips the fields left out (the servers' load
+/// statistics), and an answer's `Result` (empty for a mutation) is boxed, so that a reply
+/// of thousands of answers does not move a whole `Result` struct for each.
+#[derive(Clone, PartialEq, prost::Message)]
+struct MultiReply {
+    #[prost(message, repeated, tag = "1")]
+    region_action_result: Vec<RegionReply>,
+}
+
+/// `RegionActionResult`, as [`MultiReply`] reads it.
+#[derive(Clone, PartialEq, prost::Message)]
+struct RegionReply {
+    #[prost(message, repeated, tag = "1")]
+    result_or_exception: Vec<ActionReply>,
+    #[prost(message, optional, tag = "2")]
+    exception: Option<pb::NameBytesPair>,
+}
+
+/// `ResultOrException`, as [`MultiReply`] reads it.
+#[derive(Clone, PartialEq, prost::Message)]
+struct ActionReply {
+    #[prost(uint32, optional, tag = "1")]
+    index: Option<u32>,
+    #[prost(message, optional, boxed, tag = "2")]
+    result: Option<Box<pb::Result>>,
+    #[prost(message, optional, tag = "3")]
+    exception: Option<pb::NameBytesPair>,
 }
 
 /// A batch's actions on one region, by index.
@@ -609,36 +810,52 @@ impl Client {
     /// mutation's acknowledgement, in the order given. Actions that fail for a retriable
     /// reason are located again and resent alone; the batch fails with the first error
     /// that is not retried, or when retries run out.
-    pub fn batch(&self, table: &str, actions: &[Action]) -> Result<Vec<Vec<Cell>>> {
-        let mut results: Vec<Option<Vec<Cell>>> = vec![None; actions.len()];
-        let mut pending: Vec<usize> = (0..actions.len()).collect();
+    pub fn batch(&self, table: &str, actions: &(impl Actions + ?Sized)) -> Result<Vec<Vec<Cell>>> {
+        let mut results: Vec<Option<Vec<Cell>>> = vec![None; actions.count()];
+        let mut pending: Vec<usize> = (0..actions.count()).collect();
         let started = Instant::now();
         let mut tries = 0;
         while !pending.is_empty() {
             tries += 1;
-            // Group by server, then region; a row that cannot be located fails with it.
-            let mut groups: BTreeMap<ServerName, BTreeMap<Bytes, RegionGroup>> = BTreeMap::new();
+            // Group by region, then server; a row that cannot be located fails with it. A
+            // row in the region of the action before needs no lookup (a batch's rows come
+            // mostly in key order).
+            let mut regions: Vec<RegionGroup> = Vec::new();
+            let mut by_name: HashMap<Bytes, usize> = HashMap::new();
+            let mut last: Option<usize> = None;
             let mut failed: Vec<(usize, Error, Option<Arc<Region>>)> = Vec::new();
             for &i in &pending {
-                match self.locate(table, actions[i].row()) {
-                    Ok(r) => {
-                        let server = r.server.clone().expect("located regions have a server");
-                        groups
-                            .entry(server)
-                            .or_default()
-                            .entry(r.name.clone())
-                            .or_insert_with(|| (r.clone(), Vec::new()))
-                            .1
-                            .push(i);
-                    }
-                    Err(e) if e.retry() == Retry::Never => return Err(e),
-                    Err(e) => failed.push((i, e, None)),
-                }
+                let row = actions.row(i);
+                let g = match last {
+                    Some(g) if regions[g].0.holds(row) => g,
+                    _ => match self.locate(table, row) {
+                        Ok(r) => match by_name.get(&r.name[..]) {
+                            Some(&g) => g,
+                            None => {
+                                by_name.insert(r.name.clone(), regions.len());
+                                regions.push((r, Vec::new()));
+                                regions.len() - 1
+                            }
+                        },
+                        Err(e) if e.retry() == Retry::Never => return Err(e),
+                        Err(e) => {
+                            failed.push((i, e, None));
+                            continue;
+                        }
+                    },
+                };
+                // Ascending within a region, as `pending` is: `read_multi` searches them.
+                regions[g].1.push(i);
+                last = Some(g);
+            }
+            let mut groups: BTreeMap<ServerName, Vec<RegionGroup>> = BTreeMap::new();
+            for g in regions {
+                let server = g.0.server.clone().expect("located regions have a server");
+                groups.entry(server).or_default().push(g);
             }
             let sent: Vec<Sent> = groups
                 .into_iter()
                 .map(|(server, regions)| {
-                    let regions: Vec<RegionGroup> = regions.into_values().collect();
                     let r = self.send_multi(&server, &regions, actions);
                     (regions, r)
                 })
@@ -680,32 +897,36 @@ impl Client {
         &self,
         server: &ServerName,
         regions: &[RegionGroup],
-        actions: &[Action],
+        actions: &(impl Actions + ?Sized),
     ) -> Result<(Arc<Conn>, Pending)> {
-        let mut cellblock = Vec::new();
-        let mut req = pb::MultiRequest::default();
+        let size = regions
+            .iter()
+            .flat_map(|(_, idx)| idx)
+            .map(|&i| actions.block_len(i))
+            .sum();
+        let mut cellblock = Vec::with_capacity(size);
+        // A `MultiRequest` of one `RegionAction` per region, written as prost would.
+        use prost::encoding::{WireType, encode_key, encode_varint};
+        let (mut req, mut region_action, mut action) = (Vec::new(), Vec::new(), Vec::new());
         for (region, idx) in regions {
-            let mut ra = pb::RegionAction {
-                region: region.specifier(),
-                atomic: None,
-                action: Vec::with_capacity(idx.len()),
-                condition: None,
-            };
+            region_action.clear();
+            let spec = region.specifier();
+            encode_key(1, WireType::LengthDelimited, &mut region_action);
+            encode_varint(spec.encoded_len() as u64, &mut region_action);
+            spec.encode(&mut region_action).expect("a Vec grows");
             for &i in idx {
-                let mut a = pb::Action {
-                    index: Some(i as u32),
-                    ..Default::default()
-                };
-                match &actions[i] {
-                    Action::Get(g) => a.get = Some(g.clone()),
-                    Action::Mutate(m) => a.mutation = Some(encode_mutation(m, &mut cellblock)),
-                }
-                ra.action.push(a);
+                action.clear();
+                actions.encode(i, &mut action, &mut cellblock);
+                encode_key(3, WireType::LengthDelimited, &mut region_action);
+                encode_varint(action.len() as u64, &mut region_action);
+                region_action.extend_from_slice(&action);
             }
-            req.region_action.push(ra);
+            encode_key(1, WireType::LengthDelimited, &mut req);
+            encode_varint(region_action.len() as u64, &mut req);
+            req.extend_from_slice(&region_action);
         }
         let conn = self.conn(&server.addr(), Service::Client)?;
-        let p = conn.send("Multi", &req, &cellblock, self.opts.rpc_timeout)?;
+        let p = conn.send_encoded("Multi", &req, &cellblock, self.opts.rpc_timeout)?;
         Ok((conn, p))
     }
 
@@ -717,7 +938,7 @@ impl Client {
         results: &mut [Option<Vec<Cell>>],
         failed: &mut Vec<(usize, Error, Option<Arc<Region>>)>,
     ) -> Result<()> {
-        let resp: pb::MultiResponse = reply.decode(conn.addr())?;
+        let resp: MultiReply = reply.decode(conn.addr())?;
         if resp.region_action_result.len() != regions.len() {
             return Err(Error::Protocol(format!(
                 "{}: {} region results for {} region actions",
@@ -737,7 +958,7 @@ impl Client {
             let mut seen = vec![false; idx.len()];
             for roe in &rar.result_or_exception {
                 let i = roe.index.unwrap_or(0) as usize;
-                let Some(pos) = idx.iter().position(|&x| x == i) else {
+                let Ok(pos) = idx.binary_search(&i) else {
                     return Err(Error::Protocol(format!(
                         "{}: a result for action {i}, which was not sent there",
                         conn.addr()
@@ -777,13 +998,13 @@ impl Client {
     /// Gets rows; each answer's cells (none for a row without any).
     pub fn get(&self, table: &str, gets: Vec<pb::Get>) -> Result<Vec<Vec<Cell>>> {
         let actions: Vec<Action> = gets.into_iter().map(Action::Get).collect();
-        self.batch(table, &actions)
+        self.batch(table, &actions[..])
     }
 
     /// Applies mutations (each row's own, as one action).
     pub fn mutate(&self, table: &str, mutations: Vec<Mutation>) -> Result<()> {
         let actions: Vec<Action> = mutations.into_iter().map(Action::Mutate).collect();
-        self.batch(table, &actions).map(|_| ())
+        self.batch(table, &actions[..]).map(|_| ())
     }
 }
 
@@ -798,19 +1019,24 @@ fn find(registry: &Registry, quorum: Option<&crate::zk::Quorum>, opts: &Options)
 
 /// A mutation as `MutationProto`, its cells appended to `block` (`toMutationNoData`).
 fn encode_mutation(m: &Mutation, block: &mut Vec<u8>) -> pb::MutationProto {
-    use pb::mutation_proto::MutationType;
     for c in &m.cells {
         cells::encode(block, &m.row, &c.family, &c.qualifier, c.timestamp, c.kind, &c.value);
     }
+    mutation_proto(m.row.clone(), m.kind, m.timestamp, m.cells.len() as u32)
+}
+
+/// A mutation's `MutationProto`, its `cells` in the call's cell block.
+fn mutation_proto(row: Bytes, kind: MutationKind, timestamp: i64, cells: u32) -> pb::MutationProto {
+    use pb::mutation_proto::MutationType;
     pb::MutationProto {
-        row: Some(m.row.clone()),
-        mutate_type: Some(match m.kind {
+        row: Some(row),
+        mutate_type: Some(match kind {
             MutationKind::Put => MutationType::Put as i32,
             MutationKind::Delete => MutationType::Delete as i32,
         }),
-        timestamp: Some(m.timestamp as u64),
+        timestamp: Some(timestamp as u64),
         durability: Some(pb::mutation_proto::Durability::UseDefault as i32),
-        associated_cell_count: Some(m.cells.len() as i32),
+        associated_cell_count: Some(cells as i32),
         ..Default::default()
     }
 }
@@ -919,6 +1145,76 @@ pub fn printable(key: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_encoder_writes_the_bytes_prost_writes_of_the_same_mutations() {
+        let cell = |q: &'static [u8], ts: i64, kind: CellType, v: &'static [u8]| MutationCell {
+            family: Bytes::from_static(b"f"),
+            qualifier: Bytes::from_static(q),
+            timestamp: ts,
+            kind,
+            value: Bytes::from_static(v),
+        };
+        let long = vec![7u8; 300];
+        let mutations = vec![
+            Mutation {
+                row: Bytes::from_static(b"row-1"),
+                kind: MutationKind::Put,
+                cells: vec![
+                    cell(b"a", 1_767_225_600_000, CellType::Put, b"x"),
+                    cell(b"", cells::LATEST_TIMESTAMP, CellType::Put, b""),
+                ],
+                timestamp: cells::LATEST_TIMESTAMP,
+            },
+            Mutation {
+                row: Bytes::from(long),
+                kind: MutationKind::Delete,
+                cells: vec![cell(b"q", 5, CellType::DeleteColumn, b"")],
+                timestamp: cells::LATEST_TIMESTAMP,
+            },
+            // A whole-row delete: no cells, its own timestamp.
+            Mutation {
+                row: Bytes::from_static(b"r"),
+                kind: MutationKind::Delete,
+                cells: Vec::new(),
+                timestamp: 42,
+            },
+        ];
+        let mut e = Encoder::default();
+        for m in &mutations {
+            e.start(&m.row, m.kind, m.timestamp);
+            for c in &m.cells {
+                e.cell(&c.family, &c.qualifier, c.timestamp, c.kind, &c.value);
+            }
+        }
+        let encoded = e.finish();
+        let plain: Vec<Action> = mutations.into_iter().map(Action::Mutate).collect();
+        assert_eq!(encoded.count(), plain.len());
+        // Index 200 and a 300-byte row take two-byte varints.
+        for (i, at) in [(0, 0), (1, 200), (2, 2)] {
+            let (mut a, mut block_a, mut b, mut block_b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let shifted = |actions: &[Action]| {
+                let mut v = vec![Action::Get(pb::Get::default()); at];
+                v.push(actions[i].clone());
+                v
+            };
+            let plain_at = shifted(&plain);
+            plain_at[..].encode(at, &mut a, &mut block_a);
+            encoded.encode(i, &mut b, &mut block_b);
+            let prost_index = pb::Action::decode(&a[..]).unwrap().index;
+            assert_eq!(prost_index, Some(at as u32));
+            // Ours at index `i`: the same message but for the index.
+            let mut ours = pb::Action::decode(&b[..]).unwrap();
+            assert_eq!(ours.encode_to_vec(), b, "action {i}: prost's field order and varints");
+            assert_eq!(ours.index, Some(i as u32));
+            ours.index = Some(at as u32);
+            assert_eq!(ours.encode_to_vec(), a, "action {i}");
+            assert_eq!(block_b, block_a, "cells of action {i}");
+            assert_eq!(encoded.block_len(i), block_a.len());
+            assert_eq!(plain[..].block_len(i), block_a.len());
+            assert_eq!(encoded.row(i), plain[..].row(i));
+        }
+    }
 
     #[test]
     fn retries_add_up_by_kind() {

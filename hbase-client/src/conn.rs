@@ -319,6 +319,35 @@ impl Conn {
         cells: &[u8],
         timeout: Duration,
     ) -> Result<Pending> {
+        self.send_with(
+            method,
+            request.encoded_len(),
+            &|f| request.encode(f).expect("a Vec grows"),
+            cells,
+            timeout,
+        )
+    }
+
+    /// [`Conn::send`] with the request message encoded already (its fields, no length).
+    pub fn send_encoded(
+        &self,
+        method: &'static str,
+        request: &[u8],
+        cells: &[u8],
+        timeout: Duration,
+    ) -> Result<Pending> {
+        self.send_with(method, request.len(), &|f| f.extend_from_slice(request), cells, timeout)
+    }
+
+    /// Sends a call whose request of `rl` bytes `write` appends to the frame.
+    fn send_with(
+        &self,
+        method: &'static str,
+        rl: usize,
+        write: &dyn Fn(&mut Vec<u8>),
+        cells: &[u8],
+        timeout: Duration,
+    ) -> Result<Pending> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
         self.calls.fetch_add(1, Ordering::Relaxed);
         let header = pb::RequestHeader {
@@ -333,12 +362,15 @@ impl Conn {
             timeout: Some(timeout.as_millis().min(i32::MAX as u128) as u32),
             attribute: Vec::new(),
         };
-        let (hl, rl) = (header.encoded_len(), request.encoded_len());
+        let hl = header.encoded_len();
         let total = prost::length_delimiter_len(hl) + hl + prost::length_delimiter_len(rl) + rl + cells.len();
         let mut frame = Vec::with_capacity(4 + total);
         frame.extend_from_slice(&(total as u32).to_be_bytes());
         header.encode_length_delimited(&mut frame).expect("a Vec grows");
-        request.encode_length_delimited(&mut frame).expect("a Vec grows");
+        prost::encoding::encode_varint(rl as u64, &mut frame);
+        let before = frame.len();
+        write(&mut frame);
+        debug_assert_eq!(frame.len() - before, rl, "a request of its stated length");
         frame.extend_from_slice(cells);
         let (tx, rx) = sync_channel(1);
         {

@@ -38,6 +38,8 @@ pub mod scan;
 pub mod tls;
 pub mod zk;
 
-pub use client::{Action, Client, Mutation, MutationCell, MutationKind, Options, Registry, Row};
+pub use client::{
+    Action, Actions, Client, Encoded, Encoder, Mutation, MutationCell, MutationKind, Options, Registry, Row,
+};
 pub use error::{Error, Result};
 pub use scan::{ScanSpec, Scanner};

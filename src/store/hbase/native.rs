@@ -20,7 +20,7 @@ use crate::store::{
 };
 use bytes::Bytes;
 use hbase_client::cells::{CellType, LATEST_TIMESTAMP};
-use hbase_client::{Mutation, MutationCell, MutationKind, Registry, pb};
+use hbase_client::{Encoder, MutationKind, Registry, pb};
 use std::time::Duration;
 
 /// Where the cluster is: `hbase://QUORUM[/ZNODE_PARENT]?api=native[&registry=rpc]`, and
@@ -506,8 +506,15 @@ fn bytes(b: &[u8]) -> Bytes {
     Bytes::copy_from_slice(b)
 }
 
+/// Bytes of a cell in a cell block beyond its row, family, qualifier, timestamp and value:
+/// lengths and type (`cells::encoded_len`).
+const CELL_OVERHEAD: usize = 4 + 8 + 2 + 1 + 1;
+
+/// A cell of a put or a delete: family, qualifier, timestamp, type and value.
+type CellParts<'a> = (&'a [u8], &'a [u8], i64, CellType, &'a [u8]);
+
 /// A store mutation as a cell of a put or a delete.
-fn cell_of(m: &StoreMutation) -> Option<MutationCell> {
+fn cell_of(m: &StoreMutation) -> Option<CellParts<'_>> {
     let ts = |t: &Option<i64>| t.unwrap_or(LATEST_TIMESTAMP);
     Some(match m {
         StoreMutation::Put {
@@ -515,49 +522,23 @@ fn cell_of(m: &StoreMutation) -> Option<MutationCell> {
             qualifier,
             timestamp,
             value,
-        } => MutationCell {
-            family: bytes(family.as_bytes()),
-            qualifier: bytes(qualifier),
-            timestamp: ts(timestamp),
-            kind: CellType::Put,
-            value: bytes(value),
-        },
+        } => (family.as_bytes(), qualifier, ts(timestamp), CellType::Put, value),
         StoreMutation::DeleteColumn {
             family,
             qualifier,
             timestamp,
-        } => MutationCell {
-            family: bytes(family.as_bytes()),
-            qualifier: bytes(qualifier),
-            timestamp: ts(timestamp),
-            kind: CellType::DeleteColumn,
-            value: Bytes::new(),
-        },
+        } => (family.as_bytes(), qualifier, ts(timestamp), CellType::DeleteColumn, &[]),
         StoreMutation::DeleteVersion {
             family,
             qualifier,
             timestamp,
-        } => MutationCell {
-            family: bytes(family.as_bytes()),
-            qualifier: bytes(qualifier),
-            timestamp: *timestamp,
-            kind: CellType::Delete,
-            value: Bytes::new(),
-        },
-        StoreMutation::DeleteFamily { family, timestamp } => MutationCell {
-            family: bytes(family.as_bytes()),
-            qualifier: Bytes::new(),
-            timestamp: ts(timestamp),
-            kind: CellType::DeleteFamily,
-            value: Bytes::new(),
-        },
-        StoreMutation::DeleteFamilyVersion { family, timestamp } => MutationCell {
-            family: bytes(family.as_bytes()),
-            qualifier: Bytes::new(),
-            timestamp: *timestamp,
-            kind: CellType::DeleteFamilyVersion,
-            value: Bytes::new(),
-        },
+        } => (family.as_bytes(), qualifier, *timestamp, CellType::Delete, &[]),
+        StoreMutation::DeleteFamily { family, timestamp } => {
+            (family.as_bytes(), &[], ts(timestamp), CellType::DeleteFamily, &[])
+        }
+        StoreMutation::DeleteFamilyVersion { family, timestamp } => {
+            (family.as_bytes(), &[], *timestamp, CellType::DeleteFamilyVersion, &[])
+        }
         StoreMutation::DeleteRow { .. } => return None,
     })
 }
@@ -790,44 +771,46 @@ impl Store for Native {
         let rows = kept.as_deref().unwrap_or(rows);
         let per_row: Vec<(&RowMutation, Vec<Step>)> = rows.iter().map(|r| (r, steps(r))).collect();
         let rounds = per_row.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+        // Room for the puts of a batch of one step per row, the common case.
+        let row_bytes: usize = rows.iter().map(|r| r.row.len()).sum();
+        let block_bytes: usize = rows
+            .iter()
+            .map(|r| {
+                let (cells, bytes) = r.size();
+                bytes as usize + cells as usize * (r.row.len() + CELL_OVERHEAD)
+            })
+            .sum();
         for k in 0..rounds {
-            let (mut puts, mut deletes) = (Vec::new(), Vec::new());
+            // Encoded as they go: no copy of a cell but the one into the call's cell block.
+            let (mut puts, mut deletes) = (Encoder::with_capacity(row_bytes, block_bytes), Encoder::default());
             for (rm, steps) in &per_row {
-                let row = bytes(&rm.row);
                 match steps.get(k) {
                     Some(Step::Batch(_, range)) => {
-                        let (mut p, mut d) = (Vec::new(), Vec::new());
-                        for m in &rm.mutations[range.clone()] {
-                            let Some(c) = cell_of(m) else { continue };
-                            if c.kind == CellType::Put { p.push(c) } else { d.push(c) }
-                        }
-                        for (cells, kind, out) in [
-                            (p, MutationKind::Put, &mut puts),
-                            (d, MutationKind::Delete, &mut deletes),
+                        let cells = || rm.mutations[range.clone()].iter().filter_map(cell_of);
+                        for (put, kind, out) in [
+                            (true, MutationKind::Put, &mut puts),
+                            (false, MutationKind::Delete, &mut deletes),
                         ] {
-                            if !cells.is_empty() {
-                                out.push(Mutation {
-                                    row: row.clone(),
-                                    kind,
-                                    cells,
-                                    timestamp: LATEST_TIMESTAMP,
-                                });
+                            let mut mine = cells().filter(|c| (c.3 == CellType::Put) == put).peekable();
+                            if mine.peek().is_none() {
+                                continue;
+                            }
+                            out.start(&rm.row, kind, LATEST_TIMESTAMP);
+                            for (family, qualifier, ts, kind, value) in mine {
+                                out.cell(family, qualifier, ts, kind, value);
                             }
                         }
                     }
-                    Some(Step::DeleteRow(ts)) => deletes.push(Mutation {
-                        row: row.clone(),
-                        kind: MutationKind::Delete,
-                        cells: Vec::new(),
-                        timestamp: ts.unwrap_or(LATEST_TIMESTAMP),
-                    }),
+                    Some(Step::DeleteRow(ts)) => {
+                        deletes.start(&rm.row, MutationKind::Delete, ts.unwrap_or(LATEST_TIMESTAMP))
+                    }
                     None => {}
                 }
             }
             for batch in [puts, deletes] {
                 if !batch.is_empty() {
                     self.client
-                        .mutate(&desc.name, batch)
+                        .batch(&desc.name, &batch.finish())
                         .map_err(|e| error(e, &desc.name))?;
                 }
             }
