@@ -273,6 +273,39 @@ struct Shared<'a> {
     journal: Option<&'a Journal>,
 }
 
+/// A batch handed to one of a worker's senders.
+struct Job {
+    t: Table,
+    rows: Vec<RowMutation>,
+}
+
+/// A sender's answer: the batch back (its buffer is reused), and whether the store took it.
+struct Done {
+    sender: usize,
+    rows: Vec<RowMutation>,
+    result: store::Result<()>,
+}
+
+/// A batch a sender is writing: what it counts once acknowledged, and its rows' key range.
+struct InFlight {
+    t: Table,
+    first: Option<u64>,
+    lo: Vec<u8>,
+    hi: Vec<u8>,
+    cells: u64,
+    bytes: u64,
+}
+
+/// A worker's senders: threads that write its batches while it generates the next.
+struct Senders {
+    jobs: Vec<std::sync::mpsc::SyncSender<Job>>,
+    done: std::sync::mpsc::Receiver<Done>,
+    /// Per sender, the batch it is writing.
+    busy: Vec<Option<InFlight>>,
+    /// Buffers of acknowledged batches, to fill again.
+    spare: Vec<Vec<RowMutation>>,
+}
+
 /// A block a worker generated whose rows are not all acknowledged yet.
 struct Pending {
     k: u64,
@@ -304,6 +337,8 @@ struct Writer<'a> {
     wrote: [TableStats; 8],
     first: [Option<u64>; 8],
     pending: VecDeque<Pending>,
+    /// Where the store takes batches in flight: the threads that write them.
+    senders: Option<Senders>,
 }
 
 impl Writer<'_> {
@@ -313,6 +348,9 @@ impl Writer<'_> {
             return Ok(());
         }
         let bulk = self.bulk.filter(|_| self.bulk_tables.contains(&t));
+        if bulk.is_none() && self.senders.is_some() {
+            return self.send(t);
+        }
         let written = match bulk {
             Some(b) => b
                 .add(t.name(), &self.bufs[i])
@@ -320,36 +358,108 @@ impl Writer<'_> {
             None => mutate_with_retry(self.store, t.name(), &self.bufs[i]),
         };
         if let Err(e) = written {
-            let row = self.g.describe_row(t, &self.bufs[i][0].row);
-            self.failure = Some(format!(
-                "table {}, batch of {} rows from {row}: {e}",
-                t.name(),
-                self.bufs[i].len()
-            ));
-            return Err(e.into());
+            return Err(failed(&mut self.failure, self.g, t, &self.bufs[i], e));
         }
         let n = self.bufs[i].len() as u64;
-        self.held -= self.bytes[i] + CELL_OVERHEAD * self.cells[i];
-        let tally = if bulk.is_some() {
-            &self.shared.staged
-        } else {
-            self.shared.tally
-        };
-        tally.rows[i].fetch_add(n, Ordering::Relaxed);
-        tally.cells[i].fetch_add(std::mem::take(&mut self.cells[i]), Ordering::Relaxed);
-        tally.bytes[i].fetch_add(std::mem::take(&mut self.bytes[i]), Ordering::Relaxed);
-        self.progress.add(t, n);
+        let (cells, bytes) = (std::mem::take(&mut self.cells[i]), std::mem::take(&mut self.bytes[i]));
         self.bufs[i].clear();
         self.first[i] = None;
-        self.ack();
+        self.acknowledged(t, n, cells, bytes, bulk.is_some());
         Ok(())
+    }
+
+    /// Counts a batch the store (or the bulk load) took.
+    fn acknowledged(&mut self, t: Table, n: u64, cells: u64, bytes: u64, staged: bool) {
+        let i = t.index();
+        self.held -= bytes + CELL_OVERHEAD * cells;
+        let tally = if staged { &self.shared.staged } else { self.shared.tally };
+        tally.rows[i].fetch_add(n, Ordering::Relaxed);
+        tally.cells[i].fetch_add(cells, Ordering::Relaxed);
+        tally.bytes[i].fetch_add(bytes, Ordering::Relaxed);
+        self.progress.add(t, n);
+        self.ack();
+    }
+
+    /// Hands table `t`'s batch to a free sender. It waits for answers while none is free,
+    /// or while one writes a batch of the same table whose key range meets this one's: the
+    /// store may apply two batches in flight in either order, and a cell written twice must
+    /// end as the later write left it.
+    fn send(&mut self, t: Table) -> schema::Result<()> {
+        let i = t.index();
+        let (lo, hi) = key_range(&self.bufs[i]);
+        let (lo, hi) = (lo.to_vec(), hi.to_vec());
+        let sender = loop {
+            let s = self.senders.as_ref().expect("senders");
+            let meets = s.busy.iter().flatten().any(|f| f.t == t && f.lo <= hi && lo <= f.hi);
+            match s.busy.iter().position(Option::is_none) {
+                Some(free) if !meets => break free,
+                _ => self.answer()?,
+            }
+        };
+        let flight = InFlight {
+            t,
+            first: self.first[i].take(),
+            lo,
+            hi,
+            cells: std::mem::take(&mut self.cells[i]),
+            bytes: std::mem::take(&mut self.bytes[i]),
+        };
+        let s = self.senders.as_mut().expect("senders");
+        let fresh = s.spare.pop().unwrap_or_default();
+        let rows = std::mem::replace(&mut self.bufs[i], fresh);
+        s.busy[sender] = Some(flight);
+        // A sender ends only when its jobs end, or when it panicked (the scope rethrows).
+        s.jobs[sender].send(Job { t, rows }).expect("a load sender");
+        Ok(())
+    }
+
+    /// Waits for one sender's answer and counts it.
+    fn answer(&mut self) -> schema::Result<()> {
+        let s = self.senders.as_mut().expect("senders");
+        let done = s.done.recv().expect("a load sender");
+        let flight = s.busy[done.sender].take().expect("a batch in flight");
+        let mut rows = done.rows;
+        if let Err(e) = done.result {
+            return Err(failed(&mut self.failure, self.g, flight.t, &rows, e));
+        }
+        let n = rows.len() as u64;
+        rows.clear();
+        s.spare.push(rows);
+        self.acknowledged(flight.t, n, flight.cells, flight.bytes, false);
+        Ok(())
+    }
+
+    /// Waits for every batch in flight; the first failure is returned once all answered.
+    fn settle(&mut self) -> schema::Result<()> {
+        let mut result = Ok(());
+        while self
+            .senders
+            .as_ref()
+            .is_some_and(|s| s.busy.iter().any(Option::is_some))
+        {
+            if let Err(e) = self.answer() {
+                result = result.and(Err(e));
+            }
+        }
+        result
     }
 
     /// Journals the blocks every row of which is acknowledged: those older than the oldest
     /// block whose rows a batch still holds.
     fn ack(&mut self) {
         let Some(journal) = self.shared.journal else { return };
-        let held = self.first.iter().flatten().min().copied().unwrap_or(u64::MAX);
+        let flying = self
+            .senders
+            .iter()
+            .flat_map(|s| s.busy.iter().flatten().map(|f| f.first));
+        let held = self
+            .first
+            .iter()
+            .copied()
+            .chain(flying)
+            .flatten()
+            .min()
+            .unwrap_or(u64::MAX);
         while self.pending.front().is_some_and(|p| p.k < held) {
             let p = self.pending.pop_front().expect("a pending block");
             journal.ack(p.k, p.digest, &p.wrote);
@@ -367,23 +477,31 @@ impl Writer<'_> {
             digest,
             wrote: std::mem::take(&mut self.wrote),
         });
-        self.ack();
-        while self.pending.len() > MAX_PENDING {
+        loop {
+            self.ack();
+            if self.pending.len() <= MAX_PENDING {
+                return Ok(());
+            }
             let oldest = self.pending[0].k;
+            let mut sent = false;
             for t in Table::ALL {
                 if self.first[t.index()].is_some_and(|f| f <= oldest) {
                     self.flush(t)?;
+                    sent = true;
                 }
             }
+            // Nothing buffered holds its rows: a batch in flight does.
+            if !sent {
+                self.answer()?;
+            }
         }
-        Ok(())
     }
 
     fn flush_all(&mut self) -> schema::Result<()> {
         for t in Table::ALL {
             self.flush(t)?;
         }
-        Ok(())
+        self.settle()
     }
 }
 
@@ -417,6 +535,57 @@ impl Sink for Writer<'_> {
             self.flush(biggest)?;
         }
         Ok(())
+    }
+}
+
+/// Records why a batch failed (the first failure is the load's error).
+fn failed(
+    failure: &mut Option<String>,
+    g: &Generator,
+    t: Table,
+    rows: &[RowMutation],
+    e: store::Error,
+) -> schema::Error {
+    failure.get_or_insert_with(|| {
+        let row = g.describe_row(t, &rows[0].row);
+        format!("table {}, batch of {} rows from {row}: {e}", t.name(), rows.len())
+    });
+    e.into()
+}
+
+/// The least and greatest row key of a batch.
+fn key_range(rows: &[RowMutation]) -> (&[u8], &[u8]) {
+    let first = rows.first().map_or(&[][..], |r| &r.row[..]);
+    rows.iter()
+        .fold((first, first), |(lo, hi), r| (lo.min(&r.row[..]), hi.max(&r.row[..])))
+}
+
+/// Starts `n` threads that write a worker's batches through `store`, in `scope`.
+fn senders<'s, 'e: 's>(scope: &'s std::thread::Scope<'s, 'e>, store: &'e Counted, n: usize) -> Senders {
+    let (answers, done) = std::sync::mpsc::channel();
+    let jobs = (0..n)
+        .map(|sender| {
+            let (jobs, take) = std::sync::mpsc::sync_channel::<Job>(1);
+            let answers = answers.clone();
+            std::thread::Builder::new()
+                .name("tallrow-send".into())
+                .spawn_scoped(scope, move || {
+                    for Job { t, rows } in take {
+                        let result = mutate_with_retry(store, t.name(), &rows);
+                        if answers.send(Done { sender, rows, result }).is_err() {
+                            return;
+                        }
+                    }
+                })
+                .expect("a load sender thread");
+            jobs
+        })
+        .collect();
+    Senders {
+        jobs,
+        done,
+        busy: (0..n).map(|_| None).collect(),
+        spare: Vec::new(),
     }
 }
 
@@ -600,69 +769,80 @@ pub fn load_journaled(
             scope.spawn(move || j.keep(checkpointer, period));
             journal::Ending(j)
         });
+        // Stores over the network get senders per worker; a load all into a bulk load none.
+        let in_flight = if bulk_tables.len() == tables.len() {
+            1
+        } else {
+            counted.in_flight().max(1)
+        };
         pool.broadcast(|_| {
-            let mut w = Writer {
-                store: &counted,
-                bulk: bulk.as_deref(),
-                g,
-                limits: Table::ALL.map(|t| {
-                    if bulk_tables.contains(&t) {
-                        (l.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1)
-                    } else {
-                        (l.batch.max(1), MAX_BATCH_BYTES)
-                    }
-                }),
-                bulk_tables: &bulk_tables,
-                bufs: vec![Vec::with_capacity(l.batch.min(4096)); Table::ALL.len()],
-                cells: [0; 8],
-                bytes: [0; 8],
-                held: 0,
-                held_max: (BATCH_MEMORY / threads.max(1) as u64).max(256 << 10),
-                shared: &shared,
-                progress: &progress,
-                digest: Digest::default(),
-                failure: None,
-                k: 0,
-                wrote: Default::default(),
-                first: [None; 8],
-                pending: VecDeque::new(),
-            };
-            let mut scratch = Scratch::default();
-            let result = (|| -> schema::Result<()> {
-                while !shared.stop.load(Ordering::Relaxed) {
-                    let k = shared.next.fetch_add(1, Ordering::Relaxed);
-                    if k >= total {
-                        break;
-                    }
-                    if let Some(j) = journal {
-                        if j.done(k) {
-                            continue;
+            std::thread::scope(|scope| {
+                let mut w = Writer {
+                    store: &counted,
+                    bulk: bulk.as_deref(),
+                    g,
+                    limits: Table::ALL.map(|t| {
+                        if bulk_tables.contains(&t) {
+                            (l.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1)
+                        } else {
+                            (l.batch.max(1), MAX_BATCH_BYTES)
                         }
-                        j.claimed(k + 1);
-                        if k < claimed_before {
-                            rewritten.fetch_add(1, Ordering::Relaxed);
+                    }),
+                    bulk_tables: &bulk_tables,
+                    bufs: vec![Vec::with_capacity(l.batch.min(4096)); Table::ALL.len()],
+                    cells: [0; 8],
+                    bytes: [0; 8],
+                    held: 0,
+                    held_max: (BATCH_MEMORY / threads.max(1) as u64).max(256 << 10),
+                    shared: &shared,
+                    progress: &progress,
+                    digest: Digest::default(),
+                    failure: None,
+                    k: 0,
+                    wrote: Default::default(),
+                    first: [None; 8],
+                    pending: VecDeque::new(),
+                    senders: (in_flight > 1).then(|| senders(scope, &counted, in_flight)),
+                };
+                let mut scratch = Scratch::default();
+                let result = (|| -> schema::Result<()> {
+                    while !shared.stop.load(Ordering::Relaxed) {
+                        let k = shared.next.fetch_add(1, Ordering::Relaxed);
+                        if k >= total {
+                            break;
                         }
+                        if let Some(j) = journal {
+                            if j.done(k) {
+                                continue;
+                            }
+                            j.claimed(k + 1);
+                            if k < claimed_before {
+                                rewritten.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        let block = opts.shard.index + k * opts.shard.count;
+                        w.digest = Digest::default();
+                        w.k = k;
+                        g.emit_block(block, &mut scratch, &mut w)?;
+                        let d = block_digest(block, &w.digest);
+                        {
+                            let mut sum = shared.digest.lock().expect("digest lock");
+                            *sum = sum.wrapping_add(d);
+                        }
+                        w.generated(d)?;
+                        let done = tally.done.fetch_add(1, Ordering::Relaxed) + 1;
+                        progress.blocks(done, total);
                     }
-                    let block = opts.shard.index + k * opts.shard.count;
-                    w.digest = Digest::default();
-                    w.k = k;
-                    g.emit_block(block, &mut scratch, &mut w)?;
-                    let d = block_digest(block, &w.digest);
-                    {
-                        let mut sum = shared.digest.lock().expect("digest lock");
-                        *sum = sum.wrapping_add(d);
-                    }
-                    w.generated(d)?;
-                    let done = tally.done.fetch_add(1, Ordering::Relaxed) + 1;
-                    progress.blocks(done, total);
+                    w.flush_all()
+                })();
+                if let Err(e) = result {
+                    shared.stop.store(true, Ordering::Relaxed);
+                    // What was in flight still counts where the store took it.
+                    let _ = w.settle();
+                    let message = w.failure.take().unwrap_or_else(|| e.to_string());
+                    shared.error.lock().expect("error lock").get_or_insert(message);
                 }
-                w.flush_all()
-            })();
-            if let Err(e) = result {
-                shared.stop.store(true, Ordering::Relaxed);
-                let message = w.failure.take().unwrap_or_else(|| e.to_string());
-                shared.error.lock().expect("error lock").get_or_insert(message);
-            }
+            })
         });
         progress.finish();
         // Dropped unfinished after an error: its runs are removed (unless a checkpoint

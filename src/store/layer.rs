@@ -73,6 +73,10 @@ impl<L: Layer> Store for Layered<L> {
         self.inner.retries()
     }
 
+    fn in_flight(&self) -> usize {
+        self.inner.in_flight()
+    }
+
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         self.inner.create_table(table)
     }

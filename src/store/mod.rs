@@ -66,6 +66,9 @@ impl Error {
 /// Result of a store call.
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// Batches a load worker keeps in flight to a store over the network ([`Store::in_flight`]).
+pub const REMOTE_IN_FLIGHT: usize = 2;
+
 /// A table store with HBase's semantics. Implementations are shared between threads.
 pub trait Store: Send + Sync {
     /// What this backend is and where its data lives, for reports.
@@ -80,6 +83,14 @@ pub trait Store: Send + Sync {
     /// retry, by the error's kind; empty where it does not count them.
     fn retries(&self) -> Vec<(String, u64)> {
         Vec::new()
+    }
+
+    /// How many batches each load worker keeps in flight. Over a network, more than one:
+    /// the worker generates the next batch while one is written, and the servers get more
+    /// than one batch of each worker at once. An in-process store's writes take the
+    /// worker's own CPU: one.
+    fn in_flight(&self) -> usize {
+        1
     }
 
     /// The clock a run over this store is timed by: the machine's unless a layer simulates

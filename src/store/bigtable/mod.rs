@@ -264,6 +264,10 @@ impl Bigtable {
 }
 
 impl Store for Bigtable {
+    fn in_flight(&self) -> usize {
+        crate::store::REMOTE_IN_FLIGHT
+    }
+
     fn identity(&self) -> String {
         let url = format!("bigtable://{}/{}", self.spec.project, self.spec.instance);
         match &self.emulator {

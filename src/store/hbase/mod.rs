@@ -311,6 +311,10 @@ pub(crate) fn regions_of(
 }
 
 impl Store for Hbase {
+    fn in_flight(&self) -> usize {
+        crate::store::REMOTE_IN_FLIGHT
+    }
+
     fn identity(&self) -> String {
         format!(
             "hbase://{} (HBase Thrift1, {})",

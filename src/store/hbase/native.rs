@@ -658,6 +658,10 @@ impl Native {
 }
 
 impl Store for Native {
+    fn in_flight(&self) -> usize {
+        crate::store::REMOTE_IN_FLIGHT
+    }
+
     fn identity(&self) -> String {
         format!(
             "{} (HBase native RPC, cluster {})",

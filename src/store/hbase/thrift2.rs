@@ -216,6 +216,10 @@ fn to_row2(r: crate::idl::thrift2::TResult) -> Result<Row> {
 }
 
 impl Store for Hbase2 {
+    fn in_flight(&self) -> usize {
+        crate::store::REMOTE_IN_FLIGHT
+    }
+
     fn identity(&self) -> String {
         format!(
             "hbase://{} (HBase Thrift2, {})",
