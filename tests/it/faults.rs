@@ -111,10 +111,11 @@ fn thrift2_url() -> String {
     format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap())
 }
 
-/// A load of 943 calls of 100 rows on 2 threads, each call slowed by 10 ms: at least 4.7 s,
-/// of which the test stops it (SIGSTOP) within the first rows.
+/// A load of 943 calls of 100 rows on 2 threads with two calls in flight each, each call
+/// slowed by 20 ms: at least 4.7 s, of which the test stops it (SIGSTOP) within the first
+/// rows.
 fn slow_load(dir: &Path) -> Child {
-    load_of_100_row_calls(dir, &format!("delay:10ms:{}", native_url()))
+    load_of_100_row_calls(dir, &format!("delay:20ms:{}", native_url()))
 }
 
 /// The quickstart at 500 users loaded through `url` in 943 calls of 100 rows on 2 threads,
@@ -484,9 +485,9 @@ fn a_master_failover_a_rolling_restart_and_a_stopped_zookeeper_during_a_load() {
     let (n, master) = active_master();
     let proxy = crate::proxy::FaultProxy::start(&master);
     proxy.hold_at(b"CreateTable");
-    // 943 calls of 100 rows on 2 threads, each call slowed by 150 ms: at least 71 s of
-    // rows, through which the faults (about 60 s) are made.
-    let url = format!("delay:150ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
+    // 943 calls of 100 rows on 2 threads with two calls in flight each, each call slowed
+    // by 300 ms: at least 71 s of rows, through which the faults (about 60 s) are made.
+    let url = format!("delay:300ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
     let mut load = load_of_100_row_calls(dir.path(), &url);
     while !proxy.caught() {
         assert!(
