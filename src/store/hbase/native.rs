@@ -601,60 +601,69 @@ fn row_of(key: &[u8], cells: Vec<hbase_client::cells::Cell>, limit: Option<usize
     }))
 }
 
-impl Native {
-    /// `scan` as the client's scan, or `None` when its bounds hold no row.
-    fn scan_spec(&self, desc: &TableDescriptor, scan: &Scan, caching: u32) -> Result<Option<hbase_client::ScanSpec>> {
-        scan.select.validate(desc)?;
-        let (mut start, mut stop) = (scan.start.clone(), scan.stop.clone());
-        let mut filters = Vec::new();
-        let mut exclude_start = scan.start_exclusive && !scan.start.is_empty();
-        if !scan.prefix.is_empty() {
-            let end = crate::keys::next_prefix(&scan.prefix);
-            let high = if scan.reversed { &mut start } else { &mut stop };
-            if !end.is_empty() && (high.is_empty() || *high > end) {
-                *high = end;
-                if scan.reversed {
-                    // The prefix's end is past every row of it.
-                    exclude_start = true;
-                }
+/// `scan` as the client's scan, or `None` when its bounds hold no row.
+fn scan_spec(desc: &TableDescriptor, scan: &Scan, caching: u32) -> Result<Option<hbase_client::ScanSpec>> {
+    scan.select.validate(desc)?;
+    let (mut start, mut stop) = (scan.start.clone(), scan.stop.clone());
+    let mut filters = Vec::new();
+    let mut exclude_start = scan.start_exclusive && !scan.start.is_empty();
+    if !scan.prefix.is_empty() {
+        let end = crate::keys::next_prefix(&scan.prefix);
+        let high = if scan.reversed { &mut start } else { &mut stop };
+        if !end.is_empty() && (high.is_empty() || *high > end) {
+            *high = end.clone();
+            if scan.reversed {
+                // The prefix's end is past every row of it.
+                exclude_start = true;
             }
-            if !scan.reversed && start.as_slice() < scan.prefix.as_slice() {
-                start = scan.prefix.clone();
-                exclude_start = false;
-            }
+        }
+        if !scan.reversed && start.as_slice() < scan.prefix.as_slice() {
+            start = scan.prefix.clone();
+            exclude_start = false;
+        }
+        // Bounds inside the prefix's rows leave its filter nothing to do but cost the
+        // server a test per row (a forward scan of one user, the common page).
+        // (A forward scan's stop is exclusive, a reversed scan's start only when asked.)
+        let (lo, hi, hi_open) = match scan.reversed {
+            false => (&start, &stop, true),
+            true => (&stop, &start, exclude_start),
+        };
+        let below_end = !hi.is_empty() && (*hi < end || (*hi == end && hi_open));
+        let inside = !end.is_empty() && below_end && lo.as_slice() >= scan.prefix.as_slice();
+        if !inside {
             filters.push(hbase_client::filter::prefix(&scan.prefix));
         }
-        let empty = match scan.reversed {
-            false => !stop.is_empty() && stop <= start,
-            true => !start.is_empty() && !stop.is_empty() && start <= stop,
-        };
-        if empty || scan.limit == Some(0) {
-            return Ok(None);
-        }
-        if let Some(q) = &scan.select.qualifier_after {
-            filters.push(hbase_client::filter::qualifier(pb::CompareType::Greater, q));
-        }
-        let probe = get_of(&Get {
-            row: Vec::new(),
-            select: scan.select.clone(),
-        });
-        Ok(Some(hbase_client::ScanSpec {
-            start: Bytes::from(start),
-            exclude_start,
-            stop: Bytes::from(stop),
-            reversed: scan.reversed,
-            limit: scan.limit.map(|l| l as u64),
-            caching,
-            template: pb::Scan {
-                column: probe.column,
-                time_range: probe.time_range,
-                max_versions: probe.max_versions,
-                filter: hbase_client::filter::all(filters),
-                cache_blocks: Some(true),
-                ..Default::default()
-            },
-        }))
     }
+    let empty = match scan.reversed {
+        false => !stop.is_empty() && stop <= start,
+        true => !start.is_empty() && !stop.is_empty() && start <= stop,
+    };
+    if empty || scan.limit == Some(0) {
+        return Ok(None);
+    }
+    if let Some(q) = &scan.select.qualifier_after {
+        filters.push(hbase_client::filter::qualifier(pb::CompareType::Greater, q));
+    }
+    let probe = get_of(&Get {
+        row: Vec::new(),
+        select: scan.select.clone(),
+    });
+    Ok(Some(hbase_client::ScanSpec {
+        start: Bytes::from(start),
+        exclude_start,
+        stop: Bytes::from(stop),
+        reversed: scan.reversed,
+        limit: scan.limit.map(|l| l as u64),
+        caching,
+        template: pb::Scan {
+            column: probe.column,
+            time_range: probe.time_range,
+            max_versions: probe.max_versions,
+            filter: hbase_client::filter::all(filters),
+            cache_blocks: Some(true),
+            ..Default::default()
+        },
+    }))
 }
 
 impl Store for Native {
@@ -856,7 +865,7 @@ impl Store for Native {
     fn scan_each(&self, table: &str, scan: &Scan, page: usize, visit: &mut dyn FnMut(Row) -> bool) -> Result<()> {
         self.live()?;
         let desc = self.descriptor(table)?;
-        let Some(spec) = self.scan_spec(&desc, scan, page.clamp(1, 100_000) as u32)? else {
+        let Some(spec) = scan_spec(&desc, scan, page.clamp(1, 100_000) as u32)? else {
             return Ok(());
         };
         let mut scanner = self.client.scan(&desc.name, spec);
@@ -874,6 +883,41 @@ impl Store for Native {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_scan_inside_its_bounds_sends_no_prefix_filter() {
+        let desc = TableDescriptor::new("t", &["f"], 1);
+        let spec = |scan: Scan| scan_spec(&desc, &scan, 10).unwrap().expect("a scan");
+        let filtered = |scan: Scan| spec(scan).template.filter.is_some();
+        // One user's page after a cursor: the bounds say it all.
+        let page = spec(Scan::prefix(b"u1".to_vec()).after(b"u1-7".to_vec()).limit(10));
+        assert_eq!(
+            (&page.start[..], &page.stop[..], page.exclude_start),
+            (&b"u1-7"[..], &b"u2"[..], true)
+        );
+        assert!(page.template.filter.is_none());
+        assert!(!filtered(Scan::prefix(b"u1".to_vec())));
+        // A start before the prefix moves to it; a stop past it comes back to its end.
+        let wide = spec(Scan {
+            prefix: b"u1".to_vec(),
+            ..Scan::range(b"a".to_vec(), b"z".to_vec())
+        });
+        assert_eq!((&wide.start[..], &wide.stop[..]), (&b"u1"[..], &b"u2"[..]));
+        assert!(wide.template.filter.is_none());
+        // Where the bounds cannot say it, the filter does: a prefix of 0xFF bytes has no
+        // end, and a reversed scan without a low bound runs past the prefix.
+        assert!(filtered(Scan::prefix(vec![0xff, 0xff])));
+        assert!(filtered(Scan::prefix(b"u1".to_vec()).reversed()));
+        // A reversed scan's start is inclusive: "u2" itself would be read but for the filter.
+        let reversed = |start: &[u8], exclusive: bool| Scan {
+            prefix: b"u1".to_vec(),
+            start_exclusive: exclusive,
+            ..Scan::range(start.to_vec(), b"u1".to_vec()).reversed()
+        };
+        assert!(filtered(reversed(b"u2", false)));
+        assert!(!filtered(reversed(b"u2", true)));
+        assert!(!filtered(reversed(b"u1-9", false)));
+    }
 
     #[test]
     fn native_urls_name_a_quorum_or_bootstrap_servers() {
