@@ -36,6 +36,11 @@ use tallrow::schema::microblog::Microblog;
 use tallrow::store::backend::Backend;
 use tallrow::workload::Workload;
 
+// The same allocator as the binary: the reads through `api=native` are timed in this
+// process, and allocate per cell.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // `cargo test --all-targets` runs benches without --bench: nothing to measure then.
     if !std::env::args().any(|a| a == "--bench") {
