@@ -506,10 +506,6 @@ fn bytes(b: &[u8]) -> Bytes {
     Bytes::copy_from_slice(b)
 }
 
-/// Bytes of a cell in a cell block beyond its row, family, qualifier, timestamp and value:
-/// lengths and type (`cells::encoded_len`).
-const CELL_OVERHEAD: usize = 4 + 8 + 2 + 1 + 1;
-
 /// A cell of a put or a delete: family, qualifier, timestamp, type and value.
 type CellParts<'a> = (&'a [u8], &'a [u8], i64, CellType, &'a [u8]);
 
@@ -790,7 +786,8 @@ impl Store for Native {
             .iter()
             .map(|r| {
                 let (cells, bytes) = r.size();
-                bytes as usize + cells as usize * (r.row.len() + CELL_OVERHEAD)
+                // A cell's framing and row, beside what `size` counts.
+                bytes as usize + cells as usize * hbase_client::cells::encoded_len(r.row.len(), 0, 0, 0)
             })
             .sum();
         for k in 0..rounds {
