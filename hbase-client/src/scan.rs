@@ -270,7 +270,10 @@ impl Scanner<'_> {
             }
         }
         if self.remaining == Some(0) {
+            // The server closed the scanner itself where it said there is nothing more, as
+            // it does once the call's `limit_of_rows` is reached (`RSRpcServices.scan`).
             if let Some(o) = &open
+                && resp.more_results != Some(false)
                 && resp.more_results_in_region.unwrap_or(false)
             {
                 self.close_quietly(o);
