@@ -8,9 +8,13 @@
 //! - a reply: a 4-byte length, the `ResponseHeader` (its call id, an exception or the cell
 //!   block's length), the response unless an exception, the cell block.
 //!
-//! Calls are written whole under a lock, so that many threads share the connection; one
-//! reader thread hands each reply to the call whose id it carries. Many calls are in flight
-//! at once; each waits for its own reply, up to its timeout.
+//! Calls are written whole under a lock, so that many threads share the connection, and many
+//! are in flight at once. There is no reader thread: the callers waiting take turns reading,
+//! and whoever reads hands each reply to the call whose id it carries, until its own comes.
+//! A caller alone on a connection (a page read, one call at a time) reads its reply itself,
+//! with no thread to wake in between. Each waits up to its timeout: the one reading sets the
+//! socket's read timeout to what it has left, and a frame cut short by it is kept for the next
+//! reader.
 
 use crate::error::{Error, Result};
 use crate::pb;
@@ -20,9 +24,9 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::thread::Thread;
+use std::time::{Duration, Instant};
 
 /// The services a client calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -147,11 +151,20 @@ impl Reply {
     }
 }
 
-type Slot = SyncSender<Result<Reply>>;
+/// A call waiting: its reply once read, and its thread, woken when the reply comes or when
+/// its turn to read does.
+struct Slot {
+    reply: Option<Reply>,
+    thread: Thread,
+}
 
 struct Shared {
     addr: String,
     calls: Mutex<Calls>,
+    /// The reading half, used by the caller whose turn it is.
+    reader: Mutex<Reader>,
+    /// The socket, for its read timeout, to peek at when idle and to shut it down.
+    socket: TcpStream,
 }
 
 #[derive(Default)]
@@ -159,18 +172,22 @@ struct Calls {
     waiting: HashMap<i32, Slot>,
     /// Why the connection is unusable, once it is.
     broken: Option<Error>,
+    /// Whether a caller is reading for everyone.
+    reading: bool,
+}
+
+/// The reading half and the frame it has part of.
+struct Reader {
+    stream: Box<dyn Read + Send>,
+    frames: Frames,
+    /// The socket's read timeout now.
+    timeout: Option<Duration>,
 }
 
 /// One connection.
 pub struct Conn {
     shared: Arc<Shared>,
     writer: Mutex<Box<dyn Write + Send>>,
-    /// The socket, to shut it down.
-    socket: TcpStream,
-    /// The reader thread, joined when the connection is dropped: it owns the security
-    /// layer's half, whose GSSAPI context must be gone before the process exits (MIT's
-    /// library tears down its locks at exit, and a context deleted then aborts).
-    reader: Option<std::thread::JoinHandle<()>>,
     next_id: AtomicI32,
     service: Service,
     calls: Arc<AtomicU64>,
@@ -179,7 +196,6 @@ pub struct Conn {
 /// A call sent and not yet answered.
 pub struct Pending {
     id: i32,
-    rx: Receiver<Result<Reply>>,
     shared: Arc<Shared>,
     method: &'static str,
 }
@@ -279,17 +295,16 @@ impl Conn {
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
             calls: Mutex::new(Calls::default()),
+            reader: Mutex::new(Reader {
+                stream: reader,
+                frames: Frames::default(),
+                timeout: None,
+            }),
+            socket,
         });
-        let s = shared.clone();
-        let reader = std::thread::Builder::new()
-            .name(format!("hbase-rpc {addr}"))
-            .spawn(move || read_replies(reader, s))
-            .map_err(conn_err)?;
         Ok(Conn {
             shared,
             writer: Mutex::new(writer),
-            socket,
-            reader: Some(reader),
             next_id: AtomicI32::new(0),
             calls: opts.calls.clone(),
             service,
@@ -306,9 +321,27 @@ impl Conn {
         self.service
     }
 
-    /// Whether the connection broke (a new one is needed).
+    /// Whether the connection broke (a new one is needed). One that nobody is reading is
+    /// peeked at: a server that closed it while it was idle is noticed before a call is sent.
     pub fn is_broken(&self) -> bool {
-        self.shared.lock().broken.is_some()
+        let calls = self.shared.lock();
+        if calls.broken.is_some() {
+            return true;
+        }
+        if calls.reading || !calls.waiting.is_empty() {
+            return false;
+        }
+        drop(calls);
+        match peek(&self.shared.socket) {
+            Some(why) => {
+                self.shared.fail(Error::Connection {
+                    addr: self.shared.addr.clone(),
+                    why,
+                });
+                true
+            }
+            None => false,
+        }
     }
 
     /// Sends a call: `method` with `request` and an optional cell block.
@@ -372,19 +405,25 @@ impl Conn {
         write(&mut frame);
         debug_assert_eq!(frame.len() - before, rl, "a request of its stated length");
         frame.extend_from_slice(cells);
-        let (tx, rx) = sync_channel(1);
         {
             let mut calls = self.shared.lock();
             if let Some(e) = &calls.broken {
                 return Err(e.clone());
             }
-            calls.waiting.insert(id, tx);
+            calls.waiting.insert(
+                id,
+                Slot {
+                    reply: None,
+                    thread: std::thread::current(),
+                },
+            );
         }
         let written = {
             let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
             w.write_all(&frame)
         };
         if let Err(e) = written {
+            self.shared.lock().waiting.remove(&id);
             let err = Error::Connection {
                 addr: self.shared.addr.clone(),
                 why: format!("sending {method}: {e}"),
@@ -394,7 +433,6 @@ impl Conn {
         }
         Ok(Pending {
             id,
-            rx,
             shared: self.shared.clone(),
             method,
         })
@@ -407,42 +445,43 @@ impl Conn {
 
     /// Closes the connection: calls in flight fail.
     pub fn close(&self) {
-        let _ = self.socket.shutdown(std::net::Shutdown::Both);
+        let _ = self.shared.socket.shutdown(std::net::Shutdown::Both);
     }
 }
 
 impl Drop for Conn {
     fn drop(&mut self) {
+        // A caller still reading sees the connection end at once.
         self.close();
-        // The shutdown ends the reader's wait at once.
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
-        }
     }
 }
 
 impl Pending {
-    /// Waits up to `timeout` for the reply; a remote exception is an error.
+    /// Waits up to `timeout` for the reply, reading when it is this call's turn; a remote
+    /// exception is an error.
     pub fn wait(self, timeout: Duration) -> Result<Reply> {
-        match self.rx.recv_timeout(timeout) {
-            Ok(Ok(reply)) => match &reply.header.exception {
-                Some(e) => Err(Error::Remote {
-                    class: e.exception_class_name.clone().unwrap_or_default(),
-                    message: e.stack_trace.clone().unwrap_or_default(),
-                    do_not_retry: e.do_not_retry.unwrap_or(false),
-                }),
-                None => Ok(reply),
-            },
-            Ok(Err(e)) => Err(e),
-            Err(_) => {
-                self.shared.lock().waiting.remove(&self.id);
-                Err(Error::Timeout {
-                    addr: self.shared.addr.clone(),
-                    method: self.method.to_string(),
-                    timeout,
-                })
-            }
+        let reply = self.shared.wait_for(self.id, Instant::now() + timeout).map_err(|e| {
+            e.unwrap_or_else(|| Error::Timeout {
+                addr: self.shared.addr.clone(),
+                method: self.method.to_string(),
+                timeout,
+            })
+        })?;
+        match &reply.header.exception {
+            Some(e) => Err(Error::Remote {
+                class: e.exception_class_name.clone().unwrap_or_default(),
+                message: e.stack_trace.clone().unwrap_or_default(),
+                do_not_retry: e.do_not_retry.unwrap_or(false),
+            }),
+            None => Ok(reply),
         }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        // Answered, timed out or given up: a reply that comes later is dropped.
+        self.shared.lock().waiting.remove(&self.id);
     }
 }
 
@@ -451,14 +490,263 @@ impl Shared {
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks the connection broken and fails every call in flight.
+    /// Marks the connection broken and wakes every call in flight, to fail.
     fn fail(&self, why: Error) {
         let mut calls = self.lock();
         if calls.broken.is_none() {
-            calls.broken = Some(why.clone());
+            calls.broken = Some(why);
         }
-        for (_, tx) in calls.waiting.drain() {
-            let _ = tx.try_send(Err(why.clone()));
+        for slot in calls.waiting.values() {
+            slot.thread.unpark();
+        }
+    }
+
+    /// Call `id`'s reply, by `deadline`: read by another caller, or by this one when nobody
+    /// else is reading. `Err(None)` when the deadline passed.
+    fn wait_for(&self, id: i32, deadline: Instant) -> std::result::Result<Reply, Option<Error>> {
+        let mut calls = self.lock();
+        // The thread to wake is the one waiting, whichever sent the call.
+        if let Some(slot) = calls.waiting.get_mut(&id) {
+            slot.thread = std::thread::current();
+        }
+        loop {
+            match calls.waiting.get_mut(&id) {
+                Some(slot) => {
+                    if let Some(reply) = slot.reply.take() {
+                        return Ok(reply);
+                    }
+                }
+                None => return Err(calls.broken.clone()),
+            }
+            if let Some(e) = &calls.broken {
+                return Err(Some(e.clone()));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(None);
+            }
+            if !calls.reading {
+                calls.reading = true;
+                drop(calls);
+                let mine = self.read_until(id, deadline);
+                calls = self.lock();
+                calls.reading = false;
+                // The turn passes to a call still waiting, if any.
+                if let Some(next) = calls.waiting.iter().find(|(i, s)| **i != id && s.reply.is_none()) {
+                    next.1.thread.unpark();
+                }
+                if let Some(reply) = mine {
+                    return Ok(reply);
+                }
+                continue;
+            }
+            drop(calls);
+            std::thread::park_timeout(deadline - now);
+            calls = self.lock();
+        }
+    }
+
+    /// Reads replies, handing each to its call, until call `id`'s comes (returned), the
+    /// deadline passes or the connection fails (`None`; a failure marks it broken).
+    fn read_until(&self, id: i32, deadline: Instant) -> Option<Reply> {
+        let mut r = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        let r = &mut *r;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            // The read timeout at most what is left: a read that times out early is tried
+            // again with less. Rounded down, so that calls of one timeout share one setting.
+            let timeout = round_down(left);
+            if r.timeout != Some(timeout) {
+                if let Err(e) = self.socket.set_read_timeout(Some(timeout)) {
+                    self.fail(Error::Connection {
+                        addr: self.addr.clone(),
+                        why: e.to_string(),
+                    });
+                    return None;
+                }
+                r.timeout = Some(timeout);
+            }
+            let body = match r.frames.next(&mut r.stream) {
+                Ok(body) => body,
+                Err(FrameError::Io(e))
+                    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+                {
+                    continue;
+                }
+                Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.fail(e.into_error(&self.addr));
+                    return None;
+                }
+            };
+            match parse_reply(body, &self.addr) {
+                Ok((got, reply)) if got == id => return Some(reply),
+                // A reply to no call (id -1) is the server refusing the connection: a bad
+                // preamble, or authentication it requires (`ServerRpcConnection.processPreamble`).
+                Ok((-1, reply)) if reply.header.exception.is_some() => {
+                    self.fail(refusal(reply, &self.addr));
+                    return None;
+                }
+                Ok((got, reply)) => {
+                    let mut calls = self.lock();
+                    // A call that timed out is no longer waiting: its reply is dropped.
+                    if let Some(slot) = calls.waiting.get_mut(&got) {
+                        slot.reply = Some(reply);
+                        slot.thread.unpark();
+                    }
+                }
+                Err(e) => {
+                    self.fail(e);
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// `d` rounded down to its first four bits of milliseconds (below 16 ms, as it is): 60 s less
+/// a few ms is 57.3 s.
+fn round_down(d: Duration) -> Duration {
+    let ms = d.as_millis();
+    if ms < 16 {
+        return d;
+    }
+    let grid = 1u128 << (127 - ms.leading_zeros() - 4);
+    Duration::from_millis((ms / grid * grid) as u64)
+}
+
+/// The error of a connection-level exception (call id -1).
+fn refusal(reply: Reply, addr: &str) -> Error {
+    let e = reply.header.exception.unwrap_or_default();
+    let class = e.exception_class_name.unwrap_or_default();
+    let message = e.stack_trace.unwrap_or_default();
+    if class.ends_with("AccessDeniedException") && message.contains("Authentication is required") {
+        Error::Protocol(format!(
+            "{addr}: the server requires authentication (Kerberos) and this connection offered simple authentication: {}",
+            message.lines().next().unwrap_or("").trim()
+        ))
+    } else {
+        Error::Remote {
+            class,
+            message,
+            do_not_retry: true,
+        }
+    }
+}
+
+/// Why an idle socket is unusable, if it is: the server closed or reset it. Peeks without
+/// waiting and without taking a byte.
+fn peek(socket: &TcpStream) -> Option<String> {
+    let mut b = [std::mem::MaybeUninit::<u8>::uninit()];
+    match socket2::SockRef::from(socket).recv_with_flags(&mut b, libc::MSG_PEEK | libc::MSG_DONTWAIT) {
+        Ok(0) => Some("the server closed the connection".into()),
+        Ok(_) => None,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+            ) =>
+        {
+            None
+        }
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// The read-ahead that reply frames are cut from: most replies come whole in one read.
+const READ_AHEAD: usize = 64 << 10;
+
+/// Reply frames from a stream, each kept whole across reads that fail part way.
+#[derive(Default)]
+struct Frames {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// A frame longer than the read-ahead, read into a buffer of its own: its length, and
+    /// its bytes so far.
+    long: Option<(usize, Vec<u8>)>,
+}
+
+/// Why no frame was read.
+enum FrameError {
+    /// The stream's error (a read timeout among them: the frame goes on at the next read).
+    Io(std::io::Error),
+    /// A length no HBase reply has: its four bytes.
+    TooLong([u8; 4], usize),
+}
+
+impl FrameError {
+    fn into_error(self, addr: &str) -> Error {
+        match self {
+            FrameError::Io(e) => Error::Connection {
+                addr: addr.to_string(),
+                why: if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    "the server closed the connection".into()
+                } else {
+                    e.to_string()
+                },
+            },
+            FrameError::TooLong(len, n) => Error::Protocol(format!(
+                "{addr}: {} (a reply of {n} bytes): not an HBase RPC server",
+                answered_by(&len)
+            )),
+        }
+    }
+}
+
+impl Frames {
+    /// The next frame's bytes, after its length.
+    fn next(&mut self, stream: &mut impl Read) -> std::result::Result<Bytes, FrameError> {
+        if self.buf.is_empty() {
+            self.buf = vec![0; READ_AHEAD];
+        }
+        loop {
+            if let Some((n, long)) = &mut self.long {
+                let from_buf = (*n - long.len()).min(self.end - self.start);
+                long.extend_from_slice(&self.buf[self.start..self.start + from_buf]);
+                self.start += from_buf;
+                if long.len() < *n {
+                    // Straight from the stream, as it arrives (a claimed length is not
+                    // allocated up front); what a failed read read is kept.
+                    let want = (*n - long.len()) as u64;
+                    (&mut *stream).take(want).read_to_end(long).map_err(FrameError::Io)?;
+                    if long.len() < *n {
+                        return Err(FrameError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+                    }
+                }
+                let (_, long) = self.long.take().expect("a long frame");
+                return Ok(Bytes::from(long));
+            }
+            let have = self.end - self.start;
+            if have >= 4 {
+                let len: [u8; 4] = self.buf[self.start..self.start + 4].try_into().expect("4 bytes");
+                let n = u32::from_be_bytes(len) as usize;
+                if n > MAX_REPLY {
+                    return Err(FrameError::TooLong(len, n));
+                }
+                if have >= 4 + n {
+                    let body = Bytes::copy_from_slice(&self.buf[self.start + 4..self.start + 4 + n]);
+                    self.start += 4 + n;
+                    return Ok(body);
+                }
+                if 4 + n > READ_AHEAD {
+                    self.start += 4;
+                    self.long = Some((n, Vec::with_capacity(n.min(READ_AHEAD))));
+                    continue;
+                }
+            }
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            match stream.read(&mut self.buf[self.end..]).map_err(FrameError::Io)? {
+                0 => return Err(FrameError::Io(std::io::ErrorKind::UnexpectedEof.into())),
+                got => self.end += got,
+            }
         }
     }
 }
@@ -496,45 +784,6 @@ pub fn connect(addr: &str, timeout: Duration) -> Result<TcpStream> {
     }))
 }
 
-/// The reader thread: replies to their calls until the connection ends.
-fn read_replies(mut stream: Box<dyn Read + Send>, shared: Arc<Shared>) {
-    let why = loop {
-        match read_reply(&mut stream, &shared.addr) {
-            // A reply to no call (id -1) is the server refusing the connection: a bad
-            // preamble, or authentication it requires (`ServerRpcConnection.processPreamble`).
-            Ok((-1, Reply { header, .. })) if header.exception.is_some() => {
-                let e = header.exception.unwrap_or_default();
-                let class = e.exception_class_name.unwrap_or_default();
-                let message = e.stack_trace.unwrap_or_default();
-                let why = if class.ends_with("AccessDeniedException") && message.contains("Authentication is required")
-                {
-                    Error::Protocol(format!(
-                        "{}: the server requires authentication (Kerberos) and this connection offered simple authentication: {}",
-                        shared.addr,
-                        message.lines().next().unwrap_or("").trim()
-                    ))
-                } else {
-                    Error::Remote {
-                        class,
-                        message,
-                        do_not_retry: true,
-                    }
-                };
-                break why;
-            }
-            Ok((id, reply)) => {
-                let tx = shared.lock().waiting.remove(&id);
-                // A call that timed out is no longer waiting: its reply is dropped.
-                if let Some(tx) = tx {
-                    let _ = tx.try_send(Ok(reply));
-                }
-            }
-            Err(e) => break e,
-        }
-    };
-    shared.fail(why);
-}
-
 /// Reads one reply frame.
 pub fn read_reply(stream: &mut impl Read, addr: &str) -> Result<(i32, Reply)> {
     let io = |e: std::io::Error| Error::Connection {
@@ -556,7 +805,11 @@ pub fn read_reply(stream: &mut impl Read, addr: &str) -> Result<(i32, Reply)> {
     }
     let mut body = vec![0u8; n];
     stream.read_exact(&mut body).map_err(io)?;
-    let mut body = Bytes::from(body);
+    parse_reply(Bytes::from(body), addr)
+}
+
+/// One reply frame's bytes (after its length) as its call id and reply.
+fn parse_reply(mut body: Bytes, addr: &str) -> Result<(i32, Reply)> {
     let bad = |what: &str| {
         Error::Protocol(format!(
             "{addr}: a reply whose {what} does not parse: not an HBase RPC server"
@@ -629,6 +882,58 @@ mod tests {
             call
         });
         (addr, h)
+    }
+
+    /// A server that takes one connection and its hello, and hands the stream to `script`.
+    fn serve_with<T: Send + 'static>(
+        script: impl FnOnce(TcpStream) -> T + Send + 'static,
+    ) -> (String, std::thread::JoinHandle<T>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut pre = [0u8; 6];
+            s.read_exact(&mut pre).unwrap();
+            let mut len = [0u8; 4];
+            s.read_exact(&mut len).unwrap();
+            let mut h = vec![0u8; u32::from_be_bytes(len) as usize];
+            s.read_exact(&mut h).unwrap();
+            script(s)
+        });
+        (addr, h)
+    }
+
+    /// Reads one call: its id and its request's bytes.
+    fn read_call(s: &mut TcpStream) -> (u32, Vec<u8>) {
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len).unwrap();
+        let mut call = vec![0u8; u32::from_be_bytes(len) as usize];
+        s.read_exact(&mut call).unwrap();
+        let mut b = Bytes::from(call);
+        let rh = pb::RequestHeader::decode_length_delimited(&mut b).unwrap();
+        let n = prost::decode_length_delimiter(&mut b).unwrap();
+        (rh.call_id.unwrap(), b[..n].to_vec())
+    }
+
+    /// A reply to call `id` whose response is `body`.
+    fn echo(id: u32, body: &[u8]) -> Vec<u8> {
+        let header = pb::ResponseHeader {
+            call_id: Some(id),
+            ..Default::default()
+        };
+        frame(&header, Some(body), b"")
+    }
+
+    /// A request whose bytes are `b`.
+    fn request(b: &[u8]) -> pb::BytesBytesPair {
+        pb::BytesBytesPair {
+            first: Bytes::copy_from_slice(b),
+            second: Bytes::new(),
+        }
+    }
+
+    fn first_of(r: &Reply) -> Vec<u8> {
+        r.decode::<pb::BytesBytesPair>("test").unwrap().first.to_vec()
     }
 
     fn frame(header: &pb::ResponseHeader, body: Option<&[u8]>, cells: &[u8]) -> Vec<u8> {
@@ -841,5 +1146,107 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("an HTTP server answered"), "{e}");
         assert!(conn.is_broken());
+    }
+
+    #[test]
+    fn replies_in_any_order_reach_their_callers_whoever_reads() {
+        // Eight threads, a call each; the server answers them in reverse order, in one write,
+        // once all eight are in.
+        let (addr, server) = serve_with(|mut s| {
+            let calls: Vec<_> = (0..8).map(|_| read_call(&mut s)).collect();
+            let out: Vec<u8> = calls.iter().rev().flat_map(|(id, b)| echo(*id, b)).collect();
+            s.write_all(&out).unwrap();
+            // Held open until the client is done.
+            let _ = s.read(&mut [0u8; 1]);
+        });
+        let conn = Arc::new(Conn::open(&addr, Service::Client, &Options::default()).unwrap());
+        let threads: Vec<_> = (0..8u8)
+            .map(|i| {
+                let conn = conn.clone();
+                std::thread::spawn(move || {
+                    let p = conn
+                        .send("Get", &request(&[i; 3]), b"", Duration::from_secs(30))
+                        .unwrap();
+                    first_of(&p.wait(Duration::from_secs(30)).unwrap())
+                })
+            })
+            .collect();
+        for (i, t) in threads.into_iter().enumerate() {
+            assert_eq!(t.join().unwrap(), vec![i as u8; 3]);
+        }
+        conn.close();
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn a_reply_cut_by_a_timeout_is_kept_for_the_next_reader() {
+        let (addr, server) = serve_with(|mut s| {
+            let (first, b) = read_call(&mut s);
+            let late = echo(first, &b);
+            // Half the first reply, then nothing until the second call came.
+            s.write_all(&late[..late.len() / 2]).unwrap();
+            let (second, b2) = read_call(&mut s);
+            s.write_all(&late[late.len() / 2..]).unwrap();
+            s.write_all(&echo(second, &b2)).unwrap();
+            let _ = s.read(&mut [0u8; 1]);
+        });
+        let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
+        let short = Duration::from_millis(200);
+        let e = conn.call("Get", &request(b"first"), b"", short).unwrap_err();
+        assert!(matches!(e, Error::Timeout { .. }), "{e}");
+        // The first reply's rest comes before the second's: it is read, and dropped.
+        let r = conn
+            .call("Get", &request(b"second"), b"", Duration::from_secs(30))
+            .unwrap();
+        assert_eq!(first_of(&r), b"second");
+        assert!(!conn.is_broken());
+        conn.close();
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn a_reply_longer_than_the_read_ahead_arrives_whole() {
+        let big: Vec<u8> = (0..READ_AHEAD * 3 + 17).map(|i| (i % 251) as u8).collect();
+        let (addr, server) = serve_with(|mut s| {
+            for _ in 0..2 {
+                let (id, b) = read_call(&mut s);
+                // In pieces, as a slow network gives it.
+                for piece in echo(id, &b).chunks(10_000) {
+                    s.write_all(piece).unwrap();
+                    s.flush().unwrap();
+                }
+            }
+            let _ = s.read(&mut [0u8; 1]);
+        });
+        let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
+        for want in [&big[..], b"small"] {
+            let r = conn.call("Get", &request(want), b"", Duration::from_secs(30)).unwrap();
+            assert_eq!(first_of(&r), want);
+        }
+        conn.close();
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn a_connection_the_server_closed_while_idle_is_broken_before_a_call() {
+        let (addr, server) = serve_with(|mut s| {
+            let (id, b) = read_call(&mut s);
+            s.write_all(&echo(id, &b)).unwrap();
+            // Then closed, with no call in flight.
+        });
+        let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
+        conn.call("Get", &request(b"one"), b"", Duration::from_secs(30))
+            .unwrap();
+        server.join().unwrap();
+        let started = Instant::now();
+        while !conn.is_broken() {
+            assert!(started.elapsed() < Duration::from_secs(30), "the close is never seen");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let e = conn
+            .send("Get", &request(b"two"), b"", Duration::from_secs(30))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("closed the connection"), "{e}");
     }
 }

@@ -212,12 +212,20 @@ impl<W: Write> Write for FrameWriter<W> {
 }
 
 /// The reading half: frames undone (and unwrapped), each at most `limit` bytes.
+///
+/// A read that fails part way through a frame (a socket's read timeout) loses nothing: the
+/// frame's bytes so far are kept, and the next read goes on from them.
 pub struct FrameReader<R> {
     inner: R,
     layer: Option<Shared>,
     frame: Vec<u8>,
     at: usize,
     limit: usize,
+    /// The next frame's length prefix, and how much of it has come.
+    head: [u8; 4],
+    head_got: usize,
+    /// The next frame's bytes so far.
+    raw: Vec<u8>,
 }
 
 impl<R: Read> FrameReader<R> {
@@ -229,6 +237,9 @@ impl<R: Read> FrameReader<R> {
             frame: Vec::new(),
             at: 0,
             limit,
+            head: [0; 4],
+            head_got: 0,
+            raw: Vec::new(),
         }
     }
 
@@ -238,24 +249,32 @@ impl<R: Read> FrameReader<R> {
     }
 
     fn next_frame(&mut self) -> io::Result<()> {
-        let mut header = [0u8; 4];
-        self.inner.read_exact(&mut header)?;
-        let len = u32::from_be_bytes(header) as usize;
+        while self.head_got < 4 {
+            match self.inner.read(&mut self.head[self.head_got..])? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => self.head_got += n,
+            }
+        }
+        let len = u32::from_be_bytes(self.head) as usize;
         if len > self.limit {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("SASL frame of {len} bytes exceeds the limit of {} bytes", self.limit),
             ));
         }
-        // Read as it arrives: a claimed length is not allocated up front.
-        self.frame.clear();
-        (&mut self.inner).take(len as u64).read_to_end(&mut self.frame)?;
-        if self.frame.len() < len {
+        // Read as it arrives: a claimed length is not allocated up front. What a failed read
+        // had read stays in `raw` (`read_to_end` keeps it).
+        let want = (len - self.raw.len()) as u64;
+        (&mut self.inner).take(want).read_to_end(&mut self.raw)?;
+        if self.raw.len() < len {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        if let Some(l) = &self.layer {
-            self.frame = l.lock().unwrap_or_else(|p| p.into_inner()).unwrap(&self.frame)?;
-        }
+        self.head_got = 0;
+        let raw = std::mem::take(&mut self.raw);
+        self.frame = match &self.layer {
+            Some(l) => l.lock().unwrap_or_else(|p| p.into_inner()).unwrap(&raw)?,
+            None => raw,
+        };
         self.at = 0;
         Ok(())
     }
@@ -426,6 +445,51 @@ mod tests {
         let mut back = Vec::new();
         r.read_to_end(&mut back).unwrap_err();
         assert_eq!(back, b"first messagesecond");
+    }
+
+    /// Bytes given a few at a time, with a timeout (`WouldBlock`) between every two reads.
+    struct Stutter {
+        data: Vec<u8>,
+        at: usize,
+        stalled: bool,
+    }
+
+    impl Read for Stutter {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.stalled = !self.stalled;
+            if self.stalled {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = buf.len().min(3).min(self.data.len() - self.at);
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_read_that_times_out_inside_a_frame_loses_nothing() {
+        let layer: Shared = Arc::new(Mutex::new(Box::new(Xor)));
+        let mut w = FrameWriter::new(Vec::new(), Some(layer.clone()));
+        w.write_all(b"first message").unwrap();
+        w.write_all(b"second").unwrap();
+        let stutter = Stutter {
+            data: w.inner.clone(),
+            at: 0,
+            stalled: false,
+        };
+        let mut r = FrameReader::new(stutter, Some(layer), 1 << 20);
+        let (mut back, mut timeouts) = (Vec::new(), 0);
+        let mut buf = [0u8; 5];
+        while back.len() < 19 {
+            match r.read(&mut buf) {
+                Ok(n) => back.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => timeouts += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(back, b"first messagesecond");
+        assert!(timeouts > 4, "{timeouts} timeouts");
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! host the client reached; nothing here skips either. TLS 1.2 is offered beside 1.3, since a
 //! server enables only TLSv1.2 unless `hbase.rpc.tls.enabledProtocols` says more.
 //!
-//! A connection's reader thread and its writers share one TLS session: the reader waits on
-//! the socket holding no lock, and records leave the socket in the order they were sealed.
+//! A connection's reader (whichever caller's turn it is) and its writers share one TLS
+//! session: the reader waits on the socket holding no lock, and records leave the socket in
+//! the order they were sealed. A read that times out leaves the session as it was.
 
 use crate::error::{Error, Result};
 use rustls::pki_types::pem::PemObject;
