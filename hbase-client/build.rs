@@ -9,6 +9,8 @@ fn main() {
         "Registry.proto",
         "ZooKeeper.proto",
         "ClusterId.proto",
+        // The procedures' state messages: what a split, a move or a crash recovery acts on.
+        "MasterProcedure.proto",
     ];
     println!("cargo:rerun-if-changed=proto");
     let descriptors = protox::compile(files, ["proto"]).expect("HBase's .proto files compile");

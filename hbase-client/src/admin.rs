@@ -55,7 +55,11 @@ const FAST_POLLS: Duration = Duration::from_secs(5);
 impl Client {
     /// A call to the active master, retried as HBase's admin retries (a master that moved or
     /// is starting is found again).
-    fn master_call<Req: Message, Resp: Message + Default>(&self, method: &'static str, req: &Req) -> Result<Resp> {
+    pub(crate) fn master_call<Req: Message, Resp: Message + Default>(
+        &self,
+        method: &'static str,
+        req: &Req,
+    ) -> Result<Resp> {
         let started = Instant::now();
         let mut tries = 0;
         loop {

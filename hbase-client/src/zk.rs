@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 pub const PB_MAGIC: &[u8] = b"PBUF";
 
 /// A server of the cluster: where it listens and when it started.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct ServerName {
     /// Host name.
     pub host: String,

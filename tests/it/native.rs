@@ -437,3 +437,94 @@ fn a_sweep_loads_and_runs_each_point_through_hbases_own_rpc() {
         "dropped after the sweep: {names:?}"
     );
 }
+
+/// The master's status and procedures, read as the cluster observer reads them, name what
+/// `scripts/hbase.sh chaos` did to a table: the region it split, and the one it moved, to
+/// where; and every live region server reports the table's regions.
+#[test]
+fn the_masters_procedures_name_the_split_and_the_move_chaos_made() {
+    use hbase_client::status::Acts;
+    use tallrow::store::{Mutation, RowMutation, TableDescriptor};
+    if !real_hbase_there() {
+        return;
+    }
+    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let table = format!("status_probe_{}", std::process::id());
+    let _ = store.delete_table(&table);
+    store.create_table(&TableDescriptor::new(&table, &["f"], 1)).unwrap();
+    let rows: Vec<RowMutation> = (0..200u32)
+        .map(|i| RowMutation::new(format!("r{i:04}"), vec![Mutation::put("f", "q", 1, "v")]))
+        .collect();
+    store.mutate(&table, &rows).unwrap();
+    let out = std::process::Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/hbase.sh"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["chaos", "shuffle", &table, "1"])
+        .output()
+        .unwrap();
+    let chaos = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success() && chaos.contains("splits 1 moves 1"), "{chaos}");
+    let word = |prefix: &str, n: usize| {
+        chaos
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .and_then(|rest| rest.split_whitespace().nth(n))
+            .unwrap_or_else(|| panic!("{prefix} in {chaos}"))
+            .to_string()
+    };
+    let (split, moved, to) = (word("split ", 0), word("moved ", 0), word("moved ", 4));
+
+    let client = crate::common::raw_client();
+    let procedures = client.procedures().unwrap();
+    let found_split = procedures.iter().find_map(|p| match &p.what {
+        Acts::Split { parent, children } if parent.encoded == split => Some((p, children.len())),
+        _ => None,
+    });
+    let (p, children) = found_split.unwrap_or_else(|| panic!("no split of {split} in {procedures:#?}"));
+    assert_eq!((p.class.as_str(), children), ("SplitTableRegionProcedure", 2));
+    assert!(
+        p.ended() && p.submitted_ms > 0 && p.updated_ms >= p.submitted_ms,
+        "{p:?}"
+    );
+    let found_move = procedures.iter().find(|p| {
+        matches!(&p.what, Acts::Transit { region, kind: "move", to: Some(server) }
+            if region.encoded == moved && region.table == table && server.to_string() == to)
+    });
+    assert!(found_move.is_some(), "no move of {moved} to {to} in {procedures:#?}");
+
+    // The servers report every 3 s (hbase.regionserver.msginterval): the status that counts
+    // is one whose every report began after the chaos ended (a server that stopped reporting
+    // leaves the live ones, and the count below says so).
+    let after = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let status = loop {
+        let status = client.cluster_status().unwrap();
+        if status.live.iter().all(|s| s.report_start_ms > after) {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    };
+    assert!(status.master.is_some() && status.dead.is_empty(), "{status:?}");
+    assert_eq!(status.live.len(), 2, "{status:?}");
+    let regions: Vec<_> = status
+        .live
+        .iter()
+        .flat_map(|s| &s.regions)
+        .filter(|r| r.table == table)
+        .collect();
+    assert_eq!(regions.len(), store.regions(&table).unwrap().len() + 1, "{regions:?}");
+    let to_addr = to.rsplit_once(',').unwrap().0.replace(',', ":");
+    let holder = status
+        .live
+        .iter()
+        .find(|s| s.regions.iter().any(|r| r.encoded == moved));
+    assert_eq!(holder.map(|s| s.name.addr()), Some(to_addr), "{status:?}");
+    for s in &status.live {
+        assert!(s.report_end_ms >= s.report_start_ms, "{s:?}");
+    }
+    store.delete_table(&table).unwrap();
+}
