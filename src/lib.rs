@@ -48,6 +48,7 @@ pub mod idl;
 pub mod keys;
 pub mod load;
 pub mod metrics;
+pub mod observe;
 pub mod regions;
 pub mod report;
 pub mod run;
