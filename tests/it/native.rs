@@ -14,6 +14,14 @@ fn native_url() -> String {
     real_hbase("TALLROW_HBASE_NATIVE").expect("TALLROW_HBASE_NATIVE")
 }
 
+/// The suite's HBase, opened through `api=native`.
+fn native_store() -> std::sync::Arc<dyn tallrow::store::Store> {
+    tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap()
+}
+
 #[test]
 fn load_verify_and_run_through_hbases_own_rpc() {
     if !real_hbase_there() {
@@ -65,10 +73,7 @@ fn a_presplit_native_load_verifies_through_thrift2() {
         verify.stdout
     );
     // Pre-split as asked: the regions HBase lists through the native client.
-    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
-        .unwrap()
-        .open()
-        .unwrap();
+    let store = native_store();
     for table in ["useractions", "weibo:content", "weibo:inbox"] {
         assert_eq!(
             store.regions(table).unwrap().len(),
@@ -191,10 +196,7 @@ fn a_reply_lost_mid_multi_is_resent_and_written_once() {
         return;
     }
     let table = format!("reset_multi_{}", std::process::id());
-    let setup = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
-        .unwrap()
-        .open()
-        .unwrap();
+    let setup = native_store();
     let _ = setup.delete_table(&table);
     setup.create_table(&TableDescriptor::new(&table, &["f"], 3)).unwrap();
     let server = crate::common::raw_client()
@@ -283,10 +285,7 @@ fn a_table_that_does_not_exist_is_named() {
     if !real_hbase_there() {
         return;
     }
-    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
-        .unwrap()
-        .open()
-        .unwrap();
+    let store = native_store();
     let name = format!("missing_{}", std::process::id());
     let e = store.get(&name, &[tallrow::store::Get::new("r")]).unwrap_err();
     assert_eq!(e, tallrow::store::Error::TableNotFound(name.clone()));
@@ -448,10 +447,7 @@ fn the_masters_procedures_name_the_split_and_the_move_chaos_made() {
     if !real_hbase_there() {
         return;
     }
-    let store = tallrow::store::backend::Backend::parse(&native_url(), Path::new("."))
-        .unwrap()
-        .open()
-        .unwrap();
+    let store = native_store();
     let table = format!("status_probe_{}", std::process::id());
     let _ = store.delete_table(&table);
     store.create_table(&TableDescriptor::new(&table, &["f"], 1)).unwrap();
