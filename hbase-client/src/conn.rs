@@ -572,11 +572,13 @@ impl Shared {
             let body = match r.frames.next(&mut r.stream) {
                 Ok(body) => body,
                 Err(FrameError::Io(e))
-                    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                    ) =>
                 {
                     continue;
                 }
-                Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     self.fail(e.into_error(&self.addr));
                     return None;
@@ -782,30 +784,6 @@ pub fn connect(addr: &str, timeout: Duration) -> Result<TcpStream> {
         Some(e) => format!("cannot connect: {e}"),
         None => "resolves to no address".into(),
     }))
-}
-
-/// Reads one reply frame.
-pub fn read_reply(stream: &mut impl Read, addr: &str) -> Result<(i32, Reply)> {
-    let io = |e: std::io::Error| Error::Connection {
-        addr: addr.to_string(),
-        why: if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            "the server closed the connection".into()
-        } else {
-            e.to_string()
-        },
-    };
-    let mut len = [0u8; 4];
-    stream.read_exact(&mut len).map_err(io)?;
-    let n = u32::from_be_bytes(len) as usize;
-    if n > MAX_REPLY {
-        return Err(Error::Protocol(format!(
-            "{addr}: {} (a reply of {n} bytes): not an HBase RPC server",
-            answered_by(&len)
-        )));
-    }
-    let mut body = vec![0u8; n];
-    stream.read_exact(&mut body).map_err(io)?;
-    parse_reply(Bytes::from(body), addr)
 }
 
 /// One reply frame's bytes (after its length) as its call id and reply.
@@ -1049,11 +1027,20 @@ mod tests {
         (s(&c.row), s(&c.family), s(&c.qualifier), c.timestamp, c.value.to_vec())
     }
 
+    /// The next reply of `r`, cut by `frames` as a connection cuts it.
+    fn next_reply(frames: &mut Frames, r: &mut impl Read) -> (i32, Reply) {
+        match frames.next(r) {
+            Ok(body) => parse_reply(body, "recorded").unwrap(),
+            Err(e) => panic!("{}", e.into_error("recorded")),
+        }
+    }
+
     /// What HBase 2.6.1 answered (tests/fixtures/rpc): each frame, header and cell block.
     #[test]
     fn replies_recorded_from_hbase_decode_with_their_cells() {
         let mut r = std::io::Cursor::new(CAPTURED_BACK);
-        let (id, get) = read_reply(&mut r, "recorded").unwrap();
+        let mut frames = Frames::default();
+        let (id, get) = next_reply(&mut frames, &mut r);
         assert_eq!(id, 0);
         let resp: pb::GetResponse = get.decode("recorded").unwrap();
         assert_eq!(resp.result.as_ref().unwrap().associated_cell_count, Some(3));
@@ -1067,7 +1054,7 @@ mod tests {
                 ("r1".into(), "f".into(), "b".into(), t, vec![0, 0xff]),
             ]
         );
-        let (id, scan) = read_reply(&mut r, "recorded").unwrap();
+        let (id, scan) = next_reply(&mut frames, &mut r);
         assert_eq!(id, 1);
         let resp: pb::ScanResponse = scan.decode("recorded").unwrap();
         assert_eq!(resp.cells_per_result, [2, 1]);
@@ -1079,7 +1066,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             [(b"r1".to_vec(), 2, false), (b"r2".to_vec(), 1, false)]
         );
-        let (id, multi) = read_reply(&mut r, "recorded").unwrap();
+        let (id, multi) = next_reply(&mut frames, &mut r);
         assert_eq!(id, 2);
         let resp: pb::MultiResponse = multi.decode("recorded").unwrap();
         // The server answers the get (action 1) before the put (action 0): results are
