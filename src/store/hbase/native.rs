@@ -778,7 +778,13 @@ impl Store for Native {
         }
         let kept = without_overwritten(rows);
         let rows = kept.as_deref().unwrap_or(rows);
-        let per_row: Vec<(&RowMutation, Vec<Step>)> = rows.iter().map(|r| (r, steps(r))).collect();
+        // Sent in row order. The region server sorts a region's mutations by row before it
+        // applies them (HBASE-17924, `RSRpcServices.doBatchOp`), with a stable sort: sorted
+        // here the same way, its sort is one pass and its memstore inserts walk forward.
+        let mut per_row: Vec<(&RowMutation, Vec<Step>)> = rows.iter().map(|r| (r, steps(r))).collect();
+        if !per_row.is_sorted_by(|a, b| a.0.row <= b.0.row) {
+            per_row.sort_by(|a, b| a.0.row.cmp(&b.0.row));
+        }
         let rounds = per_row.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
         // Room for the puts of a batch of one step per row, the common case.
         let row_bytes: usize = rows.iter().map(|r| r.row.len()).sum();
