@@ -444,6 +444,12 @@ pub struct RunArgs {
     /// failed.
     #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = run::parse_precision)]
     pub precision: f64,
+    /// Watch the cluster meanwhile: what it did (splits, moves, flushes, compactions, servers
+    /// lost) and its region servers' figures go into the report (events.csv, cluster.csv).
+    /// Default: the backend itself when it is api=native. A URL of HBase's own RPC
+    /// (hbase://QUORUM?api=native) watches that cluster behind a gateway; off, nothing.
+    #[arg(long, value_name = "URL|off")]
+    pub observe: Option<String>,
     /// Live metrics.
     #[command(flatten)]
     pub live: MetricsArgs,

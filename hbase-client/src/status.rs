@@ -71,7 +71,7 @@ pub struct RegionLoad {
     pub compacting_cells: u64,
     /// See `compacting_cells`.
     pub compacted_cells: u64,
-    /// The highest sequence id flushed: it moves at every flush.
+    /// The highest sequence id flushed: it moves at every flush (0: never flushed).
     pub flushed_sequence_id: u64,
     /// When its last major compaction ended, ms since the epoch (0: never).
     pub last_major_compaction_ms: u64,
@@ -242,7 +242,8 @@ pub fn status_of(s: pb::ClusterStatus) -> Status {
                             description: t.description,
                             status: t.status,
                             start_ms: t.start_time.unwrap_or(0),
-                            end_ms: t.completion_time.unwrap_or(0),
+                            // -1 while it runs.
+                            end_ms: t.completion_time.filter(|&v| v != u64::MAX).unwrap_or(0),
                         })
                         .collect(),
                 }
@@ -277,7 +278,8 @@ fn region_load(r: &pb::RegionLoad) -> RegionLoad {
         memstore_mib: r.mem_store_size_mb.unwrap_or(0),
         compacting_cells: r.total_compacting_k_vs.unwrap_or(0),
         compacted_cells: r.current_compacted_k_vs.unwrap_or(0),
-        flushed_sequence_id: r.complete_sequence_id.unwrap_or(0),
+        // -1 (as uint64) for a region never flushed.
+        flushed_sequence_id: r.complete_sequence_id.filter(|&v| v != u64::MAX).unwrap_or(0),
         last_major_compaction_ms: r.last_major_compaction_ts.unwrap_or(0),
         compaction: match r.compaction_state.and_then(|c| C::try_from(c).ok()) {
             Some(C::Minor) => Compaction::Minor,

@@ -19,6 +19,8 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut flags = args.settings.sets();
     flags.extend(super::regions_set(args.regions));
     let shard = args.shard.get()?;
+    let backend_url = args.target.backend.clone().unwrap_or_default();
+    let observe = crate::observe::choose(args.observe.as_deref(), &backend_url).map_err(anyhow::Error::msg)?;
     let (w, store) = args.target.open(&flags)?;
     args.settings.check(&w)?;
     let mix: Vec<String> = w.run.mix.iter().map(|(op, _)| op.name().to_string()).collect();
@@ -66,6 +68,7 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             targets: &args.slo,
             run: &w.run,
             metrics,
+            observe: observe.as_deref(),
         };
         if args.find_max {
             let search = Search {
@@ -81,6 +84,9 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             Ok(crate::report::run::folder(&args.reports, &w.name, started))
         })?;
         print_summary(&mut out, &data.summary)?;
+        if let Some(line) = &data.cluster {
+            writeln!(out, "{line}")?;
+        }
         for v in &data.summary.slos {
             writeln!(out, "target {}", v.line())?;
         }

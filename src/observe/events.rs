@@ -2,9 +2,12 @@
 //! own start and end times: splits, merges, region moves and assigns, a crashed server's
 //! recovery, table creation (root procedures only: a split's own unassigns and assigns are
 //! the split). Status reports say what the region servers did between two reports, stamped
-//! with the report's end on the server's clock: a region's flushed sequence id that moved is a
-//! flush, a compaction state that went from none to some and back is a compaction's start and
-//! end; a server that joined, or a master that changed, is seen when it is first reported.
+//! with the report's end on the server's clock. A server that lists its tasks (HBase 2.5 on)
+//! says when each flush and compaction started and ended, to the millisecond; for one that
+//! does not, a region's flushed sequence id that moved is a flush, and a compaction state that
+//! went from none to some and back is a compaction's start and end (HBase 2.6.1 leaves that
+//! state at none while a compaction runs). A server that joined, or a master that changed, is
+//! seen when it is first reported.
 //! Nothing is an event that the first answers already held: they are where the run starts.
 
 use hbase_client::status::{Acts, Compaction, Procedure, RegionRef, Status};
@@ -109,6 +112,9 @@ pub struct Events {
     /// Where each region was reported, from when (the report's end): a move's region is named
     /// on the server it left, though the next status may already show it on the other.
     servers: HashMap<String, Vec<(u64, String)>>,
+    /// Flushes and compactions a server reported as tasks (server, what, start), and whether
+    /// their end was.
+    tasks: HashMap<(String, String, u64), bool>,
     primed: bool,
 }
 
@@ -149,6 +155,21 @@ impl Events {
             let Some(e) = self.describe(p) else {
                 continue;
             };
+            // A split's daughters (a merge's result) open where their parent was: known
+            // before any report names them, for a move that follows at once.
+            let born: Vec<&RegionRef> = match &p.what {
+                Acts::Split { children, .. } => children.iter().collect(),
+                Acts::Merge { merged: Some(m), .. } => vec![m],
+                _ => Vec::new(),
+            };
+            if !e.server.is_empty() {
+                for r in born {
+                    let places = self.servers.entry(r.encoded.clone()).or_default();
+                    if places.is_empty() {
+                        places.push((p.submitted_ms, e.server.clone()));
+                    }
+                }
+            }
             let ended = p.ended();
             let end = Event {
                 at_ms: p.updated_ms,
@@ -314,6 +335,13 @@ impl Events {
         for l in &s.live {
             let server = addr(&l.name);
             let at = if l.report_end_ms > 0 { l.report_end_ms } else { now_ms };
+            // A server that lists its tasks (HBase 2.5 on: its RPC handlers at least) says
+            // when each flush and compaction started and ended; one that does not is read
+            // from its regions' flushed sequence ids and compaction states.
+            let tasks = !l.tasks.is_empty();
+            if tasks {
+                self.tasks_of(l, &server, &mut out);
+            }
             for r in &l.regions {
                 let before = self.regions.get(&r.encoded).copied();
                 let mut seen = Seen {
@@ -322,8 +350,9 @@ impl Events {
                     since_ms: at,
                 };
                 match before {
+                    _ if tasks => {}
                     Some(b) => {
-                        if b.flushed > 0 && r.flushed_sequence_id > b.flushed {
+                        if r.flushed_sequence_id > b.flushed {
                             out.push(event(
                                 at,
                                 Kind::Flush,
@@ -359,7 +388,7 @@ impl Events {
                         }
                     }
                     // A region first reported compacting, after the first answer: it began.
-                    None if self.primed && r.compaction != Compaction::None => out.push(event(
+                    None if self.primed && !tasks && r.compaction != Compaction::None => out.push(event(
                         at,
                         Kind::Compaction,
                         Phase::Start,
@@ -381,6 +410,87 @@ impl Events {
         self.primed = true;
         out
     }
+
+    /// The flushes and compactions a server's tasks add: a start when one is first listed
+    /// (after the first answer), an end when it is listed complete or aborted. A compaction
+    /// is major when the region's last major compaction is that one.
+    fn tasks_of(&mut self, l: &hbase_client::status::Server, server: &str, out: &mut Vec<Event>) {
+        for t in &l.tasks {
+            let Some((kind, table, encoded, family)) = task_of(&t.description) else {
+                continue;
+            };
+            let key = (server.to_string(), t.description.clone(), t.start_ms);
+            let ended = matches!(t.state.as_str(), "COMPLETE" | "ABORTED") && t.end_ms > 0;
+            let known = self.tasks.get(&key).copied();
+            if known == Some(true) || (known == Some(false) && !ended) {
+                continue;
+            }
+            self.tasks.insert(key, ended);
+            let event = |at_ms, phase, detail: String| Event {
+                at_ms,
+                kind,
+                phase,
+                table: table.clone(),
+                region: encoded.clone(),
+                server: server.to_string(),
+                detail,
+                source: "status",
+            };
+            let what = match &family {
+                Some(f) => format!("family {f}"),
+                None => String::new(),
+            };
+            if known.is_none() {
+                // Listed in the first answer: it was there before the run; only its end is.
+                if !self.primed {
+                    continue;
+                }
+                out.push(event(t.start_ms, Phase::Start, what.clone()));
+            }
+            if ended {
+                let took = secs(t.end_ms.saturating_sub(t.start_ms));
+                let mut detail = match kind {
+                    Kind::Compaction => {
+                        let major = l
+                            .regions
+                            .iter()
+                            .find(|r| r.encoded == encoded)
+                            .is_some_and(|r| r.last_major_compaction_ms >= t.start_ms);
+                        format!("{}, {took}", if major { "major" } else { "minor" })
+                    }
+                    _ => took,
+                };
+                if t.state == "ABORTED" {
+                    detail.push_str(", aborted");
+                }
+                if !what.is_empty() {
+                    detail = format!("{detail}, {what}");
+                }
+                out.push(event(t.end_ms, Phase::End, detail));
+            }
+        }
+    }
+}
+
+/// A flush's or compaction's task, as a region server describes it: `Flushing REGION` or
+/// `Compacting ENCODED/FAMILY in REGION`, REGION a full region name. Its kind, table,
+/// encoded name and family; None for any other task.
+fn task_of(description: &str) -> Option<(Kind, String, String, Option<String>)> {
+    // `table,start,id.ENCODED.`: the table ends at the first comma (no table name has one).
+    let region = |name: &str| -> Option<(String, String)> {
+        let table = name.split_once(',')?.0.to_string();
+        let encoded = name.strip_suffix('.')?.rsplit('.').next()?.to_string();
+        Some((table, encoded))
+    };
+    if let Some(name) = description.strip_prefix("Flushing ") {
+        let (table, encoded) = region(name)?;
+        return Some((Kind::Flush, table, encoded, None));
+    }
+    let rest = description.strip_prefix("Compacting ")?;
+    let (store, name) = rest.split_once(" in ")?;
+    let (encoded, family) = store.split_once('/')?;
+    let (table, _) = region(name)?;
+    Some((Kind::Compaction, table, encoded.to_string(), Some(family.to_string())))
 }
 
 #[cfg(test)]
@@ -413,7 +523,7 @@ mod tests {
                 .into_iter()
                 .map(|(name, end, regions)| Server {
                     name,
-                    report_start_ms: end - 3000,
+                    report_start_ms: end.saturating_sub(3000),
                     report_end_ms: end,
                     regions,
                     ..Default::default()
@@ -470,6 +580,95 @@ mod tests {
         );
         // The same answer again adds nothing.
         assert_eq!(ev.status(&later, 20_000), vec![]);
+    }
+
+    fn task(description: &str, state: &str, start_ms: u64, end_ms: u64) -> hbase_client::status::Task {
+        hbase_client::status::Task {
+            description: description.into(),
+            status: String::new(),
+            state: state.into(),
+            start_ms,
+            end_ms,
+        }
+    }
+
+    /// As HBase 2.6.1's region servers list them (`scripts/hbase.sh chaos flush` and
+    /// `compact` on a table of one region).
+    #[test]
+    fn flushes_and_compactions_are_read_from_the_servers_tasks() {
+        let name = "useractions,,1795964693898.c79cd67fabe8bcb1759aa25027d787c1.";
+        let enc = "c79cd67fabe8bcb1759aa25027d787c1";
+        let handler = task(
+            "RpcServer.default.FPBQ.Fifo.handler=28,queue=1,port=55147",
+            "WAITING",
+            1,
+            0,
+        );
+        let with = |end: u64, last_major: u64, tasks: Vec<hbase_client::status::Task>| {
+            let mut s = status(
+                "m1",
+                vec![(server("rs1", 7), end, vec![region(enc, 0, Compaction::None)])],
+            );
+            s.live[0].regions[0].table = "useractions".into();
+            s.live[0].regions[0].last_major_compaction_ms = last_major;
+            s.live[0].tasks = tasks;
+            s
+        };
+        let old_flush = task(&format!("Flushing {name}"), "COMPLETE", 500, 600);
+        let mut ev = Events::new(0);
+        // Listed before the run: not an event.
+        assert_eq!(
+            ev.status(&with(1_000, 0, vec![handler.clone(), old_flush.clone()]), 1_000),
+            vec![]
+        );
+        let flush = task(&format!("Flushing {name}"), "COMPLETE", 15_540, 15_811);
+        let compacting = format!("Compacting {enc}/content in {name}");
+        let e = ev.status(
+            &with(
+                25_594,
+                0,
+                vec![
+                    handler.clone(),
+                    old_flush.clone(),
+                    flush.clone(),
+                    task(&compacting, "RUNNING", 23_640, 0),
+                ],
+            ),
+            26_000,
+        );
+        assert_eq!(
+            kinds(&e),
+            vec![
+                (Kind::Flush, Phase::Start, enc, "", 15_540),
+                (Kind::Flush, Phase::End, enc, "0.3 s", 15_811),
+                (Kind::Compaction, Phase::Start, enc, "family content", 23_640),
+            ]
+        );
+        assert!(e.iter().all(|e| e.table == "useractions" && e.server == "rs1:16020"));
+        // Its region's last major compaction is this one: a major compaction.
+        let e = ev.status(
+            &with(
+                28_614,
+                23_703,
+                vec![handler, old_flush, flush, task(&compacting, "COMPLETE", 23_640, 28_191)],
+            ),
+            29_000,
+        );
+        assert_eq!(
+            kinds(&e),
+            vec![(
+                Kind::Compaction,
+                Phase::End,
+                enc,
+                "major, 4.6 s, family content",
+                28_191
+            )]
+        );
+        assert_eq!(task_of("Closing region x"), None);
+        assert_eq!(
+            task_of("Compacting e/f in ns:t,a\x00,1.e."),
+            Some((Kind::Compaction, "ns:t".into(), "e".into(), Some("f".into())))
+        );
     }
 
     #[test]
@@ -598,11 +797,29 @@ mod tests {
                 (Kind::Move, Phase::End, "p", "rs1:16020", "success, 0.4 s", 7_400),
             ]
         );
-        // Listed again, the split now ended: only its end is new.
-        let again = vec![procedure(2, None, "SUCCESS", (6_000, 8_500), split)];
+        // Listed again, the split now ended: only its end is new. A daughter moved before
+        // any report named it is on the server its parent was on.
+        let moved = procedure(
+            6,
+            None,
+            "RUNNABLE",
+            (8_600, 8_600),
+            Acts::Transit {
+                region: reg("c2"),
+                kind: "move",
+                to: Some(server("rs1", 7)),
+            },
+        );
+        let again = vec![procedure(2, None, "SUCCESS", (6_000, 8_500), split), moved];
         assert_eq!(
-            kinds(&ev.procedures(&again)),
-            vec![(Kind::Split, Phase::End, "p", "success, 2.5 s", 8_500)]
+            ev.procedures(&again)
+                .iter()
+                .map(|e| (e.kind, e.phase, e.region.as_str(), e.server.as_str(), e.at_ms))
+                .collect::<Vec<_>>(),
+            vec![
+                (Kind::Split, Phase::End, "p", "rs1:16020", 8_500),
+                (Kind::Move, Phase::Start, "c2", "rs1:16020", 8_600),
+            ]
         );
         assert_eq!(ev.procedures(&again), vec![]);
     }

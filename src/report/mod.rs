@@ -2,6 +2,7 @@
 //! formats, run report folders (JSON, CSV, HdrHistogram files, plot), reading them back,
 //! merging the reports of shards, and comparing two runs.
 
+pub mod cluster;
 pub mod compare;
 pub mod console;
 pub mod findmax;

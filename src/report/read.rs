@@ -94,6 +94,7 @@ pub fn read(dir: &Path) -> Result<RunData, Error> {
         totals,
         intervals,
         spread: None,
+        cluster: None,
     })
 }
 
@@ -487,5 +488,6 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
         ops_per_s: rates.into_iter().map(Some).collect(),
         intervals,
         spread: None,
+        cluster: None,
     })
 }

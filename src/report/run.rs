@@ -34,6 +34,8 @@ pub struct RunData {
     pub intervals: Vec<Interval>,
     /// Rows and bytes per region and interval, when counted.
     pub spread: Option<crate::store::counted::Spread>,
+    /// What the cluster did meanwhile, when it was observed.
+    pub cluster: Option<crate::observe::watch::Observed>,
 }
 
 /// The parts of a summary that come from outside the run.
@@ -89,6 +91,7 @@ impl RunData {
             retries: Default::default(),
             disturbed: Vec::new(),
             stopped_early: out.stopped_early,
+            events: None,
         };
         summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
         RunData {
@@ -97,6 +100,7 @@ impl RunData {
             ops_per_s: vec![None; out.ops.len()],
             intervals: out.intervals.clone(),
             spread: None,
+            cluster: None,
         }
     }
 
@@ -144,6 +148,15 @@ impl RunData {
                 let svg = crate::regions::report::heat_map(spread, warmup);
                 write_file(&dir.join("regions.svg"), svg.as_bytes())?;
             }
+        }
+        if let Some(c) = &self.cluster {
+            let started = self.summary.started_ms;
+            write_file(&dir.join("events.csv"), &super::cluster::events_csv(&c.events, started))?;
+            write_file(
+                &dir.join("cluster.csv"),
+                &super::cluster::cluster_csv(&c.samples, started),
+            )?;
+            self.summary.events = Some(super::cluster::counts(&c.events));
         }
         let s = &self.summary;
         let json = serde_json::to_string_pretty(s).expect("a summary serializes");

@@ -74,6 +74,10 @@ pub struct RunSummary {
     /// it measured.
     #[serde(default)]
     pub stopped_early: bool,
+    /// What the cluster did meanwhile, as events per kind (`events.csv` has each), when it
+    /// was observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<BTreeMap<String, u64>>,
 }
 
 /// Consecutive intervals in each of which an operation failed or a call was retried.

@@ -4,6 +4,7 @@
 use super::{Context, Result};
 use crate::generate::Generator;
 use crate::load::Shard;
+use crate::observe::watch::{Every, Observer};
 use crate::report::RunData;
 use crate::report::run::Context as ReportContext;
 use crate::report::summary::{RunConfig, RunSummary};
@@ -22,6 +23,8 @@ pub struct Written {
     pub summary: RunSummary,
     /// The report folder.
     pub dir: std::path::PathBuf,
+    /// What the cluster did, in one line, when it was observed.
+    pub cluster: Option<String>,
 }
 
 /// What one measured run works on.
@@ -44,6 +47,8 @@ pub struct Measure<'a> {
     pub run: &'a Run,
     /// Live metrics to keep up to date.
     pub metrics: Option<&'a crate::metrics::Metrics>,
+    /// The cluster to observe meanwhile (a URL of HBase's own RPC), if any.
+    pub observe: Option<&'a str>,
 }
 
 impl Measure<'_> {
@@ -89,6 +94,14 @@ impl Measure<'_> {
             }
         };
         let retried_before = store.retries();
+        // Started before the warm-up: its first answers are what the run starts from.
+        let observer = self.observe.and_then(|url| match crate::observe::open(url) {
+            Ok(source) => Some(Observer::start(source, now_ms(), Every::default())),
+            Err(e) => {
+                eprintln!("observer: {}; the run goes on unobserved", crate::store::first_line(&e));
+                None
+            }
+        });
         let outcome = run::run(
             counted.clone(),
             g.clone(),
@@ -98,6 +111,7 @@ impl Measure<'_> {
             &mut on_interval,
         )?;
         live.finish();
+        let observed = observer.map(Observer::finish);
         let spread = Arc::into_inner(counted)
             .expect("the run's workers are done with the store")
             .layer
@@ -118,6 +132,8 @@ impl Measure<'_> {
         let mut data = RunData::from_run(&outcome, &cx);
         data.summary.retries = crate::report::retries_since(&retried_before, &store.retries());
         data.spread = Some(spread);
+        let cluster = observed.as_ref().map(crate::report::cluster::line);
+        data.cluster = observed;
         data.judge(self.targets);
         let dir = folder(outcome.started_ms)?;
         data.write(&dir)?;
@@ -127,6 +143,7 @@ impl Measure<'_> {
         Ok(Written {
             summary: data.summary,
             dir,
+            cluster,
         })
     }
 }
@@ -201,4 +218,11 @@ impl Live {
             bar.finish_and_clear();
         }
     }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }

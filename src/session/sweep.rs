@@ -211,6 +211,7 @@ impl Sweep<'_> {
                 writeln!(out, "  the same data as the point before: not loaded again")?;
             }
             let store = current.as_ref().map(|c| c.store.clone()).expect("a data set is loaded");
+            let observe = crate::observe::choose(None, &url).unwrap_or(None);
             let measure = Measure {
                 g: &g,
                 store: &store,
@@ -221,11 +222,15 @@ impl Sweep<'_> {
                 targets: &[],
                 run: &w.run,
                 metrics: None,
+                observe: observe.as_deref(),
             };
             let rdir = pdir.join("run");
             let written = measure.run(out, |_| Ok(rdir.clone())).with_context(|| name.clone())?;
             let s = &written.summary;
             writeln!(out, "  {}", crate::report::console::ran(s))?;
+            if let Some(line) = &written.cluster {
+                writeln!(out, "  {line}")?;
+            }
             report.points.push(Point {
                 folder: name.clone(),
                 values: p.iter().map(|(_, v)| v.clone()).collect(),

@@ -265,6 +265,7 @@ impl Comparison<'_> {
                 row_writes_per_s: lo.rows() as f64 / secs.max(1e-9),
                 regions: crate::regions::report::skew(&lo.spread),
             };
+            let observe = crate::observe::choose(None, &url).unwrap_or(None);
             let measure = Measure {
                 g: &g,
                 store: &store,
@@ -275,12 +276,16 @@ impl Comparison<'_> {
                 targets: &[],
                 run: &g.workload().run,
                 metrics: None,
+                observe: observe.as_deref(),
             };
             let written = measure
                 .run(out, |_| Ok(vdir.clone()))
                 .with_context(|| format!("variant {}", plan.name))?;
             let s = &written.summary;
             writeln!(out, "  {}", crate::report::console::ran(s))?;
+            if let Some(line) = &written.cluster {
+                writeln!(out, "  {line}")?;
+            }
             config.get_or_insert_with(|| s.config.clone());
             variants.push(Variant {
                 name: plan.name.clone(),

@@ -524,3 +524,209 @@ fn the_masters_procedures_name_the_split_and_the_move_chaos_made() {
     }
     store.delete_table(&table).unwrap();
 }
+
+/// `scripts/hbase.sh chaos ARGS`: its output, after it succeeded.
+fn chaos(args: &[&str]) -> String {
+    let out = std::process::Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/hbase.sh"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("chaos")
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "chaos {args:?}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// `host,port,startcode` (as HBase's Java client prints a server) as `host:port`.
+fn addr(server: &str) -> String {
+    let mut parts = server.split(',');
+    format!("{}:{}", parts.next().unwrap(), parts.next().unwrap())
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// A run through HBase's own RPC during which `scripts/hbase.sh chaos` flushes a table,
+/// splits a region of it and moves another, then major-compacts it: the run's report has each
+/// as an event with the table, region and server HBase named, at the time HBase did it, the
+/// text table ends with the line that counts them, and nothing happened that the events say
+/// did (no server lost or joined, no other split or move of the table).
+#[test]
+fn a_runs_events_name_the_flush_split_move_and_compaction_chaos_made() {
+    use std::io::{BufRead, BufReader};
+    if !real_hbase_there() {
+        return;
+    }
+    let _turn = SchemaTables::native();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = crate::common::hbase_fixture();
+    let url = native_url();
+    let out = tallrow(dir.path(), &["load", workload.to_str().unwrap(), "--backend", &url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        .current_dir(dir.path())
+        .env("CI", "1")
+        .args(["run", workload.to_str().unwrap(), "--backend", &url])
+        .args(["--threads", "2", "--duration", "20m", "--warmup", "1s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut read = String::new();
+    while !read.contains("running ") {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the run ended first: {read}");
+        read.push_str(&line);
+    }
+    let began = now_ms();
+    let table = "useractions";
+    let flushed = chaos(&["flush", table]);
+    let shuffled = chaos(&["shuffle", table, "1"]);
+    let compacting = now_ms();
+    let compacted = chaos(&["compact", table]);
+    // Every region server's next report, which lists what ended last, then the signal.
+    let ended = now_ms();
+    let client = crate::common::raw_client();
+    while !client
+        .cluster_status()
+        .unwrap()
+        .live
+        .iter()
+        .all(|s| s.report_start_ms > ended)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    child.stdout = Some(stdout.into_inner());
+    let out = child.wait_with_output().unwrap();
+    let stdout = format!("{read}{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("report: "))
+        .map(|p| dir.path().join(p.trim()))
+        .unwrap_or_else(|| panic!("no report in {stdout}"));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
+    let started_ms = summary["started_ms"].as_i64().unwrap();
+    let mut events = csv::Reader::from_path(report.join("events.csv")).unwrap();
+    assert_eq!(
+        events.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["t_s", "utc", "kind", "table", "region", "server", "detail", "source"]
+    );
+    // (at ms, kind, table, region, server, detail)
+    let rows: Vec<(u64, String, String, String, String, String)> = events
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            let t: f64 = r[0].parse().unwrap();
+            let at = (started_ms as f64 + t * 1000.0).round() as u64;
+            (at, r[2].into(), r[3].into(), r[4].into(), r[5].into(), r[6].into())
+        })
+        .collect();
+    let has = |kind: &str, region: &str, server: &str, detail: &str, after: u64| {
+        rows.iter().any(|(at, k, t, r, s, d)| {
+            k == kind && t == table && r == region && s == server && d.starts_with(detail) && *at + 1 >= after
+        })
+    };
+    let word = |text: &str, prefix: &str, n: usize| -> String {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .and_then(|rest| rest.split_whitespace().nth(n))
+            .unwrap_or_else(|| panic!("{prefix} in {text}"))
+            .to_string()
+    };
+    let (region, server) = (word(&flushed, "flushed ", 0), addr(&word(&flushed, "flushed ", 1)));
+    assert!(
+        has("flush", &region, &server, "end", began),
+        "{region} on {server} in {rows:#?}"
+    );
+    let split = word(&shuffled, "split ", 0);
+    assert!(
+        has("split", &split, &server, "start, into ", began),
+        "{split} in {rows:#?}"
+    );
+    assert!(has("split", &split, &server, "end, success", began), "{rows:#?}");
+    let (moved, from, to) = (
+        word(&shuffled, "moved ", 0),
+        addr(&word(&shuffled, "moved ", 2)),
+        addr(&word(&shuffled, "moved ", 4)),
+    );
+    assert!(
+        has("move", &moved, &from, &format!("start, to {to}"), began),
+        "{moved} in {rows:#?}"
+    );
+    for line in compacted.lines().filter_map(|l| l.strip_prefix("compacted ")) {
+        let (region, server) = line.split_once(' ').unwrap();
+        assert!(
+            has("compaction", region, &addr(server), "end, major, ", compacting),
+            "a major compaction of {region} on {server} in {rows:#?}"
+        );
+    }
+    // Nothing that did not happen: one split and one move of the table, no server changes.
+    let count = |kind: &str, detail: &str| {
+        rows.iter()
+            .filter(|(_, k, t, _, _, d)| {
+                k == kind
+                    && (kind.starts_with("server") || kind.starts_with("master") || t == table)
+                    && d.starts_with(detail)
+            })
+            .count()
+    };
+    assert_eq!((count("split", "start"), count("move", "start")), (1, 1), "{rows:#?}");
+    assert_eq!(
+        (
+            count("server_dead", ""),
+            count("server_joined", ""),
+            count("master_changed", "")
+        ),
+        (0, 0, 0),
+        "{rows:#?}"
+    );
+    // The counts are the cluster's (other tests' tables too), a span once: as events.csv has them.
+    let starts = |kind: &str| {
+        rows.iter()
+            .filter(|(_, k, _, _, _, d)| k == kind && d.starts_with("start"))
+            .count() as u64
+    };
+    let events = &summary["events"];
+    for kind in ["split", "move"] {
+        assert_eq!(events[kind].as_u64(), Some(starts(kind)), "{kind}: {summary}");
+    }
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("cluster: "))
+        .unwrap_or_else(|| panic!("no cluster line in {stdout}"));
+    for part in [
+        format!("{} split", starts("split")),
+        format!("{} move", starts("move")),
+        " major compaction".to_string(),
+        ", 0 servers lost".to_string(),
+    ] {
+        assert!(line.contains(&part), "{part} in {line}");
+    }
+    // A row per region server report, both servers named.
+    let samples = std::fs::read_to_string(report.join("cluster.csv")).unwrap();
+    for s in [&from, &to] {
+        assert!(samples.contains(&format!(",{s},")), "{s} in {samples}");
+    }
+}

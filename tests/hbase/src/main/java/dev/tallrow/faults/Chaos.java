@@ -29,6 +29,10 @@ import org.apache.hadoop.hbase.util.Bytes;
  *                              it beside a load); prints a line per action, then
  *                              "splits N moves M"
  * Chaos servers TABLE          prints "REGION SERVER" per region of TABLE
+ * Chaos flush TABLE            flushes TABLE's regions; prints "flushed REGION SERVER" per
+ *                              region
+ * Chaos compact TABLE          major-compacts TABLE and waits until no region of it compacts;
+ *                              prints "compacted REGION SERVER" per region
  * Chaos settle N               waits until N region servers are live and no region is in
  *                              transition; prints "settled"
  * </pre>
@@ -47,10 +51,14 @@ public final class Chaos {
         shuffle(TableName.valueOf(args[1]), Integer.parseInt(args[2]));
       } else if (args.length == 2 && args[0].equals("servers")) {
         servers(TableName.valueOf(args[1]));
+      } else if (args.length == 2 && args[0].equals("flush")) {
+        flush(TableName.valueOf(args[1]));
+      } else if (args.length == 2 && args[0].equals("compact")) {
+        compact(TableName.valueOf(args[1]));
       } else if (args.length == 2 && args[0].equals("settle")) {
         settle(Integer.parseInt(args[1]));
       } else {
-        System.err.println("usage: Chaos shuffle TABLE ROUNDS | Chaos servers TABLE | Chaos settle N");
+        System.err.println("usage: Chaos shuffle TABLE ROUNDS | Chaos servers TABLE | Chaos flush TABLE | Chaos compact TABLE | Chaos settle N");
         System.exit(64);
       }
     } catch (Exception e) {
@@ -160,6 +168,35 @@ public final class Chaos {
     try (Connection conn = connect(); RegionLocator locator = conn.getRegionLocator(name)) {
       for (HRegionLocation l : locator.getAllRegionLocations()) {
         System.out.println(l.getRegion().getEncodedName() + " " + l.getServerName());
+      }
+    }
+  }
+
+  private static void flush(TableName name) throws Exception {
+    try (Connection conn = connect(); Admin admin = conn.getAdmin();
+        RegionLocator locator = conn.getRegionLocator(name)) {
+      admin.flush(name);
+      for (HRegionLocation l : locator.getAllRegionLocations()) {
+        System.out.println("flushed " + l.getRegion().getEncodedName() + " " + l.getServerName());
+      }
+    }
+  }
+
+  private static void compact(TableName name) throws Exception {
+    long deadline = System.currentTimeMillis() + WAIT_MS;
+    try (Connection conn = connect(); Admin admin = conn.getAdmin();
+        RegionLocator locator = conn.getRegionLocator(name)) {
+      admin.majorCompact(name);
+      // A requested compaction can take a moment to show as running.
+      Thread.sleep(1000);
+      while (admin.getCompactionState(name) != org.apache.hadoop.hbase.client.CompactionState.NONE) {
+        if (System.currentTimeMillis() > deadline) {
+          throw new IllegalStateException(name + " still compacts after 300 s");
+        }
+        Thread.sleep(250);
+      }
+      for (HRegionLocation l : locator.getAllRegionLocations()) {
+        System.out.println("compacted " + l.getRegion().getEncodedName() + " " + l.getServerName());
       }
     }
   }

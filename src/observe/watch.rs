@@ -1,0 +1,383 @@
+//! The observer's thread: while a run or a load goes on, it asks the master for the
+//! cluster's status about once a second and for its procedures every few seconds, and keeps
+//! the events and per-server samples they add. A failed read is counted and the next one
+//! tried: the observer never fails what it watches.
+
+use super::events::{Event, Events};
+use hbase_client::status::{Compaction, Procedure, Status};
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Where the master's answers come from: HBase's own client, or a test's script.
+pub trait Source: Send + 'static {
+    /// The cluster's status now.
+    fn status(&self) -> Result<Status, String>;
+    /// The master's procedures, running and recently ended.
+    fn procedures(&self) -> Result<Vec<Procedure>, String>;
+}
+
+impl Source for hbase_client::Client {
+    fn status(&self) -> Result<Status, String> {
+        self.cluster_status().map_err(|e| e.to_string())
+    }
+
+    fn procedures(&self) -> Result<Vec<Procedure>, String> {
+        hbase_client::Client::procedures(self).map_err(|e| e.to_string())
+    }
+}
+
+/// How often each is read.
+#[derive(Debug, Clone, Copy)]
+pub struct Every {
+    /// The status (region servers report every 3 s; a read a second sees each report soon).
+    pub status: Duration,
+    /// The procedures (the master keeps ended ones for minutes: none is missed).
+    pub procedures: Duration,
+}
+
+impl Default for Every {
+    fn default() -> Every {
+        Every {
+            status: Duration::from_secs(1),
+            procedures: Duration::from_secs(3),
+        }
+    }
+}
+
+/// One region server's figures from one of its reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// The report's end, ms since the epoch on the server's clock.
+    pub at_ms: u64,
+    /// The server, `host:port`.
+    pub server: String,
+    /// Reads and writes per second over the report before (none for a server's first).
+    pub read_per_s: Option<f64>,
+    /// See `read_per_s`.
+    pub write_per_s: Option<f64>,
+    /// Regions it holds.
+    pub regions: u32,
+    /// Its memstores, MiB.
+    pub memstore_mib: u64,
+    /// The most store files in one of its regions.
+    pub max_store_files: u32,
+    /// Its regions compacting.
+    pub compacting: u32,
+}
+
+/// What the observer saw.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// The events, in the order seen.
+    pub events: Vec<Event>,
+    /// A sample per region server report.
+    pub samples: Vec<Sample>,
+    /// Reads that failed.
+    pub failed_reads: u64,
+    /// The last failure, in one line.
+    pub last_error: Option<String>,
+}
+
+/// Turns successive statuses into samples: one per new report of a server.
+#[derive(Default)]
+struct Sampler {
+    /// Per server: its last report's end and request counts.
+    last: HashMap<String, (u64, u64, u64)>,
+}
+
+impl Sampler {
+    fn status(&mut self, s: &Status, out: &mut Vec<Sample>) {
+        for l in &s.live {
+            let server = l.name.addr();
+            if l.report_end_ms == 0 {
+                continue;
+            }
+            let reads: u64 = l.regions.iter().map(|r| r.read_requests).sum();
+            let writes: u64 = l.regions.iter().map(|r| r.write_requests).sum();
+            let before = self.last.get(&server).copied();
+            if before.is_some_and(|(end, _, _)| end == l.report_end_ms) {
+                continue;
+            }
+            // Counts are per region since it opened: a region that left takes its count with
+            // it, so a rate never goes below nothing.
+            let rate = |now: u64, was: u64, end: u64| {
+                let secs = l.report_end_ms.saturating_sub(end) as f64 / 1000.0;
+                (secs > 0.0).then(|| now.saturating_sub(was) as f64 / secs)
+            };
+            out.push(Sample {
+                at_ms: l.report_end_ms,
+                server: server.clone(),
+                read_per_s: before.and_then(|(end, r, _)| rate(reads, r, end)),
+                write_per_s: before.and_then(|(end, _, w)| rate(writes, w, end)),
+                regions: l.regions.len() as u32,
+                memstore_mib: l.regions.iter().map(|r| u64::from(r.memstore_mib)).sum(),
+                max_store_files: l.regions.iter().map(|r| r.store_files).max().unwrap_or(0),
+                compacting: l.regions.iter().filter(|r| r.compaction != Compaction::None).count() as u32,
+            });
+            self.last.insert(server, (l.report_end_ms, reads, writes));
+        }
+    }
+}
+
+/// A running observer; [`Observer::finish`] stops it and hands over what it saw.
+pub struct Observer {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: JoinHandle<Observed>,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Observer {
+    /// Starts reading `source`; what ended before `since_ms` (ms since the epoch) is not an
+    /// event. The first answers are read before this returns, so that what happens after it
+    /// is told from what was already there.
+    pub fn start(source: Box<dyn Source>, since_ms: u64, every: Every) -> Observer {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let mut state = State {
+            source,
+            events: Events::new(since_ms),
+            sampler: Sampler::default(),
+            seen: Observed::default(),
+        };
+        state.read_status();
+        state.read_procedures();
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("observer".into())
+            .spawn(move || {
+                let (mut next_status, mut next_procedures) =
+                    (Instant::now() + every.status, Instant::now() + every.procedures);
+                loop {
+                    let wake = next_status.min(next_procedures);
+                    {
+                        let (lock, cv) = &*flag;
+                        let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
+                        while !*stopped {
+                            let left = wake.saturating_duration_since(Instant::now());
+                            if left.is_zero() {
+                                break;
+                            }
+                            stopped = cv.wait_timeout(stopped, left).unwrap_or_else(|e| e.into_inner()).0;
+                        }
+                        if *stopped {
+                            break;
+                        }
+                    }
+                    let now = Instant::now();
+                    if now >= next_status {
+                        state.read_status();
+                        next_status = now + every.status;
+                    }
+                    if now >= next_procedures {
+                        state.read_procedures();
+                        next_procedures = now + every.procedures;
+                    }
+                }
+                // A last look, so that what ended meanwhile has its end.
+                state.read_status();
+                state.read_procedures();
+                state.seen
+            })
+            .expect("spawn the observer's thread");
+        Observer { stop, thread }
+    }
+
+    /// Stops reading, after one last read of each; what was seen.
+    pub fn finish(self) -> Observed {
+        let (lock, cv) = &*self.stop;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+        let mut seen = self.thread.join().unwrap_or_default();
+        // In time order: a procedure's end may be read after a later flush.
+        seen.events.sort_by_key(|e| e.at_ms);
+        seen
+    }
+}
+
+struct State {
+    source: Box<dyn Source>,
+    events: Events,
+    sampler: Sampler,
+    seen: Observed,
+}
+
+impl State {
+    fn failed(&mut self, what: &str, e: String) {
+        self.seen.failed_reads += 1;
+        self.seen.last_error = Some(format!("{what}: {}", e.lines().next().unwrap_or("")));
+    }
+
+    fn read_status(&mut self) {
+        match self.source.status() {
+            Ok(s) => {
+                let now = now_ms();
+                self.seen.events.extend(self.events.status(&s, now));
+                self.sampler.status(&s, &mut self.seen.samples);
+            }
+            Err(e) => self.failed("the cluster's status", e),
+        }
+    }
+
+    fn read_procedures(&mut self) {
+        match self.source.procedures() {
+            Ok(p) => self.seen.events.extend(self.events.procedures(&p)),
+            Err(e) => self.failed("the master's procedures", e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::events::Kind;
+    use hbase_client::status::{Acts, RegionLoad, RegionRef, Server};
+    use hbase_client::zk::ServerName;
+
+    /// Answers from a script: each read takes the next, the last repeats.
+    struct Script {
+        statuses: Mutex<Vec<Result<Status, String>>>,
+        procedures: Mutex<Vec<Vec<Procedure>>>,
+    }
+
+    fn next<T: Clone>(v: &Mutex<Vec<T>>) -> T {
+        let mut v = v.lock().unwrap();
+        if v.len() > 1 { v.remove(0) } else { v[0].clone() }
+    }
+
+    impl Source for Script {
+        fn status(&self) -> Result<Status, String> {
+            next(&self.statuses)
+        }
+        fn procedures(&self) -> Result<Vec<Procedure>, String> {
+            Ok(next(&self.procedures))
+        }
+    }
+
+    fn status(end: u64, reads: u64, writes: u64, flushed: u64) -> Status {
+        Status {
+            master: Some(ServerName {
+                host: "m".into(),
+                port: 16000,
+                start_code: 1,
+            }),
+            live: vec![Server {
+                name: ServerName {
+                    host: "rs1".into(),
+                    port: 16020,
+                    start_code: 1,
+                },
+                report_end_ms: end,
+                regions: vec![
+                    RegionLoad {
+                        table: "t".into(),
+                        encoded: "a".into(),
+                        read_requests: reads,
+                        write_requests: writes,
+                        store_files: 3,
+                        memstore_mib: 5,
+                        flushed_sequence_id: flushed,
+                        ..Default::default()
+                    },
+                    RegionLoad {
+                        table: "t".into(),
+                        encoded: "b".into(),
+                        store_files: 7,
+                        memstore_mib: 2,
+                        flushed_sequence_id: 1,
+                        compaction: Compaction::Major,
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn split(id: u64, submitted: u64, updated: u64, state: &str) -> Procedure {
+        let r = |e: &str| RegionRef {
+            table: "t".into(),
+            encoded: e.into(),
+        };
+        Procedure {
+            id,
+            parent: None,
+            class: "org.apache.hadoop.hbase.master.assignment.SplitTableRegionProcedure".into(),
+            state: state.into(),
+            submitted_ms: submitted,
+            updated_ms: updated,
+            what: Acts::Split {
+                parent: r("a"),
+                children: vec![r("c"), r("d")],
+            },
+        }
+    }
+
+    #[test]
+    fn reports_become_samples_and_events_and_failures_are_counted() {
+        let script = Script {
+            statuses: Mutex::new(vec![
+                Ok(status(1_000, 10, 100, 5)),
+                Ok(status(1_000, 10, 100, 5)),
+                Err("connection refused\nmore".into()),
+                Ok(status(4_000, 40, 700, 9)),
+            ]),
+            procedures: Mutex::new(vec![
+                vec![],
+                vec![split(7, 2_000, 2_500, "RUNNABLE")],
+                vec![split(7, 2_000, 3_500, "SUCCESS")],
+            ]),
+        };
+        let every = Every {
+            status: Duration::from_millis(5),
+            procedures: Duration::from_millis(5),
+        };
+        let o = Observer::start(Box::new(script), 0, every);
+        std::thread::sleep(Duration::from_millis(100));
+        let seen = o.finish();
+        assert_eq!(seen.failed_reads, 1);
+        assert_eq!(
+            seen.last_error.as_deref(),
+            Some("the cluster's status: connection refused")
+        );
+        // One sample per report, the same report read twice counted once; rates from the second.
+        assert_eq!(seen.samples.len(), 2, "{:?}", seen.samples);
+        assert_eq!(seen.samples[0].read_per_s, None);
+        assert_eq!(
+            seen.samples[1],
+            Sample {
+                at_ms: 4_000,
+                server: "rs1:16020".into(),
+                read_per_s: Some(10.0),
+                write_per_s: Some(200.0),
+                regions: 2,
+                memstore_mib: 7,
+                max_store_files: 7,
+                compacting: 1,
+            }
+        );
+        let kinds: Vec<(Kind, u64)> = seen.events.iter().map(|e| (e.kind, e.at_ms)).collect();
+        assert_eq!(
+            kinds,
+            [(Kind::Split, 2_000), (Kind::Split, 3_500), (Kind::Flush, 4_000)]
+        );
+    }
+
+    #[test]
+    fn a_source_that_never_answers_leaves_nothing_but_its_failures() {
+        let script = Script {
+            statuses: Mutex::new(vec![Err("timed out".into())]),
+            procedures: Mutex::new(vec![vec![]]),
+        };
+        let seen = Observer::start(Box::new(script), 0, Every::default()).finish();
+        assert!(seen.events.is_empty() && seen.samples.is_empty());
+        assert_eq!(seen.failed_reads, 2);
+    }
+}
