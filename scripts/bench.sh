@@ -17,6 +17,12 @@
 #                               order, ROUNDS (3) rounds, medians and ranges, ratios to the
 #                               round's best Java configuration), client CPU per row, gets and
 #                               pages, home timelines (starts HBase if none runs)
+#   scripts/bench.sh observe [ROUNDS]
+#                               the cluster observer's cost: the same closed-loop run of
+#                               benches/paging.toml through api=native (20 s after 5 s of
+#                               warm-up) with the observer and with --observe off, the
+#                               order alternating per round, ROUNDS (3) rounds; throughput
+#                               and p99 per run, medians and ranges (starts HBase if none runs)
 #   scripts/bench.sh secure [ROUNDS [native]]
 #                               only the loads through sasl=gssapi (auth, auth-conf) against
 #                               plain: through the Thrift1 gateways, and through HBase's own
@@ -141,6 +147,49 @@ native() {
 }
 if [[ "${1:-}" == "native" ]]; then
     native "${2:-}"
+    exit 0
+fi
+# The cluster observer's cost (src/observe/): the same run with it and without, alternating.
+observe() {
+    if ! scripts/hbase.sh status >/dev/null; then
+        scripts/hbase.sh start || return 1
+        trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
+    fi
+    eval "$(scripts/hbase.sh env)"
+    local rounds="${1:-3}" r mode order
+    echo "== the cluster observer's cost: benches/paging.toml through api=native, 20 s after 5 s of warm-up, $rounds rounds"
+    # Loaded once, untimed: each run reads what it finds and writes a little.
+    "$bin" run benches/paging.toml --backend "$TALLROW_HBASE_NATIVE" --reports "$tmp/warm" \
+        --duration 5s --warmup 0s --observe off >/dev/null
+    for r in $(seq "$rounds"); do
+        order="on off"
+        [ $((r % 2)) -eq 0 ] && order="off on"
+        for mode in $order; do
+            local flags=()
+            [ "$mode" = off ] && flags=(--observe off)
+            "$bin" run benches/paging.toml --backend "$TALLROW_HBASE_NATIVE" --reports "$tmp/$mode-$r" \
+                --duration 20s --warmup 5s "${flags[@]}" >/dev/null
+        done
+    done
+    .venv/bin/python - "$tmp" "$rounds" <<'PY'
+import json, glob, statistics, sys
+tmp, rounds = sys.argv[1], int(sys.argv[2])
+def run(mode, r):
+    s = json.load(open(glob.glob(f"{tmp}/{mode}-{r}/*/summary.json")[0]))
+    return s["all"]["ops_per_s"], s["all"]["response"]["p99"] / 1e6, s.get("events")
+rows = {m: [run(m, r) for r in range(1, rounds + 1)] for m in ("on", "off")}
+for r in range(rounds):
+    (a, pa, ev), (b, pb, _) = rows["on"][r], rows["off"][r]
+    print(f"round {r + 1}: observed {a:,.0f} ops/s p99 {pa:.2f} ms (events {ev}), not observed {b:,.0f} ops/s p99 {pb:.2f} ms: {a / b:.3f}x")
+def spread(v):
+    return f"{statistics.median(v):,.3f} ({min(v):,.3f} to {max(v):,.3f})"
+for m in ("on", "off"):
+    print(f"{'observed' if m == 'on' else 'not observed':<13} ops/s {spread([x[0] for x in rows[m]])}  p99 ms {spread([x[1] for x in rows[m]])}")
+print(f"throughput observed / not, per round: {spread([a[0] / b[0] for a, b in zip(rows['on'], rows['off'])])}")
+PY
+}
+if [[ "${1:-}" == "observe" ]]; then
+    observe "${2:-}"
     exit 0
 fi
 if [[ "${1:-}" == "secure" ]]; then

@@ -34,8 +34,9 @@
 #                             one more Kerberized standalone HBase (as --secure's, with the
 #                             properties over its settings); prints its pid and URL
 #   scripts/hbase.sh chaos ARGS...
-#                             faults made through HBase's Java Admin (split, move, wait for
-#                             the cluster to settle): tests/hbase/src/.../faults/Chaos.java
+#                             faults made through HBase's Java Admin (split, move, flush,
+#                             major-compact, wait for the cluster to settle):
+#                             tests/hbase/src/.../faults/Chaos.java
 #   scripts/hbase.sh describe TABLE...
 #                             each TABLE's families as HBase's Java Admin describes them
 #                             (codec, encoding, bloom filter, block size, TTL, versions), one

@@ -264,6 +264,12 @@ pub struct LoadArgs {
     /// continue from there (sooner loses less to a crash, and spills more, smaller runs).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_idle)]
     pub checkpoint_every: std::time::Duration,
+    /// Watch the cluster meanwhile: what it did (splits, moves, flushes, compactions, servers
+    /// lost) goes beside the manifest (<manifest>-events.csv, -cluster.csv). Default: the
+    /// backend itself when it is api=native. A URL of HBase's own RPC
+    /// (hbase://QUORUM?api=native) watches that cluster behind a gateway; off, nothing.
+    #[arg(long, value_name = "URL|off")]
+    pub observe: Option<String>,
     /// Live metrics.
     #[command(flatten)]
     pub live: MetricsArgs,

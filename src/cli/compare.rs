@@ -32,6 +32,9 @@ pub(super) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         writeln!(out, "warning: {w}")?;
     }
     write!(out, "{}", c.table)?;
+    if let Some(t) = crate::report::cluster::side_by_side(base.summary.events.as_ref(), cand.summary.events.as_ref()) {
+        write!(out, "{t}")?;
+    }
     if c.crossed.is_empty() {
         if !args.threshold.is_empty() {
             writeln!(out, "no threshold crossed")?;

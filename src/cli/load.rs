@@ -131,6 +131,9 @@ fn load_with(
         checkpoint: args.checkpoint_every,
         bulk: !args.no_bulk,
     };
+    let observe = crate::observe::choose(args.observe.as_deref(), args.target.backend.as_deref().unwrap_or(""))
+        .map_err(anyhow::Error::msg)?;
+    let observer = observe.as_deref().and_then(session::observe);
     let r = session::load::journaled(
         &store,
         g,
@@ -140,6 +143,7 @@ fn load_with(
         metrics,
         Some(args.resume),
     )?;
+    let observed = observer.map(|(o, since)| (o.finish(), since));
     let out = &r.outcome;
 
     let secs = out.write_time.as_secs_f64();
@@ -247,6 +251,13 @@ fn load_with(
             "bulk-loaded (empty tables, written as sorted files at the end): {}",
             out.bulk.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
         )?;
+    }
+    if let Some((seen, since)) = &observed {
+        writeln!(o, "{}", crate::report::cluster::line(seen))?;
+        if let Ok(p) = &r.path {
+            let files = crate::report::cluster::write_beside(p, seen, *since as i64)?;
+            writeln!(o, "cluster events: {}", files.display())?;
+        }
     }
     if let Ok(p) = &r.path {
         writeln!(o, "manifest: {}", p.display())?;

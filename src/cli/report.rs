@@ -2,7 +2,7 @@
 
 use super::MergeArgs;
 use crate::report::console::print_summary;
-use anyhow::bail;
+use anyhow::{Context, bail};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -23,6 +23,14 @@ pub(super) fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     data.write(&dir)?;
+    if let Some(from) = &merged.observed_from {
+        for f in ["events.csv", "cluster.csv"] {
+            if from.join(f).exists() {
+                std::fs::copy(from.join(f), dir.join(f))
+                    .with_context(|| format!("copying {} into {}", from.join(f).display(), dir.display()))?;
+            }
+        }
+    }
     let mut out = std::io::stdout().lock();
     print_summary(&mut out, &data.summary)?;
     if let Some(why) = &merged.regions_note {

@@ -63,7 +63,8 @@ pub struct Sample {
     pub memstore_mib: u64,
     /// The most store files in one of its regions.
     pub max_store_files: u32,
-    /// Its regions compacting.
+    /// Its compactions running (regions reported compacting, or compaction tasks running,
+    /// whichever says more).
     pub compacting: u32,
 }
 
@@ -114,7 +115,14 @@ impl Sampler {
                 regions: l.regions.len() as u32,
                 memstore_mib: l.regions.iter().map(|r| u64::from(r.memstore_mib)).sum(),
                 max_store_files: l.regions.iter().map(|r| r.store_files).max().unwrap_or(0),
-                compacting: l.regions.iter().filter(|r| r.compaction != Compaction::None).count() as u32,
+                // HBase 2.6.1 leaves a region's compaction state at none while it compacts:
+                // the server's running compaction tasks say it, where it lists them.
+                compacting: (l.regions.iter().filter(|r| r.compaction != Compaction::None).count()).max(
+                    l.tasks
+                        .iter()
+                        .filter(|t| t.state == "RUNNING" && t.description.starts_with("Compacting "))
+                        .count(),
+                ) as u32,
             });
             self.last.insert(server, (l.report_end_ms, reads, writes));
         }
@@ -124,7 +132,7 @@ impl Sampler {
 /// A running observer; [`Observer::finish`] stops it and hands over what it saw.
 pub struct Observer {
     stop: Arc<(Mutex<bool>, Condvar)>,
-    thread: JoinHandle<Observed>,
+    thread: Option<JoinHandle<Observed>>,
 }
 
 fn now_ms() -> u64 {
@@ -186,18 +194,35 @@ impl Observer {
                 state.seen
             })
             .expect("spawn the observer's thread");
-        Observer { stop, thread }
+        Observer {
+            stop,
+            thread: Some(thread),
+        }
     }
 
     /// Stops reading, after one last read of each; what was seen.
-    pub fn finish(self) -> Observed {
-        let (lock, cv) = &*self.stop;
-        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        cv.notify_all();
-        let mut seen = self.thread.join().unwrap_or_default();
+    pub fn finish(mut self) -> Observed {
+        self.stop();
+        let thread = self.thread.take().expect("an observer is finished once");
+        let mut seen = thread.join().unwrap_or_default();
         // In time order: a procedure's end may be read after a later flush.
         seen.events.sort_by_key(|e| e.at_ms);
         seen
+    }
+}
+
+impl Observer {
+    fn stop(&self) {
+        let (lock, cv) = &*self.stop;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+    }
+}
+
+/// One dropped unfinished (what it watched failed) stops reading at its next wake.
+impl Drop for Observer {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -379,5 +404,24 @@ mod tests {
         let seen = Observer::start(Box::new(script), 0, Every::default()).finish();
         assert!(seen.events.is_empty() && seen.samples.is_empty());
         assert_eq!(seen.failed_reads, 2);
+    }
+
+    #[test]
+    fn compactions_running_are_counted_from_the_servers_tasks_too() {
+        let mut s = status(1_000, 0, 0, 1);
+        let task = |d: &str, state: &str| hbase_client::status::Task {
+            description: d.into(),
+            state: state.into(),
+            ..Default::default()
+        };
+        s.live[0].tasks = vec![
+            task("Compacting a/f in t,,1.a.", "RUNNING"),
+            task("Compacting b/f in t,,1.b.", "RUNNING"),
+            task("Compacting c/f in t,,1.c.", "COMPLETE"),
+            task("Flushing t,,1.a.", "RUNNING"),
+        ];
+        let mut out = Vec::new();
+        Sampler::default().status(&s, &mut out);
+        assert_eq!(out[0].compacting, 2);
     }
 }

@@ -189,6 +189,220 @@ pub fn line(seen: &Observed) -> String {
     out
 }
 
+/// Writes `events.csv` and `cluster.csv` beside a load's manifest (`NAME.json`) as
+/// `NAME-events.csv` and `NAME-cluster.csv`, their times from `started_ms`; the first's path.
+pub fn write_beside(
+    manifest: &std::path::Path,
+    seen: &Observed,
+    started_ms: i64,
+) -> Result<std::path::PathBuf, super::Error> {
+    let stem = manifest.with_extension("");
+    let name = |suffix: &str| {
+        let mut p = stem.clone().into_os_string();
+        p.push(suffix);
+        std::path::PathBuf::from(p)
+    };
+    let (events, cluster) = (name("-events.csv"), name("-cluster.csv"));
+    std::fs::write(&events, events_csv(&seen.events, started_ms)).map_err(|e| super::Error::at(&events, e))?;
+    std::fs::write(&cluster, cluster_csv(&seen.samples, started_ms)).map_err(|e| super::Error::at(&cluster, e))?;
+    Ok(events)
+}
+
+/// Two runs' events per kind side by side, for `compare`: a row per kind either has, `-`
+/// for a run not observed; None when neither was.
+pub fn side_by_side(
+    baseline: Option<&BTreeMap<String, u64>>,
+    candidate: Option<&BTreeMap<String, u64>>,
+) -> Option<String> {
+    if baseline.is_none() && candidate.is_none() {
+        return None;
+    }
+    let mut kinds: Vec<&String> = baseline.iter().chain(candidate.iter()).flat_map(|m| m.keys()).collect();
+    kinds.sort();
+    kinds.dedup();
+    let cell = |m: Option<&BTreeMap<String, u64>>, k: &str| match m {
+        None => "-".to_string(),
+        Some(m) => m.get(k).copied().unwrap_or(0).to_string(),
+    };
+    let mut t = super::TextTable::new(&["cluster events", "baseline", "candidate"]);
+    if kinds.is_empty() {
+        t.row(vec!["none".into(), cell(baseline, ""), cell(candidate, "")]);
+    }
+    for k in kinds {
+        t.row(vec![k.clone(), cell(baseline, k), cell(candidate, k)]);
+    }
+    Some(t.render())
+}
+
+/// An event drawn on the time plot: a band from its start to its end, or a line at a moment
+/// (`from_s == to_s`), in seconds from the start of measuring, with its words for a tooltip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    /// Start.
+    pub from_s: f64,
+    /// End.
+    pub to_s: f64,
+    /// Its kind's name.
+    pub kind: &'static str,
+    /// What, where, when.
+    pub text: String,
+}
+
+fn where_of(e: &Event) -> String {
+    let mut parts = Vec::new();
+    for (what, v) in [("table", &e.table), ("region", &e.region), ("on", &e.server)] {
+        if !v.is_empty() {
+            parts.push(format!("{what} {v}"));
+        }
+    }
+    parts.join(", ")
+}
+
+/// The events as marks: a start paired with its end (same kind, region and server) is a
+/// band; a start never ended runs to `t_max`; an end never started, and a moment, a line.
+pub fn marks(events: &[Event], started_ms: i64, t_max: f64) -> Vec<Mark> {
+    let at = |ms: u64| (ms as i64 - started_ms) as f64 / 1000.0;
+    let mut open: HashMap<(Kind, &str, &str), Vec<&Event>> = HashMap::new();
+    let mut out = Vec::new();
+    let text = |e: &Event, detail: &str| {
+        let mut t = format!("{} ({})", e.kind.name(), where_of(e));
+        if !detail.is_empty() {
+            t.push_str(": ");
+            t.push_str(detail);
+        }
+        t
+    };
+    for e in events {
+        let key = (e.kind, e.region.as_str(), e.server.as_str());
+        match e.phase {
+            Phase::Start => open.entry(key).or_default().push(e),
+            Phase::End => {
+                let from = open.get_mut(&key).and_then(|v| v.pop());
+                let detail = match from {
+                    // An end that repeats its start's words (a compaction's family) says it once.
+                    Some(s) if !s.detail.is_empty() && !e.detail.contains(&s.detail) => {
+                        format!("{}; {}", s.detail, e.detail)
+                    }
+                    _ => e.detail.clone(),
+                };
+                out.push(Mark {
+                    from_s: from.map(|s| at(s.at_ms)).unwrap_or(at(e.at_ms)),
+                    to_s: at(e.at_ms),
+                    kind: e.kind.name(),
+                    text: text(e, &detail),
+                });
+            }
+            Phase::At => out.push(Mark {
+                from_s: at(e.at_ms),
+                to_s: at(e.at_ms),
+                kind: e.kind.name(),
+                text: text(e, &e.detail),
+            }),
+        }
+    }
+    for e in open.into_values().flatten() {
+        out.push(Mark {
+            from_s: at(e.at_ms),
+            to_s: t_max.max(at(e.at_ms)),
+            kind: e.kind.name(),
+            text: text(e, &format!("{}; not ended", e.detail)),
+        });
+    }
+    out.sort_by(|a, b| a.from_s.total_cmp(&b.from_s));
+    out
+}
+
+/// One of an operation's worst seconds of p99, with what the cluster did then.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rose {
+    /// The operation.
+    pub op: String,
+    /// The interval's start and end (s from the start of measuring).
+    pub from_s: f64,
+    /// See `from_s`.
+    pub to_s: f64,
+    /// Its p99 (ns), and the whole run's.
+    pub p99_ns: u64,
+    /// See `p99_ns`.
+    pub run_p99_ns: u64,
+    /// The events in it or the interval before it (spans that overlap them).
+    pub events: Vec<String>,
+    /// The region servers' figures reported in it or the interval before, one line each.
+    pub signals: Vec<String>,
+}
+
+/// Per operation, its `worst` intervals by p99 (those with operations), each with the
+/// events and the region servers' figures of that interval and the one before.
+pub fn rose(
+    intervals: &[crate::run::Interval],
+    ops: &[(String, u64)],
+    seen: &Observed,
+    started_ms: i64,
+    worst: usize,
+) -> Vec<Rose> {
+    let t_max = intervals
+        .last()
+        .map(|iv| (iv.start + iv.length).as_secs_f64())
+        .unwrap_or(0.0);
+    let marks = marks(&seen.events, started_ms, t_max);
+    let mut out = Vec::new();
+    for (i, (op, run_p99)) in ops.iter().enumerate() {
+        let mut by: Vec<(usize, u64)> = intervals
+            .iter()
+            .enumerate()
+            .filter_map(|(k, iv)| iv.ops.get(i).filter(|o| o.ok > 0).map(|o| (k, o.summary.p99)))
+            .collect();
+        by.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        for &(k, p99) in by.iter().take(worst) {
+            let iv = &intervals[k];
+            let (from, to) = (iv.start.as_secs_f64(), (iv.start + iv.length).as_secs_f64());
+            let window = (from - iv.length.as_secs_f64(), to);
+            let events = marks
+                .iter()
+                .filter(|m| m.from_s <= window.1 && m.to_s >= window.0)
+                .map(|m| format!("{:.1} s {}", m.from_s, m.text))
+                .collect();
+            let mut signals: Vec<String> = Vec::new();
+            let mut servers: Vec<&str> = seen.samples.iter().map(|s| s.server.as_str()).collect();
+            servers.sort_unstable();
+            servers.dedup();
+            for server in servers {
+                let here: Vec<&Sample> = seen
+                    .samples
+                    .iter()
+                    .filter(|s| s.server == server)
+                    .filter(|s| {
+                        let t = (s.at_ms as i64 - started_ms) as f64 / 1000.0;
+                        t >= window.0 && t <= window.1 + 3.0
+                    })
+                    .collect();
+                if here.is_empty() {
+                    continue;
+                }
+                let most = |f: &dyn Fn(&Sample) -> f64| here.iter().map(|s| f(s)).fold(0.0f64, f64::max);
+                signals.push(format!(
+                    "{server}: {:.0} reads/s, {:.0} writes/s, memstore {:.0} MiB, {:.0} store files at most, {:.0} compacting",
+                    most(&|s| s.read_per_s.unwrap_or(0.0)),
+                    most(&|s| s.write_per_s.unwrap_or(0.0)),
+                    most(&|s| s.memstore_mib as f64),
+                    most(&|s| f64::from(s.max_store_files)),
+                    most(&|s| f64::from(s.compacting)),
+                ));
+            }
+            out.push(Rose {
+                op: op.clone(),
+                from_s: from,
+                to_s: to,
+                p99_ns: p99,
+                run_p99_ns: *run_p99,
+                events,
+                signals,
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,5 +490,108 @@ mod tests {
             csv.lines().nth(1),
             Some("2.000,1970-01-01T00:00:03.000Z,rs1:16020,,1234.6,4,12,3,1,,,")
         );
+    }
+
+    #[test]
+    fn spans_are_bands_and_moments_lines_on_the_runs_time_line() {
+        let m = marks(&sample(), 5_000, 30.0);
+        let got: Vec<(f64, f64, &str)> = m.iter().map(|m| (m.from_s, m.to_s, m.kind)).collect();
+        assert_eq!(
+            got,
+            [
+                (-4.0, -4.0, "compaction"),
+                (5.0, 6.5, "split"),
+                (7.0, 19.4, "compaction"),
+                (8.0, 10.0, "compaction"),
+                (9.0, 30.0, "compaction"),
+                (20.0, 20.0, "flush"),
+            ]
+        );
+        assert_eq!(
+            m[1].text,
+            "split (table useractions, region r1, on rs1:1): into a and b; success, 1.5 s"
+        );
+        assert_eq!(
+            m[4].text,
+            "compaction (table useractions, region c, on rs1:1): family f; not ended"
+        );
+    }
+
+    #[test]
+    fn the_worst_seconds_name_the_events_of_them_and_the_second_before() {
+        use crate::run::{Interval, IntervalOp};
+        use std::time::Duration;
+        let iv = |k: u64, p99: u64| {
+            let op = IntervalOp {
+                ok: 10,
+                errors: 0,
+                summary: crate::stats::Summary {
+                    p99,
+                    ..Default::default()
+                },
+                histogram: String::new(),
+            };
+            Interval {
+                start: Duration::from_secs(k),
+                length: Duration::from_secs(1),
+                ops: vec![op.clone()],
+                all: op,
+                retries: None,
+            }
+        };
+        let intervals = [iv(0, 1_000_000), iv(1, 2_000_000), iv(2, 2_000_000), iv(3, 9_000_000)];
+        let seen = Observed {
+            events: sample()[1..3].to_vec(),
+            samples: vec![Sample {
+                at_ms: 12_000,
+                server: "rs1:1".into(),
+                read_per_s: Some(100.0),
+                write_per_s: None,
+                regions: 2,
+                memstore_mib: 12,
+                max_store_files: 4,
+                compacting: 1,
+            }],
+            ..Default::default()
+        };
+        // Measuring began at 8 s: the split ran from 2.0 to 3.5 s, the report ended at 4 s.
+        let r = rose(&intervals, &[("get".into(), 1_500_000)], &seen, 8_000, 2);
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            (r[0].from_s, r[0].to_s, r[0].p99_ns, r[0].run_p99_ns),
+            (3.0, 4.0, 9_000_000, 1_500_000)
+        );
+        assert_eq!(
+            r[0].events,
+            ["2.0 s split (table useractions, region r1, on rs1:1): into a and b; success, 1.5 s"]
+        );
+        assert_eq!(
+            r[0].signals,
+            ["rs1:1: 100 reads/s, 0 writes/s, memstore 12 MiB, 4 store files at most, 1 compacting"]
+        );
+        // Of the two at 2 ms, the earlier; the split began as it ended.
+        assert_eq!((r[1].from_s, r[1].events.len()), (1.0, 1));
+        let quiet = rose(&intervals[..1], &[("get".into(), 1)], &seen, 8_000, 3);
+        // Nothing happened by its end; the report that ended at 4 s covers from 1 s.
+        assert_eq!((quiet.len(), quiet[0].events.len(), quiet[0].signals.len()), (1, 0, 1));
+    }
+
+    #[test]
+    fn two_runs_events_side_by_side() {
+        let base: BTreeMap<String, u64> = [("split".to_string(), 2), ("flush".to_string(), 1)].into();
+        let cand: BTreeMap<String, u64> = [("compaction".to_string(), 3)].into();
+        let t = side_by_side(Some(&base), Some(&cand)).unwrap();
+        let rows: Vec<Vec<&str>> = t.lines().map(|l| l.split_whitespace().collect()).collect();
+        assert_eq!(rows[0], ["cluster", "events", "baseline", "candidate"]);
+        assert_eq!(
+            rows[1..],
+            [["compaction", "0", "3"], ["flush", "1", "0"], ["split", "2", "0"]]
+        );
+        let t = side_by_side(None, Some(&BTreeMap::new())).unwrap();
+        assert_eq!(
+            t.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>(),
+            ["none", "-", "0"]
+        );
+        assert_eq!(side_by_side(None, None), None);
     }
 }

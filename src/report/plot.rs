@@ -3,6 +3,7 @@
 //! throughput, p50 and p99 per interval, so that a stall shows where it happened) and
 //! `index.html`, which shows them with the table of figures.
 
+use super::cluster::Mark;
 use super::summary::{ALL, OpReport, RunSummary};
 use super::text::escape;
 use crate::stats::Histogram;
@@ -160,7 +161,7 @@ pub fn svg(curves: &[(String, Histogram)], title: &str) -> String {
 }
 
 /// `index.html`: what ran, whether it is valid, the plot and the table.
-pub fn html(s: &RunSummary) -> String {
+pub fn html(s: &RunSummary, cluster: Option<&ClusterHtml>) -> String {
     let mut h = String::new();
     let _ = writeln!(
         h,
@@ -238,11 +239,66 @@ pub fn html(s: &RunSummary) -> String {
         h.push_str("</tr>\n");
     }
     h.push_str("</table></div>\n");
-    h.push_str("<h2>Over time</h2>\n<p>Per interval (<a href=\"timeseries.csv\">timeseries.csv</a>): throughput, and p50 and p99 response time.</p>\n<img src=\"timeseries.svg\" alt=\"throughput and response time per interval\">\n");
+    h.push_str("<h2>Over time</h2>\n<p>Per interval (<a href=\"timeseries.csv\">timeseries.csv</a>): throughput, and p50 and p99 response time.</p>\n");
+    match cluster {
+        // Inline, so that each event's tooltip shows.
+        Some(c) => {
+            h.push_str("<p>The cluster's events are drawn over it: a band from a start to its end, a line at a moment (splits and merges orange, moves and assigns purple, compactions red, flushes blue, servers lost or joined black); point at one for what, where and when.</p>\n");
+            h.push_str(&c.timeseries_svg);
+            cluster_html(&mut h, c);
+        }
+        None => h.push_str("<img src=\"timeseries.svg\" alt=\"throughput and response time per interval\">\n"),
+    }
     regions_html(&mut h, s);
     h.push_str("<p>Files: <a href=\"summary.json\">summary.json</a>, <a href=\"ops.csv\">ops.csv</a>, \
                 <a href=\"timeseries.csv\">timeseries.csv</a>; per operation a <code>.hgrm</code> percentile distribution and a <code>.hlog</code> interval log.</p>\n</body></html>\n");
     h
+}
+
+/// What `index.html` shows of the cluster's side of a run.
+pub struct ClusterHtml {
+    /// `timeseries.svg` with the events drawn, to inline.
+    pub timeseries_svg: String,
+    /// The line after the text table.
+    pub line: String,
+    /// The worst seconds of p99 per operation, with what the cluster did then.
+    pub rose: Vec<super::cluster::Rose>,
+}
+
+fn cluster_html(h: &mut String, c: &ClusterHtml) {
+    let _ = writeln!(
+        h,
+        "<h2>What the cluster did</h2>\n<p>{}. Each event: <a href=\"events.csv\">events.csv</a>; each region server report: <a href=\"cluster.csv\">cluster.csv</a>.</p>",
+        escape(&c.line)
+    );
+    if c.rose.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<h3>What happened when latency rose</h3>\n<p>Each operation's worst intervals by p99, with the events and the region servers' reports of that interval and the one before.</p>\n\
+         <table>\n<tr><th>operation</th><th>interval</th><th>p99</th><th>run p99</th><th>events</th><th>region servers</th></tr>\n",
+    );
+    for r in &c.rose {
+        let list = |items: &[String]| {
+            if items.is_empty() {
+                "none".to_string()
+            } else {
+                items.iter().map(|i| escape(i)).collect::<Vec<_>>().join("<br>")
+            }
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{:.1}–{:.1} s</td><td>{}</td><td>{}</td><td style=\"text-align:left\">{}</td><td style=\"text-align:left\">{}</td></tr>",
+            escape(&r.op),
+            r.from_s,
+            r.to_s,
+            super::fmt_ns(r.p99_ns),
+            super::fmt_ns(r.run_p99_ns),
+            list(&r.events),
+            list(&r.signals)
+        );
+    }
+    h.push_str("</table>\n");
 }
 
 /// One operation's figures per interval.
@@ -260,9 +316,9 @@ pub type Point = (f64, f64, u64, u64);
 /// Throughput (top, linear) and p50 (dashed) and p99 (solid) response time (bottom, log)
 /// of every operation per interval, against time; for many operations, small multiples
 /// instead ([`rows`]).
-pub fn timeseries(series: &[Series], title: &str) -> String {
+pub fn timeseries(series: &[Series], title: &str, marks: &[Mark]) -> String {
     if series.iter().filter(|s| s.name != ALL).count() > MOST_PER_PANEL {
-        return rows(series, title);
+        return rows(series, title, marks);
     }
     let (panel, gap) = (200.0, 50.0);
     let height = TOP + panel + gap + panel + BOTTOM;
@@ -291,6 +347,12 @@ pub fn timeseries(series: &[Series], title: &str) -> String {
             r#"<rect x="{LEFT}" y="{top}" width="{pw}" height="{panel}" fill="none" stroke="black"/>"#
         );
     }
+    draw_marks(
+        &mut s,
+        marks,
+        &|t| px(t.clamp(0.0, t_max)),
+        &[(TOP, panel), (lat_top, panel)],
+    );
     // Time ticks on both panels: about eight, at whole seconds where the run is long enough.
     let step = nice_step(t_max / 8.0);
     let mut t = 0.0;
@@ -380,7 +442,7 @@ pub fn timeseries(series: &[Series], title: &str) -> String {
 /// Small multiples over time: a row per operation (and `all`), its throughput on the left
 /// (linear, to its own peak, printed) and its p50 (dashed) and p99 (solid) on the right
 /// (log, one range for every row), all on one time axis.
-fn rows(series: &[Series], title: &str) -> String {
+fn rows(series: &[Series], title: &str, marks: &[Mark]) -> String {
     let (row_h, row_gap, label_w, mid) = (46.0, 14.0, 130.0, 30.0);
     let pw = (W - label_w - LEFT - mid) / 2.0;
     let height = TOP + (row_h + row_gap) * series.len() as f64 + BOTTOM;
@@ -432,6 +494,14 @@ fn rows(series: &[Series], title: &str) -> String {
     }
     let axis_y = TOP + (row_h + row_gap) * series.len() as f64;
     for left in [rate_x, lat_x] {
+        draw_marks(
+            &mut s,
+            marks,
+            &|t| left + t.clamp(0.0, t_max) / t_max * pw,
+            &[(TOP, axis_y - TOP - row_gap)],
+        );
+    }
+    for left in [rate_x, lat_x] {
         let step = nice_step(t_max / 4.0);
         let mut t = 0.0;
         while t <= t_max + 1e-9 {
@@ -469,6 +539,44 @@ fn ranges(series: &[Series]) -> (f64, f64, f64) {
     let (lo, hi) = latencies.fold((u64::MAX, 1u64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let y_lo = (lo.min(hi).max(1) as f64).log10().floor();
     (t_max, y_lo, (hi as f64).log10().ceil().max(y_lo + 1.0))
+}
+
+/// A mark's colour: what moves regions warm, what rewrites files cool, lost servers black.
+fn mark_color(kind: &str) -> &'static str {
+    match kind {
+        "split" | "merge" => "#e6550d",
+        "move" | "assign" => "#9e4fc4",
+        "compaction" => "#d62728",
+        "flush" => "#1f77b4",
+        "server_dead" | "server_joined" | "master_changed" => "#000000",
+        _ => "#7f7f7f",
+    }
+}
+
+/// The cluster's events over the plot's panels (`(top, height)` each), placed by `x_at`: a
+/// band per span, a line per moment, each with its words as a tooltip.
+fn draw_marks(s: &mut String, marks: &[Mark], x_at: &dyn Fn(f64) -> f64, panels: &[(f64, f64)]) {
+    for m in marks {
+        let (x1, x2) = (x_at(m.from_s), x_at(m.to_s));
+        let color = mark_color(m.kind);
+        let _ = write!(s, "<g><title>{:.1} s: {}</title>", m.from_s, escape(&m.text));
+        for &(top, height) in panels {
+            if x2 - x1 < 2.0 {
+                let _ = write!(
+                    s,
+                    r#"<line x1="{x1:.1}" y1="{top:.1}" x2="{x1:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.5" stroke-opacity="0.7"/>"#,
+                    top + height
+                );
+            } else {
+                let _ = write!(
+                    s,
+                    r#"<rect x="{x1:.1}" y="{top:.1}" width="{:.1}" height="{height:.1}" fill="{color}" fill-opacity="0.15"/>"#,
+                    x2 - x1
+                );
+            }
+        }
+        s.push_str("</g>\n");
+    }
 }
 
 /// An SVG document's opening, `height` tall on a white ground.
@@ -652,13 +760,13 @@ mod tests {
                 points: vec![(1.0, 100.0, 1_000, 5_000), (2.0, 120.0, 1_100, 9_000)],
             })
             .collect();
-        let over_time = timeseries(&series, "mix");
+        let over_time = timeseries(&series, "mix", &[]);
         assert_eq!(over_time.matches("<polyline").count(), 3 * 18);
         for n in &names {
             assert_eq!(over_time.matches(&format!("<title>{n} p99</title>")).count(), 1, "{n}");
         }
         // A few operations stay on one pair of axes.
-        let few = timeseries(&series[..3], "mix");
+        let few = timeseries(&series[..3], "mix", &[]);
         assert!(!few.contains("to each row's peak"));
         assert!(over_time.contains("to each row's peak"));
     }

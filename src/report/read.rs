@@ -306,6 +306,11 @@ pub fn merge(dirs: &[PathBuf], partial: bool) -> Result<Merged, Error> {
         ));
     }
     let regions = merge_regions(&items);
+    // One observer's events, not each shard's of the same cluster: the first shard's that
+    // watched (on Kubernetes, shard 0).
+    let observed = items
+        .iter()
+        .find_map(|r| r.1.summary.events.clone().map(|e| (r.0.clone(), e)));
     let dirs: Vec<PathBuf> = items.iter().map(|r| r.0.clone()).collect();
     let reports: Vec<RunData> = items.into_iter().map(|r| r.1).collect();
     let mut data = add_up(&dirs, reports)?;
@@ -325,6 +330,7 @@ pub fn merge(dirs: &[PathBuf], partial: bool) -> Result<Merged, Error> {
         data.summary.valid = false;
     }
     data.summary.missing_shards = named(&missing);
+    data.summary.events = observed.as_ref().map(|(_, e)| e.clone());
     let regions_note = match regions {
         Ok(spread) => {
             data.spread = spread;
@@ -336,6 +342,7 @@ pub fn merge(dirs: &[PathBuf], partial: bool) -> Result<Merged, Error> {
         data,
         dirs,
         regions_note,
+        observed_from: observed.map(|(d, _)| d),
     })
 }
 
@@ -348,6 +355,8 @@ pub struct Merged {
     pub dirs: Vec<PathBuf>,
     /// Why no `regions.csv` was merged, when the shards had them but they do not add up.
     pub regions_note: Option<String>,
+    /// The shard whose `events.csv` and `cluster.csv` the merge keeps, when one watched.
+    pub observed_from: Option<PathBuf>,
 }
 
 /// The shards' `regions.csv` added up: `None` when no shard counted regions, `Err` saying

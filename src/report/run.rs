@@ -203,9 +203,29 @@ impl RunData {
                 name,
             })
             .collect();
-        let svg = super::plot::timeseries(&series, &s.workload.name);
+        let t_max = self
+            .intervals
+            .last()
+            .map(|iv| (iv.start + iv.length).as_secs_f64())
+            .unwrap_or(0.0);
+        let marks = match &self.cluster {
+            Some(c) => super::cluster::marks(&c.events, s.started_ms, t_max),
+            None => Vec::new(),
+        };
+        let svg = super::plot::timeseries(&series, &s.workload.name, &marks);
         write_file(&dir.join("timeseries.svg"), svg.as_bytes())?;
-        write_file(&dir.join("index.html"), super::plot::html(s).as_bytes())?;
+        let cluster = self.cluster.as_ref().map(|c| {
+            let ops: Vec<(String, u64)> = s.ops.iter().map(|o| (o.op.clone(), o.response.p99)).collect();
+            super::plot::ClusterHtml {
+                line: super::cluster::line(c),
+                rose: super::cluster::rose(&self.intervals, &ops, c, s.started_ms, 3),
+                timeseries_svg: svg,
+            }
+        });
+        write_file(
+            &dir.join("index.html"),
+            super::plot::html(s, cluster.as_ref()).as_bytes(),
+        )?;
         Ok(())
     }
 

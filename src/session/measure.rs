@@ -4,7 +4,7 @@
 use super::{Context, Result};
 use crate::generate::Generator;
 use crate::load::Shard;
-use crate::observe::watch::{Every, Observer};
+use crate::observe::watch::Observer;
 use crate::report::RunData;
 use crate::report::run::Context as ReportContext;
 use crate::report::summary::{RunConfig, RunSummary};
@@ -95,13 +95,7 @@ impl Measure<'_> {
         };
         let retried_before = store.retries();
         // Started before the warm-up: its first answers are what the run starts from.
-        let observer = self.observe.and_then(|url| match crate::observe::open(url) {
-            Ok(source) => Some(Observer::start(source, now_ms(), Every::default())),
-            Err(e) => {
-                eprintln!("observer: {}; the run goes on unobserved", crate::store::first_line(&e));
-                None
-            }
-        });
+        let observer = self.observe.and_then(super::observe).map(|(o, _)| o);
         let outcome = run::run(
             counted.clone(),
             g.clone(),
@@ -218,11 +212,4 @@ impl Live {
             bar.finish_and_clear();
         }
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }

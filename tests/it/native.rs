@@ -572,6 +572,18 @@ fn a_runs_events_name_the_flush_split_move_and_compaction_chaos_made() {
     let url = native_url();
     let out = tallrow(dir.path(), &["load", workload.to_str().unwrap(), "--backend", &url]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // The load is watched too: its line, and its events beside its manifest.
+    assert!(out.stdout.contains("\ncluster: "), "{}", out.stdout);
+    let beside = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("cluster events: "))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    let beside = std::fs::read_to_string(dir.path().join(beside.trim())).unwrap();
+    assert!(
+        beside.starts_with("t_s,utc,kind,table,region,server,detail,source\n"),
+        "{beside}"
+    );
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tallrow"))
         .current_dir(dir.path())
         .env("CI", "1")
@@ -724,6 +736,14 @@ fn a_runs_events_name_the_flush_split_move_and_compaction_chaos_made() {
     ] {
         assert!(line.contains(&part), "{part} in {line}");
     }
+    // index.html draws them over the plot, each with its words, and names them in the
+    // table of the worst seconds.
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(
+        html.contains(&format!("split (table {table}, region {split}")),
+        "{html}"
+    );
+    assert!(html.contains("What happened when latency rose"), "{html}");
     // A row per region server report, both servers named.
     let samples = std::fs::read_to_string(report.join("cluster.csv")).unwrap();
     for s in [&from, &to] {

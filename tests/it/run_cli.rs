@@ -276,6 +276,63 @@ fn report_merge_adds_up_the_shards() {
     assert!(refused.stderr.contains("not shards of one run"), "{}", refused.stderr);
 }
 
+/// Shards of one run through HBase's own RPC each watch the cluster: `report merge` keeps one
+/// observer's events (the first shard that has them), not their sum, and `compare` puts two
+/// runs' events side by side. (The events here are written into the shards' reports as an
+/// observer leaves them; `native::a_runs_events_name_...` watches a real cluster.)
+#[test]
+fn report_merge_keeps_one_observers_events_and_compare_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, a) = run(dir.path(), "memory:", &["--ops", "100", "--shard", "1/2"]);
+    let (_, b) = run(dir.path(), "memory:", &["--ops", "100", "--shard", "2/2"]);
+    let csv = "t_s,utc,kind,table,region,server,detail,source\n\
+               1.000,2026-11-29T15:00:01.000Z,split,useractions,abc,rs1:16020,\"start, into d and e\",procedures\n";
+    for (d, splits) in [(&b, 1), (&a, 1)] {
+        let path = d.join("summary.json");
+        let mut s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        s["events"] = serde_json::json!({ "split": splits });
+        std::fs::write(&path, serde_json::to_string_pretty(&s).unwrap()).unwrap();
+        std::fs::write(d.join("events.csv"), csv).unwrap();
+        std::fs::write(d.join("cluster.csv"), "t_s,utc,server\n").unwrap();
+    }
+    let out = tallrow(
+        dir.path(),
+        &[
+            "report",
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            "merged",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let merged = dir.path().join("merged");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(merged.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        summary["events"],
+        serde_json::json!({ "split": 1 }),
+        "one observer's, not two"
+    );
+    assert_eq!(std::fs::read_to_string(merged.join("events.csv")).unwrap(), csv);
+    assert!(merged.join("cluster.csv").is_file());
+
+    // A run not observed has no events: `-` beside the other's.
+    let (_, c) = run(dir.path(), "memory:", &["--ops", "50"]);
+    let out = tallrow(dir.path(), &["compare", c.to_str().unwrap(), merged.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let row: Vec<&str> = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("split "))
+        .unwrap_or_else(|| panic!("{}", out.stdout))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row, ["split", "-", "1"]);
+    assert!(out.stdout.contains("cluster events"), "{}", out.stdout);
+}
+
 /// `report merge` given the folder the shards wrote under (as Kubernetes' run Job lays it
 /// out): it finds their reports, adds up their regions too, names a missing shard and
 /// refuses, merges with `--partial` and says so in the report; a shard twice or a merged
