@@ -149,6 +149,15 @@ if [[ "${1:-}" == "native" ]]; then
     native "${2:-}"
     exit 0
 fi
+# CPU clock ticks of HBase's masters (active and backup) so far.
+master_ticks() {
+    local t=0 p
+    for p in $(pgrep -f org.apache.hadoop.hbase.master.HMaster); do
+        t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+    done
+    echo "$t"
+}
+
 # The cluster observer's cost (src/observe/): the same run with it and without, alternating.
 observe() {
     if ! scripts/hbase.sh status >/dev/null; then
@@ -167,8 +176,14 @@ observe() {
         for mode in $order; do
             local flags=()
             [ "$mode" = off ] && flags=(--observe off)
-            "$bin" run benches/paging.toml --backend "$TALLROW_HBASE_NATIVE" --reports "$tmp/$mode-$r" \
+            # The masters' CPU (clock ticks) around the run: what answering the observer costs them.
+            local m0 m1
+            m0=$(master_ticks)
+            /usr/bin/time -f "%U %S" -o "$tmp/$mode-$r.cpu" \
+                "$bin" run benches/paging.toml --backend "$TALLROW_HBASE_NATIVE" --reports "$tmp/$mode-$r" \
                 --duration 20s --warmup 5s "${flags[@]}" >/dev/null
+            m1=$(master_ticks)
+            echo "$((m1 - m0))" >"$tmp/$mode-$r.master"
         done
     done
     .venv/bin/python - "$tmp" "$rounds" <<'PY'
@@ -176,16 +191,21 @@ import json, glob, statistics, sys
 tmp, rounds = sys.argv[1], int(sys.argv[2])
 def run(mode, r):
     s = json.load(open(glob.glob(f"{tmp}/{mode}-{r}/*/summary.json")[0]))
-    return s["all"]["ops_per_s"], s["all"]["response"]["p99"] / 1e6, s.get("events")
+    cpu = sum(float(x) for x in open(f"{tmp}/{mode}-{r}.cpu").read().split()[-2:])
+    master = int(open(f"{tmp}/{mode}-{r}.master").read()) / 100
+    return s["all"]["ops_per_s"], s["all"]["response"]["p99"] / 1e6, s.get("events"), cpu, master
 rows = {m: [run(m, r) for r in range(1, rounds + 1)] for m in ("on", "off")}
 for r in range(rounds):
-    (a, pa, ev), (b, pb, _) = rows["on"][r], rows["off"][r]
-    print(f"round {r + 1}: observed {a:,.0f} ops/s p99 {pa:.2f} ms (events {ev}), not observed {b:,.0f} ops/s p99 {pb:.2f} ms: {a / b:.3f}x")
-def spread(v):
-    return f"{statistics.median(v):,.3f} ({min(v):,.3f} to {max(v):,.3f})"
+    (a, pa, ev, ca, ma), (b, pb, _, cb, mb) = rows["on"][r], rows["off"][r]
+    print(f"round {r + 1}: observed {a:,.0f} ops/s p99 {pa:.2f} ms, tallrow {ca:.2f} CPU-s, masters {ma:.2f} CPU-s (events {ev}); "
+          f"not observed {b:,.0f} ops/s p99 {pb:.2f} ms, tallrow {cb:.2f} CPU-s, masters {mb:.2f} CPU-s: {a / b:.3f}x")
+def spread(v, f):
+    return f"{statistics.median(v):{f}} ({min(v):{f}} to {max(v):{f}})"
 for m in ("on", "off"):
-    print(f"{'observed' if m == 'on' else 'not observed':<13} ops/s {spread([x[0] for x in rows[m]])}  p99 ms {spread([x[1] for x in rows[m]])}")
-print(f"throughput observed / not, per round: {spread([a[0] / b[0] for a, b in zip(rows['on'], rows['off'])])}")
+    print(f"{'observed' if m == 'on' else 'not observed':<13} ops/s {spread([x[0] for x in rows[m]], ',.0f')}  p99 ms {spread([x[1] for x in rows[m]], '.2f')}")
+print(f"throughput observed / not, per round: {spread([a[0] / b[0] for a, b in zip(rows['on'], rows['off'])], '.3f')}")
+for i, what in ((3, "tallrow's CPU"), (4, "the masters' CPU")):
+    print(f"{what}, observed less not, per round (s): {spread([a[i] - b[i] for a, b in zip(rows['on'], rows['off'])], '+.2f')}")
 PY
 }
 if [[ "${1:-}" == "observe" ]]; then
