@@ -360,6 +360,15 @@ pub struct BulkloadArgs {
     /// row: slow on tables of billions); `tallrow verify` checks them later.
     #[arg(long)]
     pub no_count: bool,
+    /// Watch the cluster meanwhile (the assigns, splits and compactions a bulk load brings):
+    /// a line after the table, and REPORTS/bulkload-<UTC>-events.csv and -cluster.csv.
+    /// Default: the backend itself when it is api=native. A URL of HBase's own RPC
+    /// (hbase://QUORUM?api=native) watches that cluster behind a gateway; off, nothing.
+    #[arg(long, value_name = "URL|off")]
+    pub observe: Option<String>,
+    /// Folder the observed events go under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
 }
 
 /// `tallrow verify`

@@ -57,9 +57,12 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
             at.open().map_err(anyhow::Error::from)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let observe = crate::observe::choose(args.observe.as_deref(), &args.backend).map_err(anyhow::Error::msg)?;
+    let observer = observe.as_deref().and_then(crate::session::observe);
     let started = std::time::Instant::now();
     let outcomes = crate::bulkload::run(&*store, &dirs, via, parallel, !args.no_count, &say)?;
     let took = started.elapsed();
+    let observed = observer.map(|(o, since)| (o.finish(), since));
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
@@ -116,6 +119,13 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
             ", each counted after its hand-over"
         }
     )?;
+    if let Some((seen, since)) = &observed {
+        writeln!(o, "{}", crate::report::cluster::line(seen))?;
+        std::fs::create_dir_all(&args.reports).with_context(|| format!("cannot create {}", args.reports.display()))?;
+        let name = crate::report::run::folder(&args.reports, "bulkload", *since as i64).with_extension("json");
+        let files = crate::report::cluster::write_beside(&name, seen, *since as i64)?;
+        writeln!(o, "cluster events: {}", files.display())?;
+    }
     if !wrong.is_empty() {
         bail!("the tables do not hold what the HFiles do: {}", wrong.join("; "));
     }

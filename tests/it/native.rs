@@ -333,6 +333,15 @@ fn bulkload_and_split_from_go_through_hbases_own_rpc() {
         "{}",
         out.stdout
     );
+    // Watched as a load is: the tables it created are events beside the cluster's line.
+    assert!(out.stdout.contains("\ncluster: "), "{}", out.stdout);
+    let events = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("cluster events: "))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    let events = std::fs::read_to_string(tmp.path().join(events.trim())).unwrap();
+    assert!(events.contains(",create_table,"), "{events}");
     let verify = tallrow(tmp.path(), &["verify", fixture, "--backend", &native_url()]);
     assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
     // The regions the bulk load created, read back through the native client, split the
