@@ -3,8 +3,7 @@
 use super::LoadArgs;
 use crate::generate::Generator;
 use crate::load::{self, Options};
-use crate::regions::report::{fmt_ratio, fmt_share};
-use crate::report::{TextTable, thousands};
+use crate::report::thousands;
 use crate::session;
 use crate::store::Store;
 use crate::store::backend::Backend;
@@ -123,7 +122,6 @@ fn load_with(
     store: Arc<dyn Store>,
     metrics: Option<&crate::metrics::Metrics>,
 ) -> anyhow::Result<load::Outcome> {
-    let w = g.workload();
     let opts = Options {
         shard: args.shard.get()?,
         progress: load::progress_wanted(),
@@ -146,112 +144,15 @@ fn load_with(
     let observed = observer.map(|(o, since)| (o.finish(), since));
     let out = &r.outcome;
 
-    let secs = out.write_time.as_secs_f64();
-    let rate = |rows: u64| {
-        if secs > 0.0 {
-            thousands((rows as f64 / secs) as u64)
-        } else {
-            "-".into()
-        }
-    };
-    let skews = crate::regions::report::skew(&out.spread);
-    let mut table = TextTable::new(&[
-        "table",
-        "row writes",
-        "rows in table",
-        "cells",
-        "MiB",
-        "row writes/s",
-        "regions",
-        "hottest region",
-        "max/mean",
-    ]);
-    // Row writes count mutations; a row that several write (a follower list, an inbox) is
-    // one row in the table, as a scan or `cbt count` sees it.
-    // A resumed load's rates are of what it wrote itself.
-    let taken_over = |t: &str| {
-        out.resumed
-            .as_ref()
-            .map_or(0, |r| r.row_writes_taken_over.get(t).copied().unwrap_or(0))
-    };
-    for (t, s) in &out.tables {
-        let skew = skews.iter().find(|k| k.table == t.name());
-        table.row(vec![
-            t.name().into(),
-            thousands(s.rows),
-            out.rows_in(*t).map_or("-".into(), thousands),
-            thousands(s.cells),
-            format!("{:.1}", s.bytes as f64 / (1 << 20) as f64),
-            rate(s.rows - taken_over(t.name())),
-            skew.map_or("-".into(), |k| k.regions.to_string()),
-            fmt_share(skew.and_then(|k| k.write_hottest_share)),
-            fmt_ratio(skew.and_then(|k| k.write_max_mean)),
-        ]);
-    }
-    let cells: u64 = out.tables.iter().map(|(_, s)| s.cells).sum();
-    let bytes: u64 = out.tables.iter().map(|(_, s)| s.bytes).sum();
-    table.row(vec![
-        "total".into(),
-        thousands(out.rows()),
-        if out.rows_in_table.len() == out.tables.len() {
-            thousands(out.rows_in_table.iter().map(|(_, n)| n).sum())
-        } else {
-            "-".into()
-        },
-        thousands(cells),
-        format!("{:.1}", bytes as f64 / (1 << 20) as f64),
-        rate(out.rows() - out.tables.iter().map(|(t, _)| taken_over(t.name())).sum::<u64>()),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]);
     let mut o = std::io::stdout().lock();
-    writeln!(
-        o,
-        "{} {} (shard {}, {} users) into {}: {:.2} s writing, {:.2} s {}, {:.2} s counting rows; {} threads, batches of {}",
-        if out.error.is_some() { "partly loaded" } else { "loaded" },
-        w.name,
+    crate::report::load::print(
+        &mut o,
+        g,
+        out,
         opts.shard,
-        thousands(w.data.users),
-        store.identity(),
-        secs,
-        g.plan_time().as_secs_f64(),
-        if g.plan_read() {
-            "reading the followers counted before"
-        } else {
-            "counting followers"
-        },
-        out.count_time.as_secs_f64(),
-        w.load.workers(),
-        w.load.batch
+        &store.identity(),
+        &store.retries().into_iter().collect(),
     )?;
-    if let Some(r) = &out.resumed {
-        writeln!(
-            o,
-            "resumed the unfinished load in {}: {} of {} blocks acknowledged before were skipped; {} in flight when it stopped were written again",
-            r.journal,
-            thousands(r.from_blocks),
-            thousands(out.blocks_total),
-            thousands(r.rewritten)
-        )?;
-    }
-    write!(o, "{}", table.render())?;
-    writeln!(
-        o,
-        "celebrities: {}  rows digest: {:032x}",
-        thousands(out.celebrities as u64),
-        out.digest
-    )?;
-    if let Some(line) = crate::report::retries_line(&store.retries().into_iter().collect()) {
-        writeln!(o, "{line}")?;
-    }
-    if !out.bulk.is_empty() {
-        writeln!(
-            o,
-            "bulk-loaded (empty tables, written as sorted files at the end): {}",
-            out.bulk.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-        )?;
-    }
     if let Some((seen, since)) = &observed {
         writeln!(o, "{}", crate::report::cluster::line(seen))?;
         if let Ok(p) = &r.path {

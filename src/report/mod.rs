@@ -8,6 +8,7 @@ pub mod console;
 pub mod findmax;
 mod hgrm;
 pub mod keys;
+pub mod load;
 mod plot;
 mod read;
 pub mod run;
