@@ -135,13 +135,6 @@ pub struct Observer {
     thread: Option<JoinHandle<Observed>>,
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 impl Observer {
     /// Starts reading `source`; what ended before `since_ms` (ms since the epoch) is not an
     /// event. The first answers are read before this returns, so that what happens after it
@@ -242,7 +235,7 @@ impl State {
     fn read_status(&mut self) {
         match self.source.status() {
             Ok(s) => {
-                let now = now_ms();
+                let now = crate::store::now_millis().max(0) as u64;
                 self.seen.events.extend(self.events.status(&s, now));
                 self.sampler.status(&s, &mut self.seen.samples);
             }

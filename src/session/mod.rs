@@ -168,10 +168,7 @@ pub fn until(at: SystemTime, when: &str) -> std::result::Result<Duration, StartA
 /// Starts watching the cluster `url` names (one that `observe::choose` took), from now; None,
 /// with a line on stderr, when it cannot be reached: what it watches goes on without it.
 pub fn observe(url: &str) -> Option<(crate::observe::watch::Observer, u64)> {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let since = crate::store::now_millis().max(0) as u64;
     match crate::observe::open(url) {
         Ok(source) => Some((
             crate::observe::watch::Observer::start(source, since, crate::observe::watch::Every::default()),
