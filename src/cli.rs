@@ -501,6 +501,60 @@ pub struct RunSettings {
     /// Length of a reporting interval (at least 10ms).
     #[arg(long, value_name = "DURATION", value_parser = parse_interval, default_value = "1s")]
     pub interval: Duration,
+    /// A stage of the run: DURATION:RATE for an open loop, DURATION:threads=N for a closed
+    /// one, :ramp to go there linearly from the stage before (repeatable, in order; replaces
+    /// the workload's [[run.stages]]), e.g. --stage 30s:500 --stage 1m:5000:ramp.
+    #[arg(long = "stage", value_name = "DURATION:RATE[:ramp]", value_parser = parse_stage, conflicts_with_all = ["duration", "ops", "rate"])]
+    pub stages: Vec<StageFlag>,
+}
+
+/// One `--stage`, as given and as the workload's table.
+#[derive(Debug, Clone)]
+pub struct StageFlag {
+    text: String,
+    table: toml::Table,
+    threads: bool,
+}
+
+/// `DURATION:RATE[:ramp]` or `DURATION:threads=N[:ramp]`; the numbers are checked with the
+/// workload, as the same stage in the file would be.
+fn parse_stage(s: &str) -> Result<StageFlag, String> {
+    let form = "the form is DURATION:RATE[:ramp] or DURATION:threads=N[:ramp], e.g. 30s:1000 or 1m:threads=8:ramp";
+    let parts: Vec<&str> = s.split(':').map(str::trim).collect();
+    let (duration, level, ramp) = match parts.as_slice() {
+        [d, l] => (*d, *l, false),
+        [d, l, "ramp"] => (*d, *l, true),
+        [_, _, other] => return Err(format!("{other:?} is not ramp; {form}")),
+        _ => return Err(form.into()),
+    };
+    crate::workload::parse_duration(duration)?;
+    let mut table = toml::Table::new();
+    table.insert("duration".into(), toml::Value::String(duration.into()));
+    let threads = match level.strip_prefix("threads=") {
+        Some(n) => {
+            let n: u32 = n.parse().map_err(|_| format!("{n:?} is not a thread count; {form}"))?;
+            table.insert("threads".into(), toml::Value::Integer(i64::from(n)));
+            true
+        }
+        None => {
+            let r: f64 = level
+                .strip_suffix("ops/s")
+                .unwrap_or(level)
+                .trim()
+                .parse()
+                .map_err(|_| format!("{level:?} is not operations per second; {form}"))?;
+            table.insert("rate".into(), toml::Value::Float(r));
+            false
+        }
+    };
+    if ramp {
+        table.insert("ramp".into(), toml::Value::Boolean(true));
+    }
+    Ok(StageFlag {
+        text: s.to_string(),
+        table,
+        threads,
+    })
 }
 
 impl RunSettings {
@@ -538,6 +592,24 @@ impl RunSettings {
         }
         if let Some(d) = &self.warmup {
             out.push(Set::flag("--warmup", d, "run.warmup", Some(Value::String(d.clone()))));
+        }
+        if !self.stages.is_empty() {
+            let shown = self
+                .stages
+                .iter()
+                .map(|s| s.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" --stage ");
+            // The stages set the run's length and level: the file's own give way.
+            let mut owned = vec!["run.duration", "run.ops", "run.rate"];
+            if self.stages.iter().any(|s| s.threads) && self.threads.is_none() {
+                owned.push("run.threads");
+            }
+            for key in owned {
+                out.push(Set::flag("--stage", &shown, key, None));
+            }
+            let tables = self.stages.iter().map(|s| Value::Table(s.table.clone())).collect();
+            out.push(Set::flag("--stage", &shown, "run.stages", Some(Value::Array(tables))));
         }
         out
     }

@@ -21,10 +21,7 @@ pub(super) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
             s.workload.name,
             s.started,
             s.config.run.threads,
-            match s.config.run.rate {
-                Some(r) => format!("{r} ops/s"),
-                None => "closed loop".into(),
-            },
+            s.config.run.describe_loop(),
             s.backend.identity
         )?;
     }

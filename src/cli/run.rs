@@ -23,6 +23,9 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let observe = crate::observe::choose(args.observe.as_deref(), &backend_url).map_err(anyhow::Error::msg)?;
     let (w, store) = args.target.open(&flags)?;
     args.settings.check(&w)?;
+    if args.find_max && !w.run.stages.is_empty() {
+        bail!("--find-max searches for a rate of its own: it cannot run the run's stages (run.stages or --stage)");
+    }
     let mix: Vec<String> = w.run.mix.iter().map(|(op, _)| op.name().to_string()).collect();
     for t in &args.slo {
         t.check_scope(&mix).map_err(anyhow::Error::msg)?;
@@ -90,6 +93,11 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         for v in &data.summary.slos {
             writeln!(out, "target {}", v.line())?;
         }
+        for st in &data.summary.stages {
+            for v in &st.slos {
+                writeln!(out, "target in stage {}: {}", st.stage, v.line())?;
+            }
+        }
         writeln!(out, "report: {}", data.dir.display())?;
         if let Some(why) = &data.summary.invalid_reason {
             bail!("the run is invalid: {why}");
@@ -100,14 +108,20 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .filter(|v| !v.held)
             .map(|v| format!("{} (measured {})", v.target, v.measured.as_deref().unwrap_or("nothing")))
+            .chain(data.summary.stages.iter().flat_map(|st| {
+                st.slos.iter().filter(|v| !v.held).map(move |v| {
+                    format!(
+                        "{} in stage {} (measured {})",
+                        v.target,
+                        st.stage,
+                        v.measured.as_deref().unwrap_or("nothing")
+                    )
+                })
+            }))
             .collect();
         if !missed.is_empty() {
-            bail!(
-                "{} of {} targets missed: {}",
-                missed.len(),
-                data.summary.slos.len(),
-                missed.join("; ")
-            );
+            let judged = data.summary.slos.len() * (1 + data.summary.stages.len());
+            bail!("{} of {judged} targets missed: {}", missed.len(), missed.join("; "));
         }
         Ok(ExitCode::SUCCESS)
     })();

@@ -115,7 +115,28 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 /// The line after the text table, e.g. `cluster: 2 splits, 1 move, 3 major compactions
 /// (longest 12.4 s on rs2:16020), 0 servers lost`.
 pub fn line(seen: &Observed) -> String {
-    let n = counts(&seen.events);
+    let mut out = format!("cluster: {}", tally(&seen.events, true));
+    if seen.failed_reads > 0 {
+        out.push_str(&format!(
+            " ({} of the observer's reads failed; the last: {})",
+            seen.failed_reads,
+            seen.last_error.as_deref().unwrap_or("")
+        ));
+    }
+    out
+}
+
+/// The line after the text table for a store that tells its own flushes and compactions
+/// (the embedded one), e.g. `store: 4 flushes, 1 major compaction (longest 0.8 s on
+/// weibo:inbox)`; `None` when `events` has none.
+pub fn store_line(events: &[Event]) -> Option<String> {
+    let own: Vec<Event> = events.iter().filter(|e| e.source == "store").cloned().collect();
+    (!own.is_empty()).then(|| format!("store: {}", tally(&own, false)))
+}
+
+/// The events counted in words; `servers`: with the servers lost (a cluster's).
+fn tally(events: &[Event], servers: bool) -> String {
+    let n = counts(events);
     let count = |k: Kind| n.get(k.name()).copied().unwrap_or(0);
     let mut parts = Vec::new();
     for (kind, one, many) in [
@@ -131,21 +152,24 @@ pub fn line(seen: &Observed) -> String {
     }
     // Compactions by kind (their ends say major or minor), each with its longest: an end
     // paired with its region's start; one still running at the end is counted apart.
-    let mut open: HashMap<&str, u64> = HashMap::new();
+    let mut open: HashMap<(&str, &str, &str), u64> = HashMap::new();
     let mut by: BTreeMap<String, (u64, Option<(u64, String)>)> = BTreeMap::new();
-    for e in seen.events.iter().filter(|e| e.kind == Kind::Compaction) {
+    for e in events.iter().filter(|e| e.kind == Kind::Compaction) {
+        let key = (e.table.as_str(), e.region.as_str(), e.server.as_str());
         match e.phase {
             Phase::Start => {
-                open.insert(&e.region, e.at_ms);
+                open.insert(key, e.at_ms);
             }
             Phase::End => {
                 let what = e.detail.split(',').next().unwrap_or("").trim().to_string();
                 let entry = by.entry(what).or_default();
                 entry.0 += 1;
-                if let Some(from) = open.remove(e.region.as_str()) {
+                if let Some(from) = open.remove(&key) {
                     let took = e.at_ms.saturating_sub(from);
                     if entry.1.as_ref().is_none_or(|(t, _)| took > *t) {
-                        entry.1 = Some((took, e.server.clone()));
+                        // Where: the server, or the table where there is none (the embedded store).
+                        let at = if e.server.is_empty() { &e.table } else { &e.server };
+                        entry.1 = Some((took, at.clone()));
                     }
                 }
             }
@@ -157,8 +181,8 @@ pub fn line(seen: &Observed) -> String {
             "{count} {what} {}",
             if *count == 1 { "compaction" } else { "compactions" }
         );
-        if let Some((took, server)) = longest {
-            p.push_str(&format!(" (longest {:.1} s on {server})", *took as f64 / 1000.0));
+        if let Some((took, at)) = longest {
+            p.push_str(&format!(" (longest {:.1} s on {at})", *took as f64 / 1000.0));
         }
         parts.push(p);
     }
@@ -177,16 +201,10 @@ pub fn line(seen: &Observed) -> String {
     if count(Kind::MasterChanged) > 0 {
         parts.push(plural(count(Kind::MasterChanged), "master change", "master changes"));
     }
-    parts.push(format!("{} lost", plural(count(Kind::ServerDead), "server", "servers")));
-    let mut out = format!("cluster: {}", parts.join(", "));
-    if seen.failed_reads > 0 {
-        out.push_str(&format!(
-            " ({} of the observer's reads failed; the last: {})",
-            seen.failed_reads,
-            seen.last_error.as_deref().unwrap_or("")
-        ));
+    if servers {
+        parts.push(format!("{} lost", plural(count(Kind::ServerDead), "server", "servers")));
     }
-    out
+    parts.join(", ")
 }
 
 /// Writes `events.csv` and `cluster.csv` beside a load's manifest (`NAME.json`) as
@@ -273,6 +291,30 @@ pub fn marks(events: &[Event], started_ms: i64, t_max: f64) -> Vec<Mark> {
         t
     };
     for e in events {
+        if e.kind == Kind::Stage {
+            // A stage is a line where it begins: bands over the whole run would hide the rest.
+            if e.phase != Phase::End {
+                out.push(Mark {
+                    from_s: at(e.at_ms),
+                    to_s: at(e.at_ms),
+                    kind: e.kind.name(),
+                    text: e.detail.clone(),
+                });
+            }
+            continue;
+        }
+        if e.kind == Kind::Stage {
+            // A stage is a line where it begins: bands over the whole run would hide the rest.
+            if e.phase != Phase::End {
+                out.push(Mark {
+                    from_s: at(e.at_ms),
+                    to_s: at(e.at_ms),
+                    kind: e.kind.name(),
+                    text: e.detail.clone(),
+                });
+            }
+            continue;
+        }
         let key = (e.kind, e.region.as_str(), e.server.as_str());
         match e.phase {
             Phase::Start => open.entry(key).or_default().push(e),

@@ -1,7 +1,7 @@
 //! The terminal's renderings of a run summary: the end-of-run table and the one line a
 //! sweep or comparison prints per run.
 
-use super::summary::{OpReport, RunSummary};
+use super::summary::{OpReport, RunSummary, StageReport};
 use super::{TextTable, fmt_ns, thousands};
 use crate::regions::report::{fmt_ratio, fmt_share};
 use std::io::Write;
@@ -22,7 +22,20 @@ pub fn ran(s: &RunSummary) -> String {
     )
 }
 
-/// The end-of-run table.
+/// A stage's heading: where it lies, what it asked and what it got.
+pub fn stage_line(st: &StageReport) -> String {
+    let asked = match (st.asked_ops_per_s, st.asked_threads) {
+        (Some(r), _) => format!("asked {r:.1} ops/s, "),
+        (None, Some(t)) => format!("{t:.1} threads on average, "),
+        (None, None) => String::new(),
+    };
+    format!(
+        "stage {} ({:.1}-{:.1} s, {}): {asked}achieved {:.1} ops/s",
+        st.stage, st.start_s, st.end_s, st.asked, st.achieved_ops_per_s
+    )
+}
+
+/// The end-of-run table, then each stage's.
 pub fn print_summary(out: &mut dyn Write, s: &RunSummary) -> std::io::Result<()> {
     let columns = if s.open_loop { 12 } else { 10 };
     let mut table = TextTable::new(&OpReport::COLUMNS[..columns]);
@@ -48,6 +61,14 @@ pub fn print_summary(out: &mut dyn Write, s: &RunSummary) -> std::io::Result<()>
                 e.first
             )?;
         }
+    }
+    for st in &s.stages {
+        writeln!(out, "{}", stage_line(st))?;
+        let mut table = TextTable::new(&OpReport::COLUMNS[..columns]);
+        for o in st.ops.iter().chain([&st.all]) {
+            table.row(o.cells());
+        }
+        write!(out, "{}", table.render())?;
     }
     if s.stopped_early {
         writeln!(

@@ -161,7 +161,9 @@ pub fn svg(curves: &[(String, Histogram)], title: &str) -> String {
 }
 
 /// `index.html`: what ran, whether it is valid, the plot and the table.
-pub fn html(s: &RunSummary, cluster: Option<&ClusterHtml>) -> String {
+/// `index.html`: the run's figures, `timeseries_svg` inlined where events are drawn on it,
+/// the cluster's side where it was observed, and the stages.
+pub fn html(s: &RunSummary, timeseries_svg: Option<&str>, cluster: Option<&ClusterHtml>) -> String {
     let mut h = String::new();
     let _ = writeln!(
         h,
@@ -181,10 +183,7 @@ pub fn html(s: &RunSummary, cluster: Option<&ClusterHtml>) -> String {
         escape(&s.backend.identity),
         escape(&s.backend.version),
         s.config.run.threads,
-        match s.config.run.rate {
-            Some(r) => format!("open loop at {r} ops/s ({})", s.config.run.arrival),
-            None => "closed loop".into(),
-        },
+        s.config.run.describe_loop(),
         s.measured_s,
         escape(&s.workload.data_digest)
     );
@@ -240,15 +239,18 @@ pub fn html(s: &RunSummary, cluster: Option<&ClusterHtml>) -> String {
     }
     h.push_str("</table></div>\n");
     h.push_str("<h2>Over time</h2>\n<p>Per interval (<a href=\"timeseries.csv\">timeseries.csv</a>): throughput, and p50 and p99 response time.</p>\n");
-    match cluster {
+    match timeseries_svg {
         // Inline, so that each event's tooltip shows.
-        Some(c) => {
-            h.push_str("<p>The cluster's events are drawn over it: a band from a start to its end, a line at a moment (splits and merges orange, moves and assigns purple, compactions red, flushes blue, servers lost or joined black); point at one for what, where and when.</p>\n");
-            h.push_str(&c.timeseries_svg);
-            cluster_html(&mut h, c);
+        Some(svg) => {
+            h.push_str("<p>The run's and the cluster's events are drawn over it: a band from a start to its end, a line at a moment (stages grey, splits and merges orange, moves and assigns purple, compactions red, flushes blue, servers lost or joined black); point at one for what, where and when.</p>\n");
+            h.push_str(svg);
         }
         None => h.push_str("<img src=\"timeseries.svg\" alt=\"throughput and response time per interval\">\n"),
     }
+    if let Some(c) = cluster {
+        cluster_html(&mut h, c);
+    }
+    stages_html(&mut h, s);
     regions_html(&mut h, s);
     h.push_str("<p>Files: <a href=\"summary.json\">summary.json</a>, <a href=\"ops.csv\">ops.csv</a>, \
                 <a href=\"timeseries.csv\">timeseries.csv</a>; per operation a <code>.hgrm</code> percentile distribution and a <code>.hlog</code> interval log.</p>\n</body></html>\n");
@@ -257,12 +259,46 @@ pub fn html(s: &RunSummary, cluster: Option<&ClusterHtml>) -> String {
 
 /// What `index.html` shows of the cluster's side of a run.
 pub struct ClusterHtml {
-    /// `timeseries.svg` with the events drawn, to inline.
-    pub timeseries_svg: String,
     /// The line after the text table.
     pub line: String,
     /// The worst seconds of p99 per operation, with what the cluster did then.
     pub rose: Vec<super::cluster::Rose>,
+}
+
+/// Each stage's figures, and its verdicts where the run had targets.
+fn stages_html(h: &mut String, s: &RunSummary) {
+    if s.stages.is_empty() {
+        return;
+    }
+    let columns = if s.open_loop { 12 } else { 10 };
+    h.push_str("<h2>Stages</h2>\n<p>An operation counts in the stage it was due in.</p>\n");
+    for st in &s.stages {
+        let _ = writeln!(h, "<h3>{}</h3>\n<table>\n<tr>", escape(&super::console::stage_line(st)));
+        for c in &OpReport::COLUMNS[..columns] {
+            let _ = write!(h, "<th>{c}</th>");
+        }
+        h.push_str("</tr>\n");
+        for o in st.ops.iter().chain([&st.all]) {
+            h.push_str("<tr>");
+            for c in o.cells() {
+                let _ = write!(h, "<td>{}</td>", escape(&c));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table>\n");
+        if !st.slos.is_empty() {
+            h.push_str("<p>");
+            for v in &st.slos {
+                let _ = write!(
+                    h,
+                    "<span{}>{}</span><br>",
+                    if v.held { "" } else { " class=\"bad\"" },
+                    escape(&v.line())
+                );
+            }
+            h.push_str("</p>\n");
+        }
+    }
 }
 
 fn cluster_html(h: &mut String, c: &ClusterHtml) {

@@ -30,29 +30,12 @@ pub fn read(dir: &Path) -> Result<RunData, Error> {
     }
     let mut totals = Vec::with_capacity(summary.ops.len());
     for (i, o) in summary.ops.iter().enumerate() {
-        let field = |f: &str| format!("ops[{i}] ({}).{f}", o.op);
-        let bad = |f: &str, e: String| Error::at(&file, format!("{}: {e}", field(f)));
-        let response = stats::decode(&o.response_histogram).map_err(|e| bad("response_histogram", e))?;
-        if response.len() != o.count {
-            return Err(bad(
-                "count",
-                format!("{} disagrees with its histogram's {}", o.count, response.len()),
-            ));
+        totals.push(op_stats(o).map_err(|(f, e)| Error::at(&file, format!("ops[{i}] ({}).{f}: {e}", o.op)))?);
+    }
+    for st in &summary.stages {
+        for o in &st.ops {
+            op_stats(o).map_err(|(f, e)| Error::at(&file, format!("stages[{}].ops ({}).{f}: {e}", st.stage, o.op)))?;
         }
-        let service = match &o.service_histogram {
-            Some(h) => stats::decode(h).map_err(|e| bad("service_histogram", e))?,
-            None => stats::histogram(),
-        };
-        totals.push(OpStats {
-            response,
-            service,
-            errors: o
-                .errors_by_kind
-                .iter()
-                .map(|(k, e)| (k.clone(), (e.count, e.first.clone())))
-                .collect(),
-            late: o.late,
-        });
     }
     let (errors, retries) = interval_errors(&dir.join("timeseries.csv"))?;
     let mut per_op: Vec<Vec<(Duration, Duration, Histogram)>> = Vec::new();
@@ -95,7 +78,92 @@ pub fn read(dir: &Path) -> Result<RunData, Error> {
         intervals,
         spread: None,
         cluster: None,
+        events: Vec::new(),
     })
+}
+
+/// What a report says of one operation, as recorded: its histograms decoded, checked against
+/// its count. An error names the field.
+fn op_stats(o: &super::summary::OpReport) -> Result<OpStats, (&'static str, String)> {
+    let response = stats::decode(&o.response_histogram).map_err(|e| ("response_histogram", e))?;
+    if response.len() != o.count {
+        return Err((
+            "count",
+            format!("{} disagrees with its histogram's {}", o.count, response.len()),
+        ));
+    }
+    let service = match &o.service_histogram {
+        Some(h) => stats::decode(h).map_err(|e| ("service_histogram", e))?,
+        None => stats::histogram(),
+    };
+    Ok(OpStats {
+        response,
+        service,
+        errors: o
+            .errors_by_kind
+            .iter()
+            .map(|(k, e)| (k.clone(), (e.count, e.first.clone())))
+            .collect(),
+        late: o.late,
+    })
+}
+
+/// The shards' stages added up, stage by stage: the operations due in each, the rates asked
+/// and achieved (each shard ran every stage at its level).
+fn add_up_stages(reports: &[RunData], open: bool) -> Vec<super::summary::StageReport> {
+    let n = reports.iter().map(|r| r.summary.stages.len()).max().unwrap_or(0);
+    (0..n)
+        .filter_map(|k| {
+            let parts: Vec<&super::summary::StageReport> =
+                reports.iter().filter_map(|r| r.summary.stages.get(k)).collect();
+            let first = *parts.first()?;
+            let mut names: Vec<String> = Vec::new();
+            let mut totals: Vec<OpStats> = Vec::new();
+            let mut rates: Vec<f64> = Vec::new();
+            for p in &parts {
+                for o in &p.ops {
+                    // Checked when the report was read.
+                    let Ok(t) = op_stats(o) else { continue };
+                    match names.iter().position(|n| *n == o.op) {
+                        Some(j) => {
+                            totals[j].add(&t);
+                            rates[j] += o.ops_per_s;
+                        }
+                        None => {
+                            names.push(o.op.clone());
+                            totals.push(t);
+                            rates.push(o.ops_per_s);
+                        }
+                    }
+                }
+            }
+            let mut all = OpStats::default();
+            let ops = names
+                .iter()
+                .zip(&totals)
+                .zip(&rates)
+                .map(|((name, t), &rate)| {
+                    all.add(t);
+                    super::run::op_report_of(name, t, rate, open)
+                })
+                .collect();
+            let sum = |f: &dyn Fn(&super::summary::StageReport) -> Option<f64>| -> Option<f64> {
+                parts.iter().map(|p| f(p)).sum::<Option<f64>>()
+            };
+            Some(super::summary::StageReport {
+                stage: first.stage,
+                asked: first.asked.clone(),
+                start_s: first.start_s,
+                end_s: first.end_s,
+                asked_ops_per_s: sum(&|p| p.asked_ops_per_s),
+                asked_threads: sum(&|p| p.asked_threads),
+                achieved_ops_per_s: rates.iter().sum(),
+                all: super::run::op_report_of(super::summary::ALL, &all, rates.iter().sum(), open),
+                ops,
+                slos: Vec::new(),
+            })
+        })
+        .collect()
 }
 
 /// Failures per (interval index, operation), and retries per interval index where counted,
@@ -331,6 +399,10 @@ pub fn merge(dirs: &[PathBuf], partial: bool) -> Result<Merged, Error> {
     }
     data.summary.missing_shards = named(&missing);
     data.summary.events = observed.as_ref().map(|(_, e)| e.clone());
+    if observed.is_some() {
+        // The observing shard's events.csv, copied whole, has the stages too.
+        data.events.clear();
+    }
     let regions_note = match regions {
         Ok(spread) => {
             data.spread = spread;
@@ -454,6 +526,7 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
     // A shard's verdicts judged its own figures, not the merged ones.
     summary.slos = Vec::new();
     summary.ops = names.iter().map(|n| super::run::empty_op(n)).collect();
+    summary.stages = add_up_stages(&reports, summary.open_loop);
     if summary.open_loop {
         let (late, total) = totals.iter().fold((0, 0), |(l, t), s| (l + s.late, t + s.total()));
         let share = if total == 0 {
@@ -491,6 +564,7 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
             }
         })
         .collect();
+    let (stages_of, started_ms) = (summary.stages.clone(), summary.started_ms);
     Ok(RunData {
         summary,
         totals,
@@ -498,5 +572,6 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
         intervals,
         spread: None,
         cluster: None,
+        events: super::run::stage_events(&stages_of, started_ms),
     })
 }

@@ -15,6 +15,7 @@
 
 use super::Error;
 use super::summary::{ALL, BackendInfo, ErrorCount, FORMAT, Machine, OpReport, RunConfig, RunSummary, WorkloadInfo};
+use crate::observe::events::{Event, Kind, Phase};
 use crate::run::{Interval, IntervalOp, Outcome};
 use crate::stats::{self, Histogram, OpStats, Summary};
 
@@ -36,6 +37,8 @@ pub struct RunData {
     pub spread: Option<crate::store::counted::Spread>,
     /// What the cluster did meanwhile, when it was observed.
     pub cluster: Option<crate::observe::watch::Observed>,
+    /// The run's own events (its stages), beside the cluster's.
+    pub events: Vec<Event>,
 }
 
 /// The parts of a summary that come from outside the run.
@@ -92,9 +95,11 @@ impl RunData {
             disturbed: Vec::new(),
             stopped_early: out.stopped_early,
             events: None,
+            stages: stage_reports(out, &w.run),
         };
         summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
         RunData {
+            events: stage_events(&summary.stages, out.started_ms),
             summary,
             totals: out.totals.clone(),
             ops_per_s: vec![None; out.ops.len()],
@@ -102,6 +107,16 @@ impl RunData {
             spread: None,
             cluster: None,
         }
+    }
+
+    /// Every event of the run, its own and the cluster's, in time order.
+    pub fn all_events(&self) -> Vec<Event> {
+        let mut all = self.events.clone();
+        if let Some(c) = &self.cluster {
+            all.extend(c.events.iter().cloned());
+        }
+        all.sort_by_key(|e| e.at_ms);
+        all
     }
 
     /// Recomputes `summary.ops` and `summary.all` from the totals and intervals.
@@ -133,6 +148,12 @@ impl RunData {
     pub fn judge(&mut self, targets: &[super::slo::Slo]) {
         self.finish();
         self.summary.slos = targets.iter().map(|t| t.verdict(&self.summary)).collect();
+        for st in &mut self.summary.stages {
+            // A stage at 0 asked for nothing: there is nothing to judge in it.
+            if st.asked_ops_per_s.or(st.asked_threads).unwrap_or(0.0) > 0.0 {
+                st.slos = targets.iter().map(|t| t.verdict_of(&st.ops, &st.all)).collect();
+            }
+        }
     }
 
     /// Writes the folder `dir` (created; must not exist yet).
@@ -149,14 +170,17 @@ impl RunData {
                 write_file(&dir.join("regions.svg"), svg.as_bytes())?;
             }
         }
+        let events = self.all_events();
+        let started = self.summary.started_ms;
         if let Some(c) = &self.cluster {
-            let started = self.summary.started_ms;
-            write_file(&dir.join("events.csv"), &super::cluster::events_csv(&c.events, started))?;
             write_file(
                 &dir.join("cluster.csv"),
                 &super::cluster::cluster_csv(&c.samples, started),
             )?;
-            self.summary.events = Some(super::cluster::counts(&c.events));
+        }
+        if self.cluster.is_some() || !events.is_empty() {
+            write_file(&dir.join("events.csv"), &super::cluster::events_csv(&events, started))?;
+            self.summary.events = Some(super::cluster::counts(&events));
         }
         let s = &self.summary;
         let json = serde_json::to_string_pretty(s).expect("a summary serializes");
@@ -208,10 +232,7 @@ impl RunData {
             .last()
             .map(|iv| (iv.start + iv.length).as_secs_f64())
             .unwrap_or(0.0);
-        let marks = match &self.cluster {
-            Some(c) => super::cluster::marks(&c.events, s.started_ms, t_max),
-            None => Vec::new(),
-        };
+        let marks = super::cluster::marks(&events, s.started_ms, t_max);
         let svg = super::plot::timeseries(&series, &s.workload.name, &marks);
         write_file(&dir.join("timeseries.svg"), svg.as_bytes())?;
         let cluster = self.cluster.as_ref().map(|c| {
@@ -219,12 +240,12 @@ impl RunData {
             super::plot::ClusterHtml {
                 line: super::cluster::line(c),
                 rose: super::cluster::rose(&self.intervals, &ops, c, s.started_ms, 3),
-                timeseries_svg: svg,
             }
         });
+        let inline = (cluster.is_some() || !marks.is_empty()).then_some(svg.as_str());
         write_file(
             &dir.join("index.html"),
-            super::plot::html(s, cluster.as_ref()).as_bytes(),
+            super::plot::html(s, inline, cluster.as_ref()).as_bytes(),
         )?;
         Ok(())
     }
@@ -357,6 +378,86 @@ impl RunData {
         }
         Ok(out)
     }
+}
+
+/// Each stage's figures: its operations' totals, the rate or threads it asked for on
+/// average, and the rate it achieved.
+fn stage_reports(out: &Outcome, run: &crate::workload::Run) -> Vec<super::summary::StageReport> {
+    out.stages
+        .iter()
+        .zip(&run.stages)
+        .enumerate()
+        .map(|(i, (st, asked))| {
+            let before = i.checked_sub(1).map(|b| &run.stages[b]);
+            let secs = (st.bounds.end - st.bounds.start).as_secs_f64().max(1e-9);
+            let mut all = OpStats::default();
+            let ops: Vec<OpReport> = out
+                .ops
+                .iter()
+                .zip(&st.totals)
+                .zip(&st.finished)
+                .map(|((op, t), &n)| {
+                    all.add(t);
+                    op_report(op.name(), t, n as f64 / secs, out.open_loop, Vec::new())
+                })
+                .collect();
+            stage_report(i + 1, (asked, before), st.bounds, ops, &all, out.open_loop)
+        })
+        .collect()
+}
+
+/// Stage `n`'s report (the stage asked, after the one before) from its operations' reports
+/// and their sum `all`; its rate is theirs, the operations that finished within it.
+pub(crate) fn stage_report(
+    n: usize,
+    (asked, before): (&crate::workload::Stage, Option<&crate::workload::Stage>),
+    bounds: crate::run::profile::Bounds,
+    ops: Vec<OpReport>,
+    all: &OpStats,
+    open: bool,
+) -> super::summary::StageReport {
+    // The level's mean over the stage: its two ends' mean, flat or ramping (a stage cut
+    // short by a stop keeps the level asked over its whole length).
+    let mean = (asked.from(before) + asked.level.value()) / 2.0;
+    let achieved: f64 = ops.iter().map(|o| o.ops_per_s).sum();
+    super::summary::StageReport {
+        stage: n,
+        asked: asked.describe(before),
+        start_s: bounds.start.as_secs_f64(),
+        end_s: bounds.end.as_secs_f64(),
+        asked_ops_per_s: matches!(asked.level, crate::workload::Level::Rate(_)).then_some(mean),
+        asked_threads: matches!(asked.level, crate::workload::Level::Threads(_)).then_some(mean),
+        achieved_ops_per_s: achieved,
+        all: op_report(ALL, all, achieved, open, Vec::new()),
+        ops,
+        slos: Vec::new(),
+    }
+}
+
+/// A `stage` event at each stage's start and end.
+pub(crate) fn stage_events(stages: &[super::summary::StageReport], started_ms: i64) -> Vec<Event> {
+    let at = |s: f64| (started_ms + (s * 1000.0).round() as i64).max(0) as u64;
+    let mut out = Vec::with_capacity(stages.len() * 2);
+    for st in stages {
+        for (phase, t) in [(Phase::Start, st.start_s), (Phase::End, st.end_s)] {
+            out.push(Event {
+                at_ms: at(t),
+                kind: Kind::Stage,
+                phase,
+                table: String::new(),
+                region: String::new(),
+                server: String::new(),
+                detail: format!("stage {}: {}", st.stage, st.asked),
+                source: "run",
+            });
+        }
+    }
+    out
+}
+
+/// An operation's report from its totals, without intervals.
+pub(crate) fn op_report_of(name: &str, t: &OpStats, rate: f64, open: bool) -> OpReport {
+    op_report(name, t, rate, open, Vec::new())
 }
 
 pub(crate) fn empty_op(name: &str) -> OpReport {

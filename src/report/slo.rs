@@ -219,10 +219,15 @@ impl Slo {
     /// The verdict of `s` on this target. A latency target of an operation that never
     /// succeeded is missed: there is nothing that held it.
     pub fn verdict(&self, s: &RunSummary) -> Verdict {
+        self.verdict_of(&s.ops, &s.all)
+    }
+
+    /// The verdict of the figures `ops` and `all` (a run's, or one stage's) on this target.
+    pub fn verdict_of(&self, ops: &[OpReport], all: &OpReport) -> Verdict {
         let report = if self.scope == ALL {
-            Some(&s.all)
+            Some(all)
         } else {
-            s.ops.iter().find(|o| o.op == self.scope)
+            ops.iter().find(|o| o.op == self.scope)
         };
         let (measured, held) = match report {
             Some(o) if matches!(self.metric, Metric::Latency(_)) && o.count == 0 => (None, false),

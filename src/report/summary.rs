@@ -78,6 +78,39 @@ pub struct RunSummary {
     /// was observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<BTreeMap<String, u64>>,
+    /// Per stage of the run (`[[run.stages]]`), in order; empty for a run of one level.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageReport>,
+}
+
+/// One stage of a run: its bounds, the level it asked for and what it got. An operation
+/// counts in the stage it was due in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageReport {
+    /// Its place, from 1.
+    pub stage: usize,
+    /// What it asked, as the workload says it (`30s ramp 100 to 1000 ops/s`).
+    pub asked: String,
+    /// Start, seconds from the start of measuring.
+    pub start_s: f64,
+    /// End.
+    pub end_s: f64,
+    /// The rate it asked for, on average over it (open loop).
+    pub asked_ops_per_s: Option<f64>,
+    /// The worker threads it asked for, on average over it (closed loop).
+    pub asked_threads: Option<f64>,
+    /// Operations per second that succeeded within its bounds, whenever they were due: where
+    /// the store falls behind a rate, less than asked (the operations due in it, in `ops`,
+    /// finish later).
+    pub achieved_ops_per_s: f64,
+    /// Per operation: the response times of the operations due in it, and as `ops_per_s`
+    /// those that finished within it.
+    pub ops: Vec<OpReport>,
+    /// All operations together.
+    pub all: OpReport,
+    /// The verdicts on the run's targets (`--slo`) judged on this stage alone.
+    #[serde(default)]
+    pub slos: Vec<Verdict>,
 }
 
 /// Consecutive intervals in each of which an operation failed or a call was retried.

@@ -13,6 +13,7 @@
 pub mod interrupt;
 pub mod ops;
 mod pick;
+pub mod profile;
 mod schedule;
 mod worker;
 
@@ -48,7 +49,12 @@ pub(crate) struct Plan {
     last_interval: Option<u64>,
     interval: Duration,
     ops: Option<u64>,
-    rate: Option<f64>,
+    /// The rate over time, under one (open loop).
+    rate: Option<profile::Profile>,
+    /// The worker threads over time, when closed-loop stages set them.
+    threads_over_time: Option<profile::Profile>,
+    /// Where each stage ends, from the start of measuring (empty without stages).
+    stage_ends: Vec<Duration>,
     arrival: Arrival,
     stream: u64,
     /// Set by the first worker whose call the store refused for good (credentials, TLS):
@@ -62,9 +68,25 @@ pub(crate) enum Msg {
         index: u64,
         stats: Vec<OpStats>,
     },
+    /// A stage's figures, once the worker is past it.
+    Stage { index: usize, stats: Vec<OpStats> },
     Done {
         worker: usize,
+        /// Per stage and operation, those it finished (succeeded) within the stage's bounds.
+        finished: Vec<Vec<u64>>,
     },
+}
+
+/// What one stage of a run measured.
+#[derive(Debug, Clone)]
+pub struct StageOutcome {
+    /// Its bounds from the start of measuring.
+    pub bounds: profile::Bounds,
+    /// Per operation, what was recorded of the operations due in it.
+    pub totals: Vec<OpStats>,
+    /// Per operation, those that succeeded within its bounds, whenever they were due: what
+    /// the store kept up with.
+    pub finished: Vec<u64>,
 }
 
 /// One operation's figures in one interval.
@@ -128,6 +150,8 @@ pub struct Outcome {
     /// Whether the run was stopped before its end ([`interrupt`]): its figures cover the
     /// time it measured.
     pub stopped_early: bool,
+    /// Per stage, the operations due in it (empty without stages).
+    pub stages: Vec<StageOutcome>,
 }
 
 impl Outcome {
@@ -266,7 +290,13 @@ pub fn run(
         last_interval,
         interval,
         ops: opts.ops,
-        rate: opts.rate,
+        rate: match (opts.rate, opts.open_loop()) {
+            (Some(rate), _) => Some(profile::Profile::flat(rate)),
+            (None, true) => profile::Profile::of(opts),
+            (None, false) => None,
+        },
+        threads_over_time: (!opts.open_loop()).then(|| profile::Profile::of(opts)).flatten(),
+        stage_ends: profile::bounds(opts).iter().map(|b| b.end).collect(),
         arrival: opts.arrival,
         stream: shard.index,
         denied: std::sync::OnceLock::new(),
@@ -275,6 +305,14 @@ pub fn run(
     let n_ops = mix.ops().len();
     let mut totals: Vec<OpStats> = (0..n_ops).map(|_| OpStats::default()).collect();
     let mut intervals = Vec::new();
+    let mut stages: Vec<StageOutcome> = profile::bounds(opts)
+        .into_iter()
+        .map(|bounds| StageOutcome {
+            bounds,
+            totals: (0..n_ops).map(|_| OpStats::default()).collect(),
+            finished: vec![0; n_ops],
+        })
+        .collect();
     let (tx, rx) = mpsc::channel::<Msg>();
     plan.clock.join(threads);
     let marks = RetryMarks::default();
@@ -324,7 +362,18 @@ pub fn run(
                     }
                     passed[worker] = passed[worker].max(index + 1);
                 }
-                Msg::Done { worker } => passed[worker] = u64::MAX,
+                Msg::Stage { index, stats } => {
+                    if let Some(st) = stages.get_mut(index) {
+                        st.totals.iter_mut().zip(&stats).for_each(|(a, s)| a.add(s));
+                    }
+                    continue;
+                }
+                Msg::Done { worker, finished } => {
+                    for (st, per_op) in stages.iter_mut().zip(finished) {
+                        st.finished.iter_mut().zip(per_op).for_each(|(a, n)| *a += n);
+                    }
+                    passed[worker] = u64::MAX;
+                }
             }
             let upto = passed.iter().copied().min().unwrap_or(u64::MAX);
             while next < upto && upto != u64::MAX {
@@ -356,8 +405,12 @@ pub fn run(
         Some(_) => elapsed,
     };
     if stopped_early {
-        // The intervals the run never reached are not part of it.
+        // The intervals and stages the run never reached are not part of it.
         intervals.retain(|iv| iv.start < measured || iv.start.is_zero());
+        stages.retain(|st| st.bounds.start < measured || st.bounds.start.is_zero());
+        if let Some(last) = stages.last_mut() {
+            last.bounds.end = last.bounds.end.min(measured);
+        }
     }
     if let (true, Some(last)) = (opts.ops.is_some() || stopped_early, intervals.last_mut()) {
         last.length = measured.saturating_sub(last.start).max(Duration::from_millis(1));
@@ -367,9 +420,10 @@ pub fn run(
         totals,
         intervals,
         measured,
-        open_loop: opts.rate.is_some(),
+        open_loop: opts.open_loop(),
         started_ms,
         finished_ms: started_ms + measured.as_millis() as i64,
         stopped_early,
+        stages,
     })
 }

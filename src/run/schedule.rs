@@ -1,39 +1,50 @@
-//! When each worker's operations are due under a target rate. Each of `T` workers runs its
-//! own schedule at `rate / T`: evenly spaced and staggered (fixed), or with exponential gaps
-//! (Poisson; independent Poisson streams add up to one of the full rate). Nothing is shared.
+//! When each worker's operations are due under a target rate. Each of `T` workers takes
+//! every `T`th operation of the run's count: evenly spaced and staggered (fixed), or with
+//! exponential gaps in the count (Poisson; independent Poisson streams add up to one of the
+//! full rate). The count becomes a time through the rate's [`Profile`], flat or staged.
+//! Nothing is shared.
 
+use super::profile::Profile;
 use crate::generate::rng::Stream;
 use crate::workload::Arrival;
 use std::time::{Duration, Instant};
 
 /// One worker's schedule.
 #[derive(Debug, Clone)]
-pub struct Schedule {
+pub struct Schedule<'a> {
     start: Instant,
+    rate: &'a Profile,
     arrival: Arrival,
-    /// Mean gap between this worker's operations, in nanoseconds.
-    gap_ns: f64,
-    /// Offset of the next operation from `start`, in nanoseconds.
-    next_ns: f64,
+    /// The workers: the mean gap in the run's count between this worker's operations.
+    workers: f64,
+    /// The next operation's place in the run's count.
+    next: f64,
     draws: Stream,
     index: u64,
 }
 
-impl Schedule {
+impl<'a> Schedule<'a> {
     /// Worker `worker` of `workers` sharing `rate` operations per second from `start`.
-    pub fn new(start: Instant, rate: f64, arrival: Arrival, worker: usize, workers: usize, draws: Stream) -> Self {
-        let gap_ns = 1e9 * workers as f64 / rate;
+    pub fn new(
+        start: Instant,
+        rate: &'a Profile,
+        arrival: Arrival,
+        worker: usize,
+        workers: usize,
+        draws: Stream,
+    ) -> Self {
         let mut s = Schedule {
             start,
+            rate,
             arrival,
-            gap_ns,
-            next_ns: 0.0,
+            workers: workers as f64,
+            next: 0.0,
             draws,
             index: 0,
         };
-        s.next_ns = match arrival {
-            // Worker k's first slot is k/rate: the workers' slots interleave evenly.
-            Arrival::Fixed => 1e9 * worker as f64 / rate,
+        s.next = match arrival {
+            // Worker k's first is the run's kth: the workers' slots interleave evenly.
+            Arrival::Fixed => worker as f64,
             Arrival::Poisson => s.gap(),
         };
         s
@@ -42,17 +53,18 @@ impl Schedule {
     fn gap(&mut self) -> f64 {
         self.index += 1;
         match self.arrival {
-            Arrival::Fixed => self.gap_ns,
-            Arrival::Poisson => self.draws.exponential(self.index, self.gap_ns),
+            Arrival::Fixed => self.workers,
+            Arrival::Poisson => self.draws.exponential(self.index, self.workers),
         }
     }
 
     /// The next operation's intended start; the schedule moves on whether or not the worker
-    /// keeps up (a late worker does not skip operations, it runs them late).
-    pub fn next_start(&mut self) -> Instant {
-        let at = self.start + Duration::from_nanos(self.next_ns as u64);
-        self.next_ns += self.gap();
-        at
+    /// keeps up (a late worker does not skip operations, it runs them late). `None`: the
+    /// rate stays at 0 from here on.
+    pub fn next_start(&mut self) -> Option<Instant> {
+        let secs = self.rate.time_of(self.next)?;
+        self.next += self.gap();
+        Some(self.start + Duration::from_nanos((secs * 1e9) as u64))
     }
 }
 
@@ -67,9 +79,10 @@ mod tests {
         let draws = Rng::new(1).stream(Kind::Run, 0, 0);
         let mut all = Vec::new();
         for w in 0..4 {
-            let mut s = Schedule::new(t0, 1000.0, Arrival::Fixed, w, 4, draws);
+            let rate = Profile::flat(1000.0);
+            let mut s = Schedule::new(t0, &rate, Arrival::Fixed, w, 4, draws);
             for _ in 0..5 {
-                all.push(s.next_start().duration_since(t0).as_micros());
+                all.push(s.next_start().unwrap().duration_since(t0).as_micros());
             }
         }
         all.sort();
@@ -81,11 +94,12 @@ mod tests {
     fn poisson_keeps_the_mean_rate() {
         let t0 = Instant::now();
         let draws = Rng::new(2).stream(Kind::Run, 0, 1);
-        let mut s = Schedule::new(t0, 500.0, Arrival::Poisson, 0, 2, draws);
+        let rate = Profile::flat(500.0);
+        let mut s = Schedule::new(t0, &rate, Arrival::Poisson, 0, 2, draws);
         let mut last = t0;
         let mut gaps = Vec::new();
         for _ in 0..20_000 {
-            let at = s.next_start();
+            let at = s.next_start().unwrap();
             assert!(at >= last);
             gaps.push(at.duration_since(last).as_secs_f64());
             last = at;

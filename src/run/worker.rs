@@ -22,7 +22,7 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
     let _part = crate::clock::Part::enter(clock);
     let rng = Rng::new(ctx.generator().workload().seed);
     let draws = rng.stream(Kind::Run, plan.stream, id as u64);
-    let mut schedule = plan.rate.map(|rate| {
+    let mut schedule = plan.rate.as_ref().map(|rate| {
         Schedule::new(
             plan.start,
             rate,
@@ -38,6 +38,14 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
     let mut current = 0u64; // interval the recorded stats belong to
     let mut allowance = 0u64; // claimed operations not yet run
     let mut i = 0u64;
+    let staged = !plan.stage_ends.is_empty();
+    let mut stage = 0usize; // the stage `stage_stats` belong to
+    let mut finished = vec![vec![0u64; mix.ops().len()]; plan.stage_ends.len()];
+    let mut stage_stats: Vec<OpStats> = if staged {
+        mix.ops().iter().map(|_| OpStats::default()).collect()
+    } else {
+        Vec::new()
+    };
     let flush = |stats: &mut Vec<OpStats>, index: u64| {
         let taken = stats.iter_mut().map(OpStats::take).collect();
         // The collector outlives the workers; a closed channel only means it gave up.
@@ -47,16 +55,55 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
             stats: taken,
         });
     };
+    let flush_stage = |stats: &mut Vec<OpStats>, index: usize| {
+        let _ = tx.send(Msg::Stage {
+            index,
+            stats: stats.iter_mut().map(OpStats::take).collect(),
+        });
+    };
+    // Before idling until `wake`: the intervals that end before it are done for this worker,
+    // so that live output flows while it waits.
+    let idle = |stats: &mut Vec<OpStats>, current: &mut u64, wake: Instant| {
+        if wake <= plan.measure_start {
+            return;
+        }
+        let idx = interval_of(plan, wake, interval_ns);
+        if idx > *current {
+            flush(stats, *current);
+            if idx > *current + 1 {
+                flush(&mut mix.ops().iter().map(|_| OpStats::default()).collect(), idx - 1);
+            }
+            *current = idx;
+        }
+    };
     loop {
         if plan.denied.get().is_some() || super::interrupt::requested() {
             break;
+        }
+        if let Some(levels) = &plan.threads_over_time {
+            // Closed-loop stages: this worker works while the level of threads reaches it.
+            let now = clock.now();
+            let t = now.saturating_duration_since(plan.start).as_secs_f64();
+            if !levels.active(id, t) {
+                let wake = levels
+                    .next_active(id, t)
+                    .map(|at| plan.start + Duration::from_secs_f64(at))
+                    .filter(|&at| plan.end.is_none_or(|end| at < end));
+                let Some(wake) = wake else { break };
+                idle(&mut stats, &mut current, wake);
+                clock.sleep_until(wake.max(now + Duration::from_nanos(1)));
+                continue;
+            }
         }
         let s = draws.child(i);
         i += 1;
         let op_index = mix.pick(s.unit(u64::MAX));
         let call = ctx.prepare(mix.ops()[op_index], &s, &mut scratch);
         let intended = match &mut schedule {
-            Some(sch) => sch.next_start(),
+            Some(sch) => match sch.next_start() {
+                Some(at) => at,
+                None => break,
+            },
             None => clock.now(),
         };
         if plan.end.is_some_and(|end| intended >= end) {
@@ -77,13 +124,7 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
             let now = clock.now();
             if intended > now {
                 // Idle until due: hand over finished intervals first so live output flows.
-                if measured {
-                    let idx = interval_of(plan, now, interval_ns);
-                    if idx > current {
-                        flush(&mut stats, current);
-                        current = idx;
-                    }
-                }
+                idle(&mut stats, &mut current, intended);
                 clock.sleep_until(intended);
             }
         }
@@ -102,22 +143,50 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
             flush(&mut stats, current);
             current = idx;
         }
-        let st = &mut stats[op_index];
-        if started.duration_since(intended) > LATE {
-            st.late += 1;
-        }
-        match result {
-            Ok(()) => {
-                record(&mut st.response, nanos(done - intended));
-                if schedule.is_some() {
-                    record(&mut st.service, nanos(done - started));
-                }
+        let late = started.duration_since(intended) > LATE;
+        let service = schedule.is_some().then(|| nanos(done - started));
+        let response = nanos(done - intended);
+        note(&mut stats[op_index], late, response, service, &result);
+        if staged {
+            // An operation counts in the stage it was due in.
+            let from_start = intended.saturating_duration_since(plan.measure_start);
+            let k = plan.stage_ends.partition_point(|&end| end <= from_start);
+            let k = k.min(plan.stage_ends.len() - 1);
+            if k != stage {
+                flush_stage(&mut stage_stats, stage);
+                stage = k;
             }
-            Err(e) => st.error(error_kind(&e), || e.to_string()),
+            note(&mut stage_stats[op_index], late, response, service, &result);
+            let at = done.saturating_duration_since(plan.measure_start);
+            let f = plan.stage_ends.partition_point(|&end| end <= at);
+            if result.is_ok()
+                && let Some(n) = finished.get_mut(f)
+            {
+                n[op_index] += 1;
+            }
         }
     }
     flush(&mut stats, current);
-    let _ = tx.send(Msg::Done { worker: id });
+    if staged {
+        flush_stage(&mut stage_stats, stage);
+    }
+    let _ = tx.send(Msg::Done { worker: id, finished });
+}
+
+/// Records one measured operation in `st`.
+fn note(st: &mut OpStats, late: bool, response: u64, service: Option<u64>, result: &crate::schema::Result<()>) {
+    if late {
+        st.late += 1;
+    }
+    match result {
+        Ok(()) => {
+            record(&mut st.response, response);
+            if let Some(s) = service {
+                record(&mut st.service, s);
+            }
+        }
+        Err(e) => st.error(error_kind(e), || e.to_string()),
+    }
 }
 
 /// The interval a completion at `t` counts in (the last one for completions past the end).

@@ -23,7 +23,7 @@ pub struct Written {
     pub summary: RunSummary,
     /// The report folder.
     pub dir: std::path::PathBuf,
-    /// What the cluster did, in one line, when it was observed.
+    /// What the cluster (or the embedded store) did, in one line, when it was told.
     pub cluster: Option<String>,
 }
 
@@ -73,10 +73,7 @@ impl Measure<'_> {
                 None => format!("{:?}", r.duration),
             },
             format_args!("{:?}", r.warmup),
-            match r.rate {
-                Some(rate) => format!("open loop at {rate} ops/s ({})", r.arrival),
-                None => "closed loop".into(),
-            }
+            r.describe_loop()
         )?;
         out.flush()?;
         let names: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
@@ -94,6 +91,8 @@ impl Measure<'_> {
             }
         };
         let retried_before = store.retries();
+        // The store's own flushes and compactions from here on (the load's are not the run's).
+        let _ = store.take_events();
         // Started before the warm-up: its first answers are what the run starts from.
         let observer = self.observe.and_then(super::observe).map(|(o, _)| o);
         let outcome = run::run(
@@ -126,7 +125,11 @@ impl Measure<'_> {
         let mut data = RunData::from_run(&outcome, &cx);
         data.summary.retries = crate::report::retries_since(&retried_before, &store.retries());
         data.spread = Some(spread);
-        let cluster = observed.as_ref().map(crate::report::cluster::line);
+        data.events.extend(store.take_events());
+        let cluster = observed
+            .as_ref()
+            .map(crate::report::cluster::line)
+            .or_else(|| crate::report::cluster::store_line(&data.events));
         data.cluster = observed;
         data.judge(self.targets);
         let dir = folder(outcome.started_ms)?;

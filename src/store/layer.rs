@@ -73,6 +73,10 @@ impl<L: Layer> Store for Layered<L> {
         self.inner.retries()
     }
 
+    fn take_events(&self) -> Vec<crate::observe::events::Event> {
+        self.inner.take_events()
+    }
+
     fn in_flight(&self) -> usize {
         self.inner.in_flight()
     }

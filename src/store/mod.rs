@@ -85,6 +85,13 @@ pub trait Store: Send + Sync {
         Vec::new()
     }
 
+    /// The store's own flushes and compactions that finished since the last call, oldest
+    /// first, as events of a run's time line; empty where the store does not tell them (all
+    /// but the embedded one: HBase's are the observer's, `crate::observe`).
+    fn take_events(&self) -> Vec<crate::observe::events::Event> {
+        Vec::new()
+    }
+
     /// How many batches each load worker keeps in flight. Over a network, more than one:
     /// the worker generates the next batch while one is written, and the servers get more
     /// than one batch of each worker at once. An in-process store's writes take the

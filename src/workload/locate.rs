@@ -16,14 +16,28 @@ pub(super) fn line_col(src: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// The byte span of the value at a dotted path (`data.follows.mean`, `run.mix.publish`), or of
-/// the deepest table on the path that exists.
+/// The byte span of the value at a dotted path (`data.follows.mean`, `run.mix.publish`,
+/// `run.stages[2].rate`), or of the deepest table on the path that exists.
 pub(super) fn span_of(src: &str, path: &str) -> Option<Range<usize>> {
     let root = DeTable::parse(src).ok()?;
     let mut span = root.span();
     let mut table: &DeTable = root.get_ref();
     for part in path.split('.') {
-        let Some(value) = table.get(part) else { break };
+        // `stages[2]`: the second of an array of tables (validation counts from 1).
+        let (key, index) = match part.strip_suffix(']').and_then(|p| p.split_once('[')) {
+            Some((key, n)) => (key, n.parse::<usize>().ok()),
+            None => (part, None),
+        };
+        let Some(mut value) = table.get(key) else { break };
+        if let (Some(n), DeValue::Array(items)) = (index, value.get_ref()) {
+            match n.checked_sub(1).and_then(|i| items.get(i)) {
+                Some(item) => value = item,
+                None => {
+                    span = value.span();
+                    break;
+                }
+            }
+        }
         span = value.span();
         match value.get_ref() {
             DeValue::Table(t) => table = t,

@@ -366,6 +366,89 @@ pub struct Run {
     pub skew_exponent: f64,
     /// Operation weights, positive only.
     pub mix: Vec<(Op, f64)>,
+    /// The stages the measured time is cut into, in order (`[[run.stages]]`); none: one
+    /// stage at `rate` or `threads` for `duration`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+}
+
+/// One stage of a run: a length, and the rate (open loop) or the worker threads (closed
+/// loop) it runs at, reached at once or, with `ramp`, linearly from the stage before's
+/// (the first stage's ramp starts from 0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    /// How long it lasts.
+    #[serde(with = "humantime_serde")]
+    pub duration: Duration,
+    /// What it runs at.
+    #[serde(flatten)]
+    pub level: Level,
+    /// Whether it goes linearly from the level before to its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ramp: bool,
+}
+
+/// What a stage runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Operations per second, scheduled (open loop).
+    Rate(f64),
+    /// Worker threads, each issuing its next operation when the last returns (closed loop).
+    Threads(u32),
+}
+
+impl Level {
+    /// The level as a number: operations per second or threads.
+    pub fn value(self) -> f64 {
+        match self {
+            Level::Rate(r) => r,
+            Level::Threads(t) => f64::from(t),
+        }
+    }
+
+    /// Its unit: `ops/s` or `threads`.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Level::Rate(_) => "ops/s",
+            Level::Threads(_) => "threads",
+        }
+    }
+}
+
+/// A level's number as written: whole, or to two places.
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+impl Stage {
+    /// Where its level starts, after a stage at `before` (`None` for the first stage).
+    pub fn from(&self, before: Option<&Stage>) -> f64 {
+        match (self.ramp, before) {
+            (false, _) => self.level.value(),
+            (true, Some(b)) => b.level.value(),
+            (true, None) => 0.0,
+        }
+    }
+
+    /// `30s at 1000 ops/s` or `30s ramp 100 to 1000 ops/s`.
+    pub fn describe(&self, before: Option<&Stage>) -> String {
+        let unit = match self.level {
+            Level::Threads(1) if !self.ramp || self.from(before) == 1.0 => "thread",
+            l => l.unit(),
+        };
+        let to = number(self.level.value());
+        let d = humantime::format_duration(self.duration);
+        if self.ramp {
+            format!("{d} ramp {} to {to} {unit}", number(self.from(before)))
+        } else {
+            format!("{d} at {to} {unit}")
+        }
+    }
 }
 
 /// Worker threads for a count of `n`: `n`, or every core for 0.
@@ -385,9 +468,49 @@ impl Load {
 }
 
 impl Run {
-    /// The worker threads the run starts.
+    /// The worker threads the run starts: the most its closed-loop stages ask for, or
+    /// `threads`.
     pub fn workers(&self) -> usize {
-        workers(self.threads)
+        let most = self
+            .stages
+            .iter()
+            .filter_map(|s| match s.level {
+                Level::Threads(t) => Some(t as usize),
+                Level::Rate(_) => None,
+            })
+            .max();
+        match most {
+            Some(t) => t.max(1),
+            None => workers(self.threads),
+        }
+    }
+
+    /// Whether operations are scheduled at a rate (open loop).
+    pub fn open_loop(&self) -> bool {
+        self.rate.is_some() || self.stages.iter().any(|s| matches!(s.level, Level::Rate(_)))
+    }
+
+    /// How the run drives the store, in words: `closed loop`, `open loop at 100 ops/s
+    /// (fixed)`, or its stages.
+    pub fn describe_loop(&self) -> String {
+        if !self.stages.is_empty() {
+            let parts: Vec<String> = self
+                .stages
+                .iter()
+                .enumerate()
+                .map(|(i, s)| s.describe(i.checked_sub(1).map(|b| &self.stages[b])))
+                .collect();
+            let kind = if self.open_loop() {
+                format!("open loop ({})", self.arrival)
+            } else {
+                "closed loop".into()
+            };
+            return format!("{kind} in {} stages: {}", self.stages.len(), parts.join(", "));
+        }
+        match self.rate {
+            Some(rate) => format!("open loop at {rate} ops/s ({})", self.arrival),
+            None => "closed loop".into(),
+        }
     }
 }
 

@@ -131,6 +131,16 @@ pub(super) struct Run {
     pub skew: Option<String>,
     pub skew_exponent: Option<f64>,
     pub mix: Option<BTreeMap<String, f64>>,
+    pub stages: Option<Vec<Stage>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Stage {
+    pub duration: Option<String>,
+    pub rate: Option<f64>,
+    pub threads: Option<u32>,
+    pub ramp: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -3,7 +3,8 @@
 
 use super::MAX_REGIONS;
 use super::{
-    Actions, Arrival, Articles, Data, Follows, Keys, Load, Microblog, Op, Posts, Run, Series, Skew, Workload, raw,
+    Actions, Arrival, Articles, Data, Follows, Keys, Level, Load, Microblog, Op, Posts, Run, Series, Skew, Stage,
+    Workload, raw,
 };
 use crate::keys::{KeyOptions, Order, Salt};
 use std::time::Duration;
@@ -347,7 +348,9 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
         skew: None,
         skew_exponent: None,
         mix: None,
+        stages: None,
     });
+    let stages = stages(&r)?;
     let dur = match &r.duration {
         Some(t) => duration("run.duration", t)?,
         None => Duration::from_secs(60),
@@ -402,7 +405,11 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
     }
     Ok(Run {
         threads: num("run.threads", r.threads, 0, 0, super::MAX_THREADS as u32)? as usize,
-        duration: dur,
+        duration: if stages.is_empty() {
+            dur
+        } else {
+            stages.iter().map(|s| s.duration).sum()
+        },
         ops: r.ops,
         rate,
         arrival,
@@ -413,7 +420,81 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
         skew,
         skew_exponent: num("run.skew_exponent", r.skew_exponent, 0.99, 0.01, 3.0)?,
         mix,
+        stages,
     })
+}
+
+/// `[[run.stages]]`: each a length and a rate or a thread count, all of one kind, the run's
+/// length and level theirs alone.
+fn stages(r: &raw::Run) -> Result<Vec<Stage>> {
+    let Some(list) = &r.stages else { return Ok(Vec::new()) };
+    if list.is_empty() {
+        return bad("run.stages", "is empty: give at least one stage, or none at all");
+    }
+    let owned = "the stages set the run's length and level";
+    for (field, set) in [
+        ("run.duration", r.duration.is_some()),
+        ("run.ops", r.ops.is_some()),
+        ("run.rate", r.rate.is_some()),
+    ] {
+        if set {
+            return bad(field, format!("cannot be set with run.stages: {owned}"));
+        }
+    }
+    let mut out: Vec<Stage> = Vec::with_capacity(list.len());
+    for (i, s) in list.iter().enumerate() {
+        let at = format!("run.stages[{}]", i + 1);
+        let duration = match &s.duration {
+            Some(t) => duration(&format!("{at}.duration"), t)?,
+            None => return bad(&format!("{at}.duration"), "is missing: each stage has a length"),
+        };
+        if duration.is_zero() {
+            return bad(&format!("{at}.duration"), "must be above zero");
+        }
+        let level = match (s.rate, s.threads) {
+            (Some(rate), None) if (0.0..=10_000_000.0).contains(&rate) => Level::Rate(rate),
+            (Some(rate), None) => {
+                return bad(
+                    &format!("{at}.rate"),
+                    format!("must be from 0 to 10000000 operations/s, got {rate}"),
+                );
+            }
+            (None, Some(t)) => Level::Threads(num(&format!("{at}.threads"), Some(t), 0, 0, super::MAX_THREADS as u32)?),
+            (Some(_), Some(_)) => return bad(&at, "gives both rate and threads: a stage has one"),
+            (None, None) => return bad(&at, "needs a rate (open loop) or threads (closed loop)"),
+        };
+        if let Some(first) = out.first()
+            && std::mem::discriminant(&first.level) != std::mem::discriminant(&level)
+        {
+            return bad(
+                &at,
+                format!(
+                    "gives {} where run.stages[1] gives {}: a run's stages are all open loop (rate) or all closed loop (threads)",
+                    level.unit(),
+                    first.level.unit()
+                ),
+            );
+        }
+        if matches!(level, Level::Threads(_)) && r.threads.is_some() {
+            return bad(
+                "run.threads",
+                format!("cannot be set with closed-loop run.stages: {owned}"),
+            );
+        }
+        out.push(Stage {
+            duration,
+            level,
+            ramp: s.ramp.unwrap_or(false),
+        });
+    }
+    let total: Duration = out.iter().map(|s| s.duration).sum();
+    if total > Duration::from_secs(7 * 24 * 3600) {
+        return bad("run.stages", "last longer than a week together");
+    }
+    if out.iter().all(|s| s.level.value() == 0.0) {
+        return bad("run.stages", "every stage is at 0: nothing would run");
+    }
+    Ok(out)
 }
 
 /// A value of one of the workload's enums, by the name [`clap::ValueEnum`] gives it (the

@@ -319,3 +319,91 @@ fn errors_are_counted_by_operation_and_kind() {
     assert_eq!(out.totals[1].failed(), 0);
     assert_eq!(out.all().total(), 100, "failures count toward --ops");
 }
+
+/// `run`'s settings with `stages`, each (seconds, level, ramp).
+fn staged(opts: &Run, stages: &[(f64, tallrow::workload::Level, bool)]) -> Run {
+    let stages: Vec<tallrow::workload::Stage> = stages
+        .iter()
+        .map(|&(s, level, ramp)| tallrow::workload::Stage {
+            duration: Duration::from_secs_f64(s),
+            level,
+            ramp,
+        })
+        .collect();
+    Run {
+        duration: stages.iter().map(|s| s.duration).sum(),
+        stages,
+        ..opts.clone()
+    }
+}
+
+/// Open-loop stages on the simulated clock (a call takes 1 ms): 0.5 s of warm-up at the
+/// first stage's rate, 2 s at 100/s, a 2 s ramp to 300/s, 1 s at 0, 1 s at 50/s. Each
+/// stage has its exact bounds and the operations due in it, and achieves its rate.
+#[test]
+fn open_loop_stages_keep_their_bounds_and_rates_on_the_simulated_clock() {
+    use tallrow::workload::Level::Rate;
+    let (g, inner) = loaded();
+    let store: Arc<dyn Store> = Arc::new(Delay::over(inner, &Spec::parse("1ms,clock=virtual:memory:").unwrap()));
+    let mut opts = options(2);
+    opts.warmup = Duration::from_millis(500);
+    let r = staged(
+        &with_mix(&opts, &[(Op::OwnPosts, 1.0)]),
+        &[
+            (2.0, Rate(100.0), false),
+            (2.0, Rate(300.0), true),
+            (1.0, Rate(0.0), false),
+            (1.0, Rate(50.0), false),
+        ],
+    );
+    let out = run::run(store, g, &r, load::Shard::ALL, INTERVAL, &mut |_, _, _| {}).unwrap();
+    assert!(out.open_loop);
+    let bounds: Vec<(f64, f64)> = out
+        .stages
+        .iter()
+        .map(|s| (s.bounds.start.as_secs_f64(), s.bounds.end.as_secs_f64()))
+        .collect();
+    assert_eq!(bounds, [(0.0, 2.0), (2.0, 4.0), (4.0, 5.0), (5.0, 6.0)]);
+    // Due: 100/s for 2 s; (100 + 300) / 2 for 2 s; none; 50.
+    let due: Vec<u64> = out.stages.iter().map(|s| s.totals[0].total()).collect();
+    assert_eq!(due, [200, 400, 0, 50]);
+    assert_eq!(out.all().total(), 650, "the warm-up's 50 are not measured");
+    for (s, asked) in out.stages.iter().zip([100.0, 200.0, 0.0, 50.0]) {
+        let achieved = s.finished[0] as f64 / (s.bounds.end - s.bounds.start).as_secs_f64();
+        assert!(
+            (achieved - asked).abs() <= 0.01 * asked,
+            "{:?}: achieved {achieved}, asked {asked}",
+            s.bounds
+        );
+    }
+    // The intervals count the same operations.
+    let in_intervals: u64 = out.intervals.iter().map(|iv| iv.all.ok).sum();
+    assert_eq!(in_intervals, 650);
+}
+
+/// Closed-loop stages on the simulated clock (a call takes 10 ms): 1 s of 2 threads, then
+/// a 2 s ramp to 4. The third and fourth workers start at 1.5 s and 2.5 s, where the ramp
+/// passes 2.5 and 3.5 threads: 200 operations, then 400 + 150 + 50.
+#[test]
+fn closed_loop_stages_start_workers_along_the_ramp() {
+    use tallrow::workload::Level::Threads;
+    let (g, inner) = loaded();
+    let store: Arc<dyn Store> = Arc::new(Delay::over(inner, &Spec::parse("10ms,clock=virtual:memory:").unwrap()));
+    let r = staged(
+        &with_mix(&options(0), &[(Op::OwnPosts, 1.0)]),
+        &[(1.0, Threads(2), false), (2.0, Threads(4), true)],
+    );
+    assert_eq!(r.workers(), 4);
+    let out = run::run(store, g, &r, load::Shard::ALL, INTERVAL, &mut |_, _, _| {}).unwrap();
+    assert!(!out.open_loop);
+    let due: Vec<u64> = out.stages.iter().map(|s| s.totals[0].total()).collect();
+    assert_eq!(due, [200, 600]);
+    // Every call took its 10 ms: no worker waited on another.
+    let r = Summary::of(&out.totals[0].response);
+    assert!((9_990_000..=10_010_000).contains(&r.max), "{}", r.max);
+    // Per interval of 250 ms, by when each finished (one finishing on a boundary counts in
+    // the next, and the last interval takes those finishing at the end): 2 workers, a third
+    // from 1.5 s, a fourth from 2.5 s.
+    let per: Vec<u64> = out.intervals.iter().map(|iv| iv.all.ok).collect();
+    assert_eq!(per, [48, 50, 50, 50, 50, 50, 74, 75, 75, 75, 99, 104]);
+}

@@ -1112,3 +1112,246 @@ fn a_run_stopped_by_sigint_reports_what_it_measured() {
     let intervals = (series.len() - 1) / (ops + 1);
     assert_eq!(intervals, (measured / 0.2).ceil() as usize, "{measured} s");
 }
+
+/// Stages from the workload file, on the store's simulated clock (a call takes 5 ms, one
+/// worker: 200 a second at most): 1 s at 100/s, then 1 s at 400/s, which the store cannot
+/// keep up with. Each stage gets its table, its figures in summary.json, its verdicts (the
+/// run fails when one stage misses) and its `stage` events; `--stage` replaces the file's;
+/// the shards' stages add up in a merge; a malformed stage is one line naming it.
+#[test]
+fn stages_have_their_own_tables_verdicts_and_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(super::common::small_fixture()).unwrap();
+    let wl = dir.path().join("staged.toml");
+    let run_section = "[run]\nmix = { own_posts = 1 }\nwarmup = \"0s\"\nthreads = 1\n";
+    let stages_toml =
+        "[[run.stages]]\nduration = \"1s\"\nrate = 100\n\n[[run.stages]]\nduration = \"1s\"\nrate = 400\n";
+    std::fs::write(&wl, format!("{base}\n{run_section}\n{stages_toml}")).unwrap();
+    let wl = wl.to_str().unwrap();
+    let backend = "delay:5ms,clock=virtual:embedded:store";
+    let out = tallrow(
+        dir.path(),
+        &[
+            "run",
+            wl,
+            "--backend",
+            backend,
+            "--slo",
+            "all:p99<6ms",
+            "--slo",
+            "all:throughput>=150",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("error: 3 of 6 targets missed: all p99 < 6.00 ms (measured "),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("all throughput >= 150 ops/s in stage 1 (measured 100.0 ops/s)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("all p99 < 6.00 ms in stage 2"), "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("stage 1 (0.0-1.0 s, 1s at 100 ops/s): asked 100.0 ops/s, achieved 100.0 ops/s"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("target in stage 2: all p99 < 6.00 ms: "),
+        "{}",
+        out.stdout
+    );
+    let report = report_dir(dir.path(), &out.stdout);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
+    let stages = summary["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 2);
+    let field = |f: &str| stages.iter().map(|s| s[f].clone()).collect::<Vec<_>>();
+    assert_eq!(field("start_s"), [serde_json::json!(0.0), serde_json::json!(1.0)]);
+    assert_eq!(field("end_s"), [serde_json::json!(1.0), serde_json::json!(2.0)]);
+    assert_eq!(
+        field("asked_ops_per_s"),
+        [serde_json::json!(100.0), serde_json::json!(400.0)]
+    );
+    // All 400 due in the second stage ran, most of them late; 199 finished within it.
+    let counts: Vec<u64> = stages.iter().map(|s| s["all"]["count"].as_u64().unwrap()).collect();
+    assert_eq!(counts, [100, 400]);
+    assert_eq!(stages[0]["achieved_ops_per_s"], 100.0);
+    assert_eq!(stages[1]["achieved_ops_per_s"], 199.0);
+    // Stage 1 waits 5 ms a call; stage 2's last due waits about a second.
+    let p99: Vec<u64> = stages
+        .iter()
+        .map(|s| s["all"]["response"]["p99"].as_u64().unwrap())
+        .collect();
+    assert!((4_990_000..=5_010_000).contains(&p99[0]), "{p99:?}");
+    assert!(p99[1] > 900_000_000, "{p99:?}");
+    let held: Vec<Vec<bool>> = stages
+        .iter()
+        .map(|s| {
+            s["slos"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["held"].as_bool().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(held, [[true, false], [false, true]]);
+    assert_eq!(summary["events"], serde_json::json!({ "stage": 2 }));
+    let events = std::fs::read_to_string(report.join("events.csv")).unwrap();
+    let rows: Vec<(&str, &str)> = events
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0], f[2])
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("0.000", "stage"),
+            ("1.000", "stage"),
+            ("1.000", "stage"),
+            ("2.000", "stage")
+        ]
+    );
+    assert!(events.contains("\"start, stage 2: 1s at 400 ops/s\""), "{events}");
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(
+        html.contains("<h2>Stages</h2>") && html.contains("stage 2: 1s at 400 ops/s"),
+        "{html}"
+    );
+
+    // --stage in place of the file's stages.
+    let out = tallrow(
+        dir.path(),
+        &[
+            "run",
+            wl,
+            "--backend",
+            backend,
+            "--stage",
+            "1s:50",
+            "--stage",
+            "1s:150:ramp",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(report_dir(dir.path(), &out.stdout).join("summary.json")).unwrap(),
+    )
+    .unwrap();
+    let asked: Vec<&str> = summary["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["asked"].as_str().unwrap())
+        .collect();
+    assert_eq!(asked, ["1s at 50 ops/s", "1s ramp 50 to 150 ops/s"]);
+    let counts: Vec<u64> = summary["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["all"]["count"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts, [50, 100]);
+
+    // Two shards' stages add up.
+    let shard = |s: &str| {
+        let out = tallrow(
+            dir.path(),
+            &["run", wl, "--backend", "delay:5ms,clock=virtual:memory:", "--shard", s],
+        );
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        report_dir(dir.path(), &out.stdout)
+    };
+    let (a, b) = (shard("1/2"), shard("2/2"));
+    let out = tallrow(
+        dir.path(),
+        &[
+            "report",
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            "merged",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged/summary.json")).unwrap()).unwrap();
+    let st = merged["stages"].as_array().unwrap();
+    let asked: Vec<f64> = st.iter().map(|s| s["asked_ops_per_s"].as_f64().unwrap()).collect();
+    assert_eq!(asked, [200.0, 800.0]);
+    let counts: Vec<u64> = st.iter().map(|s| s["all"]["count"].as_u64().unwrap()).collect();
+    assert_eq!(counts, [200, 800]);
+    assert!(
+        std::fs::read_to_string(dir.path().join("merged/events.csv"))
+            .unwrap()
+            .contains("stage 2: 1s at 400 ops/s")
+    );
+
+    // Malformed stages: one line each, naming the flag or the file's place and field.
+    let bad_file = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad_file,
+        format!("{base}\n{run_section}\n{stages_toml}\n[[run.stages]]\nduration = \"1s\"\nthreads = 2\n"),
+    )
+    .unwrap();
+    let bad = bad_file.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["run", wl, "--backend", "memory:", "--stage", "1s"],
+            "the form is DURATION:RATE[:ramp]",
+        ),
+        (
+            vec!["run", wl, "--backend", "memory:", "--stage", "1s:fast"],
+            "\"fast\" is not operations per second",
+        ),
+        (
+            vec![
+                "run",
+                wl,
+                "--backend",
+                "memory:",
+                "--stage",
+                "1s:10",
+                "--duration",
+                "5s",
+            ],
+            "--duration",
+        ),
+        (
+            vec!["run", wl, "--backend", "memory:", "--stage", "1s:-5"],
+            "run.stages[1].rate: must be from 0",
+        ),
+        (
+            vec!["run", wl, "--backend", "memory:", "--find-max", "--slo", "all:p99<1s"],
+            "--find-max",
+        ),
+        (
+            vec!["run", bad, "--backend", "memory:"],
+            "run.stages[3]: gives threads where run.stages[1] gives ops/s",
+        ),
+    ] {
+        let out = tallrow(dir.path(), &args);
+        assert_ne!(out.code, 0, "{args:?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+    let out = tallrow(dir.path(), &["run", bad, "--backend", "memory:"]);
+    let lines = base.lines().count() + run_section.lines().count() + stages_toml.lines().count() + 4;
+    assert!(
+        out.stderr.contains(&format!("bad.toml:{lines}:")),
+        "the third stage's line: {}",
+        out.stderr
+    );
+}

@@ -77,6 +77,47 @@ pub struct Embedded {
     marked_rows: markers::Rows,
 }
 
+/// A flush or compaction of fjall's as a start and an end event: a compaction that took every
+/// table of its keyspace is major, as HBase names one that rewrites all of a store's files.
+fn activity_events(a: &fjall::Activity, table: String) -> [crate::observe::events::Event; 2] {
+    use crate::observe::events::{Event, Kind, Phase};
+    let ms = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    };
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    let (kind, detail) = match a.kind {
+        fjall::ActivityKind::Flush { bytes } => (Kind::Flush, format!("{:.1} MiB", mib(bytes))),
+        fjall::ActivityKind::Compaction {
+            tables_in,
+            tables_out,
+            bytes_in,
+            whole,
+        } => (
+            Kind::Compaction,
+            format!(
+                "{}, {tables_in} tables into {tables_out}, {:.1} MiB",
+                if whole { "major" } else { "minor" },
+                mib(bytes_in)
+            ),
+        ),
+    };
+    let event = |phase, at_ms, detail: String| Event {
+        at_ms,
+        kind,
+        phase,
+        table: table.clone(),
+        region: String::new(),
+        server: String::new(),
+        detail,
+        source: "store",
+    };
+    [
+        event(Phase::Start, ms(a.started), String::new()),
+        event(Phase::End, ms(a.ended), detail),
+    ]
+}
+
 fn io(e: impl std::fmt::Display) -> Error {
     Error::Io(format!("embedded store: {e}"))
 }
@@ -254,6 +295,22 @@ impl Store for Embedded {
 
     fn version(&self) -> String {
         concat!("tallrow ", env!("CARGO_PKG_VERSION"), " embedded store on fjall 3").to_string()
+    }
+
+    fn take_events(&self) -> Vec<crate::observe::events::Event> {
+        let tables = self.tables.read().expect("lock");
+        let named = |keyspace: &str| {
+            tables
+                .iter()
+                .find(|(_, t)| t.keyspace_name == keyspace)
+                .map(|(name, _)| name.clone())
+                .unwrap_or_else(|| keyspace.to_string())
+        };
+        self.db
+            .take_activity()
+            .into_iter()
+            .flat_map(|a| activity_events(&a, named(&a.keyspace)))
+            .collect()
     }
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
@@ -631,4 +688,56 @@ fn decode_descriptor(name: &str, bytes: &[u8]) -> Result<(TableDescriptor, Strin
 /// How every keyspace is created.
 fn keyspace_options() -> KeyspaceCreateOptions {
     KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::events::{Kind, Phase};
+    use crate::store::{Mutation, RowMutation};
+
+    /// The store tells each of its flushes and compactions once, as a start and an end
+    /// named by the table; one that took all of a table's files is major.
+    #[test]
+    fn flushes_and_compactions_are_told_once_by_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Embedded::open(dir.path()).unwrap();
+        store
+            .create_table(&TableDescriptor::new("weibo:inbox", &["a"], 1))
+            .unwrap();
+        for round in 0..2 {
+            let row = RowMutation::new(format!("r{round}"), vec![Mutation::put("a", "q", 1, "v")]);
+            store.mutate("weibo:inbox", &[row]).unwrap();
+            store
+                .table("weibo:inbox")
+                .unwrap()
+                .keyspace
+                .rotate_memtable_and_wait()
+                .unwrap();
+        }
+        store.compact("weibo:inbox").unwrap();
+        let events = store.take_events();
+        let seen: Vec<(Kind, Phase, &str, &str)> = events
+            .iter()
+            .map(|e| (e.kind, e.phase, e.table.as_str(), e.source))
+            .collect();
+        let pair = |k| {
+            [
+                (k, Phase::Start, "weibo:inbox", "store"),
+                (k, Phase::End, "weibo:inbox", "store"),
+            ]
+        };
+        assert_eq!(
+            seen,
+            [pair(Kind::Flush), pair(Kind::Flush), pair(Kind::Compaction)].concat()
+        );
+        assert!(events[1].detail.ends_with(" MiB"), "{:?}", events[1]);
+        assert!(
+            events[5].detail.starts_with("major, 2 tables into 1, "),
+            "{:?}",
+            events[5]
+        );
+        assert!(events.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+        assert!(store.take_events().is_empty(), "taken once");
+    }
 }

@@ -246,6 +246,13 @@ impl Database {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Takes the flushes and compactions finished since the last call (at most the last
+    /// 4096), oldest first. A compaction check that rewrote nothing is not one.
+    #[must_use]
+    pub fn take_activity(&self) -> Vec<crate::stats::Activity> {
+        self.stats.take_activity()
+    }
+
     /// Returns the number of completed compactions.
     ///
     /// # Experimental

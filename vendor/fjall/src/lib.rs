@@ -173,6 +173,8 @@ pub use tx::optimistic::{
 #[doc(hidden)]
 pub use lsm_tree::{AbstractTree, AnyTree, Error as LsmError, TreeType};
 
+pub use stats::{Activity, ActivityKind};
+
 pub use lsm_tree::{
     CompressionType, KvPair, KvSeparationOptions, SeqNo, Slice, UserKey, UserValue,
 };

@@ -30,11 +30,11 @@ pub fn run(
     log::debug!("Compacting keyspace {:?}", keyspace.name);
 
     let start = Instant::now();
-
-    if let Err(e) = keyspace
-        .tree
-        .compact(strategy.clone(), snapshot_tracker.get_seqno_safe_to_gc())
-    {
+    if let Err(e) = recorded(keyspace, stats, || {
+        keyspace
+            .tree
+            .compact(strategy.clone(), snapshot_tracker.get_seqno_safe_to_gc())
+    }) {
         log::error!("Compaction failed: {e:?}");
         stats.active_compaction_count.fetch_sub(1, Relaxed);
 
@@ -57,4 +57,46 @@ pub fn run(
     stats.compactions_completed.fetch_add(1, Relaxed);
 
     Ok(())
+}
+
+/// Runs `compact` on `keyspace`, and records it in `stats` when it rewrote some table: the
+/// tables missing after it were its input (a flush only adds tables).
+pub(crate) fn recorded<T>(
+    keyspace: &Keyspace,
+    stats: &Stats,
+    compact: impl FnOnce() -> lsm_tree::Result<T>,
+) -> lsm_tree::Result<T> {
+    let started = std::time::SystemTime::now();
+    let before: std::collections::HashMap<_, u64> = keyspace
+        .tree
+        .current_version()
+        .iter_tables()
+        .map(|t| (t.id(), t.metadata.file_size))
+        .collect();
+    let out = compact()?;
+    let after: std::collections::HashSet<_> = keyspace
+        .tree
+        .current_version()
+        .iter_tables()
+        .map(|t| t.id())
+        .collect();
+    let gone: Vec<u64> = before
+        .iter()
+        .filter(|(id, _)| !after.contains(id))
+        .map(|(_, size)| *size)
+        .collect();
+    if !gone.is_empty() {
+        stats.record(crate::stats::Activity {
+            keyspace: keyspace.name.to_string(),
+            started,
+            ended: std::time::SystemTime::now(),
+            kind: crate::stats::ActivityKind::Compaction {
+                tables_in: gone.len(),
+                tables_out: after.iter().filter(|id| !before.contains_key(id)).count(),
+                bytes_in: gone.iter().sum(),
+                whole: gone.len() == before.len(),
+            },
+        });
+    }
+    Ok(out)
 }

@@ -13,9 +13,10 @@ pub fn run(
     task: &Task,
     write_buffer_manager: &WriteBufferManager,
     snapshot_tracker: &SnapshotTracker,
-    _stats: &Stats,
+    stats: &Stats,
 ) -> crate::Result<()> {
     log::debug!("Flushing keyspace {:?}", task.keyspace.name);
+    let started = std::time::SystemTime::now();
 
     let gc_watermark = snapshot_tracker.get_seqno_safe_to_gc();
 
@@ -30,6 +31,14 @@ pub fn run(
         })? {
         Some(flushed_bytes) => {
             write_buffer_manager.free(flushed_bytes);
+            stats.record(crate::stats::Activity {
+                keyspace: task.keyspace.name.to_string(),
+                started,
+                ended: std::time::SystemTime::now(),
+                kind: crate::stats::ActivityKind::Flush {
+                    bytes: flushed_bytes,
+                },
+            });
 
             log::debug!("Flush completed");
         }

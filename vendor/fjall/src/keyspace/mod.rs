@@ -871,10 +871,12 @@ impl Keyspace {
     /// Will return `Err` if an IO error occurs.
     #[doc(hidden)]
     pub fn major_compact(&self) -> crate::Result<()> {
-        self.tree.major_compact(
-            64_000_000,
-            self.supervisor.snapshot_tracker.get_seqno_safe_to_gc(),
-        )?;
+        crate::compaction::worker::recorded(self, &self.stats, || {
+            self.tree.major_compact(
+                64_000_000,
+                self.supervisor.snapshot_tracker.get_seqno_safe_to_gc(),
+            )
+        })?;
 
         // TODO: 3.0.0 ----^
         // compaction strategy needs a method: strategy.table_target_size()
