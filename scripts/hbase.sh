@@ -201,7 +201,10 @@ EOF
   <property><name>hbase.master.ipc.address</name><value>127.0.0.1</value></property>
   <property><name>hbase.regionserver.ipc.address</name><value>127.0.0.1</value></property>
   <property><name>hbase.master.info.port</name><value>-1</value></property>
-  <property><name>hbase.regionserver.info.port</name><value>-1</value></property>
+  <!-- Each region server's info server on a free loopback port, which it reports to the
+       master: the observer reads its /jmx (queues, blocked updates, GC). -->
+  <property><name>hbase.regionserver.info.port</name><value>0</value></property>
+  <property><name>hbase.regionserver.info.bindAddress</name><value>127.0.0.1</value></property>
   <property><name>hbase.thrift.info.port</name><value>-1</value></property>
   <!-- Tests make hundreds of small tables: 2 MB memstore chunks per family would fill the
        capped heap, so memstores allocate per cell instead. -->

@@ -39,6 +39,9 @@ pub enum Kind {
     Compaction,
     /// A table created.
     CreateTable,
+    /// A region server blocked updates (a memstore over its blocking limit), between two
+    /// reads of its `/jmx`.
+    WritesBlocked,
 }
 
 impl Kind {
@@ -56,6 +59,7 @@ impl Kind {
             Kind::Flush => "flush",
             Kind::Compaction => "compaction",
             Kind::CreateTable => "create_table",
+            Kind::WritesBlocked => "writes_blocked",
         }
     }
 }

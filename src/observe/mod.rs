@@ -1,9 +1,11 @@
 //! The cluster's side of a run: what HBase did while tallrow measured, read from its master
 //! as HBase's own tools read it (its status and its procedures), as events on the run's time
-//! line. [`events`] turns the master's successive answers into events; [`watch`] reads them
-//! on a thread of its own while a run goes on. Neither knows how a report is written.
+//! line. [`events`] turns the master's successive answers into events; [`jmx`] reads what
+//! only a region server has from its web UI; [`watch`] reads them on a thread of its own
+//! while a run goes on. None knows how a report is written.
 
 pub mod events;
+pub mod jmx;
 pub mod watch;
 
 use crate::store::backend::Backend;

@@ -1,7 +1,8 @@
 //! The observer's thread: while a run or a load goes on, it asks the master for the
-//! cluster's status about once a second and for its procedures every few seconds, and keeps
-//! the events and per-server samples they add. A failed read is counted and the next one
-//! tried: the observer never fails what it watches.
+//! cluster's status about once a second and for its procedures every few seconds, and each
+//! region server that reports an info port for its `/jmx` every 10 s, and keeps the events
+//! and per-server samples they add. A failed read is counted and the next one tried: the
+//! observer never fails what it watches.
 
 use super::events::{Event, Events};
 use hbase_client::status::{Compaction, Procedure, Status};
@@ -16,6 +17,10 @@ pub trait Source: Send + 'static {
     fn status(&self) -> Result<Status, String>;
     /// The master's procedures, running and recently ended.
     fn procedures(&self) -> Result<Vec<Procedure>, String>;
+    /// A region server's `/jmx` on its info port.
+    fn jmx(&self, host: &str, info_port: u16) -> Result<super::jmx::Reading, String> {
+        super::jmx::read(host, info_port, Duration::from_secs(2))
+    }
 }
 
 impl Source for hbase_client::Client {
@@ -35,6 +40,9 @@ pub struct Every {
     pub status: Duration,
     /// The procedures (the master keeps ended ones for minutes: none is missed).
     pub procedures: Duration,
+    /// Each region server's `/jmx` (Hadoop's metrics refresh their JMX view every 10 s by
+    /// default); `None`: not read.
+    pub jmx: Option<Duration>,
 }
 
 impl Default for Every {
@@ -42,6 +50,7 @@ impl Default for Every {
         Every {
             status: Duration::from_secs(1),
             procedures: Duration::from_secs(3),
+            jmx: Some(Duration::from_secs(10)),
         }
     }
 }
@@ -75,10 +84,36 @@ pub struct Observed {
     pub events: Vec<Event>,
     /// A sample per region server report.
     pub samples: Vec<Sample>,
+    /// A sample per read of a region server's `/jmx`.
+    pub jmx: Vec<JmxSample>,
     /// Reads that failed.
     pub failed_reads: u64,
     /// The last failure, in one line.
     pub last_error: Option<String>,
+}
+
+/// One read of a region server's `/jmx`: its queues as they were, and what its counters
+/// moved by since the read before (none for its first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JmxSample {
+    /// When it was read, ms since the epoch on this machine's clock.
+    pub at_ms: u64,
+    /// The server, `host:port` (its RPC port, as its reports name it).
+    pub server: String,
+    /// Compactions queued.
+    pub compactions_queued: u64,
+    /// Flushes queued.
+    pub flushes_queued: u64,
+    /// Calls waiting in its RPC queues.
+    pub rpc_queued: u64,
+    /// Milliseconds it blocked updates since the read before.
+    pub blocked_updates_ms: Option<u64>,
+    /// Requests it refused for a memstore over its limit since the read before.
+    pub blocked_requests: Option<u64>,
+    /// GC time since the read before.
+    pub gc_ms: Option<u64>,
+    /// JVM pauses over the warning threshold since the read before.
+    pub pauses: Option<u64>,
 }
 
 /// Turns successive statuses into samples: one per new report of a server.
@@ -146,17 +181,24 @@ impl Observer {
             events: Events::new(since_ms),
             sampler: Sampler::default(),
             seen: Observed::default(),
+            info: Vec::new(),
+            jmx_last: HashMap::new(),
         };
         state.read_status();
         state.read_procedures();
+        if every.jmx.is_some() {
+            state.read_jmx();
+        }
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("observer".into())
             .spawn(move || {
                 let (mut next_status, mut next_procedures) =
                     (Instant::now() + every.status, Instant::now() + every.procedures);
+                // Far enough never to come when not read.
+                let mut next_jmx = Instant::now() + every.jmx.unwrap_or(Duration::from_secs(86_400 * 365));
                 loop {
-                    let wake = next_status.min(next_procedures);
+                    let wake = next_status.min(next_procedures).min(next_jmx);
                     {
                         let (lock, cv) = &*flag;
                         let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -180,10 +222,19 @@ impl Observer {
                         state.read_procedures();
                         next_procedures = now + every.procedures;
                     }
+                    if let Some(gap) = every.jmx
+                        && now >= next_jmx
+                    {
+                        state.read_jmx();
+                        next_jmx = now + gap;
+                    }
                 }
                 // A last look, so that what ended meanwhile has its end.
                 state.read_status();
                 state.read_procedures();
+                if every.jmx.is_some() {
+                    state.read_jmx();
+                }
                 state.seen
             })
             .expect("spawn the observer's thread");
@@ -224,6 +275,10 @@ struct State {
     events: Events,
     sampler: Sampler,
     seen: Observed,
+    /// The live servers with an info port, from the last status: name, host and port.
+    info: Vec<(String, String, u16)>,
+    /// Each server's last `/jmx` reading, and when.
+    jmx_last: HashMap<String, (u64, super::jmx::Reading)>,
 }
 
 impl State {
@@ -238,8 +293,68 @@ impl State {
                 let now = crate::store::now_millis().max(0) as u64;
                 self.seen.events.extend(self.events.status(&s, now));
                 self.sampler.status(&s, &mut self.seen.samples);
+                self.info = s
+                    .live
+                    .iter()
+                    .filter_map(|l| Some((l.name.addr(), l.name.host.clone(), l.info_port.filter(|&p| p > 0)?)))
+                    .collect();
             }
             Err(e) => self.failed("the cluster's status", e),
+        }
+    }
+
+    /// Reads each server's `/jmx`: a sample each, and a `writes_blocked` event for one that
+    /// blocked updates since the read before.
+    fn read_jmx(&mut self) {
+        for (server, host, port) in self.info.clone() {
+            let r = match self.source.jmx(&host, port) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.failed(&format!("{server}'s /jmx"), e);
+                    continue;
+                }
+            };
+            let now = crate::store::now_millis().max(0) as u64;
+            let before = self.jmx_last.insert(server.clone(), (now, r.clone()));
+            let moved = |f: fn(&super::jmx::Reading) -> u64| before.as_ref().map(|(_, b)| f(&r).saturating_sub(f(b)));
+            let sample = JmxSample {
+                at_ms: now,
+                server: server.clone(),
+                compactions_queued: r.compactions_queued,
+                flushes_queued: r.flushes_queued,
+                rpc_queued: r.rpc_queued,
+                blocked_updates_ms: moved(|r| r.blocked_updates_ms),
+                blocked_requests: moved(|r| r.blocked_requests),
+                gc_ms: moved(|r| r.gc_ms),
+                pauses: moved(|r| r.pauses),
+            };
+            if let (Some((since, _)), Some(ms), Some(refused)) =
+                (before.as_ref(), sample.blocked_updates_ms, sample.blocked_requests)
+                && ms + refused > 0
+            {
+                let event = |phase, at_ms, detail: String| Event {
+                    at_ms,
+                    kind: super::events::Kind::WritesBlocked,
+                    phase,
+                    table: String::new(),
+                    region: String::new(),
+                    server: server.clone(),
+                    detail,
+                    source: "jmx",
+                };
+                self.seen
+                    .events
+                    .push(event(super::events::Phase::Start, *since, String::new()));
+                self.seen.events.push(event(
+                    super::events::Phase::End,
+                    now,
+                    format!(
+                        "updates blocked {:.1} s, {refused} requests refused",
+                        ms as f64 / 1000.0
+                    ),
+                ));
+            }
+            self.seen.jmx.push(sample);
         }
     }
 
@@ -262,6 +377,7 @@ mod tests {
     struct Script {
         statuses: Mutex<Vec<Result<Status, String>>>,
         procedures: Mutex<Vec<Vec<Procedure>>>,
+        jmx: Mutex<Vec<Result<crate::observe::jmx::Reading, String>>>,
     }
 
     fn next<T: Clone>(v: &Mutex<Vec<T>>) -> T {
@@ -275,6 +391,10 @@ mod tests {
         }
         fn procedures(&self) -> Result<Vec<Procedure>, String> {
             Ok(next(&self.procedures))
+        }
+        fn jmx(&self, host: &str, port: u16) -> Result<crate::observe::jmx::Reading, String> {
+            assert_eq!((host, port), ("rs1", 16030));
+            next(&self.jmx)
         }
     }
 
@@ -352,10 +472,12 @@ mod tests {
                 vec![split(7, 2_000, 2_500, "RUNNABLE")],
                 vec![split(7, 2_000, 3_500, "SUCCESS")],
             ]),
+            jmx: Mutex::new(vec![Err("not read".into())]),
         };
         let every = Every {
             status: Duration::from_millis(5),
             procedures: Duration::from_millis(5),
+            jmx: None,
         };
         let o = Observer::start(Box::new(script), 0, every);
         std::thread::sleep(Duration::from_millis(100));
@@ -393,10 +515,78 @@ mod tests {
         let script = Script {
             statuses: Mutex::new(vec![Err("timed out".into())]),
             procedures: Mutex::new(vec![vec![]]),
+            jmx: Mutex::new(vec![Err("not read".into())]),
         };
         let seen = Observer::start(Box::new(script), 0, Every::default()).finish();
         assert!(seen.events.is_empty() && seen.samples.is_empty());
         assert_eq!(seen.failed_reads, 2);
+    }
+
+    /// A server's `/jmx` read on its info port: a sample per read, its counters as deltas
+    /// from the read before, and a `writes_blocked` span where updates were blocked between
+    /// two reads; a failed read is counted.
+    #[test]
+    fn jmx_reads_become_samples_and_blocked_updates_an_event() {
+        use crate::observe::jmx::Reading;
+        let mut s = status(1_000, 0, 0, 1);
+        s.live[0].info_port = Some(16030);
+        let quiet = Reading {
+            compactions_queued: 1,
+            rpc_queued: 4,
+            blocked_updates_ms: 500,
+            blocked_requests: 2,
+            gc_ms: 300,
+            ..Default::default()
+        };
+        let blocked = Reading {
+            blocked_updates_ms: 1_700,
+            blocked_requests: 37,
+            gc_ms: 380,
+            pauses: 1,
+            ..quiet.clone()
+        };
+        let script = Script {
+            statuses: Mutex::new(vec![Ok(s)]),
+            procedures: Mutex::new(vec![vec![]]),
+            jmx: Mutex::new(vec![
+                Ok(quiet.clone()),
+                Err("refused".into()),
+                Ok(blocked),
+                Ok(Reading { gc_ms: 390, ..quiet }),
+            ]),
+        };
+        let every = Every {
+            status: Duration::from_secs(60),
+            procedures: Duration::from_secs(60),
+            jmx: Some(Duration::from_millis(5)),
+        };
+        let o = Observer::start(Box::new(script), 0, every);
+        std::thread::sleep(Duration::from_millis(100));
+        let seen = o.finish();
+        assert_eq!(seen.failed_reads, 1, "{:?}", seen.last_error);
+        assert_eq!(seen.last_error.as_deref(), Some("rs1:16020's /jmx: refused"));
+        let deltas: Vec<[Option<u64>; 4]> = seen
+            .jmx
+            .iter()
+            .take(3)
+            .map(|j| [j.blocked_updates_ms, j.blocked_requests, j.gc_ms, j.pauses])
+            .collect();
+        assert_eq!(
+            deltas,
+            [
+                [None, None, None, None],
+                [Some(1_200), Some(35), Some(80), Some(1)],
+                // Counters that went back (a restarted server) move by nothing.
+                [Some(0), Some(0), Some(10), Some(0)],
+            ]
+        );
+        assert!(seen.jmx.iter().all(|j| j.server == "rs1:16020" && j.rpc_queued == 4));
+        let blocked: Vec<&Event> = seen.events.iter().filter(|e| e.kind == Kind::WritesBlocked).collect();
+        assert_eq!(blocked.len(), 2, "{blocked:?}");
+        assert_eq!(blocked[0].at_ms, seen.jmx[0].at_ms);
+        assert_eq!(blocked[1].at_ms, seen.jmx[1].at_ms);
+        assert_eq!(blocked[1].detail, "updates blocked 1.2 s, 35 requests refused");
+        assert_eq!((blocked[1].server.as_str(), blocked[1].source), ("rs1:16020", "jmx"));
     }
 
     #[test]

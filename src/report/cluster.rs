@@ -3,7 +3,7 @@
 //! for `summary.json`, and the line the text table ends with.
 
 use crate::observe::events::{Event, Kind, Phase};
-use crate::observe::watch::{Observed, Sample};
+use crate::observe::watch::{JmxSample, Observed, Sample};
 use std::collections::{BTreeMap, HashMap};
 
 fn utc(ms: u64) -> String {
@@ -43,9 +43,11 @@ pub fn events_csv(events: &[Event], started_ms: i64) -> Vec<u8> {
     w.into_inner().expect("flush to memory")
 }
 
-/// `cluster.csv`: a row per region server report. The columns only a server's `/jmx` has
-/// (compactions queued, blocked updates, GC) are empty where it was not read.
-pub fn cluster_csv(samples: &[Sample], started_ms: i64) -> Vec<u8> {
+/// `cluster.csv`: a row per region server report, and one per read of a server's `/jmx`, in
+/// time order. A report's row leaves the columns only `/jmx` has (queues, blocked updates,
+/// GC, JVM pauses) empty; a `/jmx` row leaves the report's empty, and its counters (blocked
+/// updates, GC, pauses: since the read before) empty on a server's first read.
+pub fn cluster_csv(samples: &[Sample], jmx: &[JmxSample], started_ms: i64) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "t_s",
@@ -58,29 +60,47 @@ pub fn cluster_csv(samples: &[Sample], started_ms: i64) -> Vec<u8> {
         "most_store_files",
         "compactions_running",
         "compactions_queued",
-        "blocked_updates",
+        "flushes_queued",
+        "rpc_queued",
+        "blocked_updates_ms",
+        "blocked_requests",
         "gc_ms",
+        "jvm_pauses",
     ])
     .expect("write to memory");
     let rate = |r: Option<f64>| r.map(|r| format!("{r:.1}")).unwrap_or_default();
-    let mut rows: Vec<&Sample> = samples.iter().collect();
-    rows.sort_by(|a, b| (a.at_ms, &a.server).cmp(&(b.at_ms, &b.server)));
-    for s in rows {
-        w.write_record([
-            t_s(s.at_ms, started_ms),
-            utc(s.at_ms),
-            s.server.clone(),
+    let count = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_default();
+    let mut rows: Vec<(u64, &str, Vec<String>)> = Vec::with_capacity(samples.len() + jmx.len());
+    for s in samples {
+        let mut row = vec![
             rate(s.read_per_s),
             rate(s.write_per_s),
             s.regions.to_string(),
             s.memstore_mib.to_string(),
             s.max_store_files.to_string(),
             s.compacting.to_string(),
-            String::new(),
-            String::new(),
-            String::new(),
-        ])
-        .expect("write to memory");
+        ];
+        row.extend(std::iter::repeat_n(String::new(), 7));
+        rows.push((s.at_ms, &s.server, row));
+    }
+    for j in jmx {
+        let mut row = vec![String::new(); 6];
+        row.extend([
+            j.compactions_queued.to_string(),
+            j.flushes_queued.to_string(),
+            j.rpc_queued.to_string(),
+            count(j.blocked_updates_ms),
+            count(j.blocked_requests),
+            count(j.gc_ms),
+            count(j.pauses),
+        ]);
+        rows.push((j.at_ms, &j.server, row));
+    }
+    rows.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    for (at, server, row) in rows {
+        let mut record = vec![t_s(at, started_ms), utc(at), server.to_string()];
+        record.extend(row);
+        w.write_record(&record).expect("write to memory");
     }
     w.into_inner().expect("flush to memory")
 }
@@ -192,6 +212,12 @@ fn tally(events: &[Event], servers: bool) -> String {
             plural(open.len() as u64, "compaction", "compactions")
         ));
     }
+    if count(Kind::WritesBlocked) > 0 {
+        parts.push(format!(
+            "writes blocked {}",
+            plural(count(Kind::WritesBlocked), "time", "times")
+        ));
+    }
     if count(Kind::ServerJoined) > 0 {
         parts.push(format!(
             "{} joined",
@@ -222,7 +248,8 @@ pub fn write_beside(
     };
     let (events, cluster) = (name("-events.csv"), name("-cluster.csv"));
     std::fs::write(&events, events_csv(&seen.events, started_ms)).map_err(|e| super::Error::at(&events, e))?;
-    std::fs::write(&cluster, cluster_csv(&seen.samples, started_ms)).map_err(|e| super::Error::at(&cluster, e))?;
+    std::fs::write(&cluster, cluster_csv(&seen.samples, &seen.jmx, started_ms))
+        .map_err(|e| super::Error::at(&cluster, e))?;
     Ok(events)
 }
 
@@ -422,14 +449,34 @@ pub fn rose(
                     continue;
                 }
                 let most = |f: &dyn Fn(&Sample) -> f64| here.iter().map(|s| f(s)).fold(0.0f64, f64::max);
-                signals.push(format!(
+                let mut line = format!(
                     "{server}: {:.0} reads/s, {:.0} writes/s, memstore {:.0} MiB, {:.0} store files at most, {:.0} compacting",
                     most(&|s| s.read_per_s.unwrap_or(0.0)),
                     most(&|s| s.write_per_s.unwrap_or(0.0)),
                     most(&|s| s.memstore_mib as f64),
                     most(&|s| f64::from(s.max_store_files)),
                     most(&|s| f64::from(s.compacting)),
-                ));
+                );
+                // Its /jmx read that covers the window (reads are 10 s apart): the first at or
+                // after the window's start.
+                let jmx = seen.jmx.iter().find(|j| {
+                    let t = (j.at_ms as i64 - started_ms) as f64 / 1000.0;
+                    j.server == server && t >= window.0 && t <= window.1 + 10.0
+                });
+                if let Some(j) = jmx {
+                    line.push_str(&format!(
+                        "; queued {} compactions, {} flushes, {} calls",
+                        j.compactions_queued, j.flushes_queued, j.rpc_queued
+                    ));
+                    if let (Some(blocked), Some(gc)) = (j.blocked_updates_ms, j.gc_ms) {
+                        line.push_str(&format!(
+                            "; updates blocked {:.1} s and GC {gc} ms in the 10 s to {:.0} s",
+                            blocked as f64 / 1000.0,
+                            (j.at_ms as i64 - started_ms) as f64 / 1000.0
+                        ));
+                    }
+                }
+                signals.push(line);
             }
             out.push(Rose {
                 op: op.clone(),
@@ -516,7 +563,7 @@ mod tests {
     }
 
     #[test]
-    fn samples_are_rows_with_the_jmx_columns_empty() {
+    fn reports_and_jmx_reads_are_rows_each_with_the_others_columns_empty() {
         let s = Sample {
             at_ms: 3_000,
             server: "rs1:16020".into(),
@@ -527,10 +574,39 @@ mod tests {
             max_store_files: 3,
             compacting: 1,
         };
-        let csv = String::from_utf8(cluster_csv(&[s], 1_000)).unwrap();
+        let first = JmxSample {
+            at_ms: 2_500,
+            server: "rs1:16020".into(),
+            compactions_queued: 2,
+            flushes_queued: 1,
+            rpc_queued: 7,
+            blocked_updates_ms: None,
+            blocked_requests: None,
+            gc_ms: None,
+            pauses: None,
+        };
+        let second = JmxSample {
+            at_ms: 12_500,
+            blocked_updates_ms: Some(1_200),
+            blocked_requests: Some(35),
+            gc_ms: Some(80),
+            pauses: Some(0),
+            ..first.clone()
+        };
+        let csv = String::from_utf8(cluster_csv(&[s], &[second, first], 1_000)).unwrap();
+        let rows: Vec<&str> = csv.lines().collect();
         assert_eq!(
-            csv.lines().nth(1),
-            Some("2.000,1970-01-01T00:00:03.000Z,rs1:16020,,1234.6,4,12,3,1,,,")
+            rows[0],
+            "t_s,utc,server,reads_per_s,writes_per_s,regions,memstore_mib,most_store_files,compactions_running,\
+             compactions_queued,flushes_queued,rpc_queued,blocked_updates_ms,blocked_requests,gc_ms,jvm_pauses"
+        );
+        assert_eq!(
+            rows[1..],
+            [
+                "1.500,1970-01-01T00:00:02.500Z,rs1:16020,,,,,,,2,1,7,,,,",
+                "2.000,1970-01-01T00:00:03.000Z,rs1:16020,,1234.6,4,12,3,1,,,,,,,",
+                "11.500,1970-01-01T00:00:12.500Z,rs1:16020,,,,,,,2,1,7,1200,35,80,0",
+            ]
         );
     }
 

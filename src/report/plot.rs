@@ -242,7 +242,7 @@ pub fn html(s: &RunSummary, timeseries_svg: Option<&str>, cluster: Option<&Clust
     match timeseries_svg {
         // Inline, so that each event's tooltip shows.
         Some(svg) => {
-            h.push_str("<p>The run's and the cluster's events are drawn over it: a band from a start to its end, a line at a moment (stages grey, splits and merges orange, moves and assigns purple, compactions red, flushes blue, servers lost or joined black); point at one for what, where and when.</p>\n");
+            h.push_str("<p>The run's and the cluster's events are drawn over it: a band from a start to its end, a line at a moment (stages grey, splits and merges orange, moves and assigns purple, compactions red, writes blocked dark red, flushes blue, servers lost or joined black); point at one for what, where and when.</p>\n");
             h.push_str(svg);
         }
         None => h.push_str("<img src=\"timeseries.svg\" alt=\"throughput and response time per interval\">\n"),
@@ -583,6 +583,7 @@ fn mark_color(kind: &str) -> &'static str {
         "split" | "merge" => "#e6550d",
         "move" | "assign" => "#9e4fc4",
         "compaction" => "#d62728",
+        "writes_blocked" => "#8b0000",
         "flush" => "#1f77b4",
         "server_dead" | "server_joined" | "master_changed" => "#000000",
         _ => "#7f7f7f",

@@ -175,7 +175,7 @@ impl RunData {
         if let Some(c) = &self.cluster {
             write_file(
                 &dir.join("cluster.csv"),
-                &super::cluster::cluster_csv(&c.samples, started),
+                &super::cluster::cluster_csv(&c.samples, &c.jmx, started),
             )?;
         }
         if self.cluster.is_some() || !events.is_empty() {

@@ -753,9 +753,32 @@ fn a_runs_events_name_the_flush_split_move_and_compaction_chaos_made() {
         "{html}"
     );
     assert!(html.contains("What happened when latency rose"), "{html}");
-    // A row per region server report, both servers named.
+    // A row per region server report, both servers named; and a row per read of each one's
+    // /jmx (every 10 s, on the info port it reports), its GC counted from its second.
     let samples = std::fs::read_to_string(report.join("cluster.csv")).unwrap();
     for s in [&from, &to] {
         assert!(samples.contains(&format!(",{s},")), "{s} in {samples}");
     }
+    let mut csv = csv::Reader::from_reader(samples.as_bytes());
+    let header: Vec<String> = csv.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let jmx: Vec<csv::StringRecord> = csv
+        .records()
+        .map(Result::unwrap)
+        .filter(|r| !r[col("compactions_queued")].is_empty())
+        .collect();
+    for s in [&from, &to] {
+        let mine: Vec<&csv::StringRecord> = jmx.iter().filter(|r| &r[col("server")] == s.as_str()).collect();
+        assert!(mine.len() >= 2, "{s}'s /jmx read twice in {samples}");
+        assert!(
+            mine[0][col("gc_ms")].is_empty() && !mine[1][col("gc_ms")].is_empty(),
+            "{samples}"
+        );
+        assert!(
+            mine.iter().all(|r| r[col("rpc_queued")].parse::<u64>().is_ok()),
+            "{samples}"
+        );
+    }
+    // Nothing filled a memstore to its blocking limit.
+    assert!(!rows.iter().any(|r| r.1 == "writes_blocked"), "{rows:#?}");
 }
