@@ -201,7 +201,8 @@ secure_conf() { # dir name extra...
 # A standalone HBase whose RPC requires Kerberos, under DIR/NAME (logging to NAME.log), with
 # EXTRA properties (name=value ...) after the others, and EXTRA JVM flags (-Dname=value);
 # prints its pid, its ZooKeeper port and its master's port. Its master and region server
-# log in as hbase/localhost from the realm's keytab. Its ZooKeeper is secured as HBase
+# log in as hbase/localhost from the realm's keytab; its region server's info server (a free
+# loopback port) asks for SPNEGO as HTTP/localhost. Its ZooKeeper is secured as HBase
 # secures its own: the server logs in as zookeeper/localhost and takes SASL, HBase's
 # client authenticates to it, and the znodes get HBase's ACLs (the ones clients read
 # world-readable); a -Dzookeeper.enforce.auth.enabled=true flag makes it refuse anonymous
@@ -239,7 +240,11 @@ start_kerberized_hbase() { # dir classpath name extra...
       hbase.master.hostname=localhost \
       hbase.unsafe.regionserver.hostname=localhost \
       hbase.master.info.port=-1 \
-      hbase.regionserver.info.port=-1 \
+      hbase.regionserver.info.port=0 \
+      hbase.regionserver.info.bindAddress=127.0.0.1 \
+      hbase.security.authentication.ui=kerberos \
+      "hbase.security.authentication.spnego.kerberos.principal=HTTP/localhost@$realm" \
+      "hbase.security.authentication.spnego.kerberos.keytab=$dir/krb5/hbase.keytab" \
       hbase.hregion.memstore.mslab.enabled=false \
       hbase.security.authentication=kerberos \
       hbase.rpc.protection=integrity,privacy \

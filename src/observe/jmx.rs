@@ -1,12 +1,11 @@
 //! A region server's own figures from its web UI's `/jmx` (HBase's JMX JSON servlet), for
 //! what only the server has: its compaction, flush and RPC queues, the updates it blocked
-//! (a memstore over its limit), its GC time and JVM pauses. Plain HTTP to the info port the
-//! server reports in its load, three beans a read (names as HBase 2.6.1 serves them).
+//! (a memstore over its limit), its GC time and JVM pauses. HTTP to the info port the server
+//! reports in its load (with SPNEGO where it asks for it), three beans a read (names as HBase
+//! 2.6.1 serves them).
 //! Counters are kept as deltas between reads: the servers' own percentiles reset on every
 //! snapshot, so none is used.
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 /// The beans read, and what of each.
@@ -71,60 +70,71 @@ pub fn reading(server: &serde_json::Value, ipc: &serde_json::Value, jvm: &serde_
 }
 
 /// One bean by name: `{"beans": [ {...} ]}`'s first.
+/// Hadoop's servlet answers no bean while the server's metrics system re-registers its
+/// sources (HBase does when tables come and go: `{"beans" : [ ]}` for a few hundred ms, as
+/// the info server's request log shows), so such a read is made again, twice at most.
 fn bean(host: &str, port: u16, name: &str, timeout: Duration) -> Result<serde_json::Value, String> {
-    let body = get(host, port, &format!("/jmx?qry={name}"), timeout)?;
-    let doc: serde_json::Value =
-        serde_json::from_slice(&body).map_err(|e| format!("{host}:{port}/jmx {name}: not JSON: {e}"))?;
-    doc.get("beans")
-        .and_then(|b| b.as_array())
-        .and_then(|b| b.first())
-        .cloned()
-        .ok_or_else(|| format!("{host}:{port}/jmx has no bean {name}"))
-}
-
-/// `GET path` over HTTP/1.0 (so the answer is not chunked), its body when the status is 200.
-fn get(host: &str, port: u16, path: &str, timeout: Duration) -> Result<Vec<u8>, String> {
-    let at = format!("{host}:{port}");
-    let addr = at
-        .to_socket_addrs()
-        .map_err(|e| format!("{at}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{at}: no address"))?;
-    let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("{at}: {e}"))?;
-    s.set_read_timeout(Some(timeout)).map_err(|e| format!("{at}: {e}"))?;
-    s.set_write_timeout(Some(timeout)).map_err(|e| format!("{at}: {e}"))?;
-    write!(
-        s,
-        "GET {path} HTTP/1.0\r\nHost: {at}\r\nAccept: application/json\r\n\r\n"
-    )
-    .map_err(|e| format!("{at}: {e}"))?;
-    let mut answer = Vec::new();
-    s.take(MAX_ANSWER)
-        .read_to_end(&mut answer)
-        .map_err(|e| format!("{at}{path}: {e}"))?;
-    body(&answer).map_err(|e| format!("{at}{path}: {e}"))
-}
-
-/// The body of an HTTP answer whose status is 200.
-fn body(answer: &[u8]) -> Result<Vec<u8>, String> {
-    let end = answer
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("the answer has no end of headers")?;
-    let head = String::from_utf8_lossy(&answer[..end]);
-    let status = head.lines().next().unwrap_or("");
-    let code = status.split_whitespace().nth(1).unwrap_or("");
-    if code != "200" {
-        let negotiate = head
-            .lines()
-            .any(|l| l.to_ascii_lowercase().starts_with("www-authenticate: negotiate"));
-        return Err(if negotiate {
-            format!("{status}: the info server asks for SPNEGO (Kerberos over HTTP)")
-        } else {
-            status.to_string()
-        });
+    for attempt in 0..3 {
+        let body = get(host, port, &format!("/jmx?qry={name}"), timeout)?;
+        let doc: serde_json::Value =
+            serde_json::from_slice(&body).map_err(|e| format!("{host}:{port}/jmx {name}: not JSON: {e}"))?;
+        if let Some(bean) = doc.get("beans").and_then(|b| b.as_array()).and_then(|b| b.first()) {
+            return Ok(bean.clone());
+        }
+        if attempt < 2 {
+            std::thread::sleep(Duration::from_millis(500));
+        }
     }
-    Ok(answer[end + 4..].to_vec())
+    Err(format!("{host}:{port}/jmx has no bean {name}"))
+}
+
+/// `GET path` on the info server, its body when the answer is 200. A server that asks for
+/// Kerberos (`401` with `WWW-Authenticate: Negotiate`, `hbase.security.authentication.ui`
+/// kerberos) is asked again with a SPNEGO token for `HTTP/host`, from the process's
+/// credentials, as the backend's own calls are made.
+fn get(host: &str, port: u16, path: &str, timeout: Duration) -> Result<Vec<u8>, String> {
+    let url = format!("http://{host}:{port}{path}");
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(timeout))
+        .user_agent("tallrow")
+        .build()
+        .into();
+    let at = |e: String| format!("{host}:{port}{path}: {e}");
+    let mut answer = agent.get(&url).call().map_err(|e| at(e.to_string()))?;
+    if answer.status().as_u16() == 401 && asks_negotiate(&answer) {
+        let token = crate::secure::negotiate("HTTP", host)
+            .map_err(|e| at(format!("the info server asks for SPNEGO (Kerberos over HTTP): {e}")))?;
+        answer = agent
+            .get(&url)
+            .header("Authorization", format!("Negotiate {token}"))
+            .call()
+            .map_err(|e| at(e.to_string()))?;
+        if answer.status().as_u16() == 401 {
+            return Err(at("the info server refused the SPNEGO token (401)".into()));
+        }
+    }
+    let status = answer.status().as_u16();
+    if status != 200 {
+        return Err(at(match status {
+            401 => "401: the info server asks for a login tallrow does not make".to_string(),
+            s => format!("HTTP {s}"),
+        }));
+    }
+    answer
+        .into_body()
+        .with_config()
+        .limit(MAX_ANSWER)
+        .read_to_vec()
+        .map_err(|e| at(e.to_string()))
+}
+
+fn asks_negotiate(answer: &ureq::http::Response<ureq::Body>) -> bool {
+    answer.headers().get_all("WWW-Authenticate").iter().any(|v| {
+        v.to_str()
+            .is_ok_and(|v| v.trim().to_ascii_lowercase().starts_with("negotiate"))
+    })
 }
 
 #[cfg(test)]
@@ -151,17 +161,5 @@ mod tests {
             }
         );
         assert_eq!(reading(&json!({}), &json!({}), &json!({})), Reading::default());
-    }
-
-    #[test]
-    fn answers_other_than_200_say_why() {
-        assert_eq!(body(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}").unwrap(), b"{}");
-        assert_eq!(
-            body(b"HTTP/1.1 404 Not Found\r\n\r\n").unwrap_err(),
-            "HTTP/1.1 404 Not Found"
-        );
-        let e = body(b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Negotiate\r\n\r\n").unwrap_err();
-        assert!(e.contains("SPNEGO"), "{e}");
-        assert!(body(b"HTTP/1.1 200 OK").is_err());
     }
 }

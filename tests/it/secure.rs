@@ -58,10 +58,56 @@ fn native_load_verify_and_run(var: &str, qop: &str) {
     assert!(summary.contains("HBase native RPC"), "the report names the backend");
 }
 
+/// A run's observer reads the Kerberized region server's /jmx, whose info server asks for
+/// SPNEGO, with the run's own credentials: cluster.csv has its rows, and no read failed.
+fn observed_with_spnego(url: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let workload = small_fixture();
+    let out = tallrow_with(
+        dir.path(),
+        &[
+            "run",
+            workload.to_str().unwrap(),
+            "--backend",
+            url,
+            "--ops",
+            "50",
+            "--warmup",
+            "0s",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let line = out.stdout.lines().find(|l| l.starts_with("cluster: ")).unwrap_or("");
+    assert!(
+        line.ends_with("0 servers lost"),
+        "no read failed: {line}\n{}",
+        out.stdout
+    );
+    let report = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("report: "))
+        .map(|p| dir.path().join(p))
+        .unwrap();
+    let csv = std::fs::read_to_string(report.join("cluster.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let queued = rows.headers().unwrap().iter().position(|h| h == "rpc_queued").unwrap();
+    assert!(
+        rows.records().any(|r| !r.unwrap()[queued].is_empty()),
+        "a /jmx row in {csv}"
+    );
+}
+
 #[test]
 fn load_verify_and_run_through_native_kerberos_with_privacy() {
     if secure_hbase_there() {
         native_load_verify_and_run("TALLROW_HBASE_NATIVE_KRB", "auth-conf");
+        let _turn = SchemaTables::native_kerberos_privacy();
+        observed_with_spnego(&format!(
+            "{}&qop=auth-conf",
+            secure_hbase("TALLROW_HBASE_NATIVE_KRB").unwrap()
+        ));
     }
 }
 
