@@ -330,18 +330,6 @@ pub fn marks(events: &[Event], started_ms: i64, t_max: f64) -> Vec<Mark> {
             }
             continue;
         }
-        if e.kind == Kind::Stage {
-            // A stage is a line where it begins: bands over the whole run would hide the rest.
-            if e.phase != Phase::End {
-                out.push(Mark {
-                    from_s: at(e.at_ms),
-                    to_s: at(e.at_ms),
-                    kind: e.kind.name(),
-                    text: e.detail.clone(),
-                });
-            }
-            continue;
-        }
         let key = (e.kind, e.region.as_str(), e.server.as_str());
         match e.phase {
             Phase::Start => open.entry(key).or_default().push(e),

@@ -12,6 +12,7 @@ pub mod load;
 mod plot;
 mod read;
 pub mod run;
+mod servers;
 pub mod slo;
 pub mod summary;
 pub mod sweep;

@@ -9,13 +9,13 @@ use super::text::escape;
 use crate::stats::Histogram;
 use std::fmt::Write as _;
 
-const W: f64 = 900.0;
+pub(super) const W: f64 = 900.0;
 const H: f64 = 520.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 190.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 50.0;
-const COLORS: [&str; 18] = [
+pub(super) const LEFT: f64 = 70.0;
+pub(super) const RIGHT: f64 = 190.0;
+pub(super) const TOP: f64 = 40.0;
+pub(super) const BOTTOM: f64 = 50.0;
+pub(super) const COLORS: [&str; 18] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
     "#393b79", "#ad494a", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
 ];
@@ -259,6 +259,8 @@ pub fn html(s: &RunSummary, timeseries_svg: Option<&str>, cluster: Option<&Clust
 
 /// What `index.html` shows of the cluster's side of a run.
 pub struct ClusterHtml {
+    /// `cluster.svg`, to inline, when the observer saw a server report.
+    pub servers_svg: Option<String>,
     /// The line after the text table.
     pub line: String,
     /// The worst seconds of p99 per operation, with what the cluster did then.
@@ -307,6 +309,10 @@ fn cluster_html(h: &mut String, c: &ClusterHtml) {
         "<h2>What the cluster did</h2>\n<p>{}. Each event: <a href=\"events.csv\">events.csv</a>; each region server report: <a href=\"cluster.csv\">cluster.csv</a>.</p>",
         escape(&c.line)
     );
+    if let Some(svg) = &c.servers_svg {
+        h.push_str("<p>The region servers over the same time (<a href=\"cluster.svg\">cluster.svg</a>): their request rates and pressures from their reports, and from their <code>/jmx</code> their queues, blocked updates and GC.</p>\n");
+        h.push_str(svg);
+    }
     if c.rose.is_empty() {
         return;
     }
@@ -592,7 +598,7 @@ fn mark_color(kind: &str) -> &'static str {
 
 /// The cluster's events over the plot's panels (`(top, height)` each), placed by `x_at`: a
 /// band per span, a line per moment, each with its words as a tooltip.
-fn draw_marks(s: &mut String, marks: &[Mark], x_at: &dyn Fn(f64) -> f64, panels: &[(f64, f64)]) {
+pub(super) fn draw_marks(s: &mut String, marks: &[Mark], x_at: &dyn Fn(f64) -> f64, panels: &[(f64, f64)]) {
     for m in marks {
         let (x1, x2) = (x_at(m.from_s), x_at(m.to_s));
         let color = mark_color(m.kind);
@@ -617,7 +623,7 @@ fn draw_marks(s: &mut String, marks: &[Mark], x_at: &dyn Fn(f64) -> f64, panels:
 }
 
 /// An SVG document's opening, `height` tall on a white ground.
-fn open_svg(height: f64) -> String {
+pub(super) fn open_svg(height: f64) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -663,7 +669,7 @@ fn lines(
 }
 
 /// A round step near `raw`: 1, 2 or 5 times a power of ten.
-fn nice_step(raw: f64) -> f64 {
+pub(super) fn nice_step(raw: f64) -> f64 {
     let raw = raw.max(1e-6);
     let base = 10f64.powf(raw.log10().floor());
     [1.0, 2.0, 5.0, 10.0]
@@ -674,7 +680,7 @@ fn nice_step(raw: f64) -> f64 {
 }
 
 /// A tick label: whole numbers without decimals.
-fn trim_number(v: f64) -> String {
+pub(super) fn trim_number(v: f64) -> String {
     if (v - v.round()).abs() < 1e-9 {
         format!("{}", v.round() as i64)
     } else {

@@ -11,7 +11,9 @@
 //! - `timeseries.svg`: throughput, p50 and p99 per interval and operation, in `index.html`
 //!   under the table;
 //! - `regions.csv` and `regions.svg`: rows and bytes written and read per region, and the
-//!   heat map of regions against intervals (when the run counted them).
+//!   heat map of regions against intervals (when the run counted them);
+//! - `events.csv`, `cluster.csv` and `cluster.svg`: the run's stages and what the store or the
+//!   cluster did meanwhile, and the region servers over time.
 
 use super::Error;
 use super::summary::{ALL, BackendInfo, ErrorCount, FORMAT, Machine, OpReport, RunConfig, RunSummary, WorkloadInfo};
@@ -235,9 +237,17 @@ impl RunData {
         let marks = super::cluster::marks(&events, s.started_ms, t_max);
         let svg = super::plot::timeseries(&series, &s.workload.name, &marks);
         write_file(&dir.join("timeseries.svg"), svg.as_bytes())?;
+        let servers_svg = self
+            .cluster
+            .as_ref()
+            .and_then(|c| super::servers::svg(c, s.started_ms, t_max, &marks, &s.workload.name));
+        if let Some(svg) = &servers_svg {
+            write_file(&dir.join("cluster.svg"), svg.as_bytes())?;
+        }
         let cluster = self.cluster.as_ref().map(|c| {
             let ops: Vec<(String, u64)> = s.ops.iter().map(|o| (o.op.clone(), o.response.p99)).collect();
             super::plot::ClusterHtml {
+                servers_svg: servers_svg.clone(),
                 line: super::cluster::line(c),
                 rose: super::cluster::rose(&self.intervals, &ops, c, s.started_ms, 3),
             }

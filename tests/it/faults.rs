@@ -275,6 +275,29 @@ fn a_region_server_killed_during_a_load() {
         ) > 0,
         "the load met the dead server: {line}"
     );
+    // The load's observer saw the master take the server for dead and recover its regions:
+    // a server_dead event naming it (by its RPC port) beside the load's manifest, and the
+    // load's line counts it.
+    let port = state
+        .lines()
+        .find_map(|l| l.strip_prefix("export TALLROW_HBASE_RS2_PORT="))
+        .expect("region server 2's port in .hbase.env")
+        .trim_matches('\'')
+        .to_string();
+    let events = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-events.csv"))
+        .unwrap_or_else(|| panic!("the load's events.csv: {stdout}"));
+    let events = std::fs::read_to_string(events).unwrap();
+    assert!(
+        events
+            .lines()
+            .any(|l| l.contains(",server_dead,") && l.contains(&format!("localhost:{port},"))),
+        "region server 2 (localhost:{port}) dead in {events}"
+    );
+    let cluster = stdout.lines().find(|l| l.starts_with("cluster: ")).unwrap_or("");
+    assert!(cluster.contains("1 server lost"), "{stdout}");
     verify(dir.path(), &native_url());
 }
 

@@ -40,6 +40,21 @@ fn run(dir: &Path, backend: &str, extra: &[&str]) -> (Out, PathBuf) {
     (out, report)
 }
 
+/// `report merge A B --out OUT` in `dir`.
+fn merge_into(dir: &Path, a: &Path, b: &Path, out: &str) -> Out {
+    tallrow(
+        dir,
+        &[
+            "report",
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            out,
+        ],
+    )
+}
+
 fn csv_rows(path: &Path) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(path).unwrap();
     text.lines()
@@ -218,17 +233,7 @@ fn report_merge_adds_up_the_shards() {
     let dir = tempfile::tempdir().unwrap();
     let (_, a) = run(dir.path(), "memory:", &["--ops", "300", "--shard", "1/2"]);
     let (_, b) = run(dir.path(), "memory:", &["--ops", "200", "--shard", "2/2"]);
-    let out = tallrow(
-        dir.path(),
-        &[
-            "report",
-            "merge",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-            "--out",
-            "merged",
-        ],
-    );
+    let out = merge_into(dir.path(), &a, &b, "merged");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let merged = dir.path().join("merged");
     let read = |d: &Path| -> serde_json::Value {
@@ -295,17 +300,7 @@ fn report_merge_keeps_one_observers_events_and_compare_shows_them() {
         std::fs::write(d.join("events.csv"), csv).unwrap();
         std::fs::write(d.join("cluster.csv"), "t_s,utc,server\n").unwrap();
     }
-    let out = tallrow(
-        dir.path(),
-        &[
-            "report",
-            "merge",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-            "--out",
-            "merged",
-        ],
-    );
+    let out = merge_into(dir.path(), &a, &b, "merged");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let merged = dir.path().join("merged");
     let summary: serde_json::Value =
@@ -1274,17 +1269,7 @@ fn stages_have_their_own_tables_verdicts_and_events() {
         report_dir(dir.path(), &out.stdout)
     };
     let (a, b) = (shard("1/2"), shard("2/2"));
-    let out = tallrow(
-        dir.path(),
-        &[
-            "report",
-            "merge",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-            "--out",
-            "merged",
-        ],
-    );
+    let out = merge_into(dir.path(), &a, &b, "merged");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let merged: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged/summary.json")).unwrap()).unwrap();
