@@ -150,9 +150,12 @@ if [[ "${1:-}" == "native" ]]; then
     exit 0
 fi
 # CPU clock ticks of HBase's masters (active and backup) so far.
-master_ticks() {
+master_ticks() { ticks_of org.apache.hadoop.hbase.master.HMaster; }
+# The region servers' (they answer the observer's /jmx reads).
+rs_ticks() { ticks_of org.apache.hadoop.hbase.regionserver.HRegionServer; }
+ticks_of() { # class
     local t=0 p
-    for p in $(pgrep -f org.apache.hadoop.hbase.master.HMaster); do
+    for p in $(pgrep -f "$1"); do
         t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
     done
     echo "$t"
@@ -177,13 +180,14 @@ observe() {
             local flags=()
             [ "$mode" = off ] && flags=(--observe off)
             # The masters' CPU (clock ticks) around the run: what answering the observer costs them.
-            local m0 m1
-            m0=$(master_ticks)
+            local m0 m1 s0 s1
+            m0=$(master_ticks) s0=$(rs_ticks)
             /usr/bin/time -f "%U %S" -o "$tmp/$mode-$r.cpu" \
                 "$bin" run benches/paging.toml --backend "$TALLROW_HBASE_NATIVE" --reports "$tmp/$mode-$r" \
                 --duration 20s --warmup 5s "${flags[@]}" >/dev/null
-            m1=$(master_ticks)
+            m1=$(master_ticks) s1=$(rs_ticks)
             echo "$((m1 - m0))" >"$tmp/$mode-$r.master"
+            echo "$((s1 - s0))" >"$tmp/$mode-$r.rs"
         done
     done
     .venv/bin/python - "$tmp" "$rounds" <<'PY'
@@ -193,18 +197,20 @@ def run(mode, r):
     s = json.load(open(glob.glob(f"{tmp}/{mode}-{r}/*/summary.json")[0]))
     cpu = sum(float(x) for x in open(f"{tmp}/{mode}-{r}.cpu").read().split()[-2:])
     master = int(open(f"{tmp}/{mode}-{r}.master").read()) / 100
-    return s["all"]["ops_per_s"], s["all"]["response"]["p99"] / 1e6, s.get("events"), cpu, master
+    rs = int(open(f"{tmp}/{mode}-{r}.rs").read()) / 100
+    return s["all"]["ops_per_s"], s["all"]["response"]["p99"] / 1e6, s.get("events"), cpu, master, rs
 rows = {m: [run(m, r) for r in range(1, rounds + 1)] for m in ("on", "off")}
 for r in range(rounds):
-    (a, pa, ev, ca, ma), (b, pb, _, cb, mb) = rows["on"][r], rows["off"][r]
-    print(f"round {r + 1}: observed {a:,.0f} ops/s p99 {pa:.2f} ms, tallrow {ca:.2f} CPU-s, masters {ma:.2f} CPU-s (events {ev}); "
-          f"not observed {b:,.0f} ops/s p99 {pb:.2f} ms, tallrow {cb:.2f} CPU-s, masters {mb:.2f} CPU-s: {a / b:.3f}x")
+    (a, pa, ev, ca, ma, ra), (b, pb, _, cb, mb, rb) = rows["on"][r], rows["off"][r]
+    print(f"round {r + 1}: observed {a:,.0f} ops/s p99 {pa:.2f} ms, CPU-s tallrow {ca:.2f} masters {ma:.2f} region servers {ra:.2f} (events {ev}); "
+          f"not observed {b:,.0f} ops/s p99 {pb:.2f} ms, CPU-s tallrow {cb:.2f} masters {mb:.2f} region servers {rb:.2f}: {a / b:.3f}x")
 def spread(v, f):
     return f"{statistics.median(v):{f}} ({min(v):{f}} to {max(v):{f}})"
 for m in ("on", "off"):
     print(f"{'observed' if m == 'on' else 'not observed':<13} ops/s {spread([x[0] for x in rows[m]], ',.0f')}  p99 ms {spread([x[1] for x in rows[m]], '.2f')}")
 print(f"throughput observed / not, per round: {spread([a[0] / b[0] for a, b in zip(rows['on'], rows['off'])], '.3f')}")
-for i, what in ((3, "tallrow's CPU"), (4, "the masters' CPU")):
+print(f"p99 observed / not, per round: {spread([a[1] / b[1] for a, b in zip(rows['on'], rows['off'])], '.3f')}")
+for i, what in ((3, "tallrow's CPU"), (4, "the masters' CPU"), (5, "the region servers' CPU")):
     print(f"{what}, observed less not, per round (s): {spread([a[i] - b[i] for a, b in zip(rows['on'], rows['off'])], '+.2f')}")
 PY
 }
