@@ -489,6 +489,20 @@ fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_duri
         .map(|v| v.as_u64().unwrap())
         .sum();
     assert_eq!(counted, n, "the report's retries by kind add up to the line's");
+    // The run's observer saw each region server go and come back: the master's recovery of
+    // it (server_dead) and its return (server_joined), each naming it by its RPC port.
+    let events = std::fs::read_to_string(report.join("events.csv")).unwrap();
+    for rs in [1, 2] {
+        let port = cluster_state(&format!("RS{rs}_PORT"));
+        for kind in ["server_dead", "server_joined"] {
+            assert!(
+                events
+                    .lines()
+                    .any(|l| l.contains(&format!(",{kind},")) && l.contains(&format!(",localhost:{port},"))),
+                "{kind} of region server {rs} (localhost:{port}) in {events}"
+            );
+        }
+    }
     let spans = summary["disturbed"].as_array().expect("the report's disturbed seconds");
     assert!(!spans.is_empty() && !disturbed.is_empty(), "{stdout}");
     let in_spans: u64 = spans.iter().map(|d| d["retries"].as_u64().unwrap()).sum();
