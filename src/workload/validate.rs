@@ -66,7 +66,7 @@ pub(super) fn workload(w: raw::Workload) -> Result<Workload> {
         regions: None,
     });
     let load = Load {
-        batch: num("load.batch", l.batch, 1000, 1, 100_000)? as usize,
+        batch: num("load.batch", l.batch, 4000, 1, 100_000)? as usize,
         threads: num("load.threads", l.threads, 0, 0, super::MAX_THREADS as u32)? as usize,
         regions: num("load.regions", l.regions, 1, 1, MAX_REGIONS as u32)? as usize,
     };
