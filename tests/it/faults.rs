@@ -1,7 +1,7 @@
 //! Faults made by HBase itself while tallrow works through `api=native`, against the
 //! two-region-server HBase of scripts/hbase.sh: regions split and moved by HBase's Java Admin
 //! (`scripts/hbase.sh chaos`, tests/hbase/src/.../faults/Chaos.java) during a load and during
-//! a run, a region server killed with SIGKILL during a load, and what operators do to a
+//! a run, a region server killed with SIGKILL during a load and a run, and what operators do to a
 //! cluster: a rolling restart of both region servers (`scripts/hbase.sh graceful`, as
 //! HBase's graceful_stop.sh), ZooKeeper stopped for 10 s and the active master killed (its
 //! backup takes over) during a run, and the active master killed while a load creates its
@@ -225,17 +225,23 @@ fn regions_split_and_moved_during_a_load() {
     verify(dir.path(), &thrift2_url());
 }
 
+/// A region server killed (SIGKILL) while a load writes and a run reads: the load is
+/// stopped once its rows go in, a run of the quickstart's reads starts beside it, and region
+/// server 2, which holds regions of the table, dies without a word. The load completes and
+/// verifies; the run's operations wait through the master's recovery of the server's regions
+/// and do not fail; each process's observer names the dead server (`server_dead`), and the
+/// run's, still going when the server is started again, its return (`server_joined`).
 #[test]
-fn a_region_server_killed_during_a_load() {
+fn a_region_server_killed_during_a_load_and_a_run() {
     if !real_hbase_there() {
         return;
     }
     let _turn = SchemaTables::native();
     let dir = tempfile::tempdir().unwrap();
     let mut load = slow_load(dir.path());
-    // Once the table holds rows, the load is stopped, and region server 2, which holds some
-    // of the table's regions, dies without a word.
+    // Once the table holds rows, the load is stopped, and a run of reads starts beside it.
     stop_once_rows_are_in(&mut load);
+    let (mut run, read) = start_reads(dir.path());
     let state = std::fs::read_to_string(repo().join(".hbase.env")).unwrap();
     let pid = state
         .lines()
@@ -262,43 +268,128 @@ fn a_region_server_killed_during_a_load() {
     signal(pid.parse().unwrap(), "KILL");
     signal(load.id(), "CONT");
     let (code, stdout, stderr) = finish(load, "");
-    // Two region servers again, whatever the outcome, for what runs after.
+    // Two region servers again, whatever the outcome, for what runs after; the run goes on
+    // through the server's return.
     hbase_sh(&["regionserver", "2"]);
     let settled = hbase_sh(&["chaos", "settle", "2"]);
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        run.try_wait().unwrap().is_none(),
+        "the run ended before the server came back"
+    );
+    signal(run.id(), "INT");
+    let (run_code, run_stdout, run_stderr) = finish(run, &read);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (_, line) = retries(&stdout);
     eprintln!("region server 2 (pid {pid}, {held} regions of {TABLE}) killed; {line}; {settled}");
+    let dead_kinds = ["connection", "timeout", "ServerNotRunning", "RegionServerStopped"];
     assert!(
-        retried_for(
-            &line,
-            &["connection", "timeout", "ServerNotRunning", "RegionServerStopped"]
-        ) > 0,
+        retried_for(&line, &dead_kinds) > 0,
         "the load met the dead server: {line}"
     );
-    // The load's observer saw the master take the server for dead and recover its regions:
-    // a server_dead event naming it (by its RPC port) beside the load's manifest, and the
-    // load's line counts it.
     let port = state
         .lines()
         .find_map(|l| l.strip_prefix("export TALLROW_HBASE_RS2_PORT="))
         .expect("region server 2's port in .hbase.env")
         .trim_matches('\'')
         .to_string();
+    let dead = |events: &str| {
+        events
+            .lines()
+            .any(|l| l.contains(",server_dead,") && l.contains(&format!("localhost:{port},")))
+    };
+    // The load's observer saw the master take the server for dead and recover its regions:
+    // a server_dead event naming it (by its RPC port) beside the load's manifest, and the
+    // load's line counts it.
     let events = std::fs::read_dir(dir.path().join("reports"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with("-events.csv"))
         .unwrap_or_else(|| panic!("the load's events.csv: {stdout}"));
     let events = std::fs::read_to_string(events).unwrap();
+    assert!(dead(&events), "region server 2 (localhost:{port}) dead in {events}");
+    let cluster = stdout.lines().find(|l| l.starts_with("cluster: ")).unwrap_or("");
+    assert!(cluster.contains("1 server lost"), "{stdout}");
+    // The run: no operation failed, the dead server was met (and retried), and its report
+    // has the server's death and return on its time line.
+    assert_eq!(run_code, 0, "{run_stdout}{run_stderr}");
+    assert!(!run_stdout.contains(" failed "), "{run_stdout}");
+    let (_, run_line) = retries(&run_stdout);
+    eprintln!("the run: {run_line}");
+    assert!(
+        retried_for(&run_line, &dead_kinds) > 0,
+        "the run met the dead server: {run_line}"
+    );
+    let report = report_of(dir.path(), &run_stdout);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["all"]["errors"], 0, "{}", summary["all"]);
+    let events = std::fs::read_to_string(report.join("events.csv")).unwrap();
+    assert!(
+        dead(&events),
+        "region server 2 (localhost:{port}) dead in the run's {events}"
+    );
+    let joined = cluster_state("RS2_PORT");
     assert!(
         events
             .lines()
-            .any(|l| l.contains(",server_dead,") && l.contains(&format!("localhost:{port},"))),
-        "region server 2 (localhost:{port}) dead in {events}"
+            .any(|l| l.contains(",server_joined,") && l.contains(&format!(",localhost:{joined},"))),
+        "region server 2 (localhost:{joined}) back in the run's {events}"
     );
-    let cluster = stdout.lines().find(|l| l.starts_with("cluster: ")).unwrap_or("");
-    assert!(cluster.contains("1 server lost"), "{stdout}");
+    let cluster = run_stdout.lines().find(|l| l.starts_with("cluster: ")).unwrap_or("");
+    assert!(cluster.contains("1 server lost"), "{run_stdout}");
     verify(dir.path(), &native_url());
+}
+
+/// The folder a run's `report: DIR` line names, under `dir`.
+fn report_of(dir: &Path, stdout: &str) -> PathBuf {
+    dir.join(
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("report: "))
+            .unwrap_or_else(|| panic!("the report's folder in {stdout}")),
+    )
+}
+
+/// Starts a 10-minute run of the quickstart's reads alone (so that `verify` after it checks
+/// that the faults lost nothing of the load's), stopped by the test with Ctrl-C (SIGINT);
+/// returns it once it measures, with what it printed until then.
+fn start_reads(dir: &Path) -> (Child, String) {
+    let reads = dir.join("reads.toml");
+    let mut workload = std::fs::read_to_string(quickstart()).unwrap();
+    workload.push_str(
+        "\n[run.mix]\ntimeline = 20\ntimeline_later = 5\nown_posts = 5\nactions_offset = 8\nactions_cursor = 8\n\
+         actions_range = 5\nseries_range = 5\nfollowers = 3\nfollowees = 3\ncategory = 5\n",
+    );
+    std::fs::write(&reads, workload).unwrap();
+    let mut run = spawn(
+        dir,
+        &[
+            "run",
+            reads.to_str().unwrap(),
+            "--set",
+            USERS,
+            "--set",
+            "run.duration=10m",
+            "--set",
+            "run.warmup=1s",
+            "--backend",
+            &native_url(),
+        ],
+    );
+    let mut stdout = BufReader::new(run.stdout.take().unwrap());
+    let mut read = String::new();
+    while !read.contains("running quickstart against") {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        read.push_str(&line);
+    }
+    // Measuring starts 1 s (the warm-up) after the line.
+    std::thread::sleep(Duration::from_secs(1));
+    run.stdout = Some(stdout.into_inner());
+    (run, read)
 }
 
 /// The TCP ports process `pid` listens on (`ss`).
@@ -399,42 +490,11 @@ fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_duri
         ],
     );
     assert_eq!(load.code, 0, "{}{}", load.stdout, load.stderr);
-    // The quickstart's data with the reads of its mix alone, so that `verify` after the run
-    // checks that the faults lost nothing (writes go through the same faults in the load's
-    // test).
-    let reads = dir.path().join("reads.toml");
-    let mut workload = std::fs::read_to_string(quickstart()).unwrap();
-    workload.push_str(
-        "\n[run.mix]\ntimeline = 20\ntimeline_later = 5\nown_posts = 5\nactions_offset = 8\nactions_cursor = 8\n\
-         actions_range = 5\nseries_range = 5\nfollowers = 3\nfollowees = 3\ncategory = 5\n",
-    );
-    std::fs::write(&reads, workload).unwrap();
-    let mut run = spawn(
-        dir.path(),
-        &[
-            "run",
-            reads.to_str().unwrap(),
-            "--set",
-            USERS,
-            "--set",
-            "run.duration=10m",
-            "--set",
-            "run.warmup=1s",
-            "--backend",
-            &url,
-        ],
-    );
-    let mut stdout = BufReader::new(run.stdout.take().unwrap());
-    let mut read = String::new();
-    while !read.contains("running quickstart against") {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        read.push_str(&line);
-    }
-    // Seconds from the start of measuring (1 s of warm-up after the line).
-    let measuring = Instant::now() + Duration::from_secs(1);
+    // The quickstart's reads alone: `verify` after the run checks that the faults lost
+    // nothing (writes go through the same faults in the load's test).
+    let (mut run, read) = start_reads(dir.path());
+    // Seconds from the start of measuring.
+    let measuring = Instant::now();
     let at = || Instant::now().saturating_duration_since(measuring).as_secs_f64();
     let mut done = Vec::new();
     let t = at();
@@ -456,19 +516,13 @@ fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_duri
     // Five calm seconds after, then Ctrl-C: the run stops there and reports.
     std::thread::sleep(Duration::from_secs(5));
     signal(run.id(), "INT");
-    run.stdout = Some(stdout.into_inner());
     let (code, stdout, stderr) = finish(run, &read);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (n, line) = retries(&stdout);
     let disturbed: Vec<&str> = stdout.lines().filter(|l| l.starts_with("disturbed")).collect();
     eprintln!("{chaos}{}\n{line}\n{}", done.join("\n"), disturbed.join("\n"));
     assert!(!stdout.contains(" failed "), "{stdout}");
-    let report: PathBuf = dir.path().join(
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("report: "))
-            .expect("the report's folder"),
-    );
+    let report = report_of(dir.path(), &stdout);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["all"]["errors"], 0, "{}", summary["all"]);
