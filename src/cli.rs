@@ -2,6 +2,7 @@
 
 mod bulkload;
 mod compare;
+pub mod help;
 mod keys;
 mod load;
 mod report;
@@ -23,7 +24,7 @@ use std::time::Duration;
 
 /// Bulk-load and load-test HBase-style schemas of time-ordered, per-user data.
 #[derive(Debug, Parser)]
-#[command(name = "tallrow", version, about)]
+#[command(name = "tallrow", version, about, disable_help_subcommand = true)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -58,6 +59,41 @@ pub enum Command {
     /// target wherever the data changes, and report each operation's throughput and p99
     /// against them.
     Sweep(SweepArgs),
+    /// Print a subcommand's help, or a topic's: backends (every --backend form and its
+    /// options), exit-codes.
+    Help(HelpArgs),
+}
+
+/// `tallrow help`
+#[derive(Debug, Args)]
+pub struct HelpArgs {
+    /// A subcommand (load, run, ...) or a topic: backends, exit-codes.
+    #[arg(value_name = "SUBCOMMAND|TOPIC")]
+    pub topic: Option<String>,
+}
+
+/// The command line as clap parses it, with what is built from the code rather than
+/// written in doc comments: every `--backend` form (from [`help::FORMS`]) and the exit
+/// codes.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command().after_help(format!(
+        "{}\nEvery --backend form and its options: tallrow help backends",
+        help::exit_codes()
+    ));
+    for sub in cmd.get_subcommands_mut() {
+        let load = sub.get_name() == "load";
+        if matches!(sub.get_name(), "load" | "run" | "verify") {
+            *sub = sub.clone().mut_arg("backend", |a| a.help(help::backend_flag(load)));
+        }
+    }
+    cmd
+}
+
+/// Parses the process's arguments with [`command`].
+pub fn parse() -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    command().try_get_matches().and_then(|m| Cli::from_arg_matches(&m))
 }
 
 /// `tallrow sweep`
@@ -184,7 +220,7 @@ fn parse_lease(s: &str) -> Result<std::time::Duration, String> {
 pub struct Target {
     /// The workload file, e.g. workloads/quickstart.toml.
     pub workload: PathBuf,
-    /// Backend: embedded:PATH (default embedded:data/NAME, NAME the workload's), memory:, null: (discards writes), hbase://HOST:PORT[?api=thrift2&transport=framed|http&protocol=compact&sasl=gssapi&qop=auth-conf&tls=true&ca=PATH] (docs/secured.md), bigtable://PROJECT/INSTANCE (BIGTABLE_EMULATOR_HOST for the emulator), delay:DELAY:URL, or, for load, hfile:DIR (HFiles for HBase's bulk load).
+    /// Where the data is: every form is listed by `tallrow help backends`.
     #[arg(long, value_name = "URL")]
     pub backend: Option<String>,
     /// Override a workload field, validated as the file's own (repeatable), e.g.
@@ -219,20 +255,22 @@ pub struct LoadArgs {
     /// Workload and backend.
     #[command(flatten)]
     pub target: Target,
-    /// Worker threads (default: the workload's load.threads; 0 = every core).
+    /// Worker threads (default: the workload's load.threads, every core where it sets none;
+    /// 0 = every core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Allow more than 64 worker threads per core (never more than 4,096).
     #[arg(long)]
     pub force_threads: bool,
-    /// Rows per store call (default: the workload's load.batch).
+    /// Rows per store call, at most 8 MiB (default: the workload's load.batch, 4000 where it
+    /// sets none).
     #[arg(long, value_name = "N")]
     pub batch: Option<usize>,
     /// Load only one shard (blocks of users i, i+N, ...); the shards together are the whole.
     #[command(flatten)]
     pub shard: ShardArgs,
     /// Create each missing table with N regions, split where the key design and the
-    /// generated keys put them (default: the workload's load.regions).
+    /// generated keys put them (default: the workload's load.regions, 1 where it sets none).
     #[arg(long, value_name = "N")]
     pub regions: Option<u32>,
     /// Folder for the load manifest.
@@ -427,7 +465,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub settings: RunSettings,
     /// When the target is empty and the run loads it first: create each table with N
-    /// regions (default: the workload's load.regions).
+    /// regions (default: the workload's load.regions, 1 where it sets none).
     #[arg(long, value_name = "N")]
     pub regions: Option<u32>,
     /// Run as one shard: draw from that shard's random streams (merge the shards' reports
@@ -477,25 +515,30 @@ fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {
 /// Command-line settings over a workload's `[run]`.
 #[derive(Debug, Args)]
 pub struct RunSettings {
-    /// Worker threads (default: the workload's run.threads; 0 = every core).
+    /// Worker threads (default: the workload's run.threads, every core where it sets none;
+    /// 0 = every core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Allow more than 64 worker threads per core (never more than 4,096).
     #[arg(long)]
     pub force_threads: bool,
-    /// How long to measure after warm-up, e.g. 60s (default: the workload's run.duration).
+    /// How long to measure after warm-up, e.g. 60s (default: the workload's run.duration,
+    /// 60s where it sets none).
     #[arg(long, value_name = "DURATION", conflicts_with = "ops")]
     pub duration: Option<String>,
     /// Stop after this many measured operations instead.
     #[arg(long, value_name = "N")]
     pub ops: Option<u64>,
-    /// Target operations per second (open loop, latency from the scheduled start).
+    /// Target operations per second: an open loop, latency from the scheduled start
+    /// (default: the workload's run.rate; none, a closed loop, where it sets none).
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
-    /// Schedule under --rate.
+    /// Schedule under --rate (default: the workload's run.arrival, fixed where it sets
+    /// none).
     #[arg(long)]
     pub arrival: Option<crate::workload::Arrival>,
-    /// Unmeasured time before measuring, e.g. 10s.
+    /// Unmeasured time before measuring, e.g. 10s (default: the workload's run.warmup, 5s
+    /// where it sets none).
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
     /// Length of a reporting interval (at least 10ms).
@@ -773,6 +816,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Keys(cmd) => keys::command(cmd),
         Command::Serve(args) => serve::serve(args),
         Command::Sweep(args) => sweep::sweep(args),
+        Command::Help(args) => help::print(args.topic.as_deref()),
     }
 }
 

@@ -1,6 +1,5 @@
 //! The `tallrow` binary: parses the command line and maps errors to an exit code.
 
-use clap::Parser;
 use clap::error::ErrorKind;
 use std::process::ExitCode;
 
@@ -10,7 +9,7 @@ use std::process::ExitCode;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = match tallrow::cli::Cli::try_parse() {
+    let cli = match tallrow::cli::parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => e.exit(),
         Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),

@@ -377,3 +377,60 @@ fn the_readers_of_the_guide_find_what_they_check() {
     assert!(synopsis_flags_exist(&words("tallrow load W [--no-such-flag]")).is_err());
     assert!(Cli::try_parse_from(words("tallrow load w.toml --no-such-flag")).is_err());
 }
+
+/// `tallrow ARGS` through the real binary: its stdout, after it exited 0.
+fn tallrow_out(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tallrow {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The help names every backend form the parser takes (`load`, `run` and `verify --help`,
+/// and `tallrow help backends` in full) and every exit code; `tallrow help SUBCOMMAND` is
+/// that subcommand's long help, and an unknown topic is a command-line error.
+#[test]
+fn the_help_names_every_backend_form_and_exit_code() {
+    use tallrow::cli::help::{FORMS, Kind, backends, exit_codes};
+    for sub in ["load", "run", "verify"] {
+        let help = tallrow_out(&[sub, "--help"]);
+        assert!(
+            help.contains("api=native") && help.contains("tallrow help backends"),
+            "{help}"
+        );
+        for f in FORMS {
+            let hfile = matches!(f.kind, Kind::HfileLocal | Kind::HfileHdfs);
+            assert_eq!(
+                help.contains(f.syntax),
+                sub == "load" || !hfile,
+                "{sub}: {} in {help}",
+                f.syntax
+            );
+        }
+    }
+    assert_eq!(tallrow_out(&["help", "backends"]), backends());
+    assert_eq!(tallrow_out(&["help", "exit-codes"]), exit_codes());
+    let root = tallrow_out(&["--help"]);
+    for code in ["0  done", "1  failed", "2  the command line", "3  run --start-at"] {
+        assert!(root.contains(code), "{code} in {root}");
+    }
+    let load = tallrow_out(&["help", "load"]);
+    assert!(load.contains("tallrow load") && load.contains("--no-bulk"), "{load}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tallrow"))
+        .args(["help", "backend"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("\"backend\"") && err.contains("backends, exit-codes"),
+        "{err}"
+    );
+}

@@ -106,7 +106,8 @@ pub struct Tls {
 pub use crate::secure::Qop;
 
 /// The options of an `hbase://` URL, for its errors.
-const OPTIONS: &str = "transport=buffered|framed|http, protocol=binary|compact, api=thrift1|thrift2, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, tls=true, ca=PATH";
+/// The options a gateway URL takes, as its parser lists them (also `tallrow help backends`).
+pub const OPTIONS: &str = "transport=buffered|framed|http, protocol=binary|compact, api=thrift1|thrift2, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, tls=true, ca=PATH";
 
 pub use crate::wire::Api;
 

@@ -155,7 +155,8 @@ pub const ZK_PORT: u16 = 2181;
 /// The master's RPC port (`hbase.master.port`), the RPC registry's default.
 pub const MASTER_PORT: u16 = 16000;
 /// The options a native URL takes, for its errors.
-const OPTIONS: &str = "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, crypto=aes, tls=true, ca=PATH, zk_sasl=gssapi, zk_service=NAME, and the client settings zookeeper.session.timeout, zookeeper.recovery.retry, zookeeper.recovery.retry.intervalmill, zookeeper.keep-alive.time, hbase.client.retries.number, hbase.client.pause, hbase.rpc.timeout, connect_to=HOST:PORT:HOST2:PORT2";
+/// The options a native URL takes, as its parser lists them (also `tallrow help backends`).
+pub const OPTIONS: &str = "api=native, registry=zk|rpc, sasl=gssapi, service=NAME, qop=auth|auth-int|auth-conf, crypto=aes, tls=true, ca=PATH, zk_sasl=gssapi, zk_service=NAME, and the client settings zookeeper.session.timeout, zookeeper.recovery.retry, zookeeper.recovery.retry.intervalmill, zookeeper.keep-alive.time, hbase.client.retries.number, hbase.client.pause, hbase.rpc.timeout, connect_to=HOST:PORT:HOST2:PORT2";
 
 impl Spec {
     /// Whether the part after `hbase://` asks for the native API.
