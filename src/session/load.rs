@@ -115,8 +115,10 @@ pub fn whole() -> Options {
     }
 }
 
-/// Loads the workload when the target holds no table, printing what was loaded; refuses a
-/// target that holds other tables than the workload's.
+/// Loads the workload when the target holds none of its tables, printing what was loaded;
+/// refuses a target that holds some of them and lacks others (a load that never finished
+/// creating them, or another workload's). Other tables are left alone: a shared cluster
+/// holds them.
 pub fn prepare(
     g: &Generator,
     store: &Arc<dyn Store>,
@@ -127,7 +129,14 @@ pub fn prepare(
 ) -> Result<()> {
     let w = g.workload();
     let have = store.list_tables().context("listing the target's tables")?;
-    if have.is_empty() {
+    let names: Vec<&str> = have.iter().map(|t| t.name.as_str()).collect();
+    let tables = g.tables();
+    let missing: Vec<&str> = tables
+        .iter()
+        .map(|t| t.name.as_str())
+        .filter(|t| !names.contains(t))
+        .collect();
+    if missing.len() == tables.len() {
         let r = recorded(store, g, &whole(), file, reports, metrics)?;
         let rows = r.outcome.rows();
         if let Some(e) = &r.outcome.error {
@@ -143,7 +152,7 @@ pub fn prepare(
         let secs = r.outcome.write_time.as_secs_f64();
         writeln!(
             out,
-            "the target was empty: loaded {} row writes of {} in {:.1} s ({} row writes/s); manifest {}",
+            "the target held none of the workload's tables: loaded {} row writes of {} in {:.1} s ({} row writes/s); manifest {}",
             thousands(rows),
             w.name,
             secs,
@@ -152,15 +161,13 @@ pub fn prepare(
         )?;
         return Ok(());
     }
-    let names: Vec<&str> = have.iter().map(|t| t.name.as_str()).collect();
-    for t in g.tables() {
-        if !names.contains(&t.name.as_str()) {
-            bail!(
-                "table {} is missing from {}: the target holds other data; load the workload into an empty target",
-                t.name,
-                store.identity()
-            );
-        }
+    if !missing.is_empty() {
+        bail!(
+            "{} holds some of {}'s tables but not {}: finish their load or drop them first",
+            store.identity(),
+            w.name,
+            missing.join(", ")
+        );
     }
     Ok(())
 }

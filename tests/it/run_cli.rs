@@ -62,13 +62,49 @@ fn csv_rows(path: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// `run` loads a target that holds none of the workload's tables, whatever else it holds (a
+/// shared cluster's), leaving those alone; it refuses one that holds some of the workload's
+/// tables and lacks others, naming them.
+#[test]
+fn run_loads_beside_other_tables_and_refuses_a_part_of_its_own() {
+    use tallrow::store::{TableDescriptor, backend::Backend};
+    let dir = tempfile::tempdir().unwrap();
+    let with = |name: &str, table: &str| {
+        let url = format!("embedded:{}", dir.path().join(name).display());
+        let store = Backend::parse(&url, dir.path()).unwrap().open().unwrap();
+        store.create_table(&TableDescriptor::new(table, &["f"], 1)).unwrap();
+        url
+    };
+    let shared = with("shared", "someone_elses");
+    let (out, _) = run(dir.path(), &shared, &["--ops", "100"]);
+    assert!(
+        out.stdout.starts_with("the target held none of the workload's tables: loaded "),
+        "{}",
+        out.stdout
+    );
+    let store = Backend::parse(&shared, dir.path()).unwrap().open().unwrap();
+    let names: Vec<String> = store.list_tables().unwrap().into_iter().map(|t| t.name).collect();
+    assert!(names.contains(&"someone_elses".to_string()), "{names:?}");
+    assert!(names.contains(&"useractions".to_string()), "{names:?}");
+    drop(store);
+    let part = with("part", "useractions");
+    let out = tallrow(dir.path(), &["run", &fixture(), "--backend", &part, "--ops", "10"]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("holds some of small's tables but not ") && out.stderr.contains("weibo:inbox"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn run_loads_an_empty_target_then_reports_every_file() {
     let dir = tempfile::tempdir().unwrap();
     let (out, report) = run(dir.path(), "delay:1ms:embedded:store", &["--ops", "400"]);
     assert!(out.stderr.is_empty(), "quiet outside a terminal: {}", out.stderr);
     assert!(
-        out.stdout.starts_with("the target was empty: loaded "),
+        out.stdout.starts_with("the target held none of the workload's tables: loaded "),
         "{}",
         out.stdout
     );
@@ -527,7 +563,7 @@ fn a_run_that_would_start_late_exits_3_without_a_report() {
     assert_eq!(loading.code, 3, "{}{}", loading.stdout, loading.stderr);
     assert!(loading.stderr.contains(" ago while loading; "), "{}", loading.stderr);
     assert!(
-        loading.stdout.contains("the target was empty: loaded"),
+        loading.stdout.contains("the target held none of the workload's tables: loaded"),
         "{}",
         loading.stdout
     );
