@@ -434,3 +434,54 @@ fn the_help_names_every_backend_form_and_exit_code() {
         "{err}"
     );
 }
+
+/// docs/workloads.md's table of the shipped workloads' mixes says what each file's `[run]`
+/// makes of it: every operation with its share of the mix, the shares of reads and writes,
+/// and how users are picked.
+#[test]
+fn the_table_of_mixes_is_each_workloads_own() {
+    let doc = read(Path::new("docs/workloads.md"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(REPO).join("workloads"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7, "{files:?}");
+    let mut wrong = Vec::new();
+    for file in files {
+        let w = tallrow::workload::Workload::from_file(&file).unwrap();
+        let total: f64 = w.run.mix.iter().map(|(_, weight)| weight).sum();
+        let share = |weight: f64| format!("{:.1}%", 100.0 * weight / total);
+        let ops: Vec<String> = w
+            .run
+            .mix
+            .iter()
+            .map(|(op, weight)| format!("`{}` {}", op.name(), share(*weight)))
+            .collect();
+        let writes: f64 = w
+            .run
+            .mix
+            .iter()
+            .filter(|(op, _)| op.writes())
+            .map(|(_, weight)| weight)
+            .sum::<f64>()
+            + 0.0; // an empty sum is -0.0
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let row = format!(
+            "| `{name}` | {} | {} / {} | {} |",
+            ops.join(", "),
+            share(total - writes),
+            share(writes),
+            format!("{:?}", w.run.skew).to_lowercase()
+        );
+        if !doc.lines().any(|l| l.starts_with(&row)) {
+            wrong.push(row);
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/workloads.md lacks these rows (each then its last cell):\n{}",
+        wrong.join("\n")
+    );
+}

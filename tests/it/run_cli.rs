@@ -78,7 +78,8 @@ fn run_loads_beside_other_tables_and_refuses_a_part_of_its_own() {
     let shared = with("shared", "someone_elses");
     let (out, _) = run(dir.path(), &shared, &["--ops", "100"]);
     assert!(
-        out.stdout.starts_with("the target held none of the workload's tables: loaded "),
+        out.stdout
+            .starts_with("the target held none of the workload's tables: loaded "),
         "{}",
         out.stdout
     );
@@ -104,7 +105,8 @@ fn run_loads_an_empty_target_then_reports_every_file() {
     let (out, report) = run(dir.path(), "delay:1ms:embedded:store", &["--ops", "400"]);
     assert!(out.stderr.is_empty(), "quiet outside a terminal: {}", out.stderr);
     assert!(
-        out.stdout.starts_with("the target held none of the workload's tables: loaded "),
+        out.stdout
+            .starts_with("the target held none of the workload's tables: loaded "),
         "{}",
         out.stdout
     );
@@ -563,7 +565,9 @@ fn a_run_that_would_start_late_exits_3_without_a_report() {
     assert_eq!(loading.code, 3, "{}{}", loading.stdout, loading.stderr);
     assert!(loading.stderr.contains(" ago while loading; "), "{}", loading.stderr);
     assert!(
-        loading.stdout.contains("the target held none of the workload's tables: loaded"),
+        loading
+            .stdout
+            .contains("the target held none of the workload's tables: loaded"),
         "{}",
         loading.stdout
     );
