@@ -6,9 +6,8 @@ use crate::load::{self, Options};
 use crate::report::thousands;
 use crate::session;
 use crate::store::Store;
-use crate::store::backend::Backend;
 use crate::workload::Set;
-use anyhow::{Context, bail};
+use anyhow::bail;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -40,46 +39,20 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
             "load.threads"
         },
     )?;
-    let hfile_dir = match &backend {
-        Backend::Hfile(dir) => Some(dir.clone()),
-        _ => None,
-    };
-    if hfile_dir.is_none() && (args.replace || args.split_from.is_some()) {
-        bail!("--replace and --split-from apply to --backend hfile:DIR only");
-    }
     let shard = args.shard.get()?;
-    // A resume reads the followers the load it continues counted, when they were kept.
-    let g = if args.resume {
-        Generator::with_plan_from(
-            &w,
-            &load::journal::plan_path(&load::journal::path(&args.reports, shard)),
-        )
-    } else {
-        Generator::new(&w)
-    };
-    let (store, hfiles): (Arc<dyn Store>, _) = match &hfile_dir {
-        Some(dir) => {
-            if args.no_bulk {
-                bail!(
-                    "--no-bulk: hfile:{} is written by the bulk pipeline only",
-                    dir.display()
-                );
-            }
-            let dir = dir.open()?;
-            // The files of the load a resume continues stay; the journal says which count.
-            let resuming = args.resume
-                && load::journal::read(&load::journal::path(&args.reports, shard))
-                    .ok()
-                    .flatten()
-                    .is_some_and(|j| j.bulk.is_some());
-            let h = session::load::hfiles(dir, &g, shard, args.replace, resuming, args.split_from.as_deref())?;
-            (Arc::new(h.clone()), Some(h))
-        }
-        None => {
-            let url = args.target.backend.as_deref().unwrap_or("embedded:");
-            (backend.open().with_context(|| format!("cannot open {url}"))?, None)
-        }
-    };
+    let session::load::Opened { g, store, hfiles } = session::load::open(
+        &w,
+        &backend,
+        &session::load::Asked {
+            url: args.target.backend.as_deref().unwrap_or("embedded:"),
+            reports: &args.reports,
+            shard,
+            resume: args.resume,
+            no_bulk: args.no_bulk,
+            replace: args.replace,
+            split_from: args.split_from.as_deref(),
+        },
+    )?;
     let live = args.live.start(
         "load",
         &[

@@ -191,6 +191,76 @@ pub fn hfiles(
     Ok(hfile::HFiles::new(dir, shard, splits)?)
 }
 
+/// What `tallrow load` writes into, opened: the generator (which, continuing a load, reads
+/// the followers that load counted, when they were kept), the store, and for `hfile:DIR`
+/// the HFiles, whose manifest is written after the load.
+pub struct Opened {
+    /// The data's generator.
+    pub g: Generator,
+    /// Where the rows go.
+    pub store: Arc<dyn Store>,
+    /// The HFiles of an `hfile:` load.
+    pub hfiles: Option<hfile::HFiles>,
+}
+
+/// What a load asked for besides its workload and backend.
+pub struct Asked<'a> {
+    /// The backend's URL, as given (for errors).
+    pub url: &'a str,
+    /// The folder of the load's journal and manifest.
+    pub reports: &'a Path,
+    /// The shard loaded.
+    pub shard: Shard,
+    /// `--resume`.
+    pub resume: bool,
+    /// `--no-bulk`.
+    pub no_bulk: bool,
+    /// `--replace` (hfile: only).
+    pub replace: bool,
+    /// `--split-from` (hfile: only).
+    pub split_from: Option<&'a str>,
+}
+
+/// Opens what a load of `w` writes into through `backend`.
+pub fn open(w: &crate::workload::Workload, backend: &Backend, asked: &Asked) -> Result<Opened> {
+    let hfile_dir = match backend {
+        Backend::Hfile(dir) => Some(dir),
+        _ => None,
+    };
+    if hfile_dir.is_none() && (asked.replace || asked.split_from.is_some()) {
+        bail!("--replace and --split-from apply to --backend hfile:DIR only");
+    }
+    let journal = load::journal::path(asked.reports, asked.shard);
+    let g = if asked.resume {
+        Generator::with_plan_from(w, &load::journal::plan_path(&journal))
+    } else {
+        Generator::new(w)
+    };
+    let Some(dir) = hfile_dir else {
+        let store = backend.open().with_context(|| format!("cannot open {}", asked.url))?;
+        return Ok(Opened { g, store, hfiles: None });
+    };
+    if asked.no_bulk {
+        bail!(
+            "--no-bulk: hfile:{} is written by the bulk pipeline only",
+            dir.display()
+        );
+    }
+    let dir = dir.open()?;
+    // The files of the load a resume continues stay; the journal says which count.
+    let resuming = asked.resume
+        && load::journal::read(&journal)
+            .ok()
+            .flatten()
+            .is_some_and(|j| j.bulk.is_some());
+    let h = hfiles(dir, &g, asked.shard, asked.replace, resuming, asked.split_from)?;
+    Ok(Opened {
+        g,
+        store: Arc::new(h.clone()),
+        hfiles: Some(h),
+    })
+}
+
 /// Where the live tables of `url` begin their regions, for each of `g`'s tables.
 fn live_splits(url: &str, g: &Generator) -> Result<BTreeMap<String, Vec<Vec<u8>>>> {
     let backend = Backend::parse(url, Path::new(".")).context("--split-from")?;
