@@ -60,12 +60,17 @@ pub fn run(
 }
 
 /// Runs `compact` on `keyspace`, and records it in `stats` when it rewrote some table: the
-/// tables missing after it were its input (a flush only adds tables).
+/// tables missing after it were its input (a flush only adds tables). Compactions of one
+/// keyspace are recorded one at a time, or each would count the other's input as its own.
 pub(crate) fn recorded<T>(
     keyspace: &Keyspace,
     stats: &Stats,
     compact: impl FnOnce() -> lsm_tree::Result<T>,
 ) -> lsm_tree::Result<T> {
+    let _one_at_a_time = keyspace
+        .recording
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let started = std::time::SystemTime::now();
     let before: std::collections::HashMap<_, u64> = keyspace
         .tree

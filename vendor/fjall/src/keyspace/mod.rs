@@ -88,6 +88,10 @@ pub struct KeyspaceInner {
 
     pub(crate) worker_messager: flume::Sender<WorkerMessage>,
 
+    /// Held while a compaction is recorded, so that two compactions of this keyspace do not
+    /// each count the tables the other removed.
+    pub(crate) recording: std::sync::Mutex<()>,
+
     #[expect(unused)]
     lock_file: LockedFileGuard,
 }
@@ -319,6 +323,7 @@ impl Keyspace {
             is_poisoned: db.is_poisoned.clone(),
             lock_file: db.lock_file.clone(),
             stats: db.stats.clone(),
+            recording: std::sync::Mutex::default(),
         }))
     }
 
@@ -361,6 +366,7 @@ impl Keyspace {
             is_poisoned: db.is_poisoned.clone(),
             stats: db.stats.clone(),
             lock_file: db.lock_file.clone(),
+            recording: std::sync::Mutex::default(),
         })))
     }
 
