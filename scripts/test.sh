@@ -84,9 +84,22 @@ skipped() {
   fi
 }
 
-# Each step's header says when it started, so that a run's log shows where its time went.
+# Each step's header says when it started, so that a run's log shows where its time went;
+# the run's last lines say it again, one step a line, where a log's tail is all one sees.
+steps=()
 step() {
   printf '== %s (at %d:%02d)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60))
+  steps+=("$SECONDS"$'\t'"$1")
+}
+step_times() {
+  local i from name next
+  echo "time by step (m:ss):"
+  for ((i = 0; i < ${#steps[@]}; i++)); do
+    from="${steps[i]%%$'\t'*}" name="${steps[i]#*$'\t'}"
+    next=$SECONDS
+    [ $((i + 1)) -lt ${#steps[@]} ] && next="${steps[i + 1]%%$'\t'*}"
+    printf '  %3d:%02d  %s\n' $(((next - from) / 60)) $(((next - from) % 60)) "${name%% (*}"
+  done
 }
 
 # Each test's wall time, from the JUnit reports of the nextest runs that got that far:
@@ -110,6 +123,7 @@ stop_all() {
     test_times
     skipped
   fi
+  step_times
   step "done, exit status $rc"
   rm -f "$TALLROW_SKIPS"
   exit $rc

@@ -460,48 +460,63 @@ fn rolling_restart_and_stopped_zookeeper(at: &dyn Fn() -> f64, done: &mut Vec<St
     done.push(format!("ZooKeeper stopped {t:.0}-{:.0} s", at()));
 }
 
-/// One run of the quickstart's reads through what HBase and its operators do to a cluster,
-/// one after the other while its operations go on: regions split and moved twice; both region servers restarted one
-/// after the other, each emptied of its regions first; ZooKeeper stopped for 10 s; the
-/// active master killed, and the backup taking over. No operation fails; the report names
-/// the seconds with retries and the p99 around them; `verify` passes after. The faults are made while the run's
-/// operations go on (a run stopped before them would look every region up afresh after,
-/// and meet none): the run, of 10 minutes, outlasts them, and is stopped with Ctrl-C
-/// (SIGINT) 5 s after the last.
+/// A load and a run side by side through what HBase and its operators do to a cluster. The
+/// active master is killed while the load's tables are being created (a proxy in front of it
+/// holds the first CreateTable, and the master dies with it unanswered), and the backup takes
+/// over; once the rows go in, a run of the quickstart's reads starts beside the load; then,
+/// one after the other while both go on, both region servers are restarted (each emptied of
+/// its regions first), ZooKeeper is stopped for 10 s, the loaded table's regions are split
+/// and moved twice, and the active master is killed again. The load creates each table once,
+/// goes on to the backup and writes through the rest; the run, of 10 minutes, outlasts the
+/// faults and is stopped with Ctrl-C (SIGINT) 5 s after the last, with no failed operation,
+/// its retries by kind, the seconds they were met in, and each region server's going and
+/// return in its events. `verify` passes after. (Side by side, the two cost the suite one
+/// rolling restart, where apart they cost two.)
 #[test]
-fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_during_a_run() {
+fn a_master_failover_a_rolling_restart_a_stopped_zookeeper_and_splits_during_a_load_and_a_run() {
     if !real_hbase_there() {
         return;
     }
     let _turn = SchemaTables::native();
     let dir = tempfile::tempdir().unwrap();
-    let url = native_url();
-    let load = crate::common::tallrow(
-        dir.path(),
-        &[
-            "load",
-            &quickstart(),
-            "--set",
-            USERS,
-            "--backend",
-            &url,
-            "--regions",
-            "4",
-        ],
-    );
-    assert_eq!(load.code, 0, "{}{}", load.stdout, load.stderr);
-    // The quickstart's reads alone: `verify` after the run checks that the faults lost
-    // nothing (writes go through the same faults in the load's test).
-    let (mut run, read) = start_reads(dir.path());
-    // Seconds from the start of measuring.
-    let measuring = Instant::now();
-    let at = || Instant::now().saturating_duration_since(measuring).as_secs_f64();
+    let (n, master) = active_master();
+    let proxy = crate::proxy::FaultProxy::start(&master);
+    proxy.hold_at(b"CreateTable");
+    // 943 calls of 100 rows on 2 threads with two calls in flight each, each call slowed
+    // by 400 ms: at least 94 s of rows, through which the load's faults (about 60 s after the
+    // failover) are made.
+    let url = format!("delay:400ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
+    let mut load = load_of_100_row_calls(dir.path(), &url);
+    while !proxy.caught() {
+        assert!(
+            load.try_wait().unwrap().is_none(),
+            "the load ended before it created a table"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let started = Instant::now();
+    let at = || started.elapsed().as_secs_f64();
     let mut done = Vec::new();
+    fail_over_from(n);
+    proxy.release();
+    done.push(format!(
+        "master {n} killed with a create in hand at 0 s, the backup active by {:.0} s",
+        at()
+    ));
+    wait_for_rows(&mut load);
+    // The quickstart's reads alone: `verify` after checks that the faults lost nothing of
+    // what the load wrote.
+    let (mut run, read) = start_reads(dir.path());
+    done.push(format!("the run measuring from {:.0} s", at()));
+    rolling_restart_and_stopped_zookeeper(&at, &mut done);
+    assert!(
+        load.try_wait().unwrap().is_none(),
+        "the load ended before the faults were made: they tested nothing"
+    );
     let t = at();
     let chaos = hbase_sh(&["chaos", "shuffle", TABLE, "2"]);
     assert!(chaos.contains("splits 2 moves 2"), "{chaos}");
     done.push(format!("splits and moves {t:.0}-{:.0} s", at()));
-    rolling_restart_and_stopped_zookeeper(&at, &mut done);
     let (n, _) = active_master();
     let t = at();
     fail_over_from(n);
@@ -518,20 +533,37 @@ fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_duri
     signal(run.id(), "INT");
     let (code, stdout, stderr) = finish(run, &read);
     assert_eq!(code, 0, "{stdout}{stderr}");
+    let (load_code, load_stdout, load_stderr) = finish(load, "");
+    assert_eq!(load_code, 0, "{load_stdout}{load_stderr}");
+    let (_, load_line) = retries(&load_stdout);
     let (n, line) = retries(&stdout);
     let disturbed: Vec<&str> = stdout.lines().filter(|l| l.starts_with("disturbed")).collect();
-    eprintln!("{chaos}{}\n{line}\n{}", done.join("\n"), disturbed.join("\n"));
+    eprintln!(
+        "{chaos}{}\nload: {load_line}\nrun: {line}\n{}",
+        done.join("\n"),
+        disturbed.join("\n")
+    );
+
+    // The load met the dead master, then the restarts.
+    assert!(
+        retried_for(&load_line, &["connection", "timeout"]) > 0,
+        "the load met the dead master: {load_line}"
+    );
+    assert!(
+        retried_for(&load_line, &["NotServingRegion", "RegionMoved", "RegionServerStopped"]) > 0,
+        "the load met the restarts: {load_line}"
+    );
+
+    // The run failed nothing, and its report says what it met and when.
     assert!(!stdout.contains(" failed "), "{stdout}");
     let report = report_of(dir.path(), &stdout);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["all"]["errors"], 0, "{}", summary["all"]);
     assert_eq!(summary["stopped_early"], true);
-    // The regions split, moved, and moved off each server in turn were met, and the seconds
-    // they were met in are in the report, with no error among them.
     assert!(
         retried_for(&line, &["NotServingRegion", "RegionMoved"]) > 0,
-        "the run met the split and moved regions: {line}"
+        "the run met the restarted, split and moved regions: {line}"
     );
     for op in summary["ops"].as_array().unwrap() {
         assert_eq!(op["errors_by_kind"], serde_json::json!({}), "{op}");
@@ -562,62 +594,5 @@ fn splits_moves_a_rolling_restart_a_stopped_zookeeper_and_a_master_failover_duri
     let in_spans: u64 = spans.iter().map(|d| d["retries"].as_u64().unwrap()).sum();
     assert!(in_spans <= n, "retries in the spans {in_spans} > the run's {n}");
     assert!(spans.iter().all(|d| d["errors"] == 0), "{spans:?}");
-    verify(dir.path(), &url);
-}
-
-/// A load through what happens to a cluster: the active master killed while the load's
-/// tables are being created (a proxy in front of it holds the first CreateTable, and the
-/// master dies with it unanswered), the backup taking over; then, as the rows go in, both
-/// region servers restarted one after the other, each emptied of its regions first, and
-/// ZooKeeper stopped for 10 s. The load creates each table once, goes on to the backup,
-/// writes through the rest, and verifies.
-#[test]
-fn a_master_failover_a_rolling_restart_and_a_stopped_zookeeper_during_a_load() {
-    if !real_hbase_there() {
-        return;
-    }
-    let _turn = SchemaTables::native();
-    let dir = tempfile::tempdir().unwrap();
-    let (n, master) = active_master();
-    let proxy = crate::proxy::FaultProxy::start(&master);
-    proxy.hold_at(b"CreateTable");
-    // 943 calls of 100 rows on 2 threads with two calls in flight each, each call slowed
-    // by 300 ms: at least 71 s of rows, through which the faults (about 60 s) are made.
-    let url = format!("delay:300ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
-    let mut load = load_of_100_row_calls(dir.path(), &url);
-    while !proxy.caught() {
-        assert!(
-            load.try_wait().unwrap().is_none(),
-            "the load ended before it created a table"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let started = Instant::now();
-    let at = || started.elapsed().as_secs_f64();
-    let mut done = Vec::new();
-    fail_over_from(n);
-    proxy.release();
-    done.push(format!(
-        "master {n} killed with a create in hand at 0 s, the backup active by {:.0} s",
-        at()
-    ));
-    wait_for_rows(&mut load);
-    rolling_restart_and_stopped_zookeeper(&at, &mut done);
-    assert!(
-        load.try_wait().unwrap().is_none(),
-        "the load ended before the faults were made: they tested nothing"
-    );
-    let (code, stdout, stderr) = finish(load, "");
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    let (_, line) = retries(&stdout);
-    eprintln!("{}\n{line}", done.join("\n"));
-    assert!(
-        retried_for(&line, &["connection", "timeout"]) > 0,
-        "the load met the dead master: {line}"
-    );
-    assert!(
-        retried_for(&line, &["NotServingRegion", "RegionMoved", "RegionServerStopped"]) > 0,
-        "the load met the restarts: {line}"
-    );
     verify(dir.path(), &native_url());
 }
