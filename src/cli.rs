@@ -236,6 +236,7 @@ impl Target {
         let (w, backend) = self.parse(flags)?;
         let url = self.backend.as_deref().unwrap_or("embedded:");
         let store = backend.open().with_context(|| format!("cannot open {url}"))?;
+        let store = crate::store::prefixed::over(store, &w.storage.table_prefix);
         Ok((w, store))
     }
 

@@ -26,6 +26,10 @@ pub struct Manifest {
     pub rows_digest: String,
     /// The shard, `i/N`.
     pub shard: String,
+    /// What leads each table's name (`storage.table_prefix`): the tables below are named as
+    /// the cluster names them, and tallrow's scratch tables take it too.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub table_prefix: String,
     /// When the files were complete (UTC).
     pub written: String,
     /// The tables, by name.

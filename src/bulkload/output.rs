@@ -157,6 +157,7 @@ impl HFiles {
             data_digest: data_digest.into(),
             rows_digest: format!("{rows_digest:032x}"),
             shard: self.inner.shard.to_string(),
+            table_prefix: String::new(),
             written: crate::date::iso(crate::store::now_millis()),
             tables,
         }

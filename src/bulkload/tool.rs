@@ -66,6 +66,8 @@ pub struct Plan {
     pub shards: u64,
     /// The tables, by name.
     pub tables: Vec<Table>,
+    /// What leads the tables' names, and the scratch tables'.
+    pub table_prefix: String,
 }
 
 fn err(s: String) -> Error {
@@ -109,6 +111,12 @@ pub fn plan(dirs: &[Dir]) -> Result<Plan, Error> {
             return Err(err(format!(
                 "{path} is shard {} but {first_path} is shard {}: one data set is split one way",
                 m.shard, first.shard
+            )));
+        }
+        if m.table_prefix != first.table_prefix {
+            return Err(err(format!(
+                "{path} prefixes its tables {:?} but {first_path} {:?}: one data set goes into one set of tables",
+                m.table_prefix, first.table_prefix
             )));
         }
         if let Some(other) = seen.insert(shard.index, path.clone()) {
@@ -187,6 +195,7 @@ pub fn plan(dirs: &[Dir]) -> Result<Plan, Error> {
         workload: first.workload.clone(),
         shards: count,
         tables: tables.into_values().collect(),
+        table_prefix: first.table_prefix.clone(),
     })
 }
 
@@ -429,16 +438,16 @@ pub fn rows_expected(t: &Table) -> Result<u64, Error> {
     Ok(n)
 }
 
-/// The table each codec is tried with.
-pub fn probe_table(codec: Compression) -> String {
-    format!("tallrow_codec_probe_{}", codec.name().to_lowercase())
+/// The table each codec is tried with, under the data set's table prefix.
+pub fn probe_table(prefix: &str, codec: Compression) -> String {
+    format!("{prefix}tallrow_codec_probe_{}", codec.name().to_lowercase())
 }
 
 /// Finds, before any file is handed over, a codec of the files that the HBase under test
 /// cannot read: for each codec but NONE, a scratch table of one family of that codec is
 /// created and dropped. HBase's master tries the codec before it creates a table
 /// (`hbase.table.sanity.checks`), so a cluster that cannot load it refuses the table.
-pub fn probe_codecs(store: &dyn Store, tables: &[&TableEntry]) -> Result<(), Error> {
+pub fn probe_codecs(store: &dyn Store, prefix: &str, tables: &[&TableEntry]) -> Result<(), Error> {
     let mut seen: Vec<(Compression, String)> = Vec::new();
     for t in tables {
         for f in &t.families {
@@ -452,7 +461,7 @@ pub fn probe_codecs(store: &dyn Store, tables: &[&TableEntry]) -> Result<(), Err
         }
     }
     for (codec, example) in seen {
-        let name = probe_table(codec);
+        let name = probe_table(prefix, codec);
         let _ = store.delete_table(&name);
         let mut family = FamilyDescriptor::new("f", 1);
         family.storage.compression = codec;
@@ -506,7 +515,7 @@ pub fn run(
         exists.push(check(store, &t.entry)?);
     }
     let entries: Vec<&TableEntry> = plan.tables.iter().map(|t| &t.entry).collect();
-    probe_codecs(store, &entries)?;
+    probe_codecs(store, &plan.table_prefix, &entries)?;
     let one = |t: &Table, exists: bool| -> Result<Outcome, Error> {
         let created = !exists && ensure(store, &t.entry)?;
         say(&format!(

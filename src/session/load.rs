@@ -236,8 +236,10 @@ pub fn open(w: &crate::workload::Workload, backend: &Backend, asked: &Asked) -> 
     } else {
         Generator::new(w)
     };
+    let prefix = &w.storage.table_prefix;
     let Some(dir) = hfile_dir else {
         let store = backend.open().with_context(|| format!("cannot open {}", asked.url))?;
+        let store = crate::store::prefixed::over(store, prefix);
         return Ok(Opened { g, store, hfiles: None });
     };
     if asked.no_bulk {
@@ -256,7 +258,7 @@ pub fn open(w: &crate::workload::Workload, backend: &Backend, asked: &Asked) -> 
     let h = hfiles(dir, &g, asked.shard, asked.replace, resuming, asked.split_from)?;
     Ok(Opened {
         g,
-        store: Arc::new(h.clone()),
+        store: crate::store::prefixed::over(Arc::new(h.clone()), prefix),
         hfiles: Some(h),
     })
 }
@@ -271,11 +273,14 @@ fn live_splits(url: &str, g: &Generator) -> Result<BTreeMap<String, Vec<Vec<u8>>
         .open()
         .with_context(|| format!("--split-from: cannot open {url}"))?;
     let mut out = BTreeMap::new();
+    // Keyed as the HFiles are written: by the table's name on the cluster.
+    let prefix = &g.workload().storage.table_prefix;
     for t in g.tables() {
+        let name = crate::store::prefixed::physical(prefix, &crate::store::canonical_table_name(&t.name)?);
         let splits = live
-            .regions(&t.name)
-            .with_context(|| format!("--split-from {url}: the regions of table {}", t.name))?;
-        out.insert(crate::store::canonical_table_name(&t.name)?, splits);
+            .regions(&name)
+            .with_context(|| format!("--split-from {url}: the regions of table {name}"))?;
+        out.insert(name, splits);
     }
     Ok(out)
 }
@@ -289,7 +294,8 @@ pub fn hfiles_manifest(
     outcome: &Outcome,
 ) -> Result<(crate::bulkload::manifest::Manifest, String)> {
     let w = g.workload();
-    let m = h.manifest(&w.name, &file.display().to_string(), &w.data_digest(), outcome.digest);
+    let mut m = h.manifest(&w.name, &file.display().to_string(), &w.data_digest(), outcome.digest);
+    m.table_prefix = w.storage.table_prefix.clone();
     let path = crate::bulkload::manifest::write(h.dir(), shard, &m)
         .with_context(|| format!("cannot write the manifest into {}", h.dir().display()))?;
     Ok((m, path))

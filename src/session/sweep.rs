@@ -196,6 +196,7 @@ impl Sweep<'_> {
                 let store = pbackend
                     .open()
                     .with_context(|| format!("{name}: cannot open its store"))?;
+                let store = crate::store::prefixed::over(store, &g.workload().storage.table_prefix);
                 clear(&*store, &g, own, args.replace).with_context(|| name.clone())?;
                 let r = super::load::into_folder(&store, &g, args.file, &pdir, out).with_context(|| name.clone())?;
                 loaded = Some(r.outcome.rows() as f64 / r.outcome.write_time.as_secs_f64().max(1e-9));

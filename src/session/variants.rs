@@ -251,6 +251,7 @@ impl Comparison<'_> {
             let store = vbackend
                 .open()
                 .with_context(|| format!("variant {}: cannot open its store", plan.name))?;
+            let store = crate::store::prefixed::over(store, &vw.storage.table_prefix);
             clear(&*store, &g, own, args.replace).with_context(|| format!("variant {}", plan.name))?;
             let vdir = dir.join(&plan.name);
             std::fs::create_dir_all(&vdir).with_context(|| format!("cannot create {}", vdir.display()))?;

@@ -16,6 +16,7 @@ pub mod layer;
 pub mod memory;
 mod model;
 pub mod null;
+pub mod prefixed;
 pub mod runs;
 pub mod storage;
 

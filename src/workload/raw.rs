@@ -146,6 +146,7 @@ pub(super) struct Stage {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Storage {
+    pub table_prefix: Option<String>,
     pub compression: Option<String>,
     pub data_block_encoding: Option<String>,
     pub bloom_filter: Option<String>,

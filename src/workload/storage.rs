@@ -57,6 +57,9 @@ pub struct TableSettings {
 /// The validated `[storage]` section.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StorageSettings {
+    /// What leads every table's name (after its namespace) on the target; empty: none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub table_prefix: String,
     /// For every family of every table.
     #[serde(flatten)]
     pub settings: Settings,
@@ -109,6 +112,8 @@ pub(super) fn validate(
     let Some(s) = s else {
         return Ok(StorageSettings::default());
     };
+    let table_prefix = s.table_prefix.unwrap_or_default();
+    crate::store::prefixed::check_prefix(&table_prefix).or_else(|e| bad("storage.table_prefix", e))?;
     let check = Check { oldest_ms, now_ms };
     let settings = check.settings(
         "storage",
@@ -164,7 +169,11 @@ pub(super) fn validate(
             },
         );
     }
-    Ok(StorageSettings { settings, tables })
+    Ok(StorageSettings {
+        table_prefix,
+        settings,
+        tables,
+    })
 }
 
 /// A key part as TOML writes it: bare when it can be.

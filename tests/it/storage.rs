@@ -103,6 +103,80 @@ fn refused(dir: &Path, extra: &[&str]) -> String {
     out.stderr.trim_end().to_string()
 }
 
+/// Two table prefixes on one store: each workload loads, verifies and runs in its own
+/// tables, beside a load without a prefix, and none sees or touches the others' tables.
+#[test]
+fn two_table_prefixes_load_verify_and_run_apart_on_one_store() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), WORKLOAD).unwrap();
+    let with = |prefix: &str, args: &[&str]| {
+        let set = format!("storage.table_prefix={prefix}");
+        let mut all = args.to_vec();
+        all.extend(["w.toml", "--backend", "embedded:db", "--set", &set]);
+        let out = tallrow(dir.path(), &all);
+        assert_eq!(out.code, 0, "{prefix} {args:?}: {}{}", out.stdout, out.stderr);
+        out.stdout
+    };
+    for p in ["a_", "b_", ""] {
+        with(p, &["load"]);
+    }
+    // Drop a_'s tables below the prefix, and check the others' data is whole.
+    let store = tallrow::store::embedded::Embedded::open(&dir.path().join("db")).unwrap();
+    let names: Vec<String> = store.list_tables().unwrap().into_iter().map(|d| d.name).collect();
+    let schema = [
+        "weibo:celebrity",
+        "weibo:content",
+        "weibo:inbox",
+        "weibo:relation",
+        "weibo:user",
+    ];
+    let mut want: Vec<String> = ["a_", "b_", ""]
+        .iter()
+        .flat_map(|p| schema.iter().map(move |t| tallrow::store::prefixed::physical(p, t)))
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    for t in schema {
+        let a = tallrow::store::prefixed::physical("a_", t);
+        store.delete_table(&a).unwrap();
+    }
+    drop(store);
+    for p in ["b_", ""] {
+        assert!(
+            with(p, &["verify"]).contains("OK: the store holds exactly the workload's data"),
+            "{p}"
+        );
+    }
+    // a_'s tables are gone and b_'s are whole: a run of a_ loads its own again, and its
+    // writes leave the others' data as it was.
+    let run = with("a_", &["run", "--set", "run.ops=200", "--reports", "r"]);
+    assert!(
+        run.contains("the target held none of the workload's tables: loaded"),
+        "{run}"
+    );
+    assert!(run.contains("tables prefixed \"a_\""), "{run}");
+    for p in ["b_", ""] {
+        assert!(with(p, &["verify"]).contains("OK: the store holds exactly"), "{p}");
+    }
+    // A prefix that cannot lead a table's name is refused in one line.
+    let out = tallrow(
+        dir.path(),
+        &[
+            "verify",
+            "w.toml",
+            "--backend",
+            "embedded:db",
+            "--set",
+            "storage.table_prefix=-x",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.trim(),
+        "error: --set storage.table_prefix=-x: storage.table_prefix: \"-x\": a table's name cannot start with '.' or '-'"
+    );
+}
+
 #[test]
 fn bad_storage_settings_are_refused_in_one_line_that_says_where() {
     let dir = tempfile::tempdir().unwrap();
@@ -481,11 +555,13 @@ fn bulkload_finds_a_codec_the_cluster_cannot_read_before_any_file() {
         entry("b", Compression::Zstd),
         entry("c", Compression::None),
     );
-    probe_codecs(&store, &[&a, &c]).unwrap();
+    probe_codecs(&store, "", &[&a, &c]).unwrap();
     assert_eq!(
-        probe_codecs(&store, &[&a, &b, &c]).unwrap_err().to_string(),
+        probe_codecs(&store, "", &[&a, &b, &c]).unwrap_err().to_string(),
         "a cluster without ZSTD cannot read ZSTD files (the HFiles of b/f are ZSTD): org.apache.hadoop.hbase.DoNotRetryIOException: Compression algorithm 'zstd' previously failed test.; nothing was handed over"
     );
     assert!(store.list_tables().unwrap().is_empty(), "no probe table is left");
-    assert_eq!(probe_table(Compression::Snappy), "tallrow_codec_probe_snappy");
+    assert_eq!(probe_table("", Compression::Snappy), "tallrow_codec_probe_snappy");
+    // Under a table prefix, the scratch tables take it too.
+    assert_eq!(probe_table("t1_", Compression::Zstd), "t1_tallrow_codec_probe_zstd");
 }
