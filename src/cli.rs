@@ -2,6 +2,7 @@
 
 mod bulkload;
 mod compare;
+mod drop;
 pub mod help;
 mod keys;
 mod load;
@@ -44,6 +45,9 @@ pub enum Command {
     /// Run a workload's operation mix (loading it first into an empty target) and report
     /// latencies under reports/.
     Run(RunArgs),
+    /// Drop the tables a workload creates (under its table prefix), each only if tallrow's
+    /// mark says that workload made it, unless --force.
+    Drop(DropArgs),
     /// Compare two run reports; exits 1 when a threshold is crossed.
     Compare(CompareArgs),
     /// Work on run reports.
@@ -83,7 +87,7 @@ pub fn command() -> clap::Command {
     ));
     for sub in cmd.get_subcommands_mut() {
         let load = sub.get_name() == "load";
-        if matches!(sub.get_name(), "load" | "run" | "verify") {
+        if matches!(sub.get_name(), "load" | "run" | "verify" | "drop") {
             *sub = sub.clone().mut_arg("backend", |a| a.help(help::backend_flag(load)));
         }
     }
@@ -428,6 +432,18 @@ pub struct VerifyArgs {
     /// Differences printed; all are counted.
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub show: usize,
+}
+
+/// `tallrow drop`
+#[derive(Debug, Args)]
+pub struct DropArgs {
+    /// Workload and backend.
+    #[command(flatten)]
+    pub target: Target,
+    /// Drop the workload's tables even where tallrow's mark does not say this workload made
+    /// them (a backend that cannot keep the mark: Thrift1, Bigtable).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Which shard of a sharded load or run: `--shard i/N`, or Kubernetes' 0-based completion
@@ -812,6 +828,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(args) => verify::verify(args),
         Command::Bulkload(args) => bulkload::bulkload(args),
         Command::Run(args) => run::run(args),
+        Command::Drop(args) => drop::drop(args),
         Command::Compare(args) => compare::compare(args),
         Command::Report(ReportCommand::Merge(args)) => report::merge(args),
         Command::Keys(cmd) => keys::command(cmd),

@@ -43,6 +43,8 @@ pub struct Table {
     pub name: String,
     /// Its families.
     pub families: Vec<Family>,
+    /// The table's own attributes (its `METADATA`), as text.
+    pub attributes: Vec<(String, String)>,
 }
 
 /// How long a procedure may take before the client stops waiting
@@ -150,26 +152,34 @@ impl Client {
     /// Creates `table` with `families`, pre-split at `splits` (sorted, distinct, none
     /// empty), and waits until it is enabled with every region open.
     pub fn create_table(&self, table: &str, families: &[Family], splits: &[Vec<u8>]) -> Result<()> {
+        self.create_table_with(table, &[], families, splits)
+    }
+
+    /// [`Client::create_table`] with the table's own attributes (its `METADATA`).
+    pub fn create_table_with(
+        &self,
+        table: &str,
+        attributes: &[(String, String)],
+        families: &[Family],
+        splits: &[Vec<u8>],
+    ) -> Result<()> {
         if splits.iter().any(|s| s.is_empty()) || splits.windows(2).any(|w| w[0] >= w[1]) {
             return Err(Error::BadRequest(format!(
                 "{table}: split keys must be sorted, distinct and not empty"
             )));
         }
+        let pair = |(k, v): &(String, String)| pb::BytesBytesPair {
+            first: Bytes::copy_from_slice(k.as_bytes()),
+            second: Bytes::copy_from_slice(v.as_bytes()),
+        };
         let schema = pb::TableSchema {
             table_name: Some(table_name(table)),
-            attributes: Vec::new(),
+            attributes: attributes.iter().map(pair).collect(),
             column_families: families
                 .iter()
                 .map(|f| pb::ColumnFamilySchema {
                     name: Bytes::copy_from_slice(f.name.as_bytes()),
-                    attributes: f
-                        .attributes
-                        .iter()
-                        .map(|(k, v)| pb::BytesBytesPair {
-                            first: Bytes::copy_from_slice(k.as_bytes()),
-                            second: Bytes::copy_from_slice(v.as_bytes()),
-                        })
-                        .collect(),
+                    attributes: f.attributes.iter().map(pair).collect(),
                     configuration: Vec::new(),
                 })
                 .collect(),
@@ -263,11 +273,18 @@ impl Client {
             .into_iter()
             .next()
             .ok_or_else(|| Error::TableNotFound(crate::locate::canonical(table).to_string()))?;
+        let text = |a: &pb::BytesBytesPair| {
+            (
+                String::from_utf8_lossy(&a.first).into_owned(),
+                String::from_utf8_lossy(&a.second).into_owned(),
+            )
+        };
         Ok(Table {
             name: schema
                 .table_name
                 .as_ref()
                 .map_or_else(|| table.to_string(), table_string),
+            attributes: schema.attributes.iter().map(text).collect(),
             families: schema
                 .column_families
                 .iter()

@@ -68,6 +68,8 @@ pub struct Plan {
     pub tables: Vec<Table>,
     /// What leads the tables' names, and the scratch tables'.
     pub table_prefix: String,
+    /// tallrow's mark of the tables it creates: the workload and its data digest.
+    pub mark: Vec<(String, String)>,
 }
 
 fn err(s: String) -> Error {
@@ -196,6 +198,7 @@ pub fn plan(dirs: &[Dir]) -> Result<Plan, Error> {
         shards: count,
         tables: tables.into_values().collect(),
         table_prefix: first.table_prefix.clone(),
+        mark: crate::store::mark(&first.workload, &first.data_digest),
     })
 }
 
@@ -246,6 +249,7 @@ pub fn descriptor(t: &TableEntry) -> Result<TableDescriptor, Error> {
         name: t.name.clone(),
         families,
         splits,
+        attributes: Vec::new(),
     })
 }
 
@@ -289,10 +293,13 @@ pub fn check(store: &dyn Store, t: &TableEntry) -> Result<bool, Error> {
     Ok(true)
 }
 
-/// Creates `t` on `store` unless it exists (`check` first: one created since with other
-/// families is refused). Returns whether it was created.
-pub fn ensure(store: &dyn Store, t: &TableEntry) -> Result<bool, Error> {
-    match store.create_table(&descriptor(t)?) {
+/// Creates `t` on `store`, marked as `mark` says (tallrow's table attributes), unless it
+/// exists (`check` first: one created since with other families is refused). Returns
+/// whether it was created.
+pub fn ensure(store: &dyn Store, t: &TableEntry, mark: &[(String, String)]) -> Result<bool, Error> {
+    let mut desc = descriptor(t)?;
+    desc.attributes = mark.to_vec();
+    match store.create_table(&desc) {
         Ok(()) => Ok(true),
         Err(store::Error::TableExists(_)) => check(store, t).map(|_| false),
         Err(e) => Err(err(format!("cannot create table {}: {e}", t.name))),
@@ -469,6 +476,7 @@ pub fn probe_codecs(store: &dyn Store, prefix: &str, tables: &[&TableEntry]) -> 
             name: name.clone(),
             families: vec![family],
             splits: Vec::new(),
+            attributes: Vec::new(),
         };
         match store.create_table(&probe) {
             Ok(()) => {
@@ -517,7 +525,7 @@ pub fn run(
     let entries: Vec<&TableEntry> = plan.tables.iter().map(|t| &t.entry).collect();
     probe_codecs(store, &plan.table_prefix, &entries)?;
     let one = |t: &Table, exists: bool| -> Result<Outcome, Error> {
-        let created = !exists && ensure(store, &t.entry)?;
+        let created = !exists && ensure(store, &t.entry, &plan.mark)?;
         say(&format!(
             "{}: {} files, {:.1} MiB{}",
             t.name,

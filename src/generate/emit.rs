@@ -111,7 +111,14 @@ impl Generator {
         if d.series.is_some() {
             out.extend(series::Series::tables());
         }
-        out.into_iter().map(|t| self.workload().storage.apply(t)).collect()
+        let w = self.workload();
+        let mark = crate::store::mark(&w.name, &w.data_digest());
+        out.into_iter()
+            .map(|t| TableDescriptor {
+                attributes: mark.clone(),
+                ..w.storage.apply(t)
+            })
+            .collect()
     }
 
     /// Whether the workload writes `table`.

@@ -40,7 +40,33 @@ pub struct TableDescriptor {
     /// one leaves them empty, and [`Store::regions`](super::Store::regions) reads where its
     /// regions actually begin.
     pub splits: Vec<Vec<u8>>,
+    /// tallrow's own attributes of the table (keys starting `tallrow.`, as HBase keeps them
+    /// among a table descriptor's `METADATA`), sorted by key: its mark ([`MARK_WORKLOAD`],
+    /// [`MARK_DATA`]). A backend that keeps table attributes reports these back; attributes
+    /// of other keys are left out.
+    pub attributes: Vec<(String, String)>,
 }
+
+/// What tallrow's own table attributes' keys start with.
+pub const MARK_KEYS: &str = "tallrow.";
+/// The attribute naming the workload that created a table.
+pub const MARK_WORKLOAD: &str = "tallrow.workload";
+/// The attribute holding the data digest of the workload that created a table.
+pub const MARK_DATA: &str = "tallrow.data";
+
+/// tallrow's mark of a table that workload `workload`, of data digest `data`, creates.
+pub fn mark(workload: &str, data: &str) -> Vec<(String, String)> {
+    vec![
+        (MARK_DATA.to_string(), data.to_string()),
+        (MARK_WORKLOAD.to_string(), workload.to_string()),
+    ]
+}
+
+/// Most attributes a table descriptor takes.
+const MAX_ATTRIBUTES: usize = 16;
+
+/// Longest attribute key or value a table descriptor takes.
+const MAX_ATTRIBUTE: usize = 1024;
 
 impl TableDescriptor {
     /// A table with the given families, each keeping `versions` versions.
@@ -49,7 +75,20 @@ impl TableDescriptor {
             name: name.to_string(),
             families: families.iter().map(|f| FamilyDescriptor::new(f, versions)).collect(),
             splits: Vec::new(),
+            attributes: Vec::new(),
         }
+    }
+
+    /// The value of tallrow's attribute `key`.
+    pub fn attribute(&self, key: &str) -> Option<&str> {
+        self.attributes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    /// tallrow's attributes among `all`, sorted by key: what a backend reports back.
+    pub fn own_attributes(all: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = all.into_iter().filter(|(k, _)| k.starts_with(MARK_KEYS)).collect();
+        out.sort();
+        out
     }
 
     /// The same table created with `splits`.
@@ -122,7 +161,38 @@ impl TableDescriptor {
                 k.len()
             )));
         }
-        Ok(TableDescriptor { name, families, splits })
+        let attributes = Self::own_attributes(self.attributes.iter().cloned());
+        if attributes.len() != self.attributes.len() {
+            return Err(Error::BadArgument(format!(
+                "table {name}: an attribute's key does not start with {MARK_KEYS:?}"
+            )));
+        }
+        if attributes.len() > MAX_ATTRIBUTES {
+            return Err(Error::BadArgument(format!(
+                "table {name}: {} attributes, at most {MAX_ATTRIBUTES}",
+                attributes.len()
+            )));
+        }
+        if let Some(w) = attributes.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::BadArgument(format!(
+                "table {name}: attribute {} is given twice",
+                w[0].0
+            )));
+        }
+        if let Some((k, _)) = attributes
+            .iter()
+            .find(|(k, v)| k.len() > MAX_ATTRIBUTE || v.len() > MAX_ATTRIBUTE)
+        {
+            return Err(Error::BadArgument(format!(
+                "table {name}: attribute {k} is longer than {MAX_ATTRIBUTE} bytes"
+            )));
+        }
+        Ok(TableDescriptor {
+            name,
+            families,
+            splits,
+            attributes,
+        })
     }
 }
 

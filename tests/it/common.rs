@@ -53,6 +53,11 @@ pub trait Harness {
     fn regions_as_created(&self) -> bool {
         true
     }
+    /// Whether the backend keeps a table's attributes (tallrow's mark); HBase's Thrift1 API
+    /// and Bigtable have none to keep.
+    fn keeps_marks(&self) -> bool {
+        true
+    }
 }
 
 /// Drops a harness's store before a restart, checking that no test kept a handle to it.
@@ -276,6 +281,10 @@ impl Harness for ThriftHarness {
         self.api == tallrow::wire::Api::Thrift2
     }
 
+    fn keeps_marks(&self) -> bool {
+        self.api == tallrow::wire::Api::Thrift2
+    }
+
     fn restart(&mut self) -> bool {
         release(self.store.take());
         drop(self.server.take());
@@ -329,6 +338,10 @@ impl BigtableHarness {
 }
 
 impl Harness for BigtableHarness {
+    fn keeps_marks(&self) -> bool {
+        false
+    }
+
     fn store(&self) -> Arc<dyn Store> {
         self.store.clone().expect("open")
     }
@@ -615,6 +628,10 @@ impl Harness for RealHBaseHarness {
     }
 
     fn presplits(&self) -> bool {
+        self.url.contains("api=thrift2") || self.url.contains("api=native")
+    }
+
+    fn keeps_marks(&self) -> bool {
         self.url.contains("api=thrift2") || self.url.contains("api=native")
     }
 }

@@ -99,6 +99,7 @@ fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
         name: name.to_string(),
         families: families.iter().map(|(f, v)| FamilyDescriptor::new(f, *v)).collect(),
         splits: Vec::new(),
+        attributes: Vec::new(),
     })
     .expect("create table");
 }
@@ -263,7 +264,8 @@ pub fn overwrite_same_timestamp(h: &mut dyn Harness) {
 }
 
 /// A family's TTL, as HBase applies it at read: a cell older than `now - TTL` is gone, and
-/// is not counted among the family's versions; a family without one keeps everything.
+/// is not counted among the family's versions; a family without one keeps everything. The
+/// table is created with tallrow's mark, which a backend with table attributes keeps.
 pub fn ttl_expires_at_read(h: &mut dyn Harness) {
     let s = h.store();
     let t = h.table("ttl");
@@ -273,9 +275,19 @@ pub fn ttl_expires_at_read(h: &mut dyn Harness) {
         name: t.clone(),
         families: vec![hour, FamilyDescriptor::new("g", 1)],
         splits: Vec::new(),
+        attributes: tallrow::store::mark("contract", "0123abcd"),
     })
     .expect("create table");
     let described = s.describe_table(&t).expect("describe");
+    // tallrow's mark, kept among the table's attributes where the backend has them.
+    assert_eq!(
+        described.attributes,
+        if h.keeps_marks() {
+            tallrow::store::mark("contract", "0123abcd")
+        } else {
+            Vec::new()
+        }
+    );
     assert_eq!(described.family("f").map(|f| f.storage.ttl), Some(3600));
     assert_eq!(
         described.family("g").map(|f| f.storage.ttl),

@@ -158,6 +158,61 @@ fn two_table_prefixes_load_verify_and_run_apart_on_one_store() {
     for p in ["b_", ""] {
         assert!(with(p, &["verify"]).contains("OK: the store holds exactly"), "{p}");
     }
+    // `drop` takes a_'s tables (marked by this workload) and leaves b_'s and the unprefixed.
+    let dropped = with("a_", &["drop"]);
+    assert!(
+        dropped.starts_with("dropped 5 of stored's tables from embedded"),
+        "{dropped}"
+    );
+    let words = |text: &str, table: &str| -> String {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(table))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        words(&dropped, "weibo:inbox"),
+        "weibo:inbox weibo:a_inbox stored (this data) dropped"
+    );
+    for p in ["b_", ""] {
+        assert!(with(p, &["verify"]).contains("OK: the store holds exactly"), "{p}");
+    }
+    // A table of the same name that tallrow did not make is refused, and nothing is
+    // dropped; --force drops it.
+    let store = tallrow::store::embedded::Embedded::open(&dir.path().join("db")).unwrap();
+    store
+        .create_table(&TableDescriptor::new("weibo:c_user", &["info"], 1))
+        .unwrap();
+    drop(store);
+    with("c_", &["load"]);
+    let store = tallrow::store::embedded::Embedded::open(&dir.path().join("db")).unwrap();
+    let d = store.describe_table("weibo:c_content").unwrap();
+    assert_eq!(d.attribute(tallrow::store::MARK_WORKLOAD), Some("stored"));
+    assert_eq!(d.attribute(tallrow::store::MARK_DATA).map(str::len), Some(32));
+    assert!(store.describe_table("weibo:c_user").unwrap().attributes.is_empty());
+    drop(store);
+    let set = ["--backend", "embedded:db", "--set", "storage.table_prefix=c_"];
+    let out = tallrow(dir.path(), &[&["drop", "w.toml"][..], &set].concat());
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stderr.trim(),
+        "error: 1 of stored's tables on embedded (fjall 3) at db, tables prefixed \"c_\" is not marked as made by it: weibo:c_user (no mark); nothing was dropped (--force drops them anyway; tables made through Thrift1 or in Bigtable, or by a tallrow before marks, carry none)"
+    );
+    let out = tallrow(dir.path(), &[&["drop", "w.toml", "--force"][..], &set].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        words(&out.stdout, "weibo:user"),
+        "weibo:user weibo:c_user none (forced) dropped"
+    );
+    let store = tallrow::store::embedded::Embedded::open(&dir.path().join("db")).unwrap();
+    let left: Vec<String> = store.list_tables().unwrap().into_iter().map(|d| d.name).collect();
+    let mut want: Vec<String> = ["b_", ""]
+        .iter()
+        .flat_map(|p| schema.iter().map(move |t| tallrow::store::prefixed::physical(p, t)))
+        .collect();
+    want.sort();
+    assert_eq!(left, want, "drop took exactly its own tables");
+    drop(store);
     // A prefix that cannot lead a table's name is refused in one line.
     let out = tallrow(
         dir.path(),
@@ -340,6 +395,7 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
                 ),
             ],
             splits: Vec::new(),
+            attributes: Vec::new(),
         };
         store.create_table(&desc).unwrap();
         made.push(Made {
@@ -373,6 +429,7 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
             name: table.clone(),
             families: vec![family("f", 1, storage)],
             splits: Vec::new(),
+            attributes: Vec::new(),
         };
         store.create_table(&desc).unwrap_or_else(|e| panic!("{codec}: {e}"));
         made.push(Made {
@@ -396,6 +453,7 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
             name: table.clone(),
             families: vec![family("a", 1, set)],
             splits: Vec::new(),
+            attributes: Vec::new(),
         })
         .unwrap_err();
     assert_eq!(
@@ -414,6 +472,7 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
         name: table.clone(),
         families: vec![family("a", 2, thrift1_set)],
         splits: Vec::new(),
+        attributes: Vec::new(),
     };
     store.create_table(&desc).unwrap();
     made.push(Made {
@@ -461,9 +520,12 @@ fn bulkload_creates_tables_with_the_manifests_settings_and_refuses_other_ones() 
         files: Vec::new(),
     };
     let store = tallrow::store::memory::Memory::new();
-    assert!(ensure(&store, &entry).unwrap(), "created");
+    assert!(ensure(&store, &entry, &[]).unwrap(), "created");
     assert_eq!(store.describe_table("t").unwrap().families[0].storage, written);
-    assert!(!ensure(&store, &entry).unwrap(), "the same settings: taken as it is");
+    assert!(
+        !ensure(&store, &entry, &[]).unwrap(),
+        "the same settings: taken as it is"
+    );
     store.delete_table("t").unwrap();
     let other = Storage {
         compression: Compression::Gz,
@@ -474,6 +536,7 @@ fn bulkload_creates_tables_with_the_manifests_settings_and_refuses_other_ones() 
             name: "t".into(),
             families: vec![family("f", 1, other)],
             splits: Vec::new(),
+            attributes: Vec::new(),
         })
         .unwrap();
     assert_eq!(

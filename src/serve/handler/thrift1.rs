@@ -112,6 +112,7 @@ impl HbaseSyncHandler for Handler {
             name,
             families,
             splits: Vec::new(),
+            attributes: Vec::new(),
         };
         self.state.store.create_table(&desc).map_err(store_error)?;
         let state = TableState {

@@ -1058,10 +1058,13 @@ impl THBaseServiceSyncHandler for Thrift2 {
                 false
             }
         });
+        // The table's attributes are the gateway's to keep (its state below), as HBase's
+        // master keeps them.
         let table = TableDescriptor {
             name,
             families: store_families,
             splits,
+            attributes: Vec::new(),
         };
         two_r(self.state().store.create_table(&table).map_err(store_error))?;
         let state = TableState {

@@ -358,10 +358,12 @@ impl Store for Bigtable {
             })
             .collect();
         families.sort_by(|a, b| a.name.cmp(&b.name));
+        // No table attributes here: tallrow's mark cannot be kept.
         Ok(TableDescriptor {
             name,
             families,
             splits: Vec::new(),
+            attributes: Vec::new(),
         })
     }
 

@@ -600,13 +600,15 @@ fn table_key(name: &str) -> Vec<u8> {
     [TABLE_PREFIX, name.as_bytes()].concat()
 }
 
-// Descriptor format: 3 (version), keyspace name (u8 length + bytes), family count (u8), then per
+// Descriptor format: 4 (version), keyspace name (u8 length + bytes), family count (u8), then per
 // family its name (u16 length + bytes), VERSIONS (u32), and its storage settings: codec
 // ordinal, encoding id, bloom ordinal (one byte each), BLOCKSIZE and TTL (u32 each); then the
-// split count (u32) and per split key its length (u16) and bytes. Version 2 has no storage
-// settings (HBase's defaults); version 1 has no splits either and reads as one region.
+// split count (u32) and per split key its length (u16) and bytes; then the attribute count
+// (u16) and per attribute its key and value (u16 length + bytes each). Version 3 has no
+// attributes; version 2 no storage settings either (HBase's defaults); version 1 has no
+// splits either and reads as one region.
 fn encode_descriptor(desc: &TableDescriptor, keyspace: &str) -> Vec<u8> {
-    let mut out = vec![3, keyspace.len() as u8];
+    let mut out = vec![4, keyspace.len() as u8];
     out.extend_from_slice(keyspace.as_bytes());
     out.push(desc.families.len() as u8);
     for f in &desc.families {
@@ -625,6 +627,14 @@ fn encode_descriptor(desc: &TableDescriptor, keyspace: &str) -> Vec<u8> {
         out.extend_from_slice(&(k.len() as u16).to_be_bytes());
         out.extend_from_slice(k);
     }
+    // Validated: at most a few, each within 1 KiB.
+    out.extend_from_slice(&(desc.attributes.len() as u16).to_be_bytes());
+    for (k, v) in &desc.attributes {
+        for b in [k.as_bytes(), v.as_bytes()] {
+            out.extend_from_slice(&(b.len() as u16).to_be_bytes());
+            out.extend_from_slice(b);
+        }
+    }
     out
 }
 
@@ -640,7 +650,7 @@ fn decode_descriptor(name: &str, bytes: &[u8]) -> Result<(TableDescriptor, Strin
         Ok(head)
     };
     let version = take(1)?[0];
-    if !(1..=3).contains(&version) {
+    if !(1..=4).contains(&version) {
         return Err(corrupt());
     }
     let n = take(1)?[0] as usize;
@@ -675,11 +685,23 @@ fn decode_descriptor(name: &str, bytes: &[u8]) -> Result<(TableDescriptor, Strin
             splits.push(take(n)?.to_vec());
         }
     }
+    let mut attributes = Vec::new();
+    if version >= 4 {
+        let count = u16::from_be_bytes(take(2)?.try_into().expect("2 bytes"));
+        for _ in 0..count {
+            let n = u16::from_be_bytes(take(2)?.try_into().expect("2 bytes")) as usize;
+            let k = String::from_utf8(take(n)?.to_vec()).map_err(|_| corrupt())?;
+            let n = u16::from_be_bytes(take(2)?.try_into().expect("2 bytes")) as usize;
+            let v = String::from_utf8(take(n)?.to_vec()).map_err(|_| corrupt())?;
+            attributes.push((k, v));
+        }
+    }
     Ok((
         TableDescriptor {
             name: name.to_string(),
             families,
             splits,
+            attributes,
         },
         keyspace,
     ))

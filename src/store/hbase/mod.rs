@@ -439,10 +439,12 @@ impl Store for Hbase {
             });
         }
         families.sort_by(|a, b| a.name.cmp(&b.name));
+        // No table attributes here: tallrow's mark cannot be kept.
         Ok(TableDescriptor {
             name,
             families,
             splits: Vec::new(),
+            attributes: Vec::new(),
         })
     }
 

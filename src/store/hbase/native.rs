@@ -704,7 +704,7 @@ impl Store for Native {
             })
             .collect();
         self.client
-            .create_table(&desc.name, &families, &desc.splits)
+            .create_table_with(&desc.name, &desc.attributes, &families, &desc.splits)
             .map_err(|e| error(e, &desc.name))
     }
 
@@ -738,6 +738,7 @@ impl Store for Native {
             name,
             families,
             splits: Vec::new(),
+            attributes: TableDescriptor::own_attributes(t.attributes),
         })
     }
 

@@ -204,10 +204,17 @@ fn descriptor_of(name: String, d: TTableDescriptor) -> Result<TableDescriptor> {
         });
     }
     families.sort_by(|a, b| a.name.cmp(&b.name));
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
     Ok(TableDescriptor {
         name,
         families,
         splits: Vec::new(),
+        attributes: TableDescriptor::own_attributes(
+            d.attributes
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (text(k), text(v))),
+        ),
     })
 }
 
@@ -242,7 +249,14 @@ impl Store for Hbase2 {
             .iter()
             .map(|f| t2::family_with(f.name.as_bytes(), f.max_versions, &f.storage))
             .collect();
-        let t = TTableDescriptor::new(table_name(&desc.name), families, None, None);
+        // tallrow's mark among the table's METADATA, as HBase's shell shows it.
+        let attributes = (!desc.attributes.is_empty()).then(|| {
+            desc.attributes
+                .iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+                .collect::<std::collections::BTreeMap<_, _>>()
+        });
+        let t = TTableDescriptor::new(table_name(&desc.name), families, attributes, None);
         if let Some((ns, _)) = desc.name.split_once(':') {
             self.ensure_namespace(ns)?;
         }
