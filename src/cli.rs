@@ -48,7 +48,8 @@ pub enum Command {
     /// Drop the tables a workload creates (under its table prefix), each only if tallrow's
     /// mark says that workload made it, unless --force.
     Drop(DropArgs),
-    /// Compare two run reports; exits 1 when a threshold is crossed.
+    /// Compare runs: one or several a side; exits 1 on a regression (several a side) or a
+    /// crossed threshold (one a side), and writes the verdict as JSON and Markdown.
     Compare(CompareArgs),
     /// Work on run reports.
     #[command(subcommand)]
@@ -712,13 +713,25 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
 /// `tallrow compare`
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline report folder.
-    pub baseline: PathBuf,
-    /// The candidate report folder.
-    pub candidate: PathBuf,
+    /// The baseline report folder (one run; or give --baseline).
+    #[arg(required_unless_present = "baselines", conflicts_with = "baselines")]
+    pub baseline: Option<PathBuf>,
+    /// The candidate report folder (one run; or give --candidate).
+    #[arg(required_unless_present = "candidates", conflicts_with = "candidates")]
+    pub candidate: Option<PathBuf>,
+    /// The baseline's runs, one report folder each: three or more let compare judge a change
+    /// against the spread between runs.
+    #[arg(long = "baseline", value_name = "DIR", num_args = 1.., requires = "candidates")]
+    pub baselines: Vec<PathBuf>,
+    /// The candidate's runs, one report folder each.
+    #[arg(long = "candidate", value_name = "DIR", num_args = 1.., requires = "baselines")]
+    pub candidates: Vec<PathBuf>,
     /// Largest regression allowed, e.g. p99=10% or throughput=5% (repeatable).
     #[arg(long, value_name = "METRIC=PERCENT")]
     pub threshold: Vec<crate::report::compare::Threshold>,
+    /// Folder the verdict (verdict.json, verdict.md) goes under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: PathBuf,
 }
 
 /// `tallrow report ...`

@@ -28,7 +28,8 @@ pub enum Metric {
 }
 
 impl Metric {
-    fn name(self) -> &'static str {
+    /// The figure's name as tables show it.
+    pub fn label(self) -> &'static str {
         match self {
             Metric::Throughput => "ops/s",
             Metric::Latency("p999") => "p99.9",
@@ -44,6 +45,16 @@ pub struct Threshold {
     pub metric: Metric,
     /// The largest change allowed, as a fraction (0.1 for 10%).
     pub limit: f64,
+}
+
+impl std::fmt::Display for Threshold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self.metric {
+            Metric::Throughput => "throughput",
+            Metric::Latency(n) => n,
+        };
+        write!(f, "{name}={}%", self.limit * 100.0)
+    }
 }
 
 impl FromStr for Threshold {
@@ -91,6 +102,8 @@ pub struct Comparison {
     pub warnings: Vec<String>,
     /// The thresholds crossed, one line each.
     pub crossed: Vec<String>,
+    /// Every figure, as a verdict lists them (one run a side).
+    pub figures: Vec<super::verdict::Figure>,
 }
 
 /// Compares `candidate` against `baseline`.
@@ -136,6 +149,7 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
         "threshold",
     ]);
     let mut crossed = Vec::new();
+    let mut figures = Vec::new();
     for name in names {
         let (Some((bo, bh)), Some((co, ch))) = (find(baseline, name), find(candidate, name)) else {
             let side = if find(baseline, name).is_some() {
@@ -176,6 +190,7 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
                 Metric::Latency(n) => quantile_shift(&bh, &ch, quantile(n)),
             };
             let significant = p.is_none_or(|p| p < ALPHA);
+            let mut judged = "within the threshold";
             for t in thresholds.iter().filter(|t| t.metric == m) {
                 let beyond = match (m, change) {
                     (Metric::Throughput, Some(ch)) => -ch > t.limit,
@@ -191,11 +206,13 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
                 );
                 if beyond && !significant {
                     verdict = format!("beyond {limit}, not significant");
+                    judged = "beyond the threshold but within the noise";
                 } else if beyond {
                     verdict = format!("CROSSED ({limit})");
+                    judged = "regression";
                     crossed.push(format!(
                         "{name} {}: {} -> {} ({}) crosses {limit}",
-                        m.name(),
+                        m.label(),
                         shown.0,
                         shown.1,
                         pct(change)
@@ -213,9 +230,26 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
                 Some(p) => format!("no (p={p:.2})"),
                 None => "-".into(),
             };
+            figures.push(super::verdict::Figure {
+                operation: name.to_string(),
+                figure: m.label(),
+                unit: if m == Metric::Throughput { "ops/s" } else { "ns" },
+                baseline_runs: vec![bv],
+                candidate_runs: vec![cv],
+                baseline: bv,
+                candidate: cv,
+                change,
+                p,
+                significant: p.is_some_and(|p| p < ALPHA),
+                verdict: if thresholds.iter().any(|t| t.metric == m) {
+                    judged.to_string()
+                } else {
+                    "not judged".to_string()
+                },
+            });
             table.row(vec![
                 if k == 0 { name.to_string() } else { String::new() },
-                m.name().into(),
+                m.label().into(),
                 shown.0,
                 shown.1,
                 pct(change),
@@ -242,6 +276,7 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
         table: table.render(),
         warnings,
         crossed,
+        figures,
     }
 }
 

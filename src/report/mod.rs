@@ -17,6 +17,7 @@ pub mod slo;
 pub mod summary;
 pub mod sweep;
 pub mod text;
+pub mod verdict;
 
 pub use read::{Merged, find, merge, read};
 pub use run::RunData;

@@ -382,36 +382,46 @@ fn bad_hfile_targets_say_what_and_where() {
 
 /// HFiles as production keeps its tables: the small fixture in four regions, in 4 KB blocks
 /// (so that every file is many blocks long, as a production file of 64 KB blocks is) with
-/// each codec once, each with another encoding and bloom filter (and once with none). HBase's `HFilePrettyPrinter` reads every file with no error
-/// and names its codec, encoding and bloom type; the bulk load (HBase's tool for the first,
-/// tallrow's through HBase's RPC for the others) takes them into tables of those settings and
-/// of the files' regions (it splits no file), and every table holds its files' rows; the data verifies through HBase's own RPC (and the first time through
-/// Thrift2 too), then again after HBase major-compacts every table (rewriting each file with
-/// its own writer); the region servers log no checksum or decoding error meanwhile.
-#[test]
-fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
+/// each codec once, each with another encoding and bloom filter (and once with none), each
+/// case in tables of its own prefix (so that the cases run beside each other and the rest).
+/// HBase's `HFilePrettyPrinter` reads every file with no error and names its codec,
+/// encoding and bloom type; the bulk load (HBase's tool for SNAPPY's, tallrow's through
+/// HBase's RPC for the others) takes them into tables of those settings and of the files'
+/// regions (it splits no file), and every table holds its files' rows; the data verifies
+/// through HBase's own RPC (and SNAPPY's through Thrift2 too), then again after HBase
+/// major-compacts every table (rewriting each file with its own writer); the region servers
+/// log no checksum or decoding error meanwhile; `drop` takes the case's tables after.
+fn files_of_a_codec_bulk_load_compact_and_verify(codec: &str, encoding: &str, bloom: &str) {
     if !real_hbase_there() {
         return;
     }
     let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
     let logs = crate::common::ClusterLogs::mark();
-    let cases = [
-        ("SNAPPY", "FAST_DIFF", "ROWCOL"),
-        ("GZ", "PREFIX", "ROW"),
-        ("LZ4", "DIFF", "NONE"),
-        ("ZSTD", "ROW_INDEX_V1", "ROW"),
-    ];
     let workload = small_fixture().display().to_string();
-    for (codec, encoding, bloom) in cases {
+    {
         let what = format!("{codec} {encoding} {bloom}");
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("hfiles");
+        // Tables of this case's own, beside the other cases' and every other test's.
+        let prefix = format!("storage.table_prefix=codec_{}_", codec.to_lowercase());
+        let own = ["--set", prefix.as_str()];
         let sets = [
             format!("storage.compression={codec}"),
             format!("storage.data_block_encoding={encoding}"),
             format!("storage.bloom_filter={bloom}"),
             "storage.block_size=4096".to_string(),
+            prefix.clone(),
         ];
+        // What a run before this one that failed left.
+        let out = tallrow(
+            tmp.path(),
+            &[
+                &["drop", workload.as_str(), "--backend", native.as_str(), "--force"][..],
+                &own,
+            ]
+            .concat(),
+        );
+        assert_eq!(out.code, 0, "{what}: {}", out.stderr);
         let mut args = vec!["--regions", "4"];
         for s in &sets {
             args.extend(["--set", s.as_str()]);
@@ -457,9 +467,6 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
         } else {
             each(format!("BLOOM_FILTER_TYPE = {bloom}\n"));
         }
-        // The turn on the schema tables from here: writing and printing the files touched
-        // no table.
-        let turn = SchemaTables::thrift2();
         // HBase's own tool takes the first codec's files (a JVM per table); tallrow hands the
         // others over through HBase's RPC, which refuses files split otherwise than their
         // tables: either way, a file of any codec goes into its region whole.
@@ -488,7 +495,10 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
             assert_eq!(cols[5], "0", "{what}: split by the tool: {line}");
         }
         let verify = |when: &str, backend: &str| {
-            let out = tallrow(tmp.path(), &["verify", &workload, "--backend", backend]);
+            let out = tallrow(
+                tmp.path(),
+                &[&["verify", workload.as_str(), "--backend", backend][..], &own].concat(),
+            );
             assert_eq!(out.code, 0, "{what} {when}: {}\n{}", out.stdout, out.stderr);
             assert!(
                 out.stdout.contains("OK: the store holds exactly the workload's data"),
@@ -519,7 +529,12 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
             );
         }
         verify("major-compacted", &native);
-        drop(turn);
+        let out = tallrow(
+            tmp.path(),
+            &[&["drop", workload.as_str(), "--backend", native.as_str()][..], &own].concat(),
+        );
+        assert_eq!(out.code, 0, "{what}: {}", out.stderr);
+        assert!(out.stdout.starts_with("dropped 5 of "), "{what}: {}", out.stdout);
     }
     let log = logs.region_servers_since();
     for bad in [
@@ -530,4 +545,24 @@ fn files_of_every_codec_and_encoding_bulk_load_compact_and_verify() {
     ] {
         assert!(!log.contains(bad), "a region server logged {bad}");
     }
+}
+
+#[test]
+fn snappy_fast_diff_rowcol_files_bulk_load_through_hbases_tool_compact_and_verify() {
+    files_of_a_codec_bulk_load_compact_and_verify("SNAPPY", "FAST_DIFF", "ROWCOL");
+}
+
+#[test]
+fn gz_prefix_row_files_bulk_load_compact_and_verify() {
+    files_of_a_codec_bulk_load_compact_and_verify("GZ", "PREFIX", "ROW");
+}
+
+#[test]
+fn lz4_diff_files_without_a_bloom_filter_bulk_load_compact_and_verify() {
+    files_of_a_codec_bulk_load_compact_and_verify("LZ4", "DIFF", "NONE");
+}
+
+#[test]
+fn zstd_row_index_files_bulk_load_compact_and_verify() {
+    files_of_a_codec_bulk_load_compact_and_verify("ZSTD", "ROW_INDEX_V1", "ROW");
 }

@@ -236,7 +236,13 @@ fn compare_passes_identical_runs_and_fails_a_regression() {
         ],
     );
     assert_eq!(same.code, 0, "{}{}", same.stdout, same.stderr);
-    assert!(same.stdout.contains("no threshold crossed"), "{}", same.stdout);
+    assert!(same.stdout.contains("verdict: no regression ("), "{}", same.stdout);
+    assert!(
+        same.stdout
+            .contains("warning: one run a side: the noise between runs is unknown"),
+        "{}",
+        same.stdout
+    );
     assert!(
         same.stdout.lines().any(|l| l.starts_with("timeline ")),
         "{}",
@@ -264,6 +270,118 @@ fn compare_passes_identical_runs_and_fails_a_regression() {
         "{}",
         missing.stderr
     );
+}
+
+/// Three runs a side, taken in turn (baseline, candidate, baseline, ...) so that whatever
+/// drifts over the runs falls on both sides: the same build and workload twice is no
+/// regression; the candidate through `delay:` with 2 ms added to every call is one, named
+/// figure by figure, and the verdict is written as JSON and Markdown.
+#[test]
+fn compare_judges_three_runs_a_side_against_the_noise_between_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // The quickstart's reads alone, so that no run changes what the next one reads.
+    let reads = dir.path().join("reads.toml");
+    let mut w =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/quickstart.toml")).unwrap();
+    w.push_str("\n[run.mix]\ntimeline = 4\nown_posts = 2\nactions_offset = 2\nfollowers = 1\ncategory = 1\n");
+    std::fs::write(&reads, w).unwrap();
+    let load = tallrow(
+        dir.path(),
+        &[
+            "load",
+            "reads.toml",
+            "--backend",
+            "embedded:db",
+            "--set",
+            "data.users=200",
+        ],
+    );
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    let one = |backend: &str| {
+        let out = tallrow(
+            dir.path(),
+            &[
+                "run",
+                "reads.toml",
+                "--backend",
+                backend,
+                "--set",
+                "data.users=200",
+                "--ops",
+                "1500",
+                "--threads",
+                "2",
+                "--warmup",
+                "0s",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        report_dir(dir.path(), &out.stdout).display().to_string()
+    };
+    let (mut a, mut b, mut slow) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..3 {
+        a.push(one("embedded:db"));
+        b.push(one("embedded:db"));
+        slow.push(one("delay:2ms:embedded:db"));
+    }
+    let compare = |base: &[String], cand: &[String]| {
+        let mut args = vec!["compare", "--baseline"];
+        args.extend(base.iter().map(String::as_str));
+        args.push("--candidate");
+        args.extend(cand.iter().map(String::as_str));
+        tallrow(dir.path(), &args)
+    };
+    let same = compare(&a, &b);
+    assert_eq!(same.code, 0, "{}{}", same.stdout, same.stderr);
+    assert!(same.stdout.contains("verdict: no regression ("), "{}", same.stdout);
+    assert!(!same.stdout.contains("warning: "), "{}", same.stdout);
+    assert!(
+        same.stdout
+            .lines()
+            .any(|l| l.starts_with("timeline ") && l.contains("ops/s")),
+        "{}",
+        same.stdout
+    );
+
+    let worse = compare(&a, &slow);
+    assert_eq!(worse.code, 1, "{}{}", worse.stdout, worse.stderr);
+    assert!(worse.stdout.contains("REGRESSION: all p50: "), "{}", worse.stdout);
+    assert!(worse.stdout.contains("verdict: regression ("), "{}", worse.stdout);
+    assert!(
+        worse.stdout.contains("warning: the runs differ in backend: "),
+        "{}",
+        worse.stdout
+    );
+    // The verdict's files, beside the terminal's table.
+    let at = worse.stdout.lines().last().unwrap();
+    let md = dir
+        .path()
+        .join(at.trim_start_matches("verdict: regression (").trim_end_matches(')'));
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    assert!(markdown.starts_with("## tallrow compare: regression\n"), "{markdown}");
+    assert!(markdown.contains("| all | p50 | "), "{markdown}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(md.with_file_name("verdict.json")).unwrap()).unwrap();
+    assert_eq!(json["verdict"], "regression");
+    assert_eq!(json["baseline"].as_array().unwrap().len(), 3);
+    let p50 = json["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["operation"] == "all" && f["figure"] == "p50")
+        .unwrap();
+    assert_eq!(p50["verdict"], "regression");
+    assert!(p50["candidate"].as_f64().unwrap() > 2_000_000.0, "{p50}");
+
+    // Only the figures a threshold names are judged, and beyond it.
+    let mut args = vec!["compare", "--threshold", "throughput=99%", "--baseline"];
+    args.extend(a.iter().map(String::as_str));
+    args.push("--candidate");
+    args.extend(slow.iter().map(String::as_str));
+    let out = tallrow(dir.path(), &args);
+    assert_eq!(out.code, 0, "a drop within 99%: {}", out.stdout);
+    let refused = tallrow(dir.path(), &["compare", "--baseline", &a[0], "--candidate"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
 }
 
 #[test]
