@@ -22,6 +22,90 @@ fn native_store() -> std::sync::Arc<dyn tallrow::store::Store> {
         .unwrap()
 }
 
+/// Two workloads under two table prefixes on one HBase, beside a table tallrow did not
+/// make: each loads, runs and verifies in its own tables (so neither takes the turn on the
+/// schema tables), `drop` takes exactly one prefix's tables, marked by the workload in HBase's
+/// table descriptor, and refuses a table of a workload's name that tallrow did not make.
+#[test]
+fn two_prefixes_load_run_and_drop_apart_on_one_hbase() {
+    if !real_hbase_there() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = native_url();
+    let workload = small_fixture().display().to_string();
+    let store = native_store();
+    let tables = |prefix: &str| -> Vec<String> {
+        let mut names: Vec<String> = store
+            .list_tables()
+            .unwrap()
+            .into_iter()
+            .map(|d| d.name)
+            .filter(|n| n.contains(&format!(":{prefix}")) || n.starts_with(prefix))
+            .collect();
+        names.sort();
+        names
+    };
+    // What a failed run of this test left.
+    for p in ["pfx1_", "pfx2_", "pfx3_"] {
+        for t in tables(p) {
+            store.delete_table(&t).unwrap();
+        }
+    }
+    store
+        .create_table(&tallrow::store::TableDescriptor::new("pfx1_unrelated", &["f"], 1))
+        .unwrap();
+    store
+        .create_table(&tallrow::store::TableDescriptor::new("pfx3_series", &["d"], 1))
+        .unwrap();
+    let with = |prefix: &str, args: &[&str]| {
+        let set = format!("storage.table_prefix={prefix}");
+        let mut all = args.to_vec();
+        all.extend([workload.as_str(), "--backend", url.as_str(), "--set", set.as_str()]);
+        tallrow(dir.path(), &all)
+    };
+    for p in ["pfx1_", "pfx2_"] {
+        let out = with(p, &["load"]);
+        assert_eq!(out.code, 0, "{p}: {}{}", out.stdout, out.stderr);
+        assert_eq!(tables(p).len(), 8 + usize::from(p == "pfx1_"), "{p}: {:?}", tables(p));
+    }
+    let d = store.describe_table("weibo:pfx2_inbox").unwrap();
+    assert_eq!(d.attribute(tallrow::store::MARK_WORKLOAD), Some("small"), "{d:?}");
+    let run = with("pfx1_", &["run", "--ops", "300", "--warmup", "0s", "--reports", "r"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("tables prefixed \"pfx1_\""), "{}", run.stdout);
+    let dropped = with("pfx1_", &["drop"]);
+    assert_eq!(dropped.code, 0, "{}", dropped.stderr);
+    assert!(
+        dropped.stdout.starts_with("dropped 8 of small's tables from "),
+        "{}",
+        dropped.stdout
+    );
+    assert_eq!(
+        tables("pfx1_"),
+        ["pfx1_unrelated"],
+        "the table tallrow did not make stays"
+    );
+    let verified = with("pfx2_", &["verify"]);
+    assert_eq!(verified.code, 0, "{}{}", verified.stdout, verified.stderr);
+    // A workload table tallrow did not make: refused, nothing dropped.
+    let out = with("pfx3_", &["drop"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("is not marked as made by it: pfx3_series (no mark); nothing was dropped"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(tables("pfx3_"), ["pfx3_series"]);
+    for t in ["pfx1_unrelated", "pfx3_series"] {
+        store.delete_table(t).unwrap();
+    }
+    let out = with("pfx2_", &["drop"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(tables("pfx2_").is_empty());
+}
+
 #[test]
 fn load_verify_and_run_through_hbases_own_rpc() {
     if !real_hbase_there() {
