@@ -13,6 +13,7 @@ use super::run::RunData;
 use super::summary::{ALL, OpReport};
 use super::{TextTable, fmt_ns, thousands};
 use crate::stats::{self, quantile_shift, welch, welch_histograms};
+use serde::Serialize;
 use std::str::FromStr;
 
 /// p-value below which a difference is called significant.
@@ -28,6 +29,17 @@ pub enum Metric {
 }
 
 impl Metric {
+    /// Every figure, in the order tables show them.
+    pub const ALL: [Metric; 7] = [
+        Metric::Throughput,
+        Metric::Latency("mean"),
+        Metric::Latency("p50"),
+        Metric::Latency("p90"),
+        Metric::Latency("p99"),
+        Metric::Latency("p999"),
+        Metric::Latency("max"),
+    ];
+
     /// The figure's name as tables show it.
     pub fn label(self) -> &'static str {
         match self {
@@ -93,6 +105,53 @@ impl FromStr for Threshold {
     }
 }
 
+/// One figure of one operation, both sides.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figure {
+    /// The operation (`all` for every operation together).
+    pub operation: String,
+    /// `ops/s`, `mean`, `p50`, `p90`, `p99`, `p99.9` or `max`.
+    pub figure: &'static str,
+    /// `ops/s` or `ns`.
+    pub unit: &'static str,
+    /// Each baseline run's value, in the order given.
+    pub baseline_runs: Vec<f64>,
+    /// Each candidate run's value.
+    pub candidate_runs: Vec<f64>,
+    /// The median of the baseline runs.
+    pub baseline: f64,
+    /// The median of the candidate runs.
+    pub candidate: f64,
+    /// `candidate / baseline - 1` of the medians; `None` from a baseline of zero.
+    pub change: Option<f64>,
+    /// Welch's two-sided p on the logarithms; `None` where not tested.
+    pub p: Option<f64>,
+    /// Whether the change is significant (see the module's doc).
+    pub significant: bool,
+    /// `regression`, `improvement`, `within the noise`, `beyond the threshold but within
+    /// the noise`, `not judged`.
+    pub verdict: String,
+}
+
+impl Figure {
+    /// One side as shown: its median and the range of its runs.
+    pub(super) fn side(&self, runs: &[f64], median: f64) -> String {
+        let (lo, hi) = runs
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
+        if self.unit == "ns" {
+            format!(
+                "{} [{}..{}]",
+                fmt_ns(median as u64),
+                fmt_ns(lo as u64),
+                fmt_ns(hi as u64)
+            )
+        } else {
+            format!("{median:.1} [{lo:.1}..{hi:.1}]")
+        }
+    }
+}
+
 /// The result of a comparison.
 #[derive(Debug, Clone)]
 pub struct Comparison {
@@ -103,7 +162,7 @@ pub struct Comparison {
     /// The thresholds crossed, one line each.
     pub crossed: Vec<String>,
     /// Every figure, as a verdict lists them (one run a side).
-    pub figures: Vec<super::verdict::Figure>,
+    pub figures: Vec<Figure>,
 }
 
 /// Compares `candidate` against `baseline`.
@@ -160,16 +219,7 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
             table.row(vec![name.into(), format!("only in the {side}"), String::new()]);
             continue;
         };
-        let metrics = [
-            Metric::Throughput,
-            Metric::Latency("mean"),
-            Metric::Latency("p50"),
-            Metric::Latency("p90"),
-            Metric::Latency("p99"),
-            Metric::Latency("p999"),
-            Metric::Latency("max"),
-        ];
-        for (k, m) in metrics.into_iter().enumerate() {
+        for (k, m) in Metric::ALL.into_iter().enumerate() {
             let (bv, cv, shown) = match m {
                 Metric::Throughput => (
                     bo.ops_per_s,
@@ -230,7 +280,7 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
                 Some(p) => format!("no (p={p:.2})"),
                 None => "-".into(),
             };
-            figures.push(super::verdict::Figure {
+            figures.push(Figure {
                 operation: name.to_string(),
                 figure: m.label(),
                 unit: if m == Metric::Throughput { "ops/s" } else { "ns" },

@@ -15,7 +15,7 @@
 //! only of their figures and beyond their share. The largest latency (`max`) is shown, never
 //! judged: one value a run.
 
-use super::compare::{Metric, Threshold};
+use super::compare::{Figure, Metric, Threshold};
 use super::run::RunData;
 use super::summary::{ALL, OpReport};
 use super::{TextTable, fmt_ns};
@@ -25,45 +25,6 @@ use serde::Serialize;
 /// The false discovery rate the figures are judged at, and so the share of comparisons of
 /// identical builds that call anything a change.
 pub const ALPHA: f64 = 0.01;
-
-/// The figures judged, in the order shown.
-const FIGURES: [Metric; 7] = [
-    Metric::Throughput,
-    Metric::Latency("mean"),
-    Metric::Latency("p50"),
-    Metric::Latency("p90"),
-    Metric::Latency("p99"),
-    Metric::Latency("p999"),
-    Metric::Latency("max"),
-];
-
-/// One figure of one operation, both sides.
-#[derive(Debug, Clone, Serialize)]
-pub struct Figure {
-    /// The operation (`all` for every operation together).
-    pub operation: String,
-    /// `ops/s`, `mean`, `p50`, `p90`, `p99`, `p99.9` or `max`.
-    pub figure: &'static str,
-    /// `ops/s` or `ns`.
-    pub unit: &'static str,
-    /// Each baseline run's value, in the order given.
-    pub baseline_runs: Vec<f64>,
-    /// Each candidate run's value.
-    pub candidate_runs: Vec<f64>,
-    /// The median of the baseline runs.
-    pub baseline: f64,
-    /// The median of the candidate runs.
-    pub candidate: f64,
-    /// `candidate / baseline - 1` of the medians; `None` from a baseline of zero.
-    pub change: Option<f64>,
-    /// Welch's two-sided p on the logarithms; `None` where not tested.
-    pub p: Option<f64>,
-    /// Whether the change is significant (see the module's doc).
-    pub significant: bool,
-    /// `regression`, `improvement`, `within the noise`, `beyond the threshold but within
-    /// the noise`, `not judged`.
-    pub verdict: String,
-}
 
 /// The verdict of a comparison of several runs a side.
 #[derive(Debug, Clone, Serialize)]
@@ -170,7 +131,7 @@ pub fn judge(
     let judged =
         |m: Metric| m != Metric::Latency("max") && (thresholds.is_empty() || thresholds.iter().any(|t| t.metric == m));
     let in_every = |name: &str| baseline.iter().chain(candidate).all(|d| op(d, name).is_some());
-    let tested = names.iter().filter(|n| in_every(n)).count() * FIGURES.iter().filter(|m| judged(**m)).count();
+    let tested = names.iter().filter(|n| in_every(n)).count() * Metric::ALL.iter().filter(|m| judged(**m)).count();
     // Each figure's values and p first; then which p-values Benjamini and Hochberg keep.
     struct Row {
         name: String,
@@ -184,7 +145,7 @@ pub fn judge(
         if !in_every(name) {
             continue;
         }
-        for m in FIGURES {
+        for m in Metric::ALL {
             let b: Vec<f64> = baseline
                 .iter()
                 .map(|d| value(op(d, name).expect("in every run"), m))
@@ -319,25 +280,6 @@ fn pct(change: Option<f64>) -> String {
         Some(c) if c.abs() < 0.0005 => "=".into(),
         Some(c) => format!("{:+.1}%", c * 100.0),
         None => "n/a".into(),
-    }
-}
-
-impl Figure {
-    /// One side as shown: its median and the range of its runs.
-    fn side(&self, runs: &[f64], median: f64) -> String {
-        let (lo, hi) = runs
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
-        if self.unit == "ns" {
-            format!(
-                "{} [{}..{}]",
-                fmt_ns(median as u64),
-                fmt_ns(lo as u64),
-                fmt_ns(hi as u64)
-            )
-        } else {
-            format!("{median:.1} [{lo:.1}..{hi:.1}]")
-        }
     }
 }
 

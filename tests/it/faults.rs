@@ -483,9 +483,10 @@ fn a_master_failover_a_rolling_restart_a_stopped_zookeeper_and_splits_during_a_l
     let proxy = crate::proxy::FaultProxy::start(&master);
     proxy.hold_at(b"CreateTable");
     // 943 calls of 100 rows on 2 threads with two calls in flight each, each call slowed
-    // by 400 ms: at least 94 s of rows, through which the load's faults (about 60 s after the
-    // failover) are made.
-    let url = format!("delay:400ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
+    // by 800 ms: at least 189 s of rows, through which the run starts and the rolling restart
+    // and the stopped ZooKeeper (100 to 130 s here) are made; the load ends about when the
+    // run's own faults do.
+    let url = format!("delay:800ms:{}&connect_to={master}:{}", native_url(), proxy.addr());
     let mut load = load_of_100_row_calls(dir.path(), &url);
     while !proxy.caught() {
         assert!(
