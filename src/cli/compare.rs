@@ -50,12 +50,6 @@ pub(super) fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         let (lb, lc) = (b[b.len() - 1], c[c.len() - 1]);
         let cmp = compare_reports(lb, lc, &args.threshold);
         let mut warnings = verdict::differences(&b, &c);
-        warnings.extend(
-            cmp.warnings
-                .iter()
-                .filter(|w| !w.starts_with("the runs are of different workload data"))
-                .cloned(),
-        );
         warnings.push(format!(
             "one run {}: the noise between runs is unknown, and only a threshold's crossing is judged (give three runs a side, --baseline DIR... --candidate DIR...)",
             if b.len() == 1 && c.len() == 1 { "a side" } else { "on a side" }

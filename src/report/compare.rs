@@ -157,8 +157,6 @@ impl Figure {
 pub struct Comparison {
     /// The side-by-side table.
     pub table: String,
-    /// Warnings about the runs themselves (invalid runs, different workloads).
-    pub warnings: Vec<String>,
     /// The thresholds crossed, one line each.
     pub crossed: Vec<String>,
     /// Every figure, as a verdict lists them (one run a side).
@@ -168,18 +166,6 @@ pub struct Comparison {
 /// Compares `candidate` against `baseline`.
 pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]) -> Comparison {
     let (b, c) = (&baseline.summary, &candidate.summary);
-    let mut warnings = Vec::new();
-    for (which, s) in [("baseline", b), ("candidate", c)] {
-        if let Some(why) = &s.invalid_reason {
-            warnings.push(format!("the {which} run is invalid: {why}"));
-        }
-    }
-    if b.workload.data_digest != c.workload.data_digest {
-        warnings.push(format!(
-            "the runs are of different workload data ({} {} vs {} {})",
-            b.workload.name, b.workload.data_digest, c.workload.name, c.workload.data_digest
-        ));
-    }
     let mut names: Vec<&str> = b.ops.iter().map(|o| o.op.as_str()).collect();
     for o in &c.ops {
         if !names.contains(&o.op.as_str()) {
@@ -324,7 +310,6 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
     }
     Comparison {
         table: table.render(),
-        warnings,
         crossed,
         figures,
     }
