@@ -710,6 +710,9 @@ impl Database {
 
                 let mut persisted_seqnos: HashMap<_, _> = HashMap::default();
 
+                // PATCHED: each id's keyspace looked up once (see recover_sealed_memtables).
+                let mut handles: HashMap<_, Option<_>> = HashMap::default();
+
                 for batch in reader {
                     let batch = batch?;
 
@@ -717,12 +720,17 @@ impl Database {
                         highest_encountered_keyspace_id =
                             highest_encountered_keyspace_id.max(item.keyspace_id);
 
-                        let Some(keyspace_name) = db.meta_keyspace.resolve_id(item.keyspace_id)?
-                        else {
-                            continue;
+                        let keyspace = match handles.entry(item.keyspace_id) {
+                            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                            std::collections::hash_map::Entry::Vacant(e) => {
+                                let found = match db.meta_keyspace.resolve_id(item.keyspace_id)? {
+                                    Some(name) => keyspaces.get(&name).cloned(),
+                                    None => None,
+                                };
+                                e.insert(found)
+                            }
                         };
-
-                        let Some(keyspace) = keyspaces.get(&keyspace_name) else {
+                        let Some(keyspace) = keyspace.as_ref() else {
                             continue;
                         };
 

@@ -139,6 +139,7 @@ pub fn recover_sealed_memtables(
     let keyspaces_lock = db.supervisor.keyspaces.read().expect("lock is poisoned");
 
     let mut persisted_seqnos: HashMap<_, _> = HashMap::default();
+    let mut handles: HashMap<_, Option<_>> = HashMap::default();
 
     for journal_path in sealed_journal_paths {
         log::debug!("Recovering sealed journal: {}", journal_path.display());
@@ -159,11 +160,19 @@ pub fn recover_sealed_memtables(
                 highest_encountered_keyspace_id =
                     highest_encountered_keyspace_id.max(item.keyspace_id);
 
-                let Some(keyspace_name) = db.meta_keyspace.resolve_id(item.keyspace_id)? else {
-                    continue;
+                // PATCHED: the keyspace of an id is looked up once per recovery, not once
+                // per item (a read of the meta tree each).
+                let handle = match handles.entry(item.keyspace_id) {
+                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        let found = match db.meta_keyspace.resolve_id(item.keyspace_id)? {
+                            Some(name) => keyspaces_lock.get(&name).cloned(),
+                            None => None,
+                        };
+                        e.insert(found)
+                    }
                 };
-
-                let Some(handle) = keyspaces_lock.get(&keyspace_name) else {
+                let Some(handle) = handle.as_ref() else {
                     continue;
                 };
 

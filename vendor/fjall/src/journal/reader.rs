@@ -5,9 +5,35 @@
 use super::entry::Entry;
 use std::{
     fs::{File, OpenOptions},
-    io::{BufReader, Seek},
+    io::{BufReader, Read},
     path::{Path, PathBuf},
 };
+
+/// PATCHED: a reader that counts the bytes taken from it, so that the position after each
+/// entry is known without asking the file (`BufReader::stream_position` is an `lseek` per
+/// entry: a third of the time recovery spent reading a journal).
+pub(crate) struct Counted {
+    inner: BufReader<File>,
+    pos: u64,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Counted {
+    pub(crate) fn get_mut(&mut self) -> &mut File {
+        self.inner.get_mut()
+    }
+
+    fn stream_position(&mut self) -> std::io::Result<u64> {
+        Ok(self.pos)
+    }
+}
 
 /// Reads and emits through the entries in a journal file, but doesn't
 /// check the validity of batches
@@ -17,7 +43,7 @@ use std::{
 #[expect(clippy::module_name_repetitions)]
 pub struct JournalReader {
     pub(crate) path: PathBuf,
-    pub(crate) reader: BufReader<File>,
+    pub(crate) reader: Counted,
     pub(crate) last_valid_pos: u64,
 }
 
@@ -27,7 +53,10 @@ impl JournalReader {
 
         Ok(Self {
             path: path.as_ref().into(),
-            reader: BufReader::new(file),
+            reader: Counted {
+                inner: BufReader::new(file),
+                pos: 0,
+            },
             last_valid_pos: 0,
         })
     }
