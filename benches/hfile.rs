@@ -17,12 +17,14 @@
 //! whole load's wall time of the same round) and resumed, against the same load
 //! uninterrupted (both `hfile:hdfs://`, checkpointing every 2 s): the resumed command's wall
 //! time over the whole one's. `--resume-only` measures that alone; `--resume-native` measures
-//! it for a load of batches through HBase's own RPC (`hbase://...?api=native`) instead. Every round runs all of it; the figures are
-//! medians over the rounds with their range.
+//! it for a load of batches through HBase's own RPC (`hbase://...?api=native`) instead;
+//! `--resume-embedded` for one into the embedded store with `--no-bulk`, as a user times it
+//! (rows counted after each load; no HBase needed). Every round runs all of it; the figures
+//! are medians over the rounds with their range.
 //!
 //! This drops the workload's tables wherever they are: run it against a scratch HBase.
 //!
-//! `cargo bench --bench hfile -- WORKLOAD [--regions N] [--rounds N] [--resume-only] [--resume-native]`
+//! `cargo bench --bench hfile -- WORKLOAD [--regions N] [--rounds N] [--resume-only] [--resume-native|--resume-embedded]`
 
 mod shared;
 
@@ -144,8 +146,75 @@ fn kill_after(args: &[String], reports: &Path, after: Duration) -> f64 {
     j.acked() as f64 / j.header.blocks_total as f64
 }
 
+/// A load into the embedded store with `--no-bulk`, whole, then killed at half its time and
+/// resumed (each into a fresh directory), `a.rounds` rounds.
+fn resume_embedded(a: &shared::RoundsArgs) {
+    let w = Workload::from_file(&a.workload).unwrap_or_else(|e| panic!("{e}"));
+    println!(
+        "== {} ({} users) into embedded: with --no-bulk, whole, then killed at half its time and resumed; {} rounds",
+        a.workload.display(),
+        thousands(w.data.users),
+        a.rounds
+    );
+    let mut rounds = Vec::new();
+    let mut rows = 0;
+    for round in 1..=a.rounds {
+        let tmp = tempfile::tempdir().unwrap();
+        let args = |name: &str| -> Vec<String> {
+            vec![
+                a.workload.display().to_string(),
+                "--backend".into(),
+                format!("embedded:{}", tmp.path().join(name).display()),
+                "--no-bulk".into(),
+            ]
+        };
+        let mut r = Round::default();
+        let mut load = Command::new(BIN);
+        load.arg("load")
+            .args(args("whole"))
+            .arg("--reports")
+            .arg(tmp.path().join("whole-reports"));
+        let (secs, _, out) = timed(&mut load, tmp.path());
+        (r.whole_secs, rows) = (secs, rows_of(&out));
+        std::fs::remove_dir_all(tmp.path().join("whole")).unwrap();
+        let journaled = tmp.path().join("resumed-reports");
+        r.killed_at = kill_after(
+            &args("resumed"),
+            &journaled,
+            Duration::from_secs_f64(r.whole_secs / 2.0),
+        );
+        let mut load = Command::new(BIN);
+        load.arg("load")
+            .args(args("resumed"))
+            .arg("--reports")
+            .arg(&journaled)
+            .arg("--resume");
+        let (secs, _, out) = timed(&mut load, tmp.path());
+        assert!(out.contains("resumed the unfinished load"), "{out}");
+        r.resumed_secs = secs;
+        let opening = out
+            .split(" s opening")
+            .next()
+            .and_then(|t| t.rsplit(' ').next())
+            .unwrap_or("?");
+        println!(
+            "round {round}: whole {:.1} s, killed at {:.1} s ({:.0}% of the blocks acknowledged), resumed {:.1} s ({opening} s opening the killed store)",
+            r.whole_secs,
+            r.whole_secs / 2.0,
+            r.killed_at * 100.0,
+            r.resumed_secs
+        );
+        rounds.push(r);
+    }
+    report(&rounds, rows, true);
+}
+
 fn main() {
     let Some(a) = shared::RoundsArgs::parse() else { return };
+    if a.flags.iter().any(|f| f == "--resume-embedded") {
+        resume_embedded(&a);
+        return;
+    }
     // `--resume-only`: the killed and resumed load against the whole one, nothing else.
     let resume_only = a.flags.iter().any(|f| f == "--resume-only");
     let resume_native = a.flags.iter().any(|f| f == "--resume-native");

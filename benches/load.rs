@@ -84,6 +84,7 @@ fn main() {
         count_rows: false,
         checkpoint: load::CHECKPOINT,
         bulk: true,
+        opened: std::time::Duration::ZERO,
     };
     let g = Generator::new(&w);
 

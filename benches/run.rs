@@ -56,6 +56,7 @@ fn load_into(w: &Workload, store: Arc<dyn Store>) -> Arc<Generator> {
         count_rows: false,
         checkpoint: load::CHECKPOINT,
         bulk: true,
+        opened: std::time::Duration::ZERO,
     };
     let l = tallrow::workload::Load {
         threads: 2,

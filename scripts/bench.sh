@@ -29,6 +29,12 @@
 #                               RPC (api=native, also auth-conf with crypto=aes) into one more
 #                               Kerberized HBase, started for it; ROUNDS (3) rounds; with
 #                               native, only the api=native part
+#   scripts/bench.sh resume [USERS [ROUNDS]]
+#                               a load into the embedded store with --no-bulk, whole, then
+#                               killed (SIGKILL) at half its wall time and resumed, rows
+#                               counted after each, capacity.toml at USERS (20,000: about
+#                               3.8M row writes), ROUNDS (3) rounds: the resumed process's
+#                               wall time over the whole one's (no HBase needed)
 #   scripts/bench.sh hfile [seeding|resume|codecs] [USERS [ROUNDS]]
 #                               both parts, or the one named (starts HBase on HDFS if none
 #                               runs): seeding: HBase's own bulk load (hfile:hdfs:// +
@@ -259,6 +265,11 @@ scaled() { # users name
     sed -e "s/^users = .*/users = $1/" -e "s/^name = .*/name = \"$2\"/" workloads/capacity.toml >"$tmp/$2.toml"
     echo "$tmp/$2.toml"
 }
+if [[ "${1:-}" == "resume" ]]; then
+    w=$(scaled "${2:-20000}" capacity_resume)
+    cargo bench --locked --quiet --bench hfile -- "$w" --rounds "${3:-3}" --resume-embedded
+    exit 0
+fi
 if [[ "${1:-}" == "hfile" ]]; then
     part=both
     if [[ "${2:-}" == seeding || "${2:-}" == codecs || "${2:-}" == resume ]]; then

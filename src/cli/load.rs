@@ -40,7 +40,12 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         },
     )?;
     let shard = args.shard.get()?;
-    let session::load::Opened { g, store, hfiles } = session::load::open(
+    let session::load::Opened {
+        g,
+        store,
+        hfiles,
+        opened,
+    } = session::load::open(
         &w,
         &backend,
         &session::load::Asked {
@@ -61,7 +66,7 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
             ("shard", shard.to_string()),
         ],
     )?;
-    let result = load_with(&args, &g, store, live.as_ref().map(|l| &*l.metrics));
+    let result = load_with(&args, &g, store, opened, live.as_ref().map(|l| &*l.metrics));
     if let Some(l) = live {
         l.finish();
     }
@@ -93,6 +98,7 @@ fn load_with(
     args: &LoadArgs,
     g: &Generator,
     store: Arc<dyn Store>,
+    opened: std::time::Duration,
     metrics: Option<&crate::metrics::Metrics>,
 ) -> anyhow::Result<load::Outcome> {
     let opts = Options {
@@ -101,6 +107,7 @@ fn load_with(
         count_rows: !args.no_count,
         checkpoint: args.checkpoint_every,
         bulk: !args.no_bulk,
+        opened,
     };
     let observe = crate::observe::choose(args.observe.as_deref(), args.target.backend.as_deref().unwrap_or(""))
         .map_err(anyhow::Error::msg)?;

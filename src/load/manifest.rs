@@ -41,6 +41,10 @@ pub struct Manifest {
     pub started: String,
     /// End.
     pub finished: String,
+    /// Seconds opening the store before the load (replaying its journal, for an embedded
+    /// store that was not closed).
+    #[serde(default)]
+    pub open_seconds: f64,
     /// Seconds planning (counting followers) before writing.
     pub plan_seconds: f64,
     /// Seconds writing.
@@ -192,6 +196,7 @@ impl Manifest {
             backend: backend.to_string(),
             started: crate::date::iso(started_ms),
             finished: crate::date::iso(finished_ms),
+            open_seconds: out.open_time.as_secs_f64(),
             plan_seconds,
             write_seconds: secs,
             count_seconds: out.count_time.as_secs_f64(),

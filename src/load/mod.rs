@@ -108,6 +108,9 @@ pub struct Options {
     pub bulk: bool,
     /// How often a resumable bulk load's staged rows are made durable (a journaled load).
     pub checkpoint: Duration,
+    /// How long opening the store took before the load (an embedded store killed mid-load
+    /// replays its journal then), for the report.
+    pub opened: Duration,
 }
 
 /// What was written to one table.
@@ -150,6 +153,8 @@ pub struct Outcome {
     pub rows_in_table: Vec<(Table, u64)>,
     /// Time spent counting them.
     pub count_time: Duration,
+    /// Time spent opening the store before the load ([`Options::opened`]).
+    pub open_time: Duration,
     /// The tables loaded through the backend's bulk load (staged, then written whole at the
     /// end), in [`Table::ALL`] order.
     pub bulk: Vec<Table>,
@@ -189,7 +194,7 @@ const CELL_OVERHEAD: u64 = 64;
 /// past it, the batches holding the oldest block's rows are sent early (a table that gets a
 /// row every few hundred blocks would otherwise hold every block after it unacknowledged).
 /// A load that dies leaves at most this many plus one per worker to write again.
-pub const MAX_PENDING: usize = 2;
+pub const MAX_PENDING: usize = 1;
 
 /// How often, by default, a resumable bulk load's staged rows are made durable and their
 /// blocks acknowledged: a load killed while staging writes again what it staged since.
@@ -760,11 +765,13 @@ pub fn load_journaled(
         // the scope's join does not wait on it forever.
         let _end = journal.map(|j| {
             // A bulk load's checkpoints are taken by the journal's writer, as often as asked;
-            // a store's acknowledgements need the journal once a second.
+            // a store's acknowledgements are written ten times a second (a small file
+            // renamed into place): what a resume writes again is what was acknowledged
+            // since, and at once a second that was a tenth of a resumed 20,000-user load.
             let period = if checkpointer.is_some() {
                 opts.checkpoint
             } else {
-                Duration::from_secs(1)
+                Duration::from_millis(100)
             };
             scope.spawn(move || j.keep(checkpointer, period));
             journal::Ending(j)
@@ -887,22 +894,28 @@ pub fn load_journaled(
     let count_started = Instant::now();
     let mut rows_in_table = Vec::new();
     if error.is_none() {
-        for &t in &tables {
-            // A table written whole by the bulk load was empty: it holds the rows written.
-            let name = store::canonical_table_name(t.name()).unwrap_or_default();
-            if let Some((_, n)) = bulk_rows.iter().find(|(b, _)| *b == name) {
-                rows_in_table.push((t, *n));
-                continue;
-            }
-            if !opts.count_rows {
-                continue;
-            }
-            // The data is written whether or not it can be counted.
-            match store::count_rows(&*store, t.name()) {
-                Ok(n) => rows_in_table.push((t, n)),
-                Err(e) => eprintln!("tallrow: cannot count the rows of {}: {e}", t.name()),
-            }
-        }
+        use rayon::prelude::*;
+        // The tables counted side by side, on the load's workers.
+        let counts: Vec<Option<u64>> = pool.install(|| {
+            tables
+                .par_iter()
+                .map(|&t| {
+                    // A table written whole by the bulk load was empty: it holds the rows written.
+                    let name = store::canonical_table_name(t.name()).unwrap_or_default();
+                    if let Some((_, n)) = bulk_rows.iter().find(|(b, _)| *b == name) {
+                        return Some(*n);
+                    }
+                    if !opts.count_rows {
+                        return None;
+                    }
+                    // The data is written whether or not it can be counted.
+                    store::count_rows(&*store, t.name())
+                        .inspect_err(|e| eprintln!("tallrow: cannot count the rows of {}: {e}", t.name()))
+                        .ok()
+                })
+                .collect()
+        });
+        rows_in_table = tables.iter().zip(counts).filter_map(|(&t, n)| Some((t, n?))).collect();
     }
     Ok(Outcome {
         tables: tables.iter().map(|&t| (t, tally.stats(t))).collect(),
@@ -916,6 +929,7 @@ pub fn load_journaled(
         spread: counted.layer.finish(),
         rows_in_table,
         count_time: count_started.elapsed(),
+        open_time: opts.opened,
         bulk: bulk_tables,
         resumed: resumed.map(|r| Resumed {
             journal: journal.map(|j| j.path().display().to_string()).unwrap_or_default(),

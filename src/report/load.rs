@@ -81,12 +81,13 @@ pub fn print(
     ]);
     writeln!(
         o,
-        "{} {} (shard {}, {} users) into {}: {:.2} s writing, {:.2} s {}, {:.2} s counting rows; {} threads, batches of {}",
+        "{} {} (shard {}, {} users) into {}: {:.2} s opening, {:.2} s writing, {:.2} s {}, {:.2} s counting rows; {} threads, batches of {}",
         if out.error.is_some() { "partly loaded" } else { "loaded" },
         w.name,
         shard,
         thousands(w.data.users),
         identity,
+        out.open_time.as_secs_f64(),
         secs,
         g.plan_time().as_secs_f64(),
         if g.plan_read() {

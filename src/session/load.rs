@@ -112,6 +112,7 @@ pub fn whole() -> Options {
         count_rows: true,
         checkpoint: load::CHECKPOINT,
         bulk: true,
+        opened: std::time::Duration::ZERO,
     }
 }
 
@@ -201,6 +202,8 @@ pub struct Opened {
     pub store: Arc<dyn Store>,
     /// The HFiles of an `hfile:` load.
     pub hfiles: Option<hfile::HFiles>,
+    /// How long opening the store took.
+    pub opened: std::time::Duration,
 }
 
 /// What a load asked for besides its workload and backend.
@@ -238,9 +241,15 @@ pub fn open(w: &crate::workload::Workload, backend: &Backend, asked: &Asked) -> 
     };
     let prefix = &w.storage.table_prefix;
     let Some(dir) = hfile_dir else {
+        let t0 = std::time::Instant::now();
         let store = backend.open().with_context(|| format!("cannot open {}", asked.url))?;
         let store = crate::store::prefixed::over(store, prefix);
-        return Ok(Opened { g, store, hfiles: None });
+        return Ok(Opened {
+            g,
+            store,
+            hfiles: None,
+            opened: t0.elapsed(),
+        });
     };
     if asked.no_bulk {
         bail!(
@@ -248,6 +257,7 @@ pub fn open(w: &crate::workload::Workload, backend: &Backend, asked: &Asked) -> 
             dir.display()
         );
     }
+    let t0 = std::time::Instant::now();
     let dir = dir.open()?;
     // The files of the load a resume continues stay; the journal says which count.
     let resuming = asked.resume
@@ -260,6 +270,7 @@ pub fn open(w: &crate::workload::Workload, backend: &Backend, asked: &Asked) -> 
         g,
         store: crate::store::prefixed::over(Arc::new(h.clone()), prefix),
         hfiles: Some(h),
+        opened: t0.elapsed(),
     })
 }
 

@@ -143,6 +143,13 @@ pub trait Store: Send + Sync {
         scan_pages(self, table, scan, page, visit)
     }
 
+    /// How many rows `table` holds: rows with a cell a read returns (none expired). By
+    /// default a scan of one cell per row; a backend that can count without building rows
+    /// does so.
+    fn row_count(&self, table: &str) -> Result<u64> {
+        count_rows_scanning(self, table)
+    }
+
     /// A bulk load of puts into those of `tables` that are empty, where the backend writes
     /// one faster than it applies batches (as HBase's bulk load writes sorted files and adds
     /// them whole). `None` where it has none, or none of the tables is empty.
@@ -281,6 +288,11 @@ pub fn scan_each(
 /// The rows of `table` (as `cbt count` or HBase's RowCounter count them): a scan that
 /// returns one cell of each row.
 pub fn count_rows(store: &dyn Store, table: &str) -> Result<u64> {
+    store.row_count(table)
+}
+
+/// [`Store::row_count`] by a scan of one cell per row.
+pub fn count_rows_scanning<S: Store + ?Sized>(store: &S, table: &str) -> Result<u64> {
     let scan = Scan {
         select: Selection {
             cell_limit: Some(1),

@@ -155,6 +155,10 @@ impl Store for Prefixed {
         self.inner.scan_each(&self.name(table), scan, page, visit)
     }
 
+    fn row_count(&self, table: &str) -> Result<u64> {
+        self.inner.row_count(&self.name(table))
+    }
+
     fn bulk_load(&self, tables: &[&str]) -> Result<Option<Box<dyn BulkLoad>>> {
         let names: Vec<String> = tables.iter().map(|t| self.name(t)).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();

@@ -1136,6 +1136,7 @@ pub fn row_writes_of(w: &tallrow::workload::Workload) -> u64 {
         progress: false,
         count_rows: false,
         checkpoint: tallrow::load::CHECKPOINT,
+        opened: std::time::Duration::ZERO,
         bulk: false,
     };
     let store: Arc<dyn Store> = Arc::new(tallrow::store::null::Null::new());

@@ -38,6 +38,7 @@ fn options(threads: usize, shard: Shard) -> How {
             progress: false,
             count_rows: true,
             checkpoint: load::CHECKPOINT,
+            opened: std::time::Duration::ZERO,
             bulk: true,
         },
     }

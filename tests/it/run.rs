@@ -24,6 +24,7 @@ fn loaded_into(store: Arc<dyn Store>) -> (Arc<Generator>, Arc<dyn Store>) {
         progress: false,
         count_rows: true,
         checkpoint: load::CHECKPOINT,
+        opened: std::time::Duration::ZERO,
         bulk: true,
     };
     let l = tallrow::workload::Load {
