@@ -197,6 +197,7 @@ pub struct Conn {
 pub struct Pending {
     id: i32,
     shared: Arc<Shared>,
+    service: Service,
     method: &'static str,
 }
 
@@ -434,6 +435,7 @@ impl Conn {
         Ok(Pending {
             id,
             shared: self.shared.clone(),
+            service: self.service,
             method,
         })
     }
@@ -468,11 +470,27 @@ impl Pending {
             })
         })?;
         match &reply.header.exception {
-            Some(e) => Err(Error::Remote {
-                class: e.exception_class_name.clone().unwrap_or_default(),
-                message: e.stack_trace.clone().unwrap_or_default(),
-                do_not_retry: e.do_not_retry.unwrap_or(false),
-            }),
+            Some(e) => {
+                let class = e.exception_class_name.clone().unwrap_or_default();
+                let message = e.stack_trace.clone().unwrap_or_default();
+                // A method the server's release does not have: HBase answers
+                // DoNotRetryIOException(UnsupportedOperationException(method))
+                // (`ServerRpcConnection.processRequest`).
+                let missing = format!("UnsupportedOperationException: {}", self.method);
+                if class.ends_with("DoNotRetryIOException")
+                    && message.lines().next().is_some_and(|l| l.trim_end().ends_with(&missing))
+                {
+                    return Err(Error::Protocol(unknown_to_server(
+                        &self.shared.addr,
+                        &format!("{}.{}", self.service.name(), self.method),
+                    )));
+                }
+                Err(Error::Remote {
+                    class,
+                    message,
+                    do_not_retry: e.do_not_retry.unwrap_or(false),
+                })
+            }
             None => Ok(reply),
         }
     }
@@ -620,11 +638,27 @@ fn round_down(d: Duration) -> Duration {
     Duration::from_millis((ms / grid * grid) as u64)
 }
 
+/// Where the releases the client was run against are listed.
+pub const RELEASES_TESTED: &str = "docs/hbase.md#the-hbase-releases-it-speaks";
+
+/// The one line for a call or service the server's release does not have.
+fn unknown_to_server(addr: &str, what: &str) -> String {
+    format!(
+        "{addr}: the server does not know {what}: its HBase release predates the protocol tallrow speaks (HBase 2.6's; the releases it was run against are in {RELEASES_TESTED})"
+    )
+}
+
 /// The error of a connection-level exception (call id -1).
 fn refusal(reply: Reply, addr: &str) -> Error {
     let e = reply.header.exception.unwrap_or_default();
     let class = e.exception_class_name.unwrap_or_default();
     let message = e.stack_trace.unwrap_or_default();
+    // A service the server does not have (`ServerRpcConnection.processConnectionHeader`).
+    if class.ends_with("UnknownServiceException") {
+        let service = message.lines().next().unwrap_or("").trim();
+        let service = service.rsplit(": ").next().unwrap_or(service);
+        return Error::Protocol(unknown_to_server(addr, service));
+    }
     if class.ends_with("AccessDeniedException") && message.contains("Authentication is required") {
         Error::Protocol(format!(
             "{addr}: the server requires authentication (Kerberos) and this connection offered simple authentication: {}",
@@ -992,6 +1026,85 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.to_string(), "NotServingRegionException: t,,1 is not online");
         assert_eq!(e.retry(), crate::error::Retry::Relocate);
+    }
+
+    /// A method the server's release lacks: HBase answers DoNotRetryIOException with the
+    /// method's name (`ServerRpcConnection.processRequest`); a service it lacks, with
+    /// UnknownServiceException for call id -1. Either is one line naming the call.
+    #[test]
+    fn a_call_or_service_the_server_does_not_know_is_named_in_one_line() {
+        let exception = |id: i32, class: &str, trace: &str| {
+            let header = pb::ResponseHeader {
+                call_id: Some(id as u32),
+                exception: Some(pb::ExceptionResponse {
+                    exception_class_name: Some(class.into()),
+                    stack_trace: Some(trace.into()),
+                    do_not_retry: Some(true),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            frame(&header, None, b"")
+        };
+        let (addr, _server) = serve_once(move |id| {
+            exception(
+                id as i32,
+                "org.apache.hadoop.hbase.DoNotRetryIOException",
+                "127.0.0.1:16020 is unable to read call parameter from client 127.0.0.1; java.lang.UnsupportedOperationException: PrepareBulkLoad\n\tat x",
+            )
+        });
+        let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
+        let e = conn
+            .call(
+                "PrepareBulkLoad",
+                &pb::GetRequest::default(),
+                b"",
+                Duration::from_secs(10),
+            )
+            .unwrap_err();
+        let text = e.to_string();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(
+            text.starts_with(&format!(
+                "{addr}: the server does not know ClientService.PrepareBulkLoad: its HBase release predates"
+            )) && text.contains(RELEASES_TESTED),
+            "{text}"
+        );
+        assert_eq!(e.retry(), crate::error::Retry::Never);
+        // The same class for another reason stays the server's own error.
+        let (addr, _server) = serve_once(move |id| {
+            exception(
+                id as i32,
+                "org.apache.hadoop.hbase.DoNotRetryIOException",
+                "Invalid request header: x",
+            )
+        });
+        let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
+        let e = conn
+            .call(
+                "PrepareBulkLoad",
+                &pb::GetRequest::default(),
+                b"",
+                Duration::from_secs(10),
+            )
+            .unwrap_err();
+        assert_eq!(e.to_string(), "DoNotRetryIOException: Invalid request header: x");
+        let (addr, _server) = serve_once(move |_| {
+            exception(
+                -1,
+                "org.apache.hadoop.hbase.ipc.UnknownServiceException",
+                "ClientService",
+            )
+        });
+        let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
+        let e = conn
+            .call("Get", &pb::GetRequest::default(), b"", Duration::from_secs(10))
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{addr}: the server does not know ClientService: ")),
+            "{e}"
+        );
     }
 
     /// A secured server answering a simple-auth preamble (`ServerRpcConnection.processPreamble`):
