@@ -10,6 +10,12 @@
 #                             the same with hbase.rootdir on a real HDFS (scripts/hdfs.sh,
 #                             started first and stopped with it), where a bulk load renames
 #                             files instead of copying them; both flags may be given
+#   scripts/hbase.sh start --version V
+#                             the same with HBase release V from Maven Central (2.4.18,
+#                             2.5.13-hadoop3, 2.6.4-hadoop3, ...) in place of the pinned one;
+#                             its Thrift servers run the hbase-thrift of V's line that Maven
+#                             Central serves (2.4.17, 2.5.8, 2.6.1): scripts/compat.sh runs
+#                             tallrow against each line
 #   scripts/hbase.sh status   say whether it runs, and where
 #   scripts/hbase.sh env      print the export lines of the running instance
 #   scripts/hbase.sh stop     stop every process start started, remove its directory
@@ -72,7 +78,9 @@
 #   TALLROW_HBASE_RS1_PID, TALLROW_HBASE_RS2_PID
 #                              the region servers' processes (the fault tests kill one)
 #   TALLROW_HBASE_CP           the classpath (conf directory first), for native clients
-#   TALLROW_HBASE_VERSION      the HBase release (tests/hbase/pom.xml)
+#   TALLROW_HBASE_VERSION      the HBase release (tests/hbase/pom.xml, or --version's)
+#   TALLROW_HBASE_THRIFT_VERSION
+#                              the release of its Thrift servers (hbase-thrift)
 #   TALLROW_HDFS               with --hdfs, the hdfs:// URL of the NameNode HBase's root
 #                              directory is on (hbase.rootdir is TALLROW_HDFS/hbase)
 # With --secure also the secured endpoints' URLs, KRB5_CONFIG, KRB5CCNAME and the CA file
@@ -269,6 +277,10 @@ start_once() {
     echo "HBase runs on the local file system: restarting it on HDFS" >&2
     stop
   fi
+  if running && [ "$TALLROW_HBASE_VERSION" != "$(wanted)" ]; then
+    echo "HBase $TALLROW_HBASE_VERSION runs: restarting it as $(wanted)" >&2
+    stop
+  fi
   if running; then
     echo "HBase already runs: $TALLROW_HBASE_THRIFT1 (thrift1), $TALLROW_HBASE_THRIFT1_FC (thrift1 framed compact), $TALLROW_HBASE_THRIFT2 (thrift2)"
     return 0
@@ -335,10 +347,13 @@ EOF
     -b 127.0.0.1 -p "$t2" start) >"$dir/logs/thrift2.log" 2>&1 &
   pids+=($!)
 
-  local version
-  version="$(grep -o '<hbase.version>[^<]*' "$repo/tests/hbase/pom.xml" | cut -d'>' -f2)"
+  local version thrift_version
+  version="$(wanted)"
+  thrift_version="$(grep -o '<hbase.thrift.version>[^<]*' "$repo/tests/hbase/pom.xml" | cut -d'>' -f2)"
+  [ -z "$release" ] || thrift_version="$(thrift_release)"
   cat >"$state" <<EOF
 export TALLROW_HBASE_VERSION='$version'
+export TALLROW_HBASE_THRIFT_VERSION='$thrift_version'
 export TALLROW_HBASE_DIR='$dir'
 export TALLROW_HBASE_PIDS='${pids[*]}'
 export TALLROW_HBASE_THRIFT1='127.0.0.1:$t1'
@@ -393,7 +408,16 @@ EOF
   if [ -n "$secure" ]; then
     start_secure "$dir" "$cp" || return
   fi
-  echo "HBase $version on loopback in ${SECONDS}s: thrift1 127.0.0.1:$t1, thrift1 framed compact 127.0.0.1:$t1fc, thrift2 127.0.0.1:$t2 (logs in $dir/logs)"
+  echo "HBase $version (Thrift servers $thrift_version) on loopback in ${SECONDS}s: thrift1 127.0.0.1:$t1, thrift1 framed compact 127.0.0.1:$t1fc, thrift2 127.0.0.1:$t2 (logs in $dir/logs)"
+}
+
+# The release start runs: --version's, else the one tests/hbase/pom.xml pins.
+wanted() {
+  if [ -n "$release" ]; then
+    echo "$release"
+  else
+    grep -o '<hbase.version>[^<]*' "$repo/tests/hbase/pom.xml" | cut -d'>' -f2
+  fi
 }
 
 # Starts master N of the cluster in DIR on PORT, logging to master.log (N=1) or
@@ -628,13 +652,21 @@ EOF
 case "${1:-}" in
   start)
     shift
-    for arg in "$@"; do
-      case "$arg" in
+    while [ $# -gt 0 ]; do
+      case "$1" in
         --secure) secure=1 ;;
         --hdfs) hdfs=1 ;;
-        *) echo "usage: scripts/hbase.sh start [--secure] [--hdfs]" >&2; exit 64 ;;
+        --version)
+          [ -n "${2:-}" ] || { echo "--version needs a release, e.g. --version 2.5.13-hadoop3" >&2; exit 64; }
+          release="$2"
+          shift
+          ;;
+        *) echo "usage: scripts/hbase.sh start [--secure] [--hdfs] [--version V]" >&2; exit 64 ;;
       esac
+      shift
     done
+    # The pinned release named is the pinned release.
+    [ "$release" != "$(release='' wanted)" ] || release=
     start
     ;;
   stop) stop ;;
@@ -699,6 +731,8 @@ case "${1:-}" in
     have_tools || exit 1
     # The fault tool needs only HBase's client; the bench adds PerformanceEvaluation.
     profile=bench tool_heap=1g
+    # The tools on the running release's classpath.
+    [ "$TALLROW_HBASE_VERSION" = "$(release='' wanted)" ] || release="$TALLROW_HBASE_VERSION"
     [ "$what" != java ] && profile= tool_heap=512m
     tool_cp="$(classpath $profile)" || exit 2
     jar="$repo/tests/hbase/target/tallrow-hbase-1.jar"
@@ -712,7 +746,7 @@ case "${1:-}" in
       -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start [--secure] [--hdfs]|stop|status|env|classpath [bench]|regionserver N|graceful N|master N|kerberized NAME [PROPERTY=VALUE...]|chaos ARGS...|describe TABLE...|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start [--secure] [--hdfs] [--version V]|stop|status|env|classpath [bench]|regionserver N|graceful N|master N|kerberized NAME [PROPERTY=VALUE...]|chaos ARGS...|describe TABLE...|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac
