@@ -146,6 +146,20 @@ fn kill_after(args: &[String], reports: &Path, after: Duration) -> f64 {
     j.acked() as f64 / j.header.blocks_total as f64
 }
 
+/// `tallrow load ARGS --resume` of the journal under `reports`, which must resume one: its
+/// wall time and stdout.
+fn resume_of(args: &[String], reports: &Path, tmp: &Path) -> (f64, String) {
+    let mut load = Command::new(BIN);
+    load.arg("load")
+        .args(args)
+        .arg("--reports")
+        .arg(reports)
+        .arg("--resume");
+    let (secs, _, out) = timed(&mut load, tmp);
+    assert!(out.contains("resumed the unfinished load"), "{out}");
+    (secs, out)
+}
+
 /// A load into the embedded store with `--no-bulk`, whole, then killed at half its time and
 /// resumed (each into a fresh directory), `a.rounds` rounds.
 fn resume_embedded(a: &shared::RoundsArgs) {
@@ -183,15 +197,8 @@ fn resume_embedded(a: &shared::RoundsArgs) {
             &journaled,
             Duration::from_secs_f64(r.whole_secs / 2.0),
         );
-        let mut load = Command::new(BIN);
-        load.arg("load")
-            .args(args("resumed"))
-            .arg("--reports")
-            .arg(&journaled)
-            .arg("--resume");
-        let (secs, _, out) = timed(&mut load, tmp.path());
-        assert!(out.contains("resumed the unfinished load"), "{out}");
-        r.resumed_secs = secs;
+        let out;
+        (r.resumed_secs, out) = resume_of(&args("resumed"), &journaled, tmp.path());
         let opening = out
             .split(" s opening")
             .next()
@@ -337,15 +344,7 @@ fn main() {
         let args = load_args(&resumed, &every);
         let journaled = tmp.path().join("resumed");
         r.killed_at = kill_after(&args, &journaled, Duration::from_secs_f64(r.whole_secs / 2.0));
-        let mut load = Command::new(BIN);
-        load.arg("load")
-            .args(&args)
-            .arg("--reports")
-            .arg(&journaled)
-            .arg("--resume");
-        let (secs, _, out) = timed(&mut load, tmp.path());
-        assert!(out.contains("resumed the unfinished load"), "{out}");
-        r.resumed_secs = secs;
+        r.resumed_secs = resume_of(&args, &journaled, tmp.path()).0;
         clean(&resumed);
 
         if !resume_only {

@@ -1033,35 +1033,38 @@ mod tests {
     /// UnknownServiceException for call id -1. Either is one line naming the call.
     #[test]
     fn a_call_or_service_the_server_does_not_know_is_named_in_one_line() {
-        let exception = |id: i32, class: &str, trace: &str| {
-            let header = pb::ResponseHeader {
-                call_id: Some(id as u32),
-                exception: Some(pb::ExceptionResponse {
-                    exception_class_name: Some(class.into()),
-                    stack_trace: Some(trace.into()),
-                    do_not_retry: Some(true),
+        // The error of a PrepareBulkLoad call answered with an exception of `class` for
+        // call `id` (-1: the connection), `trace` its text.
+        let answered = |id: i32, class: &'static str, trace: &'static str| {
+            let (addr, _server) = serve_once(move |call| {
+                let header = pb::ResponseHeader {
+                    call_id: Some(if id < 0 { id as u32 } else { call }),
+                    exception: Some(pb::ExceptionResponse {
+                        exception_class_name: Some(class.into()),
+                        stack_trace: Some(trace.into()),
+                        do_not_retry: Some(true),
+                        ..Default::default()
+                    }),
                     ..Default::default()
-                }),
-                ..Default::default()
-            };
-            frame(&header, None, b"")
+                };
+                frame(&header, None, b"")
+            });
+            let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
+            let e = conn
+                .call(
+                    "PrepareBulkLoad",
+                    &pb::GetRequest::default(),
+                    b"",
+                    Duration::from_secs(10),
+                )
+                .unwrap_err();
+            (addr, e)
         };
-        let (addr, _server) = serve_once(move |id| {
-            exception(
-                id as i32,
-                "org.apache.hadoop.hbase.DoNotRetryIOException",
-                "127.0.0.1:16020 is unable to read call parameter from client 127.0.0.1; java.lang.UnsupportedOperationException: PrepareBulkLoad\n\tat x",
-            )
-        });
-        let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
-        let e = conn
-            .call(
-                "PrepareBulkLoad",
-                &pb::GetRequest::default(),
-                b"",
-                Duration::from_secs(10),
-            )
-            .unwrap_err();
+        let (addr, e) = answered(
+            0,
+            "org.apache.hadoop.hbase.DoNotRetryIOException",
+            "127.0.0.1:16020 is unable to read call parameter from client 127.0.0.1; java.lang.UnsupportedOperationException: PrepareBulkLoad\n\tat x",
+        );
         let text = e.to_string();
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(
@@ -1072,34 +1075,17 @@ mod tests {
         );
         assert_eq!(e.retry(), crate::error::Retry::Never);
         // The same class for another reason stays the server's own error.
-        let (addr, _server) = serve_once(move |id| {
-            exception(
-                id as i32,
-                "org.apache.hadoop.hbase.DoNotRetryIOException",
-                "Invalid request header: x",
-            )
-        });
-        let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
-        let e = conn
-            .call(
-                "PrepareBulkLoad",
-                &pb::GetRequest::default(),
-                b"",
-                Duration::from_secs(10),
-            )
-            .unwrap_err();
+        let (_, e) = answered(
+            0,
+            "org.apache.hadoop.hbase.DoNotRetryIOException",
+            "Invalid request header: x",
+        );
         assert_eq!(e.to_string(), "DoNotRetryIOException: Invalid request header: x");
-        let (addr, _server) = serve_once(move |_| {
-            exception(
-                -1,
-                "org.apache.hadoop.hbase.ipc.UnknownServiceException",
-                "ClientService",
-            )
-        });
-        let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
-        let e = conn
-            .call("Get", &pb::GetRequest::default(), b"", Duration::from_secs(10))
-            .unwrap_err();
+        let (addr, e) = answered(
+            -1,
+            "org.apache.hadoop.hbase.ipc.UnknownServiceException",
+            "ClientService",
+        );
         assert!(
             e.to_string()
                 .starts_with(&format!("{addr}: the server does not know ClientService: ")),
