@@ -420,6 +420,14 @@ pub(super) fn failure(e: thrift::Error, table: &str) -> Failure {
                 Failure::Answered(Error::Io(u.to_string()))
             }
         }
+        // A call the gateway's release does not have ("Invalid method name: 'x'").
+        thrift::Error::Application(a) if a.kind == thrift::ApplicationErrorKind::UnknownMethod => {
+            Failure::Answered(Error::Io(format!(
+                "table {table}: the Thrift server does not know the call ({}): its HBase release predates the calls tallrow makes (the releases it was run against are in {})",
+                first_line(&a.message),
+                hbase_client::conn::RELEASES_TESTED
+            )))
+        }
         thrift::Error::Application(a) => Failure::Answered(Error::Io(format!(
             "table {table}: server error: {}",
             first_line(&a.message)
@@ -429,5 +437,28 @@ pub(super) fn failure(e: thrift::Error, table: &str) -> Failure {
         }
         thrift::Error::Transport(t) => Failure::Broken(Error::Unavailable(format!("connection lost: {}", t.message))),
         thrift::Error::Protocol(p) => Failure::Broken(Error::Io(format!("bad reply: {}", p.message))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_the_gateway_does_not_know_is_one_line_naming_it() {
+        let e = thrift::Error::Application(thrift::ApplicationError::new(
+            thrift::ApplicationErrorKind::UnknownMethod,
+            "Invalid method name: 'getTableDescriptor'",
+        ));
+        let Failure::Answered(e) = failure(e, "t") else {
+            panic!("answered")
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("table t: the Thrift server does not know the call (Invalid method name: 'getTableDescriptor'): its HBase release predates")
+                && text.contains("docs/hbase.md#the-hbase-releases-it-speaks")
+                && text.lines().count() == 1,
+            "{text}"
+        );
     }
 }
