@@ -87,7 +87,7 @@ for v in "$@"; do
   t0=$SECONDS
   scripts/hbase.sh stop >>"$log" 2>&1
   if ! scripts/hbase.sh start --version "$v" >>"$log" 2>&1; then
-    why="$(grep -E '^(Maven could not|HBase did not start|no Java)' "$log" | tail -1 | cut -c1-200)"
+    why="$(grep -E '^(Maven could not|HBase did not start|no Java)' "$log" | tail -1 | cut -c1-300)"
     row="| $v | | could not be started: ${why:-see $log} | | | $((SECONDS - t0)) s |"
     echo "$row" | tee -a "$table"
     status=1
