@@ -1003,22 +1003,30 @@ mod tests {
         assert_eq!(&b[..], b"xyz");
     }
 
+    /// A reply to call `call_id` (`u32::MAX`: the connection) that is an exception.
+    fn exception_frame(call_id: u32, class: &str, trace: &str, do_not_retry: bool) -> Vec<u8> {
+        let header = pb::ResponseHeader {
+            call_id: Some(call_id),
+            exception: Some(pb::ExceptionResponse {
+                exception_class_name: Some(class.into()),
+                stack_trace: Some(trace.into()),
+                do_not_retry: Some(do_not_retry),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        frame(&header, None, b"")
+    }
+
     #[test]
     fn an_exception_is_an_error_named_by_its_class() {
         let (addr, _server) = serve_once(|id| {
-            let header = pb::ResponseHeader {
-                call_id: Some(id),
-                exception: Some(pb::ExceptionResponse {
-                    exception_class_name: Some("org.apache.hadoop.hbase.NotServingRegionException".into()),
-                    stack_trace: Some(
-                        "org.apache.hadoop.hbase.NotServingRegionException: t,,1 is not online\n\tat x".into(),
-                    ),
-                    do_not_retry: Some(false),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            };
-            frame(&header, None, b"")
+            exception_frame(
+                id,
+                "org.apache.hadoop.hbase.NotServingRegionException",
+                "org.apache.hadoop.hbase.NotServingRegionException: t,,1 is not online\n\tat x",
+                false,
+            )
         });
         let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
         let e = conn
@@ -1036,19 +1044,8 @@ mod tests {
         // The error of a PrepareBulkLoad call answered with an exception of `class` for
         // call `id` (-1: the connection), `trace` its text.
         let answered = |id: i32, class: &'static str, trace: &'static str| {
-            let (addr, _server) = serve_once(move |call| {
-                let header = pb::ResponseHeader {
-                    call_id: Some(if id < 0 { id as u32 } else { call }),
-                    exception: Some(pb::ExceptionResponse {
-                        exception_class_name: Some(class.into()),
-                        stack_trace: Some(trace.into()),
-                        do_not_retry: Some(true),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                };
-                frame(&header, None, b"")
-            });
+            let (addr, _server) =
+                serve_once(move |call| exception_frame(if id < 0 { id as u32 } else { call }, class, trace, true));
             let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
             let e = conn
                 .call(
@@ -1098,17 +1095,12 @@ mod tests {
     #[test]
     fn a_server_that_requires_authentication_says_so_for_every_call() {
         let (addr, _server) = serve_once(|_| {
-            let header = pb::ResponseHeader {
-                call_id: Some(u32::MAX),
-                exception: Some(pb::ExceptionResponse {
-                    exception_class_name: Some("org.apache.hadoop.hbase.security.AccessDeniedException".into()),
-                    stack_trace: Some("Authentication is required".into()),
-                    do_not_retry: Some(true),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            };
-            frame(&header, None, b"")
+            exception_frame(
+                u32::MAX,
+                "org.apache.hadoop.hbase.security.AccessDeniedException",
+                "Authentication is required",
+                true,
+            )
         });
         let conn = Conn::open(&addr, Service::Client, &Options::default()).unwrap();
         let e = conn
