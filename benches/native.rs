@@ -23,7 +23,8 @@
 //!
 //! This drops the workload's tables: run it against a scratch HBase.
 //!
-//! `cargo bench --bench native -- [WORKLOAD] [--samples N] [--rounds N]`
+//! `cargo bench --bench native -- [WORKLOAD] [--samples N] [--rounds N]` (`--rounds 0`: the reads
+//! alone, over one untimed Java load)
 
 mod shared;
 
@@ -40,6 +41,27 @@ use tallrow::workload::Workload;
 // process, and allocate per cell.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[derive(Default)]
+struct Round {
+    /// Per configuration of [`shared::JAVA_CONFIGS`]: rows/s and CPU seconds writing.
+    java: Vec<(f64, f64)>,
+    pe: f64,
+    native: f64,
+    native_cpu: f64,
+    thrift2: f64,
+}
+impl Round {
+    /// The best Java configuration's index: the round's reference.
+    fn best(&self) -> usize {
+        (0..self.java.len())
+            .max_by(|&a, &b| self.java[a].0.total_cmp(&self.java[b].0))
+            .unwrap()
+    }
+    fn reference(&self) -> f64 {
+        self.java[self.best()].0
+    }
+}
 
 fn main() {
     // `cargo test --all-targets` runs benches without --bench: nothing to measure then.
@@ -108,26 +130,6 @@ fn main() {
         .map(|&(t, b)| Loader::Java(t, b))
         .chain([Loader::Pe, Loader::Native, Loader::Thrift2])
         .collect();
-    #[derive(Default)]
-    struct Round {
-        /// Per configuration of [`shared::JAVA_CONFIGS`]: rows/s and CPU seconds writing.
-        java: Vec<(f64, f64)>,
-        pe: f64,
-        native: f64,
-        native_cpu: f64,
-        thrift2: f64,
-    }
-    impl Round {
-        /// The best Java configuration's index: the round's reference.
-        fn best(&self) -> usize {
-            (0..self.java.len())
-                .max_by(|&a, &b| self.java[a].0.total_cmp(&self.java[b].0))
-                .unwrap()
-        }
-        fn reference(&self) -> f64 {
-            self.java[self.best()].0
-        }
-    }
     let mut done: Vec<Round> = Vec::new();
     for round in 1..=rounds {
         let mut r = Round {
@@ -180,7 +182,22 @@ fn main() {
         );
         done.push(r);
     }
-    let per_row_us = |cpu: f64| cpu / size.rows as f64 * 1e6;
+    // `--rounds 0`: the reads alone, over one untimed Java load.
+    if !done.is_empty() {
+        summarize(&done, size.rows);
+    }
+
+    // The pages read what a load left: the Java loader's, untimed.
+    java.load(2, 8);
+    pages(store.clone(), g.clone(), &w, samples, tmp.path(), &mut java);
+    timelines(&native_url, &g, &w, samples);
+    drop_tables();
+}
+
+/// The loads' medians and ranges, as ratios to each round's best Java configuration.
+fn summarize(done: &[Round], rows: u64) {
+    let rounds = done.len();
+    let per_row_us = |cpu: f64| cpu / rows as f64 * 1e6;
     let line = |what: &str, rate: &dyn Fn(&Round) -> f64| {
         let rates = shared::Spread::of(done.iter().map(rate));
         let ratios = shared::Spread::of(done.iter().map(|r| rate(r) / r.reference()));
@@ -215,12 +232,6 @@ fn main() {
     println!("== client CPU per row (user + system), medians of {rounds} rounds");
     cpu("Java loader, best configuration, writing", &|r| r.java[r.best()].1);
     cpu("tallrow load api=native, whole process", &|r| r.native_cpu);
-
-    // The pages read what a load left: the Java loader's, untimed.
-    java.load(2, 8);
-    pages(store.clone(), g.clone(), &w, samples, tmp.path(), &mut java);
-    timelines(&native_url, &g, &w, samples);
-    drop_tables();
 }
 
 /// Gets and pages of 10 and 100 actions by cursor through `api=native` and through the Java
