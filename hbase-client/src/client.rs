@@ -354,10 +354,20 @@ struct RegionReply {
 struct ActionReply {
     #[prost(uint32, optional, tag = "1")]
     index: Option<u32>,
-    #[prost(message, optional, boxed, tag = "2")]
-    result: Option<Box<pb::Result>>,
+    #[prost(message, optional, tag = "2")]
+    result: Option<ResultReply>,
     #[prost(message, optional, tag = "3")]
     exception: Option<pb::NameBytesPair>,
+}
+
+/// `Result`, as [`ActionReply`] reads it: its cells, nothing allocated for a mutation's
+/// empty answer (`exists`, `stale` and `partial` are not asked of a batch).
+#[derive(Clone, PartialEq, prost::Message)]
+struct ResultReply {
+    #[prost(message, repeated, tag = "1")]
+    cell: Vec<pb::Cell>,
+    #[prost(int32, optional, tag = "2")]
+    associated_cell_count: Option<i32>,
 }
 
 /// A batch's actions on one region, by index.
@@ -907,7 +917,9 @@ impl Client {
         let mut cellblock = Vec::with_capacity(size);
         // A `MultiRequest` of one `RegionAction` per region, written as prost would.
         use prost::encoding::{WireType, encode_key, encode_varint};
-        let (mut req, mut region_action, mut action) = (Vec::new(), Vec::new(), Vec::new());
+        // Room for a put's action (its row, type and cell count) per action, grown past it.
+        let n: usize = regions.iter().map(|(_, idx)| idx.len()).sum();
+        let (mut req, mut region_action, mut action) = (Vec::with_capacity(64 * n + 64), Vec::new(), Vec::new());
         for (region, idx) in regions {
             region_action.clear();
             let spec = region.specifier();
@@ -972,7 +984,7 @@ impl Client {
                     continue;
                 }
                 let cells = match &roe.result {
-                    Some(r) => result_cells(r, &mut block)?,
+                    Some(r) => cells_of(&r.cell, r.associated_cell_count, &mut block)?,
                     None => Vec::new(),
                 };
                 results[i] = Some(cells);
@@ -1044,9 +1056,17 @@ fn mutation_proto(row: Bytes, kind: MutationKind, timestamp: i64, cells: u32) ->
 /// A `Result`'s cells: its `associated_cell_count` from the shared cell block, then any
 /// given inline.
 pub(crate) fn result_cells(r: &pb::Result, block: &mut Bytes) -> Result<Vec<Cell>> {
-    let n = r.associated_cell_count.unwrap_or(0).max(0) as usize;
+    cells_of(&r.cell, r.associated_cell_count, block)
+}
+
+/// A result's cells: `count` from the front of the cell block, then those sent inline.
+fn cells_of(inline: &[pb::Cell], count: Option<i32>, block: &mut Bytes) -> Result<Vec<Cell>> {
+    let n = count.unwrap_or(0).max(0) as usize;
+    if n == 0 && inline.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut cells = cells::decode(block, n).map_err(|e| Error::Protocol(e.to_string()))?;
-    for c in &r.cell {
+    for c in inline {
         cells.push(inline_cell(c)?);
     }
     Ok(cells)
