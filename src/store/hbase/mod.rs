@@ -874,6 +874,30 @@ mod tests {
         assert_eq!(without_overwritten(&distinct), None);
     }
 
+    proptest::proptest! {
+        /// A batch in row order as a stable sort by its bytes puts it, short rows and rows
+        /// alike in their first 8 bytes included; overwrites found as a set finds them.
+        #[test]
+        fn a_batch_sorts_by_row_and_finds_its_overwrites(
+            rows in proptest::collection::vec(
+                (proptest::collection::vec(0u8..3, 0..11), 0u8..3, 0i64..2),
+                0..40,
+            )
+        ) {
+            let batch: Vec<RowMutation> = rows
+                .iter()
+                .map(|(row, q, ts)| RowMutation::new(row.clone(), vec![StoreMutation::put("f", q.to_string(), *ts, "v")]))
+                .collect();
+            let mut want: Vec<&RowMutation> = batch.iter().collect();
+            want.sort_by(|a, b| a.row.cmp(&b.row));
+            let got = by_row(&batch);
+            proptest::prop_assert!(got.iter().zip(&want).all(|(a, b)| std::ptr::eq(*a, *b)));
+            let mut seen = HashSet::new();
+            let twice = !rows.iter().all(|cell| seen.insert(cell));
+            proptest::prop_assert_eq!(overwrites(&got), twice);
+        }
+    }
+
     #[test]
     fn steps_keep_each_rows_order() {
         let rm = RowMutation::new(

@@ -11,7 +11,7 @@
 //! - scans are the client's scanners, region after region, with a `PrefixFilter` for a
 //!   prefix; `scan_each` streams them.
 
-use super::mutations::{Step, steps, without_overwritten};
+use super::mutations::{Step, by_row, overwrites, overwritten_dropped, steps_into};
 use super::versions::added_columns;
 use super::{Descriptors, max_row_key};
 use crate::store::{
@@ -778,15 +778,26 @@ impl Store for Native {
         if rows.is_empty() {
             return Ok(());
         }
-        let kept = without_overwritten(rows);
-        let rows = kept.as_deref().unwrap_or(rows);
         // Sent in row order. The region server sorts a region's mutations by row before it
         // applies them (HBASE-17924, `RSRpcServices.doBatchOp`), with a stable sort: sorted
         // here the same way, its sort is one pass and its memstore inserts walk forward.
-        let mut per_row: Vec<(&RowMutation, Vec<Step>)> = rows.iter().map(|r| (r, steps(r))).collect();
-        if !per_row.is_sorted_by(|a, b| a.0.row <= b.0.row) {
-            per_row.sort_by(|a, b| a.0.row.cmp(&b.0.row));
+        let mut sorted = by_row(rows);
+        let kept;
+        if overwrites(&sorted) {
+            kept = overwritten_dropped(rows);
+            sorted = by_row(&kept);
         }
+        let rows = &sorted[..];
+        // Every row's steps in one list, each row's a range of it.
+        let mut all_steps = Vec::with_capacity(rows.len());
+        let per_row: Vec<(&RowMutation, std::ops::Range<usize>)> = rows
+            .iter()
+            .map(|&r| {
+                let from = all_steps.len();
+                steps_into(r, &mut all_steps);
+                (r, from..all_steps.len())
+            })
+            .collect();
         let rounds = per_row.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
         // Room for the puts of a batch of one step per row, the common case.
         let row_bytes: usize = rows.iter().map(|r| r.row.len()).sum();
@@ -802,7 +813,7 @@ impl Store for Native {
             // Encoded as they go: no copy of a cell but the one into the call's cell block.
             let (mut puts, mut deletes) = (Encoder::with_capacity(row_bytes, block_bytes), Encoder::default());
             for (rm, steps) in &per_row {
-                match steps.get(k) {
+                match all_steps[steps.clone()].get(k) {
                     Some(Step::Batch(_, range)) => {
                         let cells = || rm.mutations[range.clone()].iter().filter_map(cell_of);
                         for (put, kind, out) in [
