@@ -270,16 +270,8 @@ impl Generator {
     /// Stamps are distinct (a post's row key is its author and stamp).
     pub fn post_stamps(&self, uid: u64, count: u64, n: u64, out: &mut Vec<i64>) {
         out.clear();
-        let (start, span) = self.span();
-        let s = self.rng.stream(Kind::Post, uid, F_STAMP);
-        let mut x = span as f64;
-        let mut prev = i64::MAX;
-        for i in 0..n.min(count) {
-            x *= (1.0 - s.unit(i)).powf(1.0 / (count - i) as f64);
-            let stamp = (start + x as i64).min(prev - 1);
-            out.push(stamp);
-            prev = stamp;
-        }
+        let mut walk = StampWalk::new(self, uid, count);
+        walk.extend(self, n, out);
     }
 
     /// The text of `uid`'s post `index` (0 is the newest).
@@ -310,25 +302,47 @@ impl Generator {
         let n = self.w.data.users;
         let count = dist::poisson(&self.rng.stream(Kind::Action, uid, F_COUNT), 0, a.per_user).min(PER_USER_CAP);
         let base = self.rng.stream(Kind::Action, uid, F_ITEM);
+        // A user acts mostly on the few they follow: each followee's post count and newest
+        // stamps are worked out once per user, not once per action.
+        let mut known: Vec<Option<(StampWalk, Vec<i64>)>> = (0..followees.len()).map(|_| None).collect();
         for j in 0..count {
             let s = base.child(j);
             let mut target = None;
             for t in 0..8u64 {
-                let author = if t < 4 && !followees.is_empty() {
-                    followees[s.below(t, followees.len() as u64) as usize].target
+                let (author, followee) = if t < 4 && !followees.is_empty() {
+                    let k = s.below(t, followees.len() as u64) as usize;
+                    (followees[k].target, Some(k))
                 } else {
-                    s.below(t, n) + 1
+                    (s.below(t, n) + 1, None)
                 };
-                let posts = self.post_count(author);
+                let posts = match followee {
+                    Some(k) => {
+                        let (walk, _) = known[k]
+                            .get_or_insert_with(|| (StampWalk::new(self, author, self.post_count(author)), Vec::new()));
+                        walk.count
+                    }
+                    None => self.post_count(author),
+                };
                 if posts > 0 {
-                    target = Some((author, posts));
+                    target = Some((author, posts, followee));
                     break;
                 }
             }
-            let Some((author, posts)) = target else { continue };
+            let Some((author, posts, followee)) = target else {
+                continue;
+            };
             let depth = dist::geometric(&s, 8, a.latest).min(posts - 1);
-            self.post_stamps(author, posts, depth + 1, stamps);
-            let post_stamp = stamps[depth as usize];
+            let post_stamp = match followee {
+                Some(k) => {
+                    let (walk, newest) = known[k].as_mut().expect("counted above");
+                    walk.extend(self, depth + 1, newest);
+                    newest[depth as usize]
+                }
+                None => {
+                    self.post_stamps(author, posts, depth + 1, stamps);
+                    stamps[depth as usize]
+                }
+            };
             let delay = s.exponential(9, a.delay_hours * 3_600_000.0) as i64;
             let stamp = post_stamp.saturating_add(delay).min(end - 1);
             let verb = &a.verbs[s.below(10, a.verbs.len() as u64) as usize];
@@ -426,6 +440,43 @@ impl Generator {
                 nanos: time * 1_000_000 + j as i64,
                 value: value.to_be_bytes().to_vec(),
             });
+        }
+    }
+}
+
+/// [`Generator::post_stamps`]'s walk down one author's posts, newest first, kept where it
+/// stopped so that it can go deeper without starting again: descending order statistics
+/// of uniform times over the span (each the one before times a power of a uniform draw).
+struct StampWalk {
+    uid: u64,
+    count: u64,
+    x: f64,
+    prev: i64,
+}
+
+impl StampWalk {
+    fn new(g: &Generator, uid: u64, count: u64) -> StampWalk {
+        StampWalk {
+            uid,
+            count,
+            x: g.span().1 as f64,
+            prev: i64::MAX,
+        }
+    }
+
+    /// Extends `out`, the stamps walked so far, to the newest `n` (at most `count`).
+    fn extend(&mut self, g: &Generator, n: u64, out: &mut Vec<i64>) {
+        let want = n.min(self.count);
+        if out.len() as u64 >= want {
+            return;
+        }
+        let start = g.span().0;
+        let s = g.rng.stream(Kind::Post, self.uid, F_STAMP);
+        for i in out.len() as u64..want {
+            self.x *= (1.0 - s.unit(i)).powf(1.0 / (self.count - i) as f64);
+            let stamp = (start + self.x as i64).min(self.prev - 1);
+            out.push(stamp);
+            self.prev = stamp;
         }
     }
 }

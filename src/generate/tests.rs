@@ -63,6 +63,14 @@ fn post_stamps_are_distinct_newest_first_and_prefix_stable() {
         assert!(all.iter().all(|s| (w.data.start_ms - 1000..w.end_ms()).contains(s)));
         g.post_stamps(uid, n, 2, &mut head);
         assert_eq!(head[..], all[..head.len()]);
+        // Walked deeper in steps, as a user's actions walk a followee's posts: the same.
+        let mut walk = super::StampWalk::new(&g, uid, n);
+        let mut stepped = Vec::new();
+        for depth in [1, 3, 2, n + 1] {
+            walk.extend(&g, depth, &mut stepped);
+            assert!(stepped.len() as u64 >= depth.min(n));
+            assert_eq!(stepped[..], all[..stepped.len()]);
+        }
         let mut text = String::new();
         for i in 0..n {
             g.post_content(uid, i, &mut text);
