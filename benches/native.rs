@@ -17,9 +17,10 @@
 //! Rates are per round, as ratios to that round's best Java configuration; the figures are
 //! the medians of the rounds with their ranges. Client CPU per row: tallrow's whole process
 //! (generating the rows included) against the best Java configuration's CPU while writing.
-//! Then, over the rows the Java loader left: gets and pages of 10 and 100 actions by cursor
-//! through `api=native` and through the Java client in the loader's warm JVM, and home
-//! timelines through `api=native` with their round trips.
+//! Then, over the rows the Java loader left: gets and pages of 10 and 100
+//! actions by cursor through `api=native` and through the Java client in the loader's warm
+//! JVM, in three rounds alternating which reads first, and home timelines through
+//! `api=native` with their round trips.
 //!
 //! This drops the workload's tables: run it against a scratch HBase.
 //!
@@ -235,7 +236,9 @@ fn summarize(done: &[Round], rows: u64) {
 }
 
 /// Gets and pages of 10 and 100 actions by cursor through `api=native` and through the Java
-/// client, from the same starts.
+/// client, from the same starts, in three rounds that alternate which side reads first (a
+/// flush or compaction left from the load falls on either); each round's ratios, then their
+/// medians and ranges.
 fn pages(
     store: Arc<dyn tallrow::store::Store>,
     g: Arc<Generator>,
@@ -247,29 +250,66 @@ fn pages(
     let starts = shared::paging_starts(store.clone(), g, w);
     assert!(starts.len() > 100, "{} users with 200 actions", starts.len());
     println!(
-        "== action pages by cursor ({} users with 200+ actions; {samples} reads each, after as many to warm up; the Java client in the warm loader's JVM)",
+        "== action pages by cursor ({} users with 200+ actions; {samples} reads each, after as many to warm up; the Java client in the warm loader's JVM; 3 rounds, alternating which side reads first)",
         starts.len()
     );
-    let get = shared::gets(&*store, &starts, samples);
-    let ours = shared::measure_pages(store, w, &starts, samples);
-    // In the JVM that loaded the rows, warm from its loads, after its own warm-up pass.
-    let java = java.pages(w, &starts, samples, tmp);
-    for (what, ours, theirs) in [
-        ("1-row get", get, java[0]),
-        (" 10 rows", ours[1], java[1]),
-        ("100 rows", ours[2], java[2]),
-    ] {
+    // Per round: (ours, theirs) for the get and the two pages.
+    let mut rounds: Vec<[(tallrow::stats::Summary, tallrow::stats::Summary); 3]> = Vec::new();
+    for round in 0..3 {
+        let ours = |store: &Arc<dyn tallrow::store::Store>| {
+            let get = shared::gets(&**store, &starts, samples);
+            let pages = shared::measure_pages(store.clone(), w, &starts, samples);
+            [get, pages[1], pages[2]]
+        };
+        let (ours, theirs) = if round % 2 == 0 {
+            let o = ours(&store);
+            (o, java.pages(w, &starts, samples, tmp))
+        } else {
+            let t = java.pages(w, &starts, samples, tmp);
+            (ours(&store), t)
+        };
+        let both = [(ours[0], theirs[0]), (ours[1], theirs[1]), (ours[2], theirs[2])];
+        for (what, (o, t)) in READS.iter().zip(&both) {
+            println!(
+                "round {}: {what}: api=native p50 {:>9} p99 {:>9} | Java client p50 {:>9} p99 {:>9} | ratios p50 {:.2} p99 {:.2}",
+                round + 1,
+                fmt_ns(o.p50),
+                fmt_ns(o.p99),
+                fmt_ns(t.p50),
+                fmt_ns(t.p99),
+                o.p50 as f64 / t.p50 as f64,
+                o.p99 as f64 / t.p99 as f64
+            );
+        }
+        rounds.push(both);
+    }
+    println!("== reads, medians of 3 rounds (ranges)");
+    for (k, what) in READS.iter().enumerate() {
+        let median = |f: &dyn Fn(&(tallrow::stats::Summary, tallrow::stats::Summary)) -> f64| {
+            shared::Spread::of(rounds.iter().map(|r| f(&r[k])))
+        };
+        let (o50, o99) = (median(&|r| r.0.p50 as f64), median(&|r| r.0.p99 as f64));
+        let (t50, t99) = (median(&|r| r.1.p50 as f64), median(&|r| r.1.p99 as f64));
+        let r50 = median(&|r| r.0.p50 as f64 / r.1.p50 as f64);
+        let r99 = median(&|r| r.0.p99 as f64 / r.1.p99 as f64);
         println!(
-            "{what}: api=native p50 {:>9} p99 {:>9} | Java client p50 {:>9} p99 {:>9} | ratios p50 {:.2} p99 {:.2}",
-            fmt_ns(ours.p50),
-            fmt_ns(ours.p99),
-            fmt_ns(theirs.p50),
-            fmt_ns(theirs.p99),
-            ours.p50 as f64 / theirs.p50 as f64,
-            ours.p99 as f64 / theirs.p99 as f64
+            "{what}: api=native p50 {:>9} p99 {:>9} | Java client p50 {:>9} p99 {:>9} | ratios p50 {:.2} ({:.2} to {:.2}) p99 {:.2} ({:.2} to {:.2})",
+            fmt_ns(o50.median as u64),
+            fmt_ns(o99.median as u64),
+            fmt_ns(t50.median as u64),
+            fmt_ns(t99.median as u64),
+            r50.median,
+            r50.min,
+            r50.max,
+            r99.median,
+            r99.min,
+            r99.max
         );
     }
 }
+
+/// The reads compared, in the order of [`pages`]' figures.
+const READS: [&str; 3] = ["1-row get", " 10 rows", "100 rows"];
 
 /// Home timelines (seed 001) of a page of posts through `api=native`, with the round trips
 /// each costs, counted by the client.
