@@ -928,7 +928,13 @@ pub fn load_journaled(
         splits,
         spread: counted.layer.finish(),
         rows_in_table,
-        count_time: count_started.elapsed(),
+        // Without counting, what passed was the pool's dispatch (milliseconds on a busy
+        // machine), not a count.
+        count_time: if opts.count_rows {
+            count_started.elapsed()
+        } else {
+            Duration::ZERO
+        },
         open_time: opts.opened,
         bulk: bulk_tables,
         resumed: resumed.map(|r| Resumed {
