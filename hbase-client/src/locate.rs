@@ -12,6 +12,7 @@ use crate::cells::Cell;
 use crate::pb;
 use crate::zk::ServerName;
 use bytes::Bytes;
+use md5::Digest;
 use prost::Message;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
@@ -74,6 +75,21 @@ pub struct Region {
     pub end: Bytes,
     /// The server holding it (none while it is unassigned).
     pub server: Option<ServerName>,
+    /// Its secondary replicas, by replica id from 1, where the table keeps more than one
+    /// (`REGION_REPLICATION`); empty where it keeps one.
+    pub replicas: Vec<Replica>,
+}
+
+/// A secondary replica of a region: a read-only copy another server holds, which answers
+/// TIMELINE reads with `stale` set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replica {
+    /// Its replica id, from 1.
+    pub id: u32,
+    /// Its own region name, which calls to it specify ([`region_name`]).
+    pub name: Bytes,
+    /// The server holding it (none while it is unassigned).
+    pub server: Option<ServerName>,
 }
 
 impl Region {
@@ -96,8 +112,39 @@ pub fn specifier(name: Bytes) -> pb::RegionSpecifier {
     }
 }
 
+/// A region's name as HBase spells it (`RegionInfo.createRegionName`, new format): `<table>,
+/// <start key>,<region id>[_<replica id as 4 hex digits>].<MD5 of what precedes, hex>.`
+pub fn region_name(info: &pb::RegionInfo) -> Bytes {
+    let table = table_string(&info.table_name);
+    let start = info.start_key.as_deref().unwrap_or_default();
+    let mut name = Vec::with_capacity(table.len() + start.len() + 60);
+    name.extend_from_slice(table.as_bytes());
+    name.push(b',');
+    name.extend_from_slice(start);
+    name.push(b',');
+    name.extend_from_slice(info.region_id.to_string().as_bytes());
+    if let Some(r) = info.replica_id.filter(|&r| r > 0) {
+        name.extend_from_slice(format!("_{r:04X}").as_bytes());
+    }
+    let md5: String = md5::Md5::digest(&name).iter().map(|x| format!("{x:02x}")).collect();
+    name.push(b'.');
+    name.extend_from_slice(md5.as_bytes());
+    name.push(b'.');
+    Bytes::from(name)
+}
+
+/// The encoded name of a new-format region name: the MD5 between its last two dots.
+pub fn encoded_name(name: &[u8]) -> &[u8] {
+    match name.len().checked_sub(34) {
+        Some(at) if name[at] == b'.' && name.ends_with(b".") => &name[at + 1..name.len() - 1],
+        _ => name,
+    }
+}
+
 /// What a meta row says, when it names a region that serves reads (not offline, not a split
-/// parent, the default replica).
+/// parent, the default replica), with its secondary replicas' locations: `info:server_0001`
+/// and `info:serverstartcode_0001` for replica 1, and so on (`MetaTableAccessor`, `%04X`),
+/// written empty at the table's creation until the replica opens.
 pub fn parse_meta_row(row: &Bytes, cells: &[Cell]) -> Option<Region> {
     let cell = |q: &[u8]| {
         cells
@@ -110,10 +157,10 @@ pub fn parse_meta_row(row: &Bytes, cells: &[Cell]) -> Option<Region> {
     if ri.offline.unwrap_or(false) || ri.split.unwrap_or(false) || ri.replica_id.unwrap_or(0) != 0 {
         return None;
     }
-    let server = cell(b"server").and_then(|c| {
-        let text = std::str::from_utf8(&c.value).ok()?;
+    let located = |server: &Cell, start_code: Option<&Cell>| {
+        let text = std::str::from_utf8(&server.value).ok()?;
         let (host, port) = text.rsplit_once(':')?;
-        let start_code = cell(b"serverstartcode")
+        let start_code = start_code
             .and_then(|s| <[u8; 8]>::try_from(&s.value[..]).ok())
             .map_or(0, u64::from_be_bytes);
         Some(ServerName {
@@ -121,13 +168,35 @@ pub fn parse_meta_row(row: &Bytes, cells: &[Cell]) -> Option<Region> {
             port: port.parse().ok()?,
             start_code,
         })
-    });
+    };
+    let server = cell(b"server").and_then(|c| located(c, cell(b"serverstartcode")));
+    let mut replicas: Vec<Replica> = cells
+        .iter()
+        .filter(|c| &c.family[..] == CATALOG_FAMILY)
+        .filter_map(|c| {
+            let suffix = c.qualifier.strip_prefix(b"server_")?;
+            let id = std::str::from_utf8(suffix).ok().filter(|s| s.len() == 4)?;
+            let id = u32::from_str_radix(id, 16).ok().filter(|&id| id > 0)?;
+            let start_code = cell(format!("serverstartcode_{id:04X}").as_bytes());
+            let replica = pb::RegionInfo {
+                replica_id: Some(id as i32),
+                ..ri.clone()
+            };
+            Some(Replica {
+                id,
+                name: region_name(&replica),
+                server: located(c, start_code),
+            })
+        })
+        .collect();
+    replicas.sort_by_key(|r| r.id);
     Some(Region {
         table: table_string(&ri.table_name),
         name: row.clone(),
         start: ri.start_key.unwrap_or_default(),
         end: ri.end_key.unwrap_or_default(),
         server,
+        replicas,
     })
 }
 
@@ -240,6 +309,7 @@ mod tests {
             start: Bytes::copy_from_slice(start.as_bytes()),
             end: Bytes::copy_from_slice(end.as_bytes()),
             server: None,
+            replicas: Vec::new(),
         }
     }
 
@@ -302,6 +372,51 @@ mod tests {
         assert_eq!(r.table, "weibo:user");
         assert_eq!((&r.start[..], &r.end[..]), (&b"a"[..], &b"b"[..]));
         assert_eq!(r.server.unwrap().to_string(), "rs1,16020,42");
+        assert!(r.replicas.is_empty());
+        // A table of three replicas: replica 1 open on rs2, replica 2 not yet (its columns
+        // written empty at the table's creation).
+        let mut replicated = cells.clone();
+        replicated.push(cell(b"server_0001", b"rs2:16020".to_vec()));
+        replicated.push(cell(b"serverstartcode_0001", 7u64.to_be_bytes().to_vec()));
+        replicated.push(cell(b"server_0002", Vec::new()));
+        replicated.push(cell(b"serverstartcode_0002", Vec::new()));
+        replicated.push(cell(b"seqnumDuringOpen_0001", 9u64.to_be_bytes().to_vec()));
+        let r = parse_meta_row(&row, &replicated).unwrap();
+        assert_eq!(r.server.as_ref().unwrap().to_string(), "rs1,16020,42");
+        let md5 = |s: &str| -> String {
+            md5::Md5::digest(s.as_bytes())
+                .iter()
+                .map(|x| format!("{x:02x}"))
+                .collect()
+        };
+        let names: Vec<_> = r
+            .replicas
+            .iter()
+            .map(|x| (x.id, x.name.clone(), x.server.as_ref().map(|s| s.to_string())))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (
+                    1,
+                    Bytes::from(format!("weibo:user,a,1_0001.{}.", md5("weibo:user,a,1_0001"))),
+                    Some("rs2,16020,7".to_string())
+                ),
+                (
+                    2,
+                    Bytes::from(format!("weibo:user,a,1_0002.{}.", md5("weibo:user,a,1_0002"))),
+                    None
+                ),
+            ]
+        );
+        // The primary's own name, as HBase spells it, and its encoded part.
+        let primary = region_name(&ri);
+        assert_eq!(
+            primary,
+            Bytes::from(format!("weibo:user,a,1.{}.", md5("weibo:user,a,1")))
+        );
+        assert_eq!(encoded_name(&primary), md5("weibo:user,a,1").as_bytes());
+        assert_eq!(encoded_name(META_REGION), META_REGION);
         let split = pb::RegionInfo {
             split: Some(true),
             ..ri

@@ -17,7 +17,6 @@ use crate::error::Result;
 use crate::locate::table_string;
 use crate::pb;
 use crate::zk::ServerName;
-use md5::{Digest, Md5};
 use prost::Message;
 
 /// The cluster as its master reported it.
@@ -298,36 +297,18 @@ pub fn split_region_name(name: &[u8]) -> (String, String) {
         Some(i) => String::from_utf8_lossy(&name[..i]).into_owned(),
         None => String::new(),
     };
-    let encoded = name
-        .strip_suffix(b".")
-        .and_then(|rest| rest.iter().rposition(|&b| b == b'.').map(|i| &rest[i + 1..]))
-        .unwrap_or(name);
+    let encoded = crate::locate::encoded_name(name);
     (table, String::from_utf8_lossy(encoded).into_owned())
 }
 
 /// A region's table and encoded name from its `RegionInfo`, as `RegionInfo.createRegionName`
 /// makes them: the MD5 of `table,start,id` (and `_REPLICA` in hex for a replica).
 pub fn region_ref(info: &pb::RegionInfo) -> RegionRef {
-    let table = table_string(&info.table_name);
-    let mut name = Vec::with_capacity(table.len() + info.start_key.as_ref().map_or(0, |k| k.len()) + 24);
-    name.extend_from_slice(table.as_bytes());
-    name.push(b',');
-    if let Some(k) = &info.start_key {
-        name.extend_from_slice(k);
-    }
-    name.push(b',');
-    name.extend_from_slice(info.region_id.to_string().as_bytes());
-    if let Some(r) = info.replica_id.filter(|&r| r > 0) {
-        name.extend_from_slice(format!("_{r:04X}").as_bytes());
-    }
+    let name = crate::locate::region_name(info);
     RegionRef {
-        table,
-        encoded: md5_hex(&name),
+        table: table_string(&info.table_name),
+        encoded: String::from_utf8_lossy(crate::locate::encoded_name(&name)).into_owned(),
     }
-}
-
-fn md5_hex(b: &[u8]) -> String {
-    Md5::digest(b).iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// A procedure as this crate tells it.
@@ -423,6 +404,11 @@ mod tests {
             start_key: Some(Bytes::copy_from_slice(start)),
             ..Default::default()
         }
+    }
+
+    fn md5_hex(b: &[u8]) -> String {
+        use md5::{Digest, Md5};
+        Md5::digest(b).iter().map(|x| format!("{x:02x}")).collect()
     }
 
     #[test]
