@@ -61,6 +61,17 @@ pub struct TableEntry {
     pub ratio: f64,
     /// The files.
     pub files: Vec<FileEntry>,
+    /// Copies of each region `bulkload` creates the table with (`storage.region_replication`).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub region_replication: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// A family as the files were written for it and as `bulkload` creates it.

@@ -143,6 +143,7 @@ impl HFiles {
                         .map(|f| FamilyEntry::new(&f.name, f.max_versions, &f.storage))
                         .collect(),
                     split_points: d.splits.iter().map(|k| crate::keys::hex(k)).collect(),
+                    region_replication: d.region_replication,
                     rows,
                     cells,
                     files,

@@ -250,6 +250,7 @@ pub fn descriptor(t: &TableEntry) -> Result<TableDescriptor, Error> {
         families,
         splits,
         attributes: Vec::new(),
+        region_replication: t.region_replication,
     })
 }
 
@@ -477,6 +478,7 @@ pub fn probe_codecs(store: &dyn Store, prefix: &str, tables: &[&TableEntry]) -> 
             families: vec![family],
             splits: Vec::new(),
             attributes: Vec::new(),
+            region_replication: 1,
         };
         match store.create_table(&probe) {
             Ok(()) => {

@@ -215,6 +215,7 @@ impl Store for Memory {
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let desc = table.validated()?;
+        crate::store::one_copy(&desc, "memory: keeps one copy of each row")?;
         let mut tables = self.tables.write().expect("lock");
         if tables.contains_key(&desc.name) {
             return Err(Error::TableExists(desc.name));

@@ -45,6 +45,25 @@ pub struct TableDescriptor {
     /// [`MARK_DATA`]). A backend that keeps table attributes reports these back; attributes
     /// of other keys are left out.
     pub attributes: Vec<(String, String)>,
+    /// Copies of each region HBase keeps (`REGION_REPLICATION`): 1, the primary alone, by
+    /// default; more adds read-only secondaries on other servers. Only HBase keeps more
+    /// than one ([`one_copy`]); a backend reading a table back reports what it keeps.
+    pub region_replication: u32,
+}
+
+/// HBase's table attribute for [`TableDescriptor::region_replication`].
+pub const REGION_REPLICATION: &str = "REGION_REPLICATION";
+
+/// Refuses, in one line, a table of more than one copy per region on a backend that cannot
+/// create it, saying `why`.
+pub fn one_copy(table: &TableDescriptor, why: &str) -> Result<()> {
+    if table.region_replication <= 1 {
+        return Ok(());
+    }
+    Err(Error::BadArgument(format!(
+        "table {}: storage.region_replication = {}: {why}; region replicas are HBase's, through api=native or api=thrift2",
+        table.name, table.region_replication
+    )))
 }
 
 /// What tallrow's own table attributes' keys start with.
@@ -76,7 +95,27 @@ impl TableDescriptor {
             families: families.iter().map(|f| FamilyDescriptor::new(f, versions)).collect(),
             splits: Vec::new(),
             attributes: Vec::new(),
+            region_replication: 1,
         }
+    }
+
+    /// [`Self::region_replication`] as a table's attributes (HBase's own, by name) give it.
+    pub fn replication_in<'a>(all: impl IntoIterator<Item = (&'a str, &'a str)>) -> u32 {
+        all.into_iter()
+            .find(|(k, _)| *k == REGION_REPLICATION)
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .filter(|&n| n >= 1)
+            .unwrap_or(1)
+    }
+
+    /// The attributes HBase creates the table with: tallrow's mark, and
+    /// `REGION_REPLICATION` where more than one copy is asked for.
+    pub fn hbase_attributes(&self) -> Vec<(String, String)> {
+        let mut all = self.attributes.clone();
+        if self.region_replication > 1 {
+            all.push((REGION_REPLICATION.to_string(), self.region_replication.to_string()));
+        }
+        all
     }
 
     /// The value of tallrow's attribute `key`.
@@ -187,11 +226,17 @@ impl TableDescriptor {
                 "table {name}: attribute {k} is longer than {MAX_ATTRIBUTE} bytes"
             )));
         }
+        if self.region_replication == 0 {
+            return Err(Error::BadArgument(format!(
+                "table {name}: a region replication of 0: at least 1 (the primary) is kept"
+            )));
+        }
         Ok(TableDescriptor {
             name,
             families,
             splits,
             attributes,
+            region_replication: self.region_replication,
         })
     }
 }

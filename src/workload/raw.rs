@@ -147,6 +147,7 @@ pub(super) struct Stage {
 #[serde(deny_unknown_fields)]
 pub(super) struct Storage {
     pub table_prefix: Option<String>,
+    pub region_replication: Option<i64>,
     pub compression: Option<String>,
     pub data_block_encoding: Option<String>,
     pub bloom_filter: Option<String>,

@@ -60,6 +60,10 @@ pub struct StorageSettings {
     /// What leads every table's name (after its namespace) on the target; empty: none.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub table_prefix: String,
+    /// Copies of each region of every table created (`REGION_REPLICATION`); none: HBase's
+    /// default, 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region_replication: Option<u32>,
     /// For every family of every table.
     #[serde(flatten)]
     pub settings: Settings,
@@ -82,6 +86,7 @@ impl StorageSettings {
         for f in &mut table.families {
             f.storage = self.family(&table.name, &f.name);
         }
+        table.region_replication = self.region_replication.unwrap_or(1);
         table
     }
 
@@ -96,6 +101,10 @@ impl StorageSettings {
         out
     }
 }
+
+/// Most copies of a region a workload may ask for: a guard against a slip of the keyboard
+/// (HBase keeps each copy on another server where it can).
+const MAX_REPLICATION: u32 = 64;
 
 fn bad<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T> {
     Err((field.into(), message.into()))
@@ -114,6 +123,16 @@ pub(super) fn validate(
     };
     let table_prefix = s.table_prefix.unwrap_or_default();
     crate::store::prefixed::check_prefix(&table_prefix).or_else(|e| bad("storage.table_prefix", e))?;
+    let region_replication = match s.region_replication {
+        None => None,
+        Some(n) if (1..=i64::from(MAX_REPLICATION)).contains(&n) => Some(n as u32),
+        Some(n) => {
+            return bad(
+                "storage.region_replication",
+                format!("{n} copies of each region: from 1 (the primary alone, HBase's default) to {MAX_REPLICATION}"),
+            );
+        }
+    };
     let check = Check { oldest_ms, now_ms };
     let settings = check.settings(
         "storage",
@@ -171,6 +190,7 @@ pub(super) fn validate(
     }
     Ok(StorageSettings {
         table_prefix,
+        region_replication,
         settings,
         tables,
     })
@@ -317,6 +337,28 @@ mod tests {
         );
         let applied = s.apply(TableDescriptor::new("blog", &["d"], 1));
         assert_eq!(applied.families[0].storage, blog);
+        assert_eq!(applied.region_replication, 1, "HBase's default");
+    }
+
+    #[test]
+    fn region_replication_applies_to_every_table_and_is_checked() {
+        let s = parse("region_replication = 2").unwrap();
+        assert_eq!(s.region_replication, Some(2));
+        let t = s.apply(TableDescriptor::new("weibo:inbox", &["receive"], 3));
+        assert_eq!(t.region_replication, 2);
+        assert_eq!(
+            t.hbase_attributes(),
+            [("REGION_REPLICATION".to_string(), "2".to_string())]
+        );
+        assert!(TableDescriptor::new("t", &["f"], 1).hbase_attributes().is_empty());
+        for n in ["0", "-1", "65"] {
+            let (field, why) = parse(&format!("region_replication = {n}")).unwrap_err();
+            assert_eq!(field, "storage.region_replication");
+            assert_eq!(
+                why,
+                format!("{n} copies of each region: from 1 (the primary alone, HBase's default) to 64")
+            );
+        }
     }
 
     #[test]

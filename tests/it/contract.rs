@@ -100,6 +100,7 @@ fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
         families: families.iter().map(|(f, v)| FamilyDescriptor::new(f, *v)).collect(),
         splits: Vec::new(),
         attributes: Vec::new(),
+        region_replication: 1,
     })
     .expect("create table");
 }
@@ -276,6 +277,7 @@ pub fn ttl_expires_at_read(h: &mut dyn Harness) {
         families: vec![hour, FamilyDescriptor::new("g", 1)],
         splits: Vec::new(),
         attributes: tallrow::store::mark("contract", "0123abcd"),
+        region_replication: 1,
     })
     .expect("create table");
     let described = s.describe_table(&t).expect("describe");

@@ -377,6 +377,67 @@ fn a_table_that_does_not_exist_is_named() {
     assert_eq!(e, tallrow::store::Error::TableNotFound(name));
 }
 
+/// A table created with two copies of each region, through HBase's own RPC and through
+/// the Thrift2 gateway: HBase keeps `REGION_REPLICATION` and reports it back, opens each
+/// region's secondary on the other region server, and meta names it (`info:server_0001`)
+/// under its own region name, which the client reads as HBase spells it.
+#[test]
+fn a_table_of_two_copies_has_a_secondary_on_the_other_server() {
+    if !real_hbase_there() {
+        return;
+    }
+    let client = crate::common::raw_client();
+    let thrift2 = tallrow::store::backend::Backend::parse(
+        &format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap()),
+        Path::new("."),
+    )
+    .unwrap()
+    .open()
+    .unwrap();
+    for (store, via) in [(native_store(), "native"), (thrift2, "thrift2")] {
+        let name = format!("replicas_{via}_{}", std::process::id());
+        let mut desc = tallrow::store::TableDescriptor::new(&name, &["f"], 1).with_splits(vec![b"m".to_vec()]);
+        desc.region_replication = 2;
+        store.create_table(&desc).unwrap();
+        assert_eq!(store.describe_table(&name).unwrap().region_replication, 2, "{via}");
+        // Secondaries open after their primaries: wait for meta to name each one's server.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let regions = loop {
+            let regions = client.regions(&name).unwrap();
+            if regions.len() == 2
+                && regions
+                    .iter()
+                    .all(|r| r.replicas.len() == 1 && r.replicas[0].server.is_some())
+            {
+                break regions;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{via}: secondaries in meta: {regions:#?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(250));
+        };
+        for r in &regions {
+            let secondary = &r.replicas[0];
+            assert_eq!(secondary.id, 1);
+            assert_ne!(
+                secondary.server, r.server,
+                "{via}: a replica apart from its primary: {r:#?}"
+            );
+            // `<table>,<start>,<id>_0001.<md5>.`, the primary's name but for the replica id.
+            let primary = String::from_utf8_lossy(&r.name).into_owned();
+            let id = primary.trim_end_matches('.').rsplit_once('.').unwrap().0;
+            let want = format!("{id}_0001.");
+            let got = String::from_utf8_lossy(&secondary.name).into_owned();
+            assert!(
+                got.starts_with(&want) && got.len() == want.len() + 33,
+                "{got} for {primary}"
+            );
+        }
+        store.delete_table(&name).unwrap();
+    }
+}
+
 /// HBase's bulk load through the native client: `bulkload` creates the tables, hands the
 /// local files to the region servers (which copy them into HBase's file system) and counts
 /// the rows through `api=native`; `--split-from` reads the live tables' regions through it.
@@ -696,6 +757,7 @@ fn a_runs_events_name_the_flush_split_move_and_compaction_chaos_made() {
     let began = now_ms();
     let table = "useractions";
     let flushed = chaos(&["flush", table]);
+    let flushed_at = now_ms();
     let shuffled = chaos(&["shuffle", table, "1"]);
     let compacting = now_ms();
     let compacted = chaos(&["compact", table]);
@@ -748,9 +810,18 @@ fn a_runs_events_name_the_flush_split_move_and_compaction_chaos_made() {
             (at, r[2].into(), r[3].into(), r[4].into(), r[5].into(), r[6].into())
         })
         .collect();
-    let has = |kind: &str, region: &str, server: &str, detail: &str, after: u64| {
+    // Within the chaos command that made it: procedures at HBase's own times, flushes and
+    // compactions by the next report of their server (every 3 s), the poll (1 s) aside.
+    let window = |from: u64, to: u64| (from, to + 4_000);
+    let has = |kind: &str, region: &str, server: &str, detail: &str, (after, before): (u64, u64)| {
         rows.iter().any(|(at, k, t, r, s, d)| {
-            k == kind && t == table && r == region && s == server && d.starts_with(detail) && *at + 1 >= after
+            k == kind
+                && t == table
+                && r == region
+                && s == server
+                && d.starts_with(detail)
+                && *at + 1 >= after
+                && *at <= before
         })
     };
     let word = |text: &str, prefix: &str, n: usize| -> String {
@@ -762,28 +833,43 @@ fn a_runs_events_name_the_flush_split_move_and_compaction_chaos_made() {
     };
     let (region, server) = (word(&flushed, "flushed ", 0), addr(&word(&flushed, "flushed ", 1)));
     assert!(
-        has("flush", &region, &server, "end", began),
+        has("flush", &region, &server, "end", window(began, flushed_at)),
         "{region} on {server} in {rows:#?}"
     );
     let split = word(&shuffled, "split ", 0);
     assert!(
-        has("split", &split, &server, "start, into ", began),
+        has("split", &split, &server, "start, into ", window(flushed_at, compacting)),
         "{split} in {rows:#?}"
     );
-    assert!(has("split", &split, &server, "end, success", began), "{rows:#?}");
+    assert!(
+        has("split", &split, &server, "end, success", window(flushed_at, compacting)),
+        "{rows:#?}"
+    );
     let (moved, from, to) = (
         word(&shuffled, "moved ", 0),
         addr(&word(&shuffled, "moved ", 2)),
         addr(&word(&shuffled, "moved ", 4)),
     );
     assert!(
-        has("move", &moved, &from, &format!("start, to {to}"), began),
+        has(
+            "move",
+            &moved,
+            &from,
+            &format!("start, to {to}"),
+            window(flushed_at, compacting)
+        ),
         "{moved} in {rows:#?}"
     );
     for line in compacted.lines().filter_map(|l| l.strip_prefix("compacted ")) {
         let (region, server) = line.split_once(' ').unwrap();
         assert!(
-            has("compaction", region, &addr(server), "end, major, ", compacting),
+            has(
+                "compaction",
+                region,
+                &addr(server),
+                "end, major, ",
+                window(compacting, ended)
+            ),
             "a major compaction of {region} on {server} in {rows:#?}"
         );
     }

@@ -232,6 +232,35 @@ fn two_table_prefixes_load_verify_and_run_apart_on_one_store() {
     );
 }
 
+/// Region replicas are HBase's: a store that keeps one copy refuses a workload that asks for
+/// more, in one line, before writing anything.
+#[test]
+fn region_replicas_are_refused_where_one_copy_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = crate::common::small_fixture();
+    let out = tallrow(
+        dir.path(),
+        &[
+            "load",
+            w.to_str().unwrap(),
+            "--backend",
+            "embedded:db",
+            "--set",
+            "storage.region_replication=2",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = out.stderr.trim();
+    assert_eq!(line.lines().count(), 1, "{line}");
+    assert!(
+        line.starts_with("error: ")
+            && line.ends_with(": storage.region_replication = 2: embedded: keeps one copy of each row; region replicas are HBase's, through api=native or api=thrift2"),
+        "{line}"
+    );
+    let store = tallrow::store::embedded::Embedded::open(&dir.path().join("db")).unwrap();
+    assert!(store.list_tables().unwrap().is_empty(), "no table made");
+}
+
 #[test]
 fn bad_storage_settings_are_refused_in_one_line_that_says_where() {
     let dir = tempfile::tempdir().unwrap();
@@ -396,6 +425,7 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
             ],
             splits: Vec::new(),
             attributes: Vec::new(),
+            region_replication: 1,
         };
         store.create_table(&desc).unwrap();
         made.push(Made {
@@ -430,6 +460,7 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
             families: vec![family("f", 1, storage)],
             splits: Vec::new(),
             attributes: Vec::new(),
+            region_replication: 1,
         };
         store.create_table(&desc).unwrap_or_else(|e| panic!("{codec}: {e}"));
         made.push(Made {
@@ -454,6 +485,7 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
             families: vec![family("a", 1, set)],
             splits: Vec::new(),
             attributes: Vec::new(),
+            region_replication: 1,
         })
         .unwrap_err();
     assert_eq!(
@@ -473,6 +505,7 @@ fn tables_created_through_thrift2_native_and_thrift1_carry_the_settings_hbase_re
         families: vec![family("a", 2, thrift1_set)],
         splits: Vec::new(),
         attributes: Vec::new(),
+        region_replication: 1,
     };
     store.create_table(&desc).unwrap();
     made.push(Made {
@@ -512,6 +545,7 @@ fn bulkload_creates_tables_with_the_manifests_settings_and_refuses_other_ones() 
         name: "t".into(),
         families: vec![FamilyEntry::new("f", 1, &written)],
         split_points: Vec::new(),
+        region_replication: 1,
         rows: 0,
         cells: 0,
         raw_bytes: 0,
@@ -537,6 +571,7 @@ fn bulkload_creates_tables_with_the_manifests_settings_and_refuses_other_ones() 
             families: vec![family("f", 1, other)],
             splits: Vec::new(),
             attributes: Vec::new(),
+            region_replication: 1,
         })
         .unwrap();
     assert_eq!(
@@ -602,6 +637,7 @@ fn bulkload_finds_a_codec_the_cluster_cannot_read_before_any_file() {
             },
         )],
         split_points: Vec::new(),
+        region_replication: 1,
         rows: 0,
         cells: 0,
         raw_bytes: 0,

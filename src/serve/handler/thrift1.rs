@@ -113,6 +113,7 @@ impl HbaseSyncHandler for Handler {
             families,
             splits: Vec::new(),
             attributes: Vec::new(),
+            region_replication: 1,
         };
         self.state.store.create_table(&desc).map_err(store_error)?;
         let state = TableState {

@@ -1059,12 +1059,19 @@ impl THBaseServiceSyncHandler for Thrift2 {
             }
         });
         // The table's attributes are the gateway's to keep (its state below), as HBase's
-        // master keeps them.
+        // master keeps them; region replicas are the store's to make, or to refuse.
+        let replication = TableDescriptor::replication_in(
+            desc.attributes
+                .iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((std::str::from_utf8(k).ok()?, std::str::from_utf8(v).ok()?))),
+        );
         let table = TableDescriptor {
             name,
             families: store_families,
             splits,
             attributes: Vec::new(),
+            region_replication: replication,
         };
         two_r(self.state().store.create_table(&table).map_err(store_error))?;
         let state = TableState {

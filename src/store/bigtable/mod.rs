@@ -285,6 +285,7 @@ impl Store for Bigtable {
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let desc = table.validated()?;
+        crate::store::one_copy(&desc, "Bigtable replicates whole instances, not a table's regions")?;
         let id = names::table_id(&desc.name)?;
         let mut column_families = HashMap::new();
         for f in &desc.families {
@@ -364,6 +365,7 @@ impl Store for Bigtable {
             families,
             splits: Vec::new(),
             attributes: Vec::new(),
+            region_replication: 1,
         })
     }
 

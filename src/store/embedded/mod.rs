@@ -322,6 +322,7 @@ impl Store for Embedded {
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let desc = table.validated()?;
+        crate::store::one_copy(&desc, "embedded: keeps one copy of each row")?;
         let _ddl = self.ddl.lock().expect("lock");
         if self.tables.read().expect("lock").contains_key(&desc.name) {
             return Err(Error::TableExists(desc.name));
@@ -752,6 +753,7 @@ fn decode_descriptor(name: &str, bytes: &[u8]) -> Result<(TableDescriptor, Strin
             families,
             splits,
             attributes,
+            region_replication: 1,
         },
         keyspace,
     ))

@@ -334,6 +334,7 @@ impl Store for Hbase {
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let desc = table.validated()?;
+        crate::store::one_copy(&desc, "HBase's Thrift1 API creates tables without their attributes")?;
         if !desc.splits.is_empty() {
             return Err(Error::BadArgument(format!(
                 "table {}: HBase's Thrift1 API cannot create a table of {} regions; use api=thrift2 (hbase://HOST:PORT?api=thrift2)",
@@ -445,6 +446,7 @@ impl Store for Hbase {
             families,
             splits: Vec::new(),
             attributes: Vec::new(),
+            region_replication: 1,
         })
     }
 

@@ -704,7 +704,7 @@ impl Store for Native {
             })
             .collect();
         self.client
-            .create_table_with(&desc.name, &desc.attributes, &families, &desc.splits)
+            .create_table_with(&desc.name, &desc.hbase_attributes(), &families, &desc.splits)
             .map_err(|e| error(e, &desc.name))
     }
 
@@ -738,6 +738,9 @@ impl Store for Native {
             name,
             families,
             splits: Vec::new(),
+            region_replication: TableDescriptor::replication_in(
+                t.attributes.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            ),
             attributes: TableDescriptor::own_attributes(t.attributes),
         })
     }

@@ -205,16 +205,18 @@ fn descriptor_of(name: String, d: TTableDescriptor) -> Result<TableDescriptor> {
     }
     families.sort_by(|a, b| a.name.cmp(&b.name));
     let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    let attributes: Vec<(String, String)> = d
+        .attributes
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (text(k), text(v)))
+        .collect();
     Ok(TableDescriptor {
         name,
         families,
         splits: Vec::new(),
-        attributes: TableDescriptor::own_attributes(
-            d.attributes
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, v)| (text(k), text(v))),
-        ),
+        region_replication: TableDescriptor::replication_in(attributes.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+        attributes: TableDescriptor::own_attributes(attributes),
     })
 }
 
@@ -249,9 +251,11 @@ impl Store for Hbase2 {
             .iter()
             .map(|f| t2::family_with(f.name.as_bytes(), f.max_versions, &f.storage))
             .collect();
-        // tallrow's mark among the table's METADATA, as HBase's shell shows it.
-        let attributes = (!desc.attributes.is_empty()).then(|| {
-            desc.attributes
+        // tallrow's mark among the table's METADATA, as HBase's shell shows it, and the
+        // region replication (`ThriftUtilities.tableDescriptorFromThrift` sets each as is).
+        let attributes = desc.hbase_attributes();
+        let attributes = (!attributes.is_empty()).then(|| {
+            attributes
                 .iter()
                 .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
                 .collect::<std::collections::BTreeMap<_, _>>()
