@@ -204,6 +204,9 @@ EOF
   <property><name>hbase.master.port</name><value>$master</value></property>
   <property><name>hbase.master.wait.on.regionservers.mintostart</name><value>2</value></property>
   <property><name>hbase.balancer.period</name><value>86400000</value></property>
+  <!-- Secondary region replicas (REGION_REPLICATION > 1) see the primary's flushed files
+       within a second: what a TIMELINE read of a secondary can be behind by. -->
+  <property><name>hbase.regionserver.storefile.refresh.period</name><value>1000</value></property>
   <property><name>hbase.master.hostname</name><value>localhost</value></property>
   <property><name>hbase.unsafe.regionserver.hostname</name><value>localhost</value></property>
   <property><name>hbase.master.ipc.address</name><value>127.0.0.1</value></property>

@@ -371,7 +371,7 @@ struct ResultReply {
 }
 
 /// A batch's actions on one region, by index.
-type RegionGroup = (Arc<Region>, Vec<usize>);
+pub(crate) type RegionGroup = (Arc<Region>, Vec<usize>);
 /// A `Multi` sent to a server: its regions' actions, and the call or why it was not sent.
 type Sent = (Vec<RegionGroup>, Result<(Arc<Conn>, Pending)>);
 
@@ -570,6 +570,11 @@ impl Client {
             _ if e.retry() == Retry::Relocate => self.cache.forget(&region.table, &region.name),
             _ => {}
         }
+    }
+
+    /// Forgets `region`'s cache entry: the next read looks it up in `hbase:meta` again.
+    pub(crate) fn forget_region(&self, region: &Region) {
+        self.cache.forget(&region.table, &region.name);
     }
 
     /// Forgets every cached region of `table` (after it split or moved).
@@ -903,7 +908,7 @@ impl Client {
         Ok(results.into_iter().map(|r| r.unwrap_or_default()).collect())
     }
 
-    fn send_multi(
+    pub(crate) fn send_multi(
         &self,
         server: &ServerName,
         regions: &[RegionGroup],
@@ -942,7 +947,7 @@ impl Client {
         Ok((conn, p))
     }
 
-    fn read_multi(
+    pub(crate) fn read_multi(
         &self,
         conn: &Conn,
         reply: Reply,

@@ -470,13 +470,22 @@ impl Pending {
     /// Waits up to `timeout` for the reply, reading when it is this call's turn; a remote
     /// exception is an error.
     pub fn wait(self, timeout: Duration) -> Result<Reply> {
-        let reply = self.shared.wait_for(self.id, Instant::now() + timeout).map_err(|e| {
-            e.unwrap_or_else(|| Error::Timeout {
+        self.wait_until(Instant::now() + timeout)?
+            .ok_or_else(|| Error::Timeout {
                 addr: self.shared.addr.clone(),
                 method: self.method.to_string(),
                 timeout,
             })
-        })?;
+    }
+
+    /// Waits until `deadline` for the reply, keeping the call in flight when it has not come
+    /// (`Ok(None)`): a read hedged on another server goes on waiting for this one too.
+    pub fn wait_until(&self, deadline: Instant) -> Result<Option<Reply>> {
+        let reply = match self.shared.wait_for(self.id, deadline) {
+            Ok(r) => r,
+            Err(None) => return Ok(None),
+            Err(Some(e)) => return Err(e),
+        };
         match &reply.header.exception {
             Some(e) => {
                 let class = e.exception_class_name.clone().unwrap_or_default();
@@ -499,8 +508,13 @@ impl Pending {
                     do_not_retry: e.do_not_retry.unwrap_or(false),
                 })
             }
-            None => Ok(reply),
+            None => Ok(Some(reply)),
         }
+    }
+
+    /// The server the call went to.
+    pub fn addr(&self) -> &str {
+        &self.shared.addr
     }
 }
 

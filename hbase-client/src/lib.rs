@@ -37,6 +37,7 @@ pub mod registry;
 pub mod sasl;
 pub mod scan;
 pub mod status;
+pub mod timeline;
 pub mod tls;
 pub mod zk;
 

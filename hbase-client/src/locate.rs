@@ -102,6 +102,19 @@ impl Region {
     pub fn specifier(&self) -> pb::RegionSpecifier {
         specifier(self.name.clone())
     }
+
+    /// Its secondaries that are open somewhere, each as a region of its own: its replica's
+    /// name and server, the primary's bounds. What TIMELINE reads go to.
+    pub fn secondaries(&self) -> impl Iterator<Item = Region> + '_ {
+        self.replicas.iter().filter(|r| r.server.is_some()).map(|r| Region {
+            table: self.table.clone(),
+            name: r.name.clone(),
+            start: self.start.clone(),
+            end: self.end.clone(),
+            server: r.server.clone(),
+            replicas: Vec::new(),
+        })
+    }
 }
 
 /// A region specifier by region name.

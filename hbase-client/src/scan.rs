@@ -9,16 +9,22 @@
 //! keep a slow scan alive is simply followed by the next. A scanner the server lost (its
 //! region moved, its lease expired, the server restarted) is opened again after the last
 //! row returned, so no row is returned twice or skipped.
+//!
+//! With TIMELINE consistency a call the primary has not answered within the replica timeout
+//! (or could not take) is made on every open secondary too, from where the scan stands, and
+//! the first answer wins ([`crate::timeline`]); a secondary that won serves the rest of its
+//! region, and the next region starts on its primary again.
 
 use crate::client::{Client, Row, scan_results};
-use crate::conn::{Conn, Service};
+use crate::conn::{Conn, Pending, Service};
 use crate::error::{Error, Result, Retry};
 use crate::locate::Region;
 use crate::pb;
+use crate::timeline::Race;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What to scan.
 #[derive(Debug, Clone, Default)]
@@ -38,6 +44,10 @@ pub struct ScanSpec {
     pub caching: u32,
     /// The rest of the scan: columns, versions, time range, filter.
     pub template: pb::Scan,
+    /// TIMELINE consistency: how long the primary has before the secondaries are asked too
+    /// (HBase's `hbase.client.replicaCallTimeout.scan`, 1 s). `None`: STRONG, the primary
+    /// alone.
+    pub timeline: Option<Duration>,
 }
 
 /// An open scan: rows in order, one region after another.
@@ -56,6 +66,8 @@ pub struct Scanner<'a> {
     /// The last complete row handed out.
     last: Option<Bytes>,
     done: bool,
+    /// Whether a secondary gave a row.
+    stale: bool,
 }
 
 struct Open {
@@ -63,6 +75,8 @@ struct Open {
     conn: Arc<Conn>,
     id: u64,
     seq: u64,
+    /// Whether it is a secondary's.
+    stale: bool,
 }
 
 impl Client {
@@ -80,6 +94,7 @@ impl Client {
             rows: VecDeque::new(),
             partial: None,
             last: None,
+            stale: false,
         }
     }
 }
@@ -97,6 +112,11 @@ impl Scanner<'_> {
             }
             self.fetch()?;
         }
+    }
+
+    /// Whether a row so far came from a secondary replica (TIMELINE reads only).
+    pub fn stale(&self) -> bool {
+        self.stale
     }
 
     /// Every remaining row.
@@ -180,18 +200,57 @@ impl Scanner<'_> {
     }
 
     fn open_at(&mut self, region: Arc<Region>) -> Result<()> {
+        let hedge = self.hedge_after(&region);
         let server = region.server.clone().expect("located regions have a server");
-        let conn = self.client.conn(&server.addr(), Service::Client)?;
+        let timeout = self.client.options().rpc_timeout;
+        let req = self.open_request(region.specifier(), &self.start, self.exclude_start);
+        let sent = self
+            .client
+            .conn(&server.addr(), Service::Client)
+            .and_then(|conn| Ok((conn.send("Scan", &req, b"", timeout)?, conn)));
+        let reply = match (sent, hedge) {
+            (Ok((call, conn)), None) => (call.wait(timeout)?, conn),
+            (Err(e), None) => return Err(e),
+            (Ok((call, conn)), Some(after)) => match call.wait_until(Instant::now() + after) {
+                Ok(Some(reply)) => (reply, conn),
+                Ok(None) => return self.race(region, Ok((conn, call)), None),
+                Err(e) => return self.race(region, Err(e), None),
+            },
+            (Err(e), Some(_)) => return self.race(region, Err(e), None),
+        };
+        let (reply, conn) = reply;
+        let resp: pb::ScanResponse = reply.decode(conn.addr())?;
+        let open = resp.scanner_id.map(|id| Open {
+            region,
+            conn,
+            id,
+            seq: 0,
+            stale: false,
+        });
+        self.take(open, resp, reply.cells, false)
+    }
+
+    /// With TIMELINE reads, how long `region`'s primary has before its secondaries are asked
+    /// too; `None` when the scan is STRONG or the region has no open secondary.
+    fn hedge_after(&self, region: &Region) -> Option<Duration> {
+        self.spec.timeline.filter(|_| region.secondaries().next().is_some())
+    }
+
+    /// The call that opens a scanner on the region `spec` names, from `start`.
+    fn open_request(&self, spec: pb::RegionSpecifier, start: &Bytes, exclude_start: bool) -> pb::ScanRequest {
         let mut scan = self.spec.template.clone();
-        scan.start_row = (!self.start.is_empty()).then(|| self.start.clone());
-        scan.include_start_row = self.exclude_start.then_some(false);
+        scan.start_row = (!start.is_empty()).then(|| start.clone());
+        scan.include_start_row = exclude_start.then_some(false);
         scan.stop_row = (!self.spec.stop.is_empty()).then(|| self.spec.stop.clone());
         scan.include_stop_row = Some(false);
         scan.reversed = self.spec.reversed.then_some(true);
         scan.caching = Some(self.caching());
         scan.max_result_size.get_or_insert(2 << 20);
-        let req = pb::ScanRequest {
-            region: Some(region.specifier()),
+        if self.spec.timeline.is_some() {
+            scan.consistency = Some(pb::Consistency::Timeline as i32);
+        }
+        pb::ScanRequest {
+            region: Some(spec),
             scan: Some(scan),
             number_of_rows: Some(self.caching()),
             close_scanner: Some(false),
@@ -200,18 +259,98 @@ impl Scanner<'_> {
             track_scan_metrics: Some(false),
             limit_of_rows: self.remaining.map(|r| r.min(u32::MAX as u64) as u32),
             ..Default::default()
-        };
+        }
+    }
+
+    /// The primary did not answer within the replica timeout, or could not take the call:
+    /// a scanner is opened on every open secondary from where the scan stands, and the first
+    /// answer, the primary's included, wins. `next` is the primary's scanner when the call
+    /// out is a `next` on it; otherwise the call opens one.
+    fn race(&mut self, primary: Arc<Region>, call: Result<(Arc<Conn>, Pending)>, next: Option<Open>) -> Result<()> {
         let timeout = self.client.options().rpc_timeout;
-        let reply = conn.send("Scan", &req, b"", timeout)?.wait(timeout)?;
-        let resp: pb::ScanResponse = reply.decode(conn.addr())?;
-        let id = resp.scanner_id;
-        let open = id.map(|id| Open {
-            region,
-            conn,
-            id,
-            seq: 0,
-        });
-        self.take(open, resp, reply.cells)
+        let deadline = Instant::now() + timeout;
+        let mut race = Race::new();
+        let mut entrants: Vec<(Arc<Region>, Arc<Conn>)> = Vec::new();
+        let mut failed = None;
+        match call {
+            Ok((conn, call)) => {
+                race.enter(0, call, deadline);
+                entrants.push((primary.clone(), conn));
+            }
+            Err(e) => {
+                self.client.learn(&primary, &e);
+                failed = Some(e);
+            }
+        }
+        let first = entrants.len();
+        // Secondaries start after the last row handed out when the primary's scanner is
+        // part-way through the region.
+        let (start, exclude) = match (&next, &self.last) {
+            (Some(_), Some(last)) => (last.clone(), true),
+            _ => (self.start.clone(), self.exclude_start),
+        };
+        for s in primary.secondaries() {
+            let s = Arc::new(s);
+            let server = s.server.clone().expect("open");
+            let req = self.open_request(s.specifier(), &start, exclude);
+            let Ok(conn) = self.client.conn(&server.addr(), Service::Client) else {
+                continue;
+            };
+            if let Ok(call) = conn.send("Scan", &req, b"", timeout) {
+                race.enter(entrants.len(), call, deadline);
+                entrants.push((s, conn));
+            }
+        }
+        while let Some((tag, answer)) = race.next(deadline) {
+            let (region, conn) = entrants[tag].clone();
+            let resp = answer.and_then(|reply| Ok((reply.decode::<pb::ScanResponse>(conn.addr())?, reply.cells)));
+            let (resp, cells) = match resp {
+                Ok(r) => r,
+                Err(e) => {
+                    if tag < first {
+                        self.client.learn(&region, &e);
+                    }
+                    failed.get_or_insert(e);
+                    continue;
+                }
+            };
+            drop(race);
+            if tag < first {
+                let open = match next {
+                    Some(o) => Some(Open { seq: o.seq + 1, ..o }),
+                    None => resp.scanner_id.map(|id| Open {
+                        region,
+                        conn,
+                        id,
+                        seq: 0,
+                        stale: false,
+                    }),
+                };
+                return self.take(open, resp, cells, false);
+            }
+            // A secondary's scanner stands where the scan stands now.
+            if let Some(o) = &next {
+                self.close_quietly(o);
+            }
+            self.partial = None;
+            self.start = start;
+            self.exclude_start = exclude;
+            let open = resp.scanner_id.map(|id| Open {
+                region,
+                conn,
+                id,
+                seq: 0,
+                stale: true,
+            });
+            return self.take(open, resp, cells, true);
+        }
+        // No replica answered: the scan goes on as after any failed call.
+        self.open = next;
+        Err(failed.unwrap_or(Error::Timeout {
+            addr: primary.server.as_ref().map(|s| s.addr()).unwrap_or_default(),
+            method: "Scan".into(),
+            timeout,
+        }))
     }
 
     fn read_next(&mut self) -> Result<()> {
@@ -229,8 +368,23 @@ impl Scanner<'_> {
             ..Default::default()
         };
         let timeout = self.client.options().rpc_timeout;
-        let sent = o.conn.send("Scan", &req, b"", timeout).and_then(|p| p.wait(timeout));
-        let reply = match sent {
+        let call = match o.conn.send("Scan", &req, b"", timeout) {
+            Ok(c) => c,
+            Err(e) => {
+                self.open = Some(o);
+                return Err(e);
+            }
+        };
+        let hedge = if o.stale { None } else { self.hedge_after(&o.region) };
+        let answer = match hedge {
+            None => call.wait(timeout),
+            Some(after) => match call.wait_until(Instant::now() + after) {
+                Ok(Some(reply)) => Ok(reply),
+                Ok(None) => return self.race(o.region.clone(), Ok((o.conn.clone(), call)), Some(o)),
+                Err(e) => Err(e),
+            },
+        };
+        let reply = match answer {
             Ok(r) => r,
             Err(e) => {
                 self.open = Some(o);
@@ -244,14 +398,16 @@ impl Scanner<'_> {
                 return Err(e);
             }
         };
+        let stale = o.stale;
         let next = Open { seq: o.seq + 1, ..o };
-        self.take(Some(next), resp, reply.cells)
+        self.take(Some(next), resp, reply.cells, stale)
     }
 
     /// Takes a response's rows and decides what comes next.
-    fn take(&mut self, open: Option<Open>, resp: pb::ScanResponse, cells: Bytes) -> Result<()> {
+    fn take(&mut self, open: Option<Open>, resp: pb::ScanResponse, cells: Bytes, stale: bool) -> Result<()> {
         let region = open.as_ref().map(|o| o.region.clone());
         for (row, partial) in scan_results(&resp, cells)? {
+            self.stale |= stale;
             let row = match self.partial.take() {
                 Some(mut p) if p.key == row.key => {
                     p.cells.extend(row.cells);

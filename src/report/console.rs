@@ -1,7 +1,7 @@
 //! The terminal's renderings of a run summary: the end-of-run table and the one line a
 //! sweep or comparison prints per run.
 
-use super::summary::{OpReport, RunSummary, StageReport};
+use super::summary::{OpReport, RunSummary, StageReport, TimelineReads};
 use super::{TextTable, fmt_ns, thousands};
 use crate::regions::report::{fmt_ratio, fmt_share};
 use std::io::Write;
@@ -44,13 +44,24 @@ pub fn print_summary(out: &mut dyn Write, s: &RunSummary) -> std::io::Result<()>
     }
     writeln!(
         out,
-        "{}: {} operations in {:.1} s against {}",
+        "{}: {} operations in {:.1} s against {}; {}",
         s.workload.name,
         thousands(s.all.count + s.all.errors),
         s.measured_s,
-        s.backend.identity
+        s.backend.identity,
+        s.reads()
     )?;
     write!(out, "{}", table.render())?;
+    if s.timeline() {
+        let mut t = TextTable::new(&TimelineReads::COLUMNS);
+        for o in s.ops.iter().chain([&s.all]) {
+            if let Some(tl) = &o.timeline {
+                t.row(tl.cells(&o.op));
+            }
+        }
+        writeln!(out, "timeline reads (stale: an answer a secondary replica gave):")?;
+        write!(out, "{}", t.render())?;
+    }
     for o in &s.ops {
         for (kind, e) in &o.errors_by_kind {
             writeln!(

@@ -179,9 +179,10 @@ pub fn html(s: &RunSummary, timeseries_svg: Option<&str>, cluster: Option<&Clust
     let _ = writeln!(h, "<h1>{} — {}</h1>", escape(&s.workload.name), escape(&s.started));
     let _ = writeln!(
         h,
-        "<p>backend {} ({}); {} threads; {}; measured {:.1} s; data digest {}</p>",
+        "<p>backend {} ({}); {}; {} threads; {}; measured {:.1} s; data digest {}</p>",
         escape(&s.backend.identity),
         escape(&s.backend.version),
+        escape(&s.reads()),
         s.config.run.threads,
         s.config.run.describe_loop(),
         s.measured_s,
@@ -238,6 +239,23 @@ pub fn html(s: &RunSummary, timeseries_svg: Option<&str>, cluster: Option<&Clust
         h.push_str("</tr>\n");
     }
     h.push_str("</table></div>\n");
+    if s.timeline() {
+        h.push_str("<h2>Timeline reads</h2>\n<p>Stale: an answer a secondary replica gave, the primary having not answered in time.</p>\n<table>\n<tr>");
+        for c in super::summary::TimelineReads::COLUMNS {
+            let _ = write!(h, "<th>{c}</th>");
+        }
+        h.push_str("</tr>\n");
+        for o in s.ops.iter().chain([&s.all]) {
+            if let Some(t) = &o.timeline {
+                h.push_str("<tr>");
+                for c in t.cells(&o.op) {
+                    let _ = write!(h, "<td>{}</td>", escape(&c));
+                }
+                h.push_str("</tr>\n");
+            }
+        }
+        h.push_str("</table>\n");
+    }
     h.push_str("<h2>Over time</h2>\n<p>Per interval (<a href=\"timeseries.csv\">timeseries.csv</a>): throughput, and p50 and p99 response time.</p>\n");
     match timeseries_svg {
         // Inline, so that each event's tooltip shows.

@@ -105,6 +105,19 @@ fn op_stats(o: &super::summary::OpReport) -> Result<OpStats, (&'static str, Stri
             .map(|(k, e)| (k.clone(), (e.count, e.first.clone())))
             .collect(),
         late: o.late,
+        stale: match &o.timeline {
+            Some(t) => {
+                let h = stats::decode(&t.stale_histogram).map_err(|e| ("timeline.stale_histogram", e))?;
+                if h.len() != t.stale {
+                    return Err((
+                        "timeline.stale",
+                        format!("{} disagrees with its histogram's {}", t.stale, h.len()),
+                    ));
+                }
+                Some(h)
+            }
+            None => None,
+        },
     })
 }
 

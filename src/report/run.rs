@@ -98,6 +98,7 @@ impl RunData {
             stopped_early: out.stopped_early,
             events: None,
             stages: stage_reports(out, &w.run),
+            region_replication: None,
         };
         summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
         RunData {
@@ -142,6 +143,12 @@ impl RunData {
             ops.push(op_report(&name, t, rate, open, interval_rates(&|iv| iv.ops[i].ok)));
         }
         self.summary.all = op_report(ALL, &all, all_rate, open, interval_rates(&|iv| iv.all.ok));
+        if self.summary.config.run.consistency == crate::workload::Consistency::Timeline {
+            // Every operation says what TIMELINE reads did, none stale included.
+            for (o, t) in ops.iter_mut().zip(&self.totals).chain([(&mut self.summary.all, &all)]) {
+                o.timeline.get_or_insert_with(|| super::summary::TimelineReads::of(t));
+            }
+        }
         self.summary.ops = ops;
         self.summary.disturbed = disturbances(&self.intervals);
     }
@@ -499,6 +506,7 @@ fn op_report(name: &str, t: &OpStats, rate: f64, open: bool, interval_ops_per_s:
         response_histogram: stats::encode(&t.response),
         service_histogram: open.then(|| stats::encode(&t.service)),
         interval_ops_per_s,
+        timeline: t.stale.as_ref().map(|_| super::summary::TimelineReads::of(t)),
     }
 }
 

@@ -81,6 +81,37 @@ pub struct RunSummary {
     /// Per stage of the run (`[[run.stages]]`), in order; empty for a run of one level.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageReport>,
+    /// The most copies of a region any table of the run keeps (`REGION_REPLICATION`), as the
+    /// store described the tables; `None` where it could not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region_replication: Option<u32>,
+}
+
+impl RunSummary {
+    /// The reads' consistency and the tables' replication, as the run's header names them:
+    /// `strong reads, 1 copy of each region`.
+    pub fn reads(&self) -> String {
+        let r = &self.config.run;
+        let mut out = match r.consistency {
+            crate::workload::Consistency::Strong => "strong reads".to_string(),
+            crate::workload::Consistency::Timeline => format!(
+                "timeline reads (secondaries asked after {} for a get, {} for a scan)",
+                humantime::format_duration(r.primary_timeout),
+                humantime::format_duration(r.scan_primary_timeout)
+            ),
+        };
+        match self.region_replication {
+            Some(1) => out.push_str(", 1 copy of each region"),
+            Some(n) => out.push_str(&format!(", {n} copies of each region")),
+            None => {}
+        }
+        out
+    }
+
+    /// Whether any operation says what TIMELINE reads did.
+    pub fn timeline(&self) -> bool {
+        self.ops.iter().any(|o| o.timeline.is_some())
+    }
 }
 
 /// One stage of a run: its bounds, the level it asked for and what it got. An operation
@@ -221,6 +252,68 @@ pub struct OpReport {
     pub service_histogram: Option<String>,
     /// Successful operations per second in each interval.
     pub interval_ops_per_s: Vec<f64>,
+    /// Under TIMELINE reads: the operations that read a secondary's answer, and the latency
+    /// of stale and fresh ones apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<TimelineReads>,
+}
+
+/// What TIMELINE reads did for one operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineReads {
+    /// Successful operations that read a stale answer (a secondary replica's).
+    pub stale: u64,
+    /// Their share of the successful operations.
+    pub stale_share: f64,
+    /// Response time of the operations with a stale answer.
+    pub stale_response: Summary,
+    /// Response time of the operations whose answers were all the primaries'.
+    pub fresh_response: Summary,
+    /// The stale operations' response-time histogram ([`crate::stats::encode`]).
+    pub stale_histogram: String,
+}
+
+impl TimelineReads {
+    /// The figures of `t`.
+    pub fn of(t: &crate::stats::OpStats) -> TimelineReads {
+        let stale = t.stale.clone().unwrap_or_else(crate::stats::histogram);
+        TimelineReads {
+            stale: stale.len(),
+            stale_share: if t.ok() == 0 {
+                0.0
+            } else {
+                stale.len() as f64 / t.ok() as f64
+            },
+            stale_response: Summary::of(&stale),
+            fresh_response: Summary::of(&t.fresh()),
+            stale_histogram: crate::stats::encode(&stale),
+        }
+    }
+
+    /// The columns of [`TimelineReads::cells`].
+    pub const COLUMNS: [&'static str; 7] = [
+        "operation",
+        "stale",
+        "stale share",
+        "stale p50",
+        "stale p99",
+        "fresh p50",
+        "fresh p99",
+    ];
+
+    /// The figures as the terminal table and `index.html` show them.
+    pub fn cells(&self, op: &str) -> Vec<String> {
+        let figure = |x: u64, s: &Summary| if s.count == 0 { "-".to_string() } else { fmt_ns(x) };
+        vec![
+            op.to_string(),
+            thousands(self.stale),
+            format!("{:.2}%", self.stale_share * 100.0),
+            figure(self.stale_response.p50, &self.stale_response),
+            figure(self.stale_response.p99, &self.stale_response),
+            figure(self.fresh_response.p50, &self.fresh_response),
+            figure(self.fresh_response.p99, &self.fresh_response),
+        ]
+    }
 }
 
 impl OpReport {

@@ -128,9 +128,11 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
                 clock.sleep_until(intended);
             }
         }
+        let stale_before = crate::store::stale_reads();
         let started = clock.now();
         let result = ctx.execute(&call);
         let done = clock.now();
+        let stale = crate::store::stale_reads() != stale_before;
         if let Err(crate::schema::Error::Store(crate::store::Error::Denied(why))) = &result {
             let _ = plan.denied.set(why.clone());
             break;
@@ -146,7 +148,7 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
         let late = started.duration_since(intended) > LATE;
         let service = schedule.is_some().then(|| nanos(done - started));
         let response = nanos(done - intended);
-        note(&mut stats[op_index], late, response, service, &result);
+        note(&mut stats[op_index], late, stale, response, service, &result);
         if staged {
             // An operation counts in the stage it was due in.
             let from_start = intended.saturating_duration_since(plan.measure_start);
@@ -156,7 +158,7 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
                 flush_stage(&mut stage_stats, stage);
                 stage = k;
             }
-            note(&mut stage_stats[op_index], late, response, service, &result);
+            note(&mut stage_stats[op_index], late, stale, response, service, &result);
             let at = done.saturating_duration_since(plan.measure_start);
             let f = plan.stage_ends.partition_point(|&end| end <= at);
             if result.is_ok()
@@ -173,14 +175,25 @@ pub(super) fn work(id: usize, plan: &Plan, ctx: &Ctx, mix: &Mix, claimed: &Atomi
     let _ = tx.send(Msg::Done { worker: id, finished });
 }
 
-/// Records one measured operation in `st`.
-fn note(st: &mut OpStats, late: bool, response: u64, service: Option<u64>, result: &crate::schema::Result<()>) {
+/// Records one measured operation in `st`; `stale`: it read an answer a secondary replica
+/// gave.
+fn note(
+    st: &mut OpStats,
+    late: bool,
+    stale: bool,
+    response: u64,
+    service: Option<u64>,
+    result: &crate::schema::Result<()>,
+) {
     if late {
         st.late += 1;
     }
     match result {
         Ok(()) => {
             record(&mut st.response, response);
+            if stale {
+                record(st.stale.get_or_insert_with(crate::stats::histogram), response);
+            }
             if let Some(s) = service {
                 record(&mut st.service, s);
             }

@@ -77,6 +77,15 @@ impl Measure<'_> {
         )?;
         out.flush()?;
         let names: Vec<String> = g.tables().into_iter().map(|t| t.name).collect();
+        store.set_consistency(r.read_consistency()).context("run.consistency")?;
+        // What the header says of the copies read: the tables' own setting, not the
+        // workload's, which a load may not have made them with.
+        let replication = names
+            .iter()
+            .map(|n| store.describe_table(n).map(|d| d.region_replication))
+            .collect::<std::result::Result<Vec<u32>, _>>()
+            .ok()
+            .and_then(|v| v.into_iter().max());
         let bounds = counted::bounds_of(&**store, &names).context("reading the tables' regions")?;
         let counted = Arc::new(counted::count(store.clone(), bounds, self.interval));
         let live = Live::new(&r, crate::load::progress_wanted());
@@ -104,6 +113,8 @@ impl Measure<'_> {
             &mut on_interval,
         )?;
         live.finish();
+        // Whatever reads after the run (a verify) reads the primaries.
+        let _ = store.set_consistency(crate::store::Consistency::Strong);
         let observed = observer.map(Observer::finish);
         let spread = Arc::into_inner(counted)
             .expect("the run's workers are done with the store")
@@ -123,6 +134,7 @@ impl Measure<'_> {
             },
         };
         let mut data = RunData::from_run(&outcome, &cx);
+        data.summary.region_replication = replication;
         data.summary.retries = crate::report::retries_since(&retried_before, &store.retries());
         data.spread = Some(spread);
         data.events.extend(store.take_events());

@@ -120,6 +120,9 @@ pub struct OpStats {
     pub errors: BTreeMap<String, (u64, String)>,
     /// Operations (succeeded or not) that started over a second after their scheduled time.
     pub late: u64,
+    /// Response times of the operations that succeeded with a stale answer (a secondary
+    /// replica's, under TIMELINE reads); none until one does.
+    pub stale: Option<Histogram>,
 }
 
 impl Default for OpStats {
@@ -129,6 +132,7 @@ impl Default for OpStats {
             service: histogram(),
             errors: BTreeMap::new(),
             late: 0,
+            stale: None,
         }
     }
 }
@@ -168,6 +172,24 @@ impl OpStats {
             e.0 += n;
         }
         self.late += other.late;
+        if let Some(h) = &other.stale {
+            self.stale.get_or_insert_with(histogram).add(h).expect("same bounds");
+        }
+    }
+
+    /// Operations that succeeded with a stale answer.
+    pub fn stale_count(&self) -> u64 {
+        self.stale.as_ref().map_or(0, Histogram::len)
+    }
+
+    /// Response times of the operations that succeeded with a fresh answer: all but the
+    /// stale ones.
+    pub fn fresh(&self) -> Histogram {
+        let mut h = self.response.clone();
+        if let Some(s) = &self.stale {
+            h.subtract(s).expect("stale answers are among the answers");
+        }
+        h
     }
 
     /// Whether nothing was recorded.

@@ -81,6 +81,10 @@ impl<L: Layer> Store for Layered<L> {
         self.inner.in_flight()
     }
 
+    fn set_consistency(&self, consistency: crate::store::Consistency) -> Result<()> {
+        self.inner.set_consistency(consistency)
+    }
+
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         self.inner.create_table(table)
     }

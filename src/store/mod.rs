@@ -70,6 +70,49 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// Batches a load worker keeps in flight to a store over the network ([`Store::in_flight`]).
 pub const REMOTE_IN_FLIGHT: usize = 2;
 
+/// Which copy of a region reads may come from (HBase's `Consistency`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Consistency {
+    /// The primary alone: every read sees every acknowledged write.
+    #[default]
+    Strong,
+    /// HBase's TIMELINE: the primary first, then, when it has not answered within its
+    /// timeout, every secondary replica too; the first answer wins, stale when a secondary
+    /// gave it.
+    Timeline {
+        /// How long a get waits on the primary alone (`hbase.client.primaryCallTimeout.get`).
+        get: std::time::Duration,
+        /// How long a scan's call waits on the primary alone
+        /// (`hbase.client.replicaCallTimeout.scan`).
+        scan: std::time::Duration,
+    },
+}
+
+impl Consistency {
+    /// HBase's name for it: `strong` or `timeline`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Consistency::Strong => "strong",
+            Consistency::Timeline { .. } => "timeline",
+        }
+    }
+}
+
+thread_local! {
+    static STALE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts reads a secondary replica answered on this thread (TIMELINE reads): the runner
+/// looks before and after each operation, which runs on its worker's thread.
+pub fn note_stale(reads: u64) {
+    STALE.with(|s| s.set(s.get() + reads));
+}
+
+/// Reads a secondary replica answered on this thread so far.
+pub fn stale_reads() -> u64 {
+    STALE.with(std::cell::Cell::get)
+}
+
 /// A table store with HBase's semantics. Implementations are shared between threads.
 pub trait Store: Send + Sync {
     /// What this backend is and where its data lives, for reports.
@@ -105,6 +148,18 @@ pub trait Store: Send + Sync {
     /// one (`delay:...,clock=virtual:`).
     fn clock(&self) -> Option<std::sync::Arc<dyn crate::clock::Clock>> {
         None
+    }
+
+    /// Sets the consistency of the reads that follow. Only a store that keeps region
+    /// replicas reads TIMELINE; the rest refuse it in one line.
+    fn set_consistency(&self, consistency: Consistency) -> Result<()> {
+        match consistency {
+            Consistency::Strong => Ok(()),
+            Consistency::Timeline { .. } => Err(Error::BadArgument(format!(
+                "TIMELINE reads need region replicas, which HBase keeps and {} does not read: use api=native",
+                self.identity()
+            ))),
+        }
     }
 
     /// Creates a table; [`Error::TableExists`] if it exists.

@@ -109,6 +109,10 @@ impl Store for Prefixed {
         self.inner.clock()
     }
 
+    fn set_consistency(&self, consistency: crate::store::Consistency) -> Result<()> {
+        self.inner.set_consistency(consistency)
+    }
+
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
         let mut t = table.clone();
         t.name = self.name(&table.name);

@@ -503,6 +503,9 @@ impl Verifier<'_> {
 
 /// Verifies `store` against the workload of `g`, on a pool of `opts.threads`.
 pub fn verify(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> schema::Result<Report> {
+    // What the loader acknowledged is the primaries' to answer for: a secondary replica may
+    // not have it yet.
+    store.set_consistency(store::Consistency::Strong)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.max(1))
         .build()

@@ -343,6 +343,34 @@ pub enum Skew {
     Uniform,
 }
 
+/// Which copies a run's reads may come from (`run.consistency`): HBase's `Consistency`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Consistency {
+    /// The primary alone.
+    #[default]
+    Strong,
+    /// The primary, then every secondary replica once the primary is late (region replicas).
+    Timeline,
+}
+
+/// HBase's `hbase.client.primaryCallTimeout.get`: 10 ms.
+pub const PRIMARY_TIMEOUT: Duration = Duration::from_millis(10);
+/// HBase's `hbase.client.replicaCallTimeout.scan`: 1 s.
+pub const SCAN_PRIMARY_TIMEOUT: Duration = Duration::from_secs(1);
+
+fn primary_timeout() -> Duration {
+    PRIMARY_TIMEOUT
+}
+
+fn scan_primary_timeout() -> Duration {
+    SCAN_PRIMARY_TIMEOUT
+}
+
+fn is_strong(c: &Consistency) -> bool {
+    *c == Consistency::Strong
+}
+
 /// The run phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
@@ -370,6 +398,16 @@ pub struct Run {
     /// stage at `rate` or `threads` for `duration`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<Stage>,
+    /// Which copies reads may come from.
+    #[serde(default, skip_serializing_if = "is_strong")]
+    pub consistency: Consistency,
+    /// TIMELINE reads: how long a get waits on the primary before the secondaries are asked.
+    #[serde(default = "primary_timeout", with = "humantime_serde")]
+    pub primary_timeout: Duration,
+    /// TIMELINE reads: how long a scan's call waits on the primary before the secondaries
+    /// are asked.
+    #[serde(default = "scan_primary_timeout", with = "humantime_serde")]
+    pub scan_primary_timeout: Duration,
 }
 
 /// One stage of a run: a length, and the rate (open loop) or the worker threads (closed
@@ -468,6 +506,17 @@ impl Load {
 }
 
 impl Run {
+    /// The consistency the store reads with.
+    pub fn read_consistency(&self) -> crate::store::Consistency {
+        match self.consistency {
+            Consistency::Strong => crate::store::Consistency::Strong,
+            Consistency::Timeline => crate::store::Consistency::Timeline {
+                get: self.primary_timeout,
+                scan: self.scan_primary_timeout,
+            },
+        }
+    }
+
     /// The worker threads the run starts: the most its closed-loop stages ask for, or
     /// `threads`.
     pub fn workers(&self) -> usize {

@@ -132,6 +132,9 @@ pub(super) struct Run {
     pub skew_exponent: Option<f64>,
     pub mix: Option<BTreeMap<String, f64>>,
     pub stages: Option<Vec<Stage>>,
+    pub consistency: Option<String>,
+    pub primary_timeout: Option<String>,
+    pub scan_primary_timeout: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -349,6 +349,9 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
         skew_exponent: None,
         mix: None,
         stages: None,
+        consistency: None,
+        primary_timeout: None,
+        scan_primary_timeout: None,
     });
     let stages = stages(&r)?;
     let dur = match &r.duration {
@@ -421,7 +424,28 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
         skew_exponent: num("run.skew_exponent", r.skew_exponent, 0.99, 0.01, 3.0)?,
         mix,
         stages,
+        consistency: named("run.consistency", r.consistency.as_deref(), super::Consistency::Strong)?,
+        primary_timeout: timeout(
+            "run.primary_timeout",
+            r.primary_timeout.as_deref(),
+            super::PRIMARY_TIMEOUT,
+        )?,
+        scan_primary_timeout: timeout(
+            "run.scan_primary_timeout",
+            r.scan_primary_timeout.as_deref(),
+            super::SCAN_PRIMARY_TIMEOUT,
+        )?,
     })
+}
+
+/// A TIMELINE primary timeout: from 0 (every read hedged at once) to a minute.
+fn timeout(field: &str, text: Option<&str>, default: Duration) -> Result<Duration> {
+    let Some(text) = text else { return Ok(default) };
+    let d = duration(field, text)?;
+    if d > Duration::from_secs(60) {
+        return bad(field, format!("{text:?} is longer than a minute"));
+    }
+    Ok(d)
 }
 
 /// `[[run.stages]]`: each a length and a rate or a thread count, all of one kind, the run's

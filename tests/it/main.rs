@@ -24,6 +24,7 @@ mod modules;
 mod native;
 mod proxy;
 mod regions;
+mod replicas;
 mod resume;
 mod run;
 mod run_cli;

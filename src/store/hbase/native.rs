@@ -361,6 +361,7 @@ pub struct Native {
     spec: Spec,
     client: hbase_client::Client,
     families: Descriptors,
+    consistency: std::sync::RwLock<crate::store::Consistency>,
 }
 
 impl Native {
@@ -405,6 +406,7 @@ impl Native {
             spec: spec.clone(),
             client,
             families: Descriptors::default(),
+            consistency: Default::default(),
         })
     }
 
@@ -417,6 +419,10 @@ impl Native {
     /// The client, for callers that need more than the store's calls.
     pub fn client(&self) -> &hbase_client::Client {
         &self.client
+    }
+
+    fn consistency(&self) -> crate::store::Consistency {
+        *self.consistency.read().unwrap_or_else(|e| e.into_inner())
     }
 
     fn descriptor(&self, table: &str) -> Result<TableDescriptor> {
@@ -660,6 +666,7 @@ fn scan_spec(desc: &TableDescriptor, scan: &Scan, caching: u32) -> Result<Option
             cache_blocks: Some(true),
             ..Default::default()
         },
+        timeline: None,
     }))
 }
 
@@ -682,6 +689,11 @@ impl Store for Native {
 
     fn retries(&self) -> Vec<(String, u64)> {
         self.client.retries().by_kind().into_iter().collect()
+    }
+
+    fn set_consistency(&self, consistency: crate::store::Consistency) -> Result<()> {
+        *self.consistency.write().unwrap_or_else(|e| e.into_inner()) = consistency;
+        Ok(())
     }
 
     fn create_table(&self, table: &TableDescriptor) -> Result<()> {
@@ -860,10 +872,17 @@ impl Store for Native {
         if gets.is_empty() {
             return Ok(Vec::new());
         }
-        let results = self
-            .client
-            .get(&desc.name, gets.iter().map(get_of).collect())
-            .map_err(|e| error(e, &desc.name))?;
+        let pb_gets = gets.iter().map(get_of).collect();
+        let results = match self.consistency() {
+            crate::store::Consistency::Strong => self.client.get(&desc.name, pb_gets),
+            crate::store::Consistency::Timeline { get, .. } => {
+                self.client.get_timeline(&desc.name, pb_gets, get).map(|answers| {
+                    crate::store::note_stale(answers.iter().filter(|(_, stale)| *stale).count() as u64);
+                    answers.into_iter().map(|(cells, _)| cells).collect()
+                })
+            }
+        }
+        .map_err(|e| error(e, &desc.name))?;
         gets.iter()
             .zip(results)
             .map(|(g, cells)| row_of(&g.row, cells, g.select.cell_limit))
@@ -884,18 +903,27 @@ impl Store for Native {
     fn scan_each(&self, table: &str, scan: &Scan, page: usize, visit: &mut dyn FnMut(Row) -> bool) -> Result<()> {
         self.live()?;
         let desc = self.descriptor(table)?;
-        let Some(spec) = scan_spec(&desc, scan, page.clamp(1, 100_000) as u32)? else {
+        let Some(mut spec) = scan_spec(&desc, scan, page.clamp(1, 100_000) as u32)? else {
             return Ok(());
         };
-        let mut scanner = self.client.scan(&desc.name, spec);
-        while let Some(r) = scanner.next_row().map_err(|e| error(e, &desc.name))? {
-            if let Some(row) = row_of(&r.key, r.cells, scan.select.cell_limit)?
-                && !visit(row)
-            {
-                return Ok(());
-            }
+        if let crate::store::Consistency::Timeline { scan, .. } = self.consistency() {
+            spec.timeline = Some(scan);
         }
-        Ok(())
+        let mut scanner = self.client.scan(&desc.name, spec);
+        let visited = (|| {
+            while let Some(r) = scanner.next_row().map_err(|e| error(e, &desc.name))? {
+                if let Some(row) = row_of(&r.key, r.cells, scan.select.cell_limit)?
+                    && !visit(row)
+                {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        })();
+        if scanner.stale() {
+            crate::store::note_stale(1);
+        }
+        visited
     }
 }
 
