@@ -23,6 +23,14 @@
 #                               warm-up) with the observer and with --observe off, the
 #                               order alternating per round, ROUNDS (3) rounds; throughput
 #                               and p99 per run, medians and ranges (starts HBase if none runs)
+#   scripts/bench.sh replicas [ROUNDS]
+#                               region replicas with both servers healthy: the quickstart's
+#                               home timelines (data.users 5,000, tables of 2 copies, flushed)
+#                               through api=native with STRONG and with TIMELINE reads, 20 s
+#                               after 5 s of warm-up each, the order alternating per round,
+#                               ROUNDS (3) rounds; p50, p99 and the stale share per run,
+#                               TIMELINE's over STRONG's per round, medians and ranges
+#                               (starts HBase if none runs)
 #   scripts/bench.sh secure [ROUNDS [native]]
 #                               only the loads through sasl=gssapi (auth, auth-conf) against
 #                               plain: through the Thrift1 gateways, and through HBase's own
@@ -222,6 +230,61 @@ PY
 }
 if [[ "${1:-}" == "observe" ]]; then
     observe "${2:-}"
+    exit 0
+fi
+
+# TIMELINE against STRONG reads of the same tables of two copies, both servers healthy.
+replicas() {
+    if ! scripts/hbase.sh status >/dev/null; then
+        scripts/hbase.sh start || return 1
+        trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
+    fi
+    eval "$(scripts/hbase.sh env)"
+    local rounds="${1:-3}" r mode order t
+    local set=(--set storage.table_prefix=bench_replicas_)
+    echo "== region replicas: home timelines through api=native, STRONG and TIMELINE, 20 s after 5 s of warm-up, $rounds rounds"
+    cp workloads/quickstart.toml "$tmp/timeline.toml"
+    printf '\n[run.mix]\ntimeline = 1\n' >>"$tmp/timeline.toml"
+    "$bin" drop "$tmp/timeline.toml" --backend "$TALLROW_HBASE_NATIVE" "${set[@]}" >/dev/null 2>&1 || true
+    "$bin" load "$tmp/timeline.toml" --backend "$TALLROW_HBASE_NATIVE" --reports "$tmp/load" \
+        "${set[@]}" --set storage.region_replication=2 --observe off >/dev/null
+    # The secondaries see what is flushed (scripts/hbase.sh refreshes their files each second).
+    for t in weibo:bench_replicas_inbox weibo:bench_replicas_content weibo:bench_replicas_celebrity weibo:bench_replicas_relation; do
+        scripts/hbase.sh chaos flush "$t" >/dev/null
+    done
+    sleep 2
+    for r in $(seq "$rounds"); do
+        order="strong timeline"
+        [ $((r % 2)) -eq 0 ] && order="timeline strong"
+        for mode in $order; do
+            "$bin" run "$tmp/timeline.toml" --backend "$TALLROW_HBASE_NATIVE" --reports "$tmp/$mode-$r" \
+                "${set[@]}" --set "run.consistency=$mode" --duration 20s --warmup 5s --observe off >/dev/null
+        done
+    done
+    "$bin" drop "$tmp/timeline.toml" --backend "$TALLROW_HBASE_NATIVE" "${set[@]}" >/dev/null 2>&1 || true
+    .venv/bin/python - "$tmp" "$rounds" <<'PY'
+import json, glob, statistics, sys
+tmp, rounds = sys.argv[1], int(sys.argv[2])
+def run(mode, r):
+    s = json.load(open(glob.glob(f"{tmp}/{mode}-{r}/*/summary.json")[0]))["all"]
+    share = s.get("timeline", {}).get("stale_share", 0.0)
+    return s["ops_per_s"], s["response"]["p50"] / 1e6, s["response"]["p99"] / 1e6, share
+rows = {m: [run(m, r) for r in range(1, rounds + 1)] for m in ("strong", "timeline")}
+for r in range(rounds):
+    (a, a50, a99, _), (b, b50, b99, share) = rows["strong"][r], rows["timeline"][r]
+    print(f"round {r + 1}: strong {a:,.0f} ops/s p50 {a50:.2f} ms p99 {a99:.2f} ms; "
+          f"timeline {b:,.0f} ops/s p50 {b50:.2f} ms p99 {b99:.2f} ms, stale {share:.2%}")
+def spread(v, f):
+    return f"{statistics.median(v):{f}} ({min(v):{f}} to {max(v):{f}})"
+pairs = list(zip(rows["timeline"], rows["strong"]))
+print(f"p50 timeline / strong, per round: {spread([t[1] / s[1] for t, s in pairs], '.3f')}")
+print(f"p99 timeline / strong, per round: {spread([t[2] / s[2] for t, s in pairs], '.3f')}")
+print(f"throughput timeline / strong, per round: {spread([t[0] / s[0] for t, s in pairs], '.3f')}")
+print(f"stale share, per round: {spread([t[3] * 100 for t, _ in pairs], '.2f')} %")
+PY
+}
+if [[ "${1:-}" == "replicas" ]]; then
+    replicas "${2:-}"
     exit 0
 fi
 if [[ "${1:-}" == "secure" ]]; then

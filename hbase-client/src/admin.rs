@@ -197,6 +197,39 @@ impl Client {
         Ok(())
     }
 
+    /// Flushes every region of `table` (the master's `FlushTable` procedure, HBase 2.6 on),
+    /// answered once each memstore is written out.
+    pub fn flush_table(&self, table: &str) -> Result<()> {
+        let req = pb::FlushTableRequest {
+            table_name: table_name(table),
+            column_family: Vec::new(),
+            nonce_group: Some(self.nonce_group()),
+            nonce: Some(self.nonce()),
+        };
+        let resp: pb::FlushTableResponse = self
+            .master_call("FlushTable", &req)
+            .map_err(|e| self.not_found(table, e))?;
+        self.wait_opt(resp.proc_id)
+    }
+
+    /// Moves a region (a secondary replica too, by its own name) to `dest`: the master's
+    /// `MoveRegion`, answered once the region is open there.
+    pub fn move_region(&self, region_name: &[u8], dest: &crate::zk::ServerName) -> Result<()> {
+        let req = pb::MoveRegionRequest {
+            region: pb::RegionSpecifier {
+                r#type: pb::region_specifier::RegionSpecifierType::EncodedRegionName as i32,
+                value: Bytes::copy_from_slice(crate::locate::encoded_name(region_name)),
+            },
+            dest_server_name: Some(pb::ServerName {
+                host_name: dest.host.clone(),
+                port: Some(u32::from(dest.port)),
+                start_code: Some(dest.start_code),
+            }),
+        };
+        self.master_call::<_, pb::MoveRegionResponse>("MoveRegion", &req)
+            .map(drop)
+    }
+
     /// Disables `table` (one already disabled is left so).
     pub fn disable_table(&self, table: &str) -> Result<()> {
         let req = pb::DisableTableRequest {

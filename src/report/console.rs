@@ -96,12 +96,17 @@ pub fn print_summary(out: &mut dyn Write, s: &RunSummary) -> std::io::Result<()>
     for d in s.disturbed.iter().take(SHOWN) {
         writeln!(
             out,
-            "disturbed {:.0}-{:.0} s: {} retries, {} errors in {} operations; p99 around it {} (run {})",
+            "disturbed {:.0}-{:.0} s: {} retries, {} errors in {} operations{}; p99 around it {} (run {})",
             d.start_s,
             d.end_s,
             thousands(d.retries),
             thousands(d.errors),
             thousands(d.count),
+            if d.silent_s > 0.0 {
+                format!(", {:.0} s with no answer", d.silent_s)
+            } else {
+                String::new()
+            },
             super::fmt_ns(d.p99_around_ns),
             super::fmt_ns(s.all.response.p99)
         )?;

@@ -510,10 +510,18 @@ fn op_report(name: &str, t: &OpStats, rate: f64, open: bool, interval_ops_per_s:
     }
 }
 
-/// The spans of consecutive intervals with failures or retries, each with the p99 of all
+/// Operations an interval must average, over the run, for one in which none finished to be
+/// a silence rather than a pause of a slow schedule.
+const SILENT_AFTER: f64 = 5.0;
+
+/// The spans of consecutive intervals with failures, retries or no answer at all (where the
+/// run averaged [`SILENT_AFTER`] operations an interval), each with the p99 of all
 /// operations in it and the interval on either side.
 pub fn disturbances(intervals: &[Interval]) -> Vec<super::summary::Disturbance> {
-    let hit = |iv: &Interval| iv.all.errors > 0 || iv.retries.unwrap_or(0) > 0;
+    let done = |iv: &Interval| iv.all.ok + iv.all.errors;
+    let mean = intervals.iter().map(done).sum::<u64>() as f64 / intervals.len().max(1) as f64;
+    let silent = |iv: &Interval| mean >= SILENT_AFTER && done(iv) == 0;
+    let hit = |iv: &Interval| iv.all.errors > 0 || iv.retries.unwrap_or(0) > 0 || silent(iv);
     let mut out = Vec::new();
     let mut k = 0;
     while k < intervals.len() {
@@ -539,6 +547,11 @@ pub fn disturbances(intervals: &[Interval]) -> Vec<super::summary::Disturbance> 
             retries: span.iter().map(|iv| iv.retries.unwrap_or(0)).sum(),
             errors: span.iter().map(|iv| iv.all.errors).sum(),
             count: span.iter().map(|iv| iv.all.ok + iv.all.errors).sum(),
+            silent_s: span
+                .iter()
+                .filter(|iv| silent(iv))
+                .map(|iv| iv.length.as_secs_f64())
+                .sum(),
             p99_around_ns: Summary::of(&around).p99,
         });
     }

@@ -157,6 +157,9 @@ pub struct Disturbance {
     pub errors: u64,
     /// Operations done in it.
     pub count: u64,
+    /// Seconds of it in which no operation finished: every one waiting on a silent server.
+    #[serde(default)]
+    pub silent_s: f64,
     /// p99 response time (ns) of all operations around it: its intervals and the one on
     /// either side, to set against the run's (`all.response.p99`).
     pub p99_around_ns: u64,
