@@ -630,4 +630,26 @@ mod tests {
         assert_eq!((d[1].retries, d[1].errors, d[1].count), (0, 1, 2));
         assert!(disturbances(&intervals[3..5]).is_empty());
     }
+
+    #[test]
+    fn seconds_with_no_answer_disturb_a_run_that_answers_every_second_and_not_a_slow_one() {
+        let busy = [
+            interval(0, &[1; 20], 0, Some(0)),
+            interval(1, &[], 0, Some(0)),
+            interval(2, &[], 0, Some(0)),
+            interval(3, &[30_000; 2], 0, Some(1)),
+            interval(4, &[1; 20], 0, Some(0)),
+        ];
+        let d = disturbances(&busy);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].start_s, d[0].end_s, d[0].silent_s), (1.0, 4.0, 2.0));
+        assert_eq!((d[0].retries, d[0].count), (1, 2));
+        // Four operations a second on average: a second without one is a pause, no silence.
+        let slow = [
+            interval(0, &[1; 6], 0, Some(0)),
+            interval(1, &[], 0, Some(0)),
+            interval(2, &[1; 6], 0, Some(0)),
+        ];
+        assert!(disturbances(&slow).is_empty());
+    }
 }

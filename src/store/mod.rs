@@ -156,7 +156,7 @@ pub trait Store: Send + Sync {
         match consistency {
             Consistency::Strong => Ok(()),
             Consistency::Timeline { .. } => Err(Error::BadArgument(format!(
-                "TIMELINE reads need region replicas, which HBase keeps and {} does not read: use api=native",
+                "timeline reads need HBase's region replicas, read through api=native; {} keeps one copy of each row",
                 self.identity()
             ))),
         }

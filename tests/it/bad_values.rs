@@ -234,4 +234,39 @@ fn flags_are_validated_as_the_fields_they_stand_for() {
         &["run", w, "--backend", "memory:", "--arrival", "bursty"],
         "invalid value 'bursty' for '--arrival <ARRIVAL>'",
     );
+    refused(
+        &["run", w, "--backend", "memory:", "--set", "run.consistency=eventual"],
+        "--set run.consistency=eventual: run.consistency: \"eventual\" is not \"strong\" or \"timeline\"",
+    );
+    refused(
+        &["run", w, "--backend", "memory:", "--set", "run.primary_timeout=2m"],
+        "--set run.primary_timeout=2m: run.primary_timeout: \"2m\" is longer than a minute",
+    );
+    // A store of one copy reads no replica: refused before anything is measured.
+    let dir = tempfile::tempdir().unwrap();
+    let backend = format!("embedded:{}", dir.path().join("db").display());
+    let out = tallrow(dir.path(), &["load", w, "--backend", &backend]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = tallrow(
+        dir.path(),
+        &[
+            "run",
+            w,
+            "--backend",
+            &backend,
+            "--set",
+            "run.consistency=timeline",
+            "--ops",
+            "10",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(
+        out.stderr.trim(),
+        format!(
+            "error: run.consistency: timeline reads need HBase's region replicas, read through api=native; embedded (fjall 3) at {}/db keeps one copy of each row",
+            dir.path().display()
+        )
+    );
+    assert!(!out.stdout.contains("operations in"), "{}", out.stdout);
 }

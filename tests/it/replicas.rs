@@ -140,3 +140,124 @@ fn a_silent_primarys_reads_are_answered_stale_by_its_secondary() {
     assert_eq!(value(&*store, &table, "r4").as_deref(), Some(&b"new"[..]));
     direct.delete_table(&table).unwrap();
 }
+
+/// `tallrow ARGS` on the small fixture's tables under `prefix`, with two copies of each
+/// region.
+fn small(dir: &Path, prefix: &str, args: &[&str]) -> crate::common::Out {
+    let fixture = crate::common::small_fixture();
+    let mut all = vec![args[0], fixture.to_str().unwrap()];
+    let prefix = format!("storage.table_prefix={prefix}");
+    all.extend(["--set", &prefix, "--set", "storage.region_replication=2"]);
+    all.extend(&args[1..]);
+    crate::common::tallrow(dir, &all)
+}
+
+/// Loads into tables of two copies, through HBase's RPC and as HFiles bulk-loaded, verify
+/// through the primaries. After a run with TIMELINE reads that wrote rows the primaries
+/// alone hold (never flushed), a TIMELINE get that a secondary answers is an older state of
+/// the row (absent, or as the primary has it), never another; some are older.
+#[test]
+fn replicated_tables_verify_through_the_primaries_and_stale_answers_are_older_states() {
+    if !real_hbase_there() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = format!("rep{}_", std::process::id());
+    let url = native_url();
+    let client = crate::common::raw_client();
+    let drop_all = || {
+        for t in client.table_names().unwrap() {
+            if t.contains(&prefix) {
+                client.delete_table(&t).unwrap();
+            }
+        }
+    };
+    // HFiles, bulk-loaded into tables created with the manifest's replication, verify.
+    let hfiles = dir.path().join("hfiles");
+    let out = small(
+        dir.path(),
+        &prefix,
+        &["load", "--backend", &format!("hfile:{}", hfiles.display())],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let out = crate::common::tallrow(dir.path(), &["bulkload", hfiles.to_str().unwrap(), "--backend", &url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let table = |name: &str| format!("{prefix}{name}");
+    let described = open(&url).describe_table(&table("useractions")).unwrap();
+    assert_eq!(described.region_replication, 2);
+    let out = small(dir.path(), &prefix, &["verify", "--backend", &url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    drop_all();
+    // Loaded through the RPC, they verify too.
+    let out = small(dir.path(), &prefix, &["load", "--backend", &url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let out = small(dir.path(), &prefix, &["verify", "--backend", &url]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // The secondaries see the load once flushed; the run's writes only the primaries hold.
+    let actions = table("useractions");
+    client.flush_table(&actions).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let out = small(
+        dir.path(),
+        &prefix,
+        &[
+            "run",
+            "--backend",
+            &url,
+            "--set",
+            "run.mix.action_write=1",
+            "--set",
+            "run.mix.actions_offset=1",
+            "--set",
+            "run.consistency=timeline",
+            "--set",
+            "run.duration=3s",
+            "--set",
+            "run.warmup=0s",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("timeline reads (stale: "), "{}", out.stdout);
+    let strong = open(&url);
+    let timeline = open(&url);
+    // Every get asks the secondary at once: the first answer wins.
+    timeline
+        .set_consistency(Consistency::Timeline {
+            get: Duration::ZERO,
+            scan: Duration::ZERO,
+        })
+        .unwrap();
+    let rows = strong.scan(&actions, &Scan::default()).unwrap();
+    let (mut stale, mut older) = (0, 0);
+    for row in &rows {
+        let key = String::from_utf8_lossy(&row.key).into_owned();
+        let before = tallrow::store::stale_reads();
+        let got = timeline
+            .get(&actions, &[Get::new(row.key.clone())])
+            .unwrap()
+            .pop()
+            .unwrap();
+        if tallrow::store::stale_reads() == before {
+            assert_eq!(got.as_ref(), Some(row), "{key}: the primary's own answer");
+            continue;
+        }
+        stale += 1;
+        match got {
+            None => older += 1,
+            Some(got) => assert_eq!(
+                &got, row,
+                "{key}: a stale answer is the row as the primary has it, or none"
+            ),
+        }
+    }
+    eprintln!(
+        "{} rows, {stale} answered by the secondary, {older} of them older",
+        rows.len()
+    );
+    assert!(
+        stale > 0 && older > 0,
+        "{} rows, {stale} stale, {older} older",
+        rows.len()
+    );
+    drop_all();
+}
