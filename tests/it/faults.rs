@@ -351,6 +351,20 @@ fn report_of(dir: &Path, stdout: &str) -> PathBuf {
     )
 }
 
+/// Reads `run`'s stdout until it says it is running (or ends): the reader, and what it read.
+fn until_running(run: &mut Child) -> (BufReader<std::process::ChildStdout>, String) {
+    let mut stdout = BufReader::new(run.stdout.take().unwrap());
+    let mut read = String::new();
+    while !read.contains("running quickstart against") {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        read.push_str(&line);
+    }
+    (stdout, read)
+}
+
 /// Starts a 10-minute run of the quickstart's reads alone (so that `verify` after it checks
 /// that the faults lost nothing of the load's), stopped by the test with Ctrl-C (SIGINT);
 /// returns it once it measures, with what it printed until then.
@@ -377,15 +391,7 @@ fn start_reads(dir: &Path) -> (Child, String) {
             &native_url(),
         ],
     );
-    let mut stdout = BufReader::new(run.stdout.take().unwrap());
-    let mut read = String::new();
-    while !read.contains("running quickstart against") {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        read.push_str(&line);
-    }
+    let (stdout, read) = until_running(&mut run);
     // Measuring starts 1 s (the warm-up) after the line.
     std::thread::sleep(Duration::from_secs(1));
     run.stdout = Some(stdout.into_inner());
@@ -688,11 +694,8 @@ fn timeline_run_through_a_stopped_server(dir: &Path, n: u32, consistency: &str) 
             &native_url(),
         ],
     );
-    let mut stdout = BufReader::new(run.stdout.take().unwrap());
-    let mut read = String::new();
-    while !read.contains("running quickstart against") {
-        assert!(stdout.read_line(&mut read).unwrap() > 0, "{read}");
-    }
+    let (mut stdout, read) = until_running(&mut run);
+    assert!(read.contains("running quickstart against"), "{read}");
     std::thread::sleep(Duration::from_secs(7));
     let pid: u32 = cluster_state(&format!("RS{n}_PID")).parse().unwrap();
     signal(pid, "STOP");
