@@ -23,15 +23,17 @@
 #                               warm-up) with the observer and with --observe off, the
 #                               order alternating per round, ROUNDS (3) rounds; throughput
 #                               and p99 per run, medians and ranges (starts HBase if none runs)
-#   scripts/bench.sh replicas [ROUNDS]
+#   scripts/bench.sh replicas [ROUNDS [TIMEOUT]]
 #                               region replicas with both servers healthy: the quickstart's
 #                               home timelines (data.users 5,000, tables of 2 copies, flushed)
-#                               through api=native, after one untimed 10 s run, with STRONG
-#                               and with TIMELINE reads, 20 s after 5 s of warm-up each, the
-#                               order alternating per round,
-#                               ROUNDS (3) rounds; p50, p99 and the stale share per run,
-#                               TIMELINE's over STRONG's per round, medians and ranges
-#                               (starts HBase if none runs)
+#                               through api=native, each region server on a core of its own
+#                               (taskset; put back after), after one untimed 10 s run, with
+#                               STRONG reads, TIMELINE ones at HBase's primary timeout (10 ms
+#                               for a get, 1 s for a scan) and TIMELINE ones at TIMEOUT (3ms)
+#                               for both, 20 s after 5 s of warm-up each, the order rotated
+#                               per round, ROUNDS (3) rounds; p50, p99, p99.9 and the stale
+#                               share per run, each TIMELINE's over STRONG's per round,
+#                               medians and ranges (starts HBase if none runs)
 #   scripts/bench.sh secure [ROUNDS [native]]
 #                               only the loads through sasl=gssapi (auth, auth-conf) against
 #                               plain: through the Thrift1 gateways, and through HBase's own
@@ -241,9 +243,22 @@ replicas() {
         trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
     fi
     eval "$(scripts/hbase.sh env)"
-    local rounds="${1:-3}" r mode order t
+    local rounds="${1:-3}" timeout="${2:-3ms}" r i mode t
     local set=(--set storage.table_prefix=bench_replicas_)
-    echo "== region replicas: home timelines through api=native, STRONG and TIMELINE, 20 s after 5 s of warm-up, $rounds rounds"
+    # Two region servers sharing two cores are not two hosts: what one does (a collection on
+    # its parallel threads, a flush) takes the other's core too, and a slow primary has a slow
+    # secondary. Each gets a core of its own here, as on hosts of their own.
+    local pinned=() rs
+    if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+        for rs in "$TALLROW_HBASE_RS1_PID:0" "$TALLROW_HBASE_RS2_PID:1"; do
+            pinned+=("${rs%%:*}:$(taskset -pc "${rs%%:*}" | awk '{print $NF}')")
+            taskset -a -pc "${rs##*:}" "${rs%%:*}" >/dev/null
+        done
+        echo "== region servers pinned: pid $TALLROW_HBASE_RS1_PID to core 0, pid $TALLROW_HBASE_RS2_PID to core 1"
+    else
+        echo "== region servers not pinned (no taskset, or one core): they share the machine's cores"
+    fi
+    echo "== region replicas: home timelines through api=native, STRONG, TIMELINE (HBase's timeouts) and TIMELINE ($timeout), 20 s after 5 s of warm-up, $rounds rounds"
     cp workloads/quickstart.toml "$tmp/timeline.toml"
     printf '\n[run.mix]\ntimeline = 1\n' >>"$tmp/timeline.toml"
     "$bin" drop "$tmp/timeline.toml" --backend "$TALLROW_HBASE_NATIVE" "${set[@]}" >/dev/null 2>&1 || true
@@ -256,40 +271,49 @@ replicas() {
     # Warmed first, untimed: the servers' caches and JIT, and the page cache, for both.
     "$bin" run "$tmp/timeline.toml" --backend "$TALLROW_HBASE_NATIVE" --reports "$tmp/warm" \
         "${set[@]}" --duration 10s --warmup 0s --observe off >/dev/null
+    local modes=(strong timeline tuned)
+    declare -A args=(
+        [strong]="--set run.consistency=strong"
+        [timeline]="--set run.consistency=timeline"
+        [tuned]="--set run.consistency=timeline --set run.primary_timeout=$timeout --set run.scan_primary_timeout=$timeout"
+    )
     for r in $(seq "$rounds"); do
-        order="strong timeline"
-        [ $((r % 2)) -eq 0 ] && order="timeline strong"
-        for mode in $order; do
+        for i in 0 1 2; do
+            mode=${modes[$(((i + r - 1) % 3))]}
+            # shellcheck disable=SC2086 # the settings are words
             "$bin" run "$tmp/timeline.toml" --backend "$TALLROW_HBASE_NATIVE" --reports "$tmp/$mode-$r" \
-                "${set[@]}" --set "run.consistency=$mode" --duration 20s --warmup 5s --observe off >/dev/null
+                "${set[@]}" ${args[$mode]} --duration 20s --warmup 5s --observe off >/dev/null
         done
     done
     "$bin" drop "$tmp/timeline.toml" --backend "$TALLROW_HBASE_NATIVE" "${set[@]}" >/dev/null 2>&1 || true
-    .venv/bin/python - "$tmp" "$rounds" <<'PY'
+    for rs in "${pinned[@]}"; do
+        taskset -a -pc "${rs##*:}" "${rs%%:*}" >/dev/null 2>&1 || true
+    done
+    .venv/bin/python - "$tmp" "$rounds" "$timeout" <<'PY'
 import json, glob, statistics, sys
-tmp, rounds = sys.argv[1], int(sys.argv[2])
+tmp, rounds, timeout = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def run(mode, r):
     s = json.load(open(glob.glob(f"{tmp}/{mode}-{r}/*/summary.json")[0]))["all"]
     share = s.get("timeline", {}).get("stale_share", 0.0)
-    r = s["response"]
-    return s["ops_per_s"], r["p50"] / 1e6, r["p99"] / 1e6, share, r["p999"] / 1e6
-rows = {m: [run(m, r) for r in range(1, rounds + 1)] for m in ("strong", "timeline")}
+    x = s["response"]
+    return s["ops_per_s"], x["p50"] / 1e6, x["p99"] / 1e6, x["p999"] / 1e6, share
+names = {"strong": "strong", "timeline": "timeline 10ms/1s", "tuned": f"timeline {timeout}"}
+rows = {m: [run(m, r) for r in range(1, rounds + 1)] for m in names}
 for r in range(rounds):
-    (a, a50, a99, _, a999), (b, b50, b99, share, b999) = rows["strong"][r], rows["timeline"][r]
-    print(f"round {r + 1}: strong {a:,.0f} ops/s p50 {a50:.2f} ms p99 {a99:.2f} ms p99.9 {a999:.2f} ms; "
-          f"timeline {b:,.0f} ops/s p50 {b50:.2f} ms p99 {b99:.2f} ms p99.9 {b999:.2f} ms, stale {share:.2%}")
+    print(f"round {r + 1}: " + "; ".join(
+        f"{names[m]} {o:,.0f} ops/s p50 {a:.2f} ms p99 {b:.2f} ms p99.9 {c:.2f} ms stale {d:.2%}"
+        for m in names for o, a, b, c, d in [rows[m][r]]))
 def spread(v, f):
     return f"{statistics.median(v):{f}} ({min(v):{f}} to {max(v):{f}})"
-pairs = list(zip(rows["timeline"], rows["strong"]))
-print(f"p50 timeline / strong, per round: {spread([t[1] / s[1] for t, s in pairs], '.3f')}")
-print(f"p99 timeline / strong, per round: {spread([t[2] / s[2] for t, s in pairs], '.3f')}")
-print(f"p99.9 timeline / strong, per round: {spread([t[4] / s[4] for t, s in pairs], '.3f')}")
-print(f"throughput timeline / strong, per round: {spread([t[0] / s[0] for t, s in pairs], '.3f')}")
-print(f"stale share, per round: {spread([t[3] * 100 for t, _ in pairs], '.2f')} %")
+for m in ("timeline", "tuned"):
+    pairs = list(zip(rows[m], rows["strong"]))
+    for k, label in ((1, "p50"), (2, "p99"), (3, "p99.9"), (0, "throughput")):
+        print(f"{label} {names[m]} / strong, per round: {spread([t[k] / s[k] for t, s in pairs], '.3f')}")
+    print(f"stale share {names[m]}, per round: {spread([t[4] * 100 for t, _ in pairs], '.2f')} %")
 PY
 }
 if [[ "${1:-}" == "replicas" ]]; then
-    replicas "${2:-}"
+    replicas "${2:-}" "${3:-}"
     exit 0
 fi
 if [[ "${1:-}" == "secure" ]]; then
