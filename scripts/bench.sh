@@ -239,9 +239,11 @@ fi
 
 # TIMELINE against STRONG reads of the same tables of two copies, both servers healthy.
 replicas() {
+    local stop=
     if ! scripts/hbase.sh status >/dev/null; then
         scripts/hbase.sh start || return 1
-        trap 'scripts/hbase.sh stop; rm -rf "$tmp"' EXIT
+        stop='scripts/hbase.sh stop;'
+        trap "$stop"' rm -rf "$tmp"' EXIT
     fi
     eval "$(scripts/hbase.sh env)"
     local rounds="${1:-3}" timeout="${2:-3ms}" r i mode t
@@ -249,12 +251,15 @@ replicas() {
     # Two region servers sharing two cores are not two hosts: what one does (a collection on
     # its parallel threads, a flush) takes the other's core too, and a slow primary has a slow
     # secondary. Each gets a core of its own here, as on hosts of their own.
-    local pinned=() rs
+    # Their affinity is put back on every exit, a failed run's too.
+    local unpin= rs pid
     if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
         for rs in "$TALLROW_HBASE_RS1_PID:0" "$TALLROW_HBASE_RS2_PID:1"; do
-            pinned+=("${rs%%:*}:$(taskset -pc "${rs%%:*}" | awk '{print $NF}')")
-            taskset -a -pc "${rs##*:}" "${rs%%:*}" >/dev/null
+            pid=${rs%%:*}
+            unpin+="taskset -a -pc $(taskset -pc "$pid" | awk '{print $NF}') $pid >/dev/null 2>&1;"
+            taskset -a -pc "${rs##*:}" "$pid" >/dev/null
         done
+        trap "$unpin $stop"' rm -rf "$tmp"' EXIT
         echo "== region servers pinned: pid $TALLROW_HBASE_RS1_PID to core 0, pid $TALLROW_HBASE_RS2_PID to core 1"
     else
         echo "== region servers not pinned (no taskset, or one core): they share the machine's cores"
@@ -292,9 +297,6 @@ replicas() {
         done
     done
     "$bin" drop "$tmp/timeline.toml" --backend "$TALLROW_HBASE_NATIVE" "${set[@]}" >/dev/null 2>&1 || true
-    for rs in "${pinned[@]}"; do
-        taskset -a -pc "${rs##*:}" "${rs%%:*}" >/dev/null 2>&1 || true
-    done
     .venv/bin/python - "$tmp" "$rounds" "$timeout" <<'PY'
 import json, glob, statistics, sys
 tmp, rounds, timeout = sys.argv[1], int(sys.argv[2]), sys.argv[3]
