@@ -208,6 +208,10 @@ pub const EXIT_CODES: &[(u8, &str)] = &[
     ),
     (2, "the command line is wrong (one line says what)"),
     (3, "run --start-at: the time had passed; nothing was measured"),
+    (
+        130,
+        "load stopped by Ctrl-C (SIGINT) or SIGTERM: what it wrote is journaled, and --resume continues it",
+    ),
 ];
 
 /// `tallrow help exit-codes`.

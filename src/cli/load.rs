@@ -29,6 +29,8 @@ impl LoadArgs {
 }
 
 pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    // Before any thread starts: Ctrl-C while the load writes stops it, resumable.
+    crate::run::interrupt::take_signals();
     let (w, backend) = args.target.parse(&args.sets())?;
     session::checked_threads(
         w.load.threads,
@@ -71,6 +73,9 @@ pub(super) fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         l.finish();
     }
     let out = result?;
+    if out.error.as_deref() == Some(load::STOPPED) {
+        return Ok(ExitCode::from(130));
+    }
     if let Some(h) = hfiles {
         let (m, path) = session::load::hfiles_manifest(&h, &g, &args.target.workload, shard, &out)?;
         let files: Vec<_> = m.tables.iter().flat_map(|t| &t.files).collect();
@@ -112,6 +117,15 @@ fn load_with(
     let observe = crate::observe::choose(args.observe.as_deref(), args.target.backend.as_deref().unwrap_or(""))
         .map_err(anyhow::Error::msg)?;
     let observer = observe.as_deref().and_then(session::observe);
+    if let Some(m) = metrics {
+        m.store(store.clone());
+        if let Some((o, _)) = &observer {
+            m.observed(o.live());
+        }
+    }
+    let stoppable = crate::run::interrupt::stoppable(
+        "the load sends no more batches, waits for those in flight and journals what was acknowledged: `tallrow load --resume` continues it",
+    );
     let r = session::load::journaled(
         &store,
         g,
@@ -121,6 +135,7 @@ fn load_with(
         metrics,
         Some(args.resume),
     )?;
+    drop(stoppable);
     let observed = observer.map(|(o, since)| (o.finish(), since));
     let out = &r.outcome;
 
@@ -142,6 +157,17 @@ fn load_with(
     }
     if let Ok(p) = &r.path {
         writeln!(o, "manifest: {}", p.display())?;
+    }
+    if out.error.as_deref() == Some(load::STOPPED) {
+        // Stopped as asked: what it wrote is journaled, and the manifest says how far.
+        eprintln!(
+            "tallrow: the load stopped after {} of {} blocks with {} row writes acknowledged; `tallrow load {} --resume` with the same settings continues it",
+            thousands(out.blocks_done),
+            thousands(out.blocks_total),
+            thousands(out.rows()),
+            args.target.workload.display()
+        );
+        return Ok(r.outcome);
     }
     if let Some(e) = &out.error {
         bail!(

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub struct Manifest {
     /// Always `load`.
     pub kind: String,
-    /// `complete` or `failed`.
+    /// `complete`, `stopped` (by a signal, resumable) or `failed`.
     pub status: String,
     /// Why it failed.
     pub error: Option<String>,
@@ -182,7 +182,12 @@ impl Manifest {
         }
         Manifest {
             kind: "load".into(),
-            status: if out.error.is_some() { "failed" } else { "complete" }.into(),
+            status: match out.error.as_deref() {
+                None => "complete",
+                Some(super::STOPPED) => "stopped",
+                Some(_) => "failed",
+            }
+            .into(),
             error: out.error.clone(),
             workload: w.name.clone(),
             file: file.display().to_string(),

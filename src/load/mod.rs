@@ -200,6 +200,9 @@ pub const MAX_PENDING: usize = 1;
 /// blocks acknowledged: a load killed while staging writes again what it staged since.
 pub const CHECKPOINT: Duration = Duration::from_secs(10);
 
+/// The error of a load stopped by a signal ([`crate::run::interrupt`]) before its last block.
+pub const STOPPED: &str = "stopped by a signal";
+
 /// Transient store errors are retried this many times, with doubling delays from 50 ms.
 const RETRIES: u32 = 6;
 
@@ -351,6 +354,13 @@ impl Writer<'_> {
         let i = t.index();
         if self.bufs[i].is_empty() {
             return Ok(());
+        }
+        // Asked to stop (Ctrl-C): no batch goes out after the request. The batches in flight
+        // are answered (the caller settles them); the block being generated stays
+        // unacknowledged, for a resume to write again.
+        if crate::run::interrupt::requested() {
+            self.failure.get_or_insert_with(|| STOPPED.to_string());
+            return Err(store::Error::Io(STOPPED.to_string()).into());
         }
         let bulk = self.bulk.filter(|_| self.bulk_tables.contains(&t));
         if bulk.is_none() && self.senders.is_some() {
@@ -743,6 +753,7 @@ pub fn load_journaled(
         journal,
     };
     let progress = progress::Progress::new(&tables, opts.progress);
+    let interrupted = AtomicBool::new(false);
     let write_started = Instant::now();
     let pool = pool(threads);
     // Checkpoints of a resumable bulk load: every `opts.checkpoint` while staging, each time
@@ -814,6 +825,14 @@ pub fn load_journaled(
                 let mut scratch = Scratch::default();
                 let result = (|| -> schema::Result<()> {
                     while !shared.stop.load(Ordering::Relaxed) {
+                        // Asked to stop (Ctrl-C, SIGTERM): no new block; what is in hand
+                        // is written and journaled below, for `--resume`.
+                        if crate::run::interrupt::requested() {
+                            if shared.next.load(Ordering::Relaxed) < total {
+                                interrupted.store(true, Ordering::Relaxed);
+                            }
+                            break;
+                        }
                         let k = shared.next.fetch_add(1, Ordering::Relaxed);
                         if k >= total {
                             break;
@@ -852,6 +871,13 @@ pub fn load_journaled(
             })
         });
         progress.finish();
+        if interrupted.load(Ordering::Relaxed) {
+            shared
+                .error
+                .lock()
+                .expect("error lock")
+                .get_or_insert_with(|| STOPPED.to_string());
+        }
         // Dropped unfinished after an error: its runs are removed (unless a checkpoint
         // made them durable, for a resume) and nothing staged is written.
         if let Some(b) = &bulk

@@ -32,6 +32,10 @@ pub struct Metrics {
     load: Mutex<Option<Arc<Tally>>>,
     run: Mutex<Option<Run>>,
     serve: Serve,
+    /// The store worked on, for its retries by kind.
+    store: Mutex<Option<Arc<dyn crate::store::Store>>>,
+    /// What the cluster's observer has seen so far.
+    observed: Mutex<Option<Arc<crate::observe::watch::Live>>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -73,6 +77,16 @@ impl Metrics {
     /// A load starts; its tally is read at every scrape from now on.
     pub fn load(&self, tally: Arc<Tally>) {
         *self.load.lock().expect("metrics lock") = Some(tally);
+    }
+
+    /// The store the work goes to: its retries by kind are read at every scrape.
+    pub fn store(&self, store: Arc<dyn crate::store::Store>) {
+        *self.store.lock().expect("metrics lock") = Some(store);
+    }
+
+    /// The cluster is watched meanwhile: what its observer has seen is read at every scrape.
+    pub fn observed(&self, live: Arc<crate::observe::watch::Live>) {
+        *self.observed.lock().expect("metrics lock") = Some(live);
     }
 
     /// A run of `ops` starts; measurement begins at `measure_from` (after the warm-up).
@@ -143,6 +157,12 @@ impl Metrics {
         }
         if let Some(run) = self.run.lock().expect("metrics lock").as_ref() {
             render_run(&mut out, run);
+        }
+        if let Some(store) = self.store.lock().expect("metrics lock").clone() {
+            render_retries(&mut out, &store.retries());
+        }
+        if let Some(live) = self.observed.lock().expect("metrics lock").clone() {
+            render_observed(&mut out, &live);
         }
         self.render_serve(&mut out);
         out
@@ -225,6 +245,49 @@ fn render_load(out: &mut String, tally: &Tally) {
     sample(out, "tallrow_load_blocks_done", &[], done as f64);
     family(out, "tallrow_load_blocks", "gauge", "Blocks of users the load writes.");
     sample(out, "tallrow_load_blocks", &[], total as f64);
+}
+
+fn render_retries(out: &mut String, retries: &[(String, u64)]) {
+    family(
+        out,
+        "tallrow_retries_total",
+        "counter",
+        "Calls (or a batch's actions) the client tried again after an error it could retry, per error kind.",
+    );
+    for (kind, n) in retries {
+        sample(out, "tallrow_retries_total", &[("kind", kind)], *n as f64);
+    }
+}
+
+fn render_observed(out: &mut String, live: &crate::observe::watch::Live) {
+    family(
+        out,
+        "tallrow_cluster_events_total",
+        "counter",
+        "What the cluster did while watched (splits, moves, flushes, compactions, servers lost and joined, masters changed), per kind; a span counts at its start.",
+    );
+    for (kind, n) in live.events() {
+        sample(out, "tallrow_cluster_events_total", &[("kind", kind)], n as f64);
+    }
+    family(
+        out,
+        "tallrow_cluster_jmx_reads_total",
+        "counter",
+        "Reads of the region servers' /jmx that answered.",
+    );
+    sample(out, "tallrow_cluster_jmx_reads_total", &[], live.jmx_reads() as f64);
+    family(
+        out,
+        "tallrow_cluster_failed_reads_total",
+        "counter",
+        "Reads of the cluster's status, procedures or /jmx that failed.",
+    );
+    sample(
+        out,
+        "tallrow_cluster_failed_reads_total",
+        &[],
+        live.failed_reads() as f64,
+    );
 }
 
 fn render_run(out: &mut String, run: &Run) {
@@ -369,6 +432,24 @@ mod tests {
             r#"tallrow_run_phase{phase="measure"} 1"#,
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+    }
+
+    /// Retries by kind and what the observer counted, each a counter with its labels.
+    #[test]
+    fn retries_and_cluster_events_are_counters() {
+        let mut out = String::new();
+        render_retries(&mut out, &[("NotServingRegion".into(), 3), ("connection".into(), 1)]);
+        render_observed(&mut out, &crate::observe::watch::Live::default());
+        for line in [
+            "# TYPE tallrow_retries_total counter",
+            r#"tallrow_retries_total{kind="NotServingRegion"} 3"#,
+            r#"tallrow_retries_total{kind="connection"} 1"#,
+            "# TYPE tallrow_cluster_events_total counter",
+            "tallrow_cluster_jmx_reads_total 0",
+            "tallrow_cluster_failed_reads_total 0",
+        ] {
+            assert!(out.lines().any(|l| l == line), "{line} in\n{out}");
         }
     }
 

@@ -1,12 +1,13 @@
 //! The observer's thread: while a run or a load goes on, it asks the master for the
 //! cluster's status about once a second and for its procedures every few seconds, and each
 //! region server that reports an info port for its `/jmx` every 10 s, and keeps the events
-//! and per-server samples they add. A failed read is counted and the next one tried: the
-//! observer never fails what it watches.
+//! and per-server samples they add, counting them as it goes for the live metrics ([`Live`]).
+//! A failed read is counted and the next one tried: the observer never fails what it watches.
 
 use super::events::{Event, Events};
 use hbase_client::status::{Compaction, Procedure, Status};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -75,6 +76,36 @@ pub struct Sample {
     /// Its compactions running (regions reported compacting, or compaction tasks running,
     /// whichever says more).
     pub compacting: u32,
+}
+
+/// What the observer has seen so far, counted as it reads: the live metrics' view
+/// (`--metrics`), readable while it watches.
+#[derive(Debug, Default)]
+pub struct Live {
+    /// Events seen, by kind (a span counts at its start).
+    events: Mutex<BTreeMap<&'static str, u64>>,
+    /// Reads of a region server's `/jmx` that answered.
+    jmx_reads: AtomicU64,
+    /// Reads that failed.
+    failed_reads: AtomicU64,
+}
+
+impl Live {
+    /// Events seen so far, by kind, in the kinds' order.
+    pub fn events(&self) -> Vec<(&'static str, u64)> {
+        let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        events.iter().map(|(k, n)| (*k, *n)).collect()
+    }
+
+    /// Reads of a region server's `/jmx` that answered so far.
+    pub fn jmx_reads(&self) -> u64 {
+        self.jmx_reads.load(Ordering::Relaxed)
+    }
+
+    /// Reads that failed so far.
+    pub fn failed_reads(&self) -> u64 {
+        self.failed_reads.load(Ordering::Relaxed)
+    }
 }
 
 /// What the observer saw.
@@ -168,6 +199,7 @@ impl Sampler {
 pub struct Observer {
     stop: Arc<(Mutex<bool>, Condvar)>,
     thread: Option<JoinHandle<Observed>>,
+    live: Arc<Live>,
 }
 
 impl Observer {
@@ -176,6 +208,7 @@ impl Observer {
     /// is told from what was already there.
     pub fn start(source: Box<dyn Source>, since_ms: u64, every: Every) -> Observer {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let live = Arc::new(Live::default());
         let mut state = State {
             source,
             events: Events::new(since_ms),
@@ -183,6 +216,8 @@ impl Observer {
             seen: Observed::default(),
             info: Vec::new(),
             jmx_last: HashMap::new(),
+            live: live.clone(),
+            published: 0,
         };
         state.read_status();
         state.read_procedures();
@@ -241,7 +276,13 @@ impl Observer {
         Observer {
             stop,
             thread: Some(thread),
+            live,
         }
+    }
+
+    /// What it has seen so far, counted while it watches.
+    pub fn live(&self) -> Arc<Live> {
+        self.live.clone()
     }
 
     /// Stops reading, after one last read of each; what was seen.
@@ -279,10 +320,26 @@ struct State {
     info: Vec<(String, String, u16)>,
     /// Each server's last `/jmx` reading, and when.
     jmx_last: HashMap<String, (u64, super::jmx::Reading)>,
+    /// The live counts, and how many of the events seen they count.
+    live: Arc<Live>,
+    published: usize,
 }
 
 impl State {
+    /// Counts the events seen since the last call in the live view.
+    fn publish(&mut self) {
+        let new = &self.seen.events[self.published..];
+        if !new.is_empty() {
+            let mut counts = self.live.events.lock().unwrap_or_else(|e| e.into_inner());
+            for e in new.iter().filter(|e| e.phase != super::events::Phase::End) {
+                *counts.entry(e.kind.name()).or_insert(0) += 1;
+            }
+        }
+        self.published = self.seen.events.len();
+    }
+
     fn failed(&mut self, what: &str, e: String) {
+        self.live.failed_reads.fetch_add(1, Ordering::Relaxed);
         self.seen.failed_reads += 1;
         self.seen.last_error = Some(format!("{what}: {}", e.lines().next().unwrap_or("")));
     }
@@ -301,6 +358,7 @@ impl State {
             }
             Err(e) => self.failed("the cluster's status", e),
         }
+        self.publish();
     }
 
     /// Reads each server's `/jmx`: a sample each, and a `writes_blocked` event for one that
@@ -355,7 +413,9 @@ impl State {
                 ));
             }
             self.seen.jmx.push(sample);
+            self.live.jmx_reads.fetch_add(1, Ordering::Relaxed);
         }
+        self.publish();
     }
 
     fn read_procedures(&mut self) {
@@ -363,6 +423,7 @@ impl State {
             Ok(p) => self.seen.events.extend(self.events.procedures(&p)),
             Err(e) => self.failed("the master's procedures", e),
         }
+        self.publish();
     }
 }
 
@@ -480,8 +541,13 @@ mod tests {
             jmx: None,
         };
         let o = Observer::start(Box::new(script), 0, every);
+        let live = o.live();
         std::thread::sleep(Duration::from_millis(100));
         let seen = o.finish();
+        // The live view counted as it went what the end has: the split's start (not its
+        // end) and the flush, and the failed read.
+        assert_eq!(live.events(), [("flush", 1), ("split", 1)]);
+        assert_eq!((live.failed_reads(), live.jmx_reads()), (1, 0));
         assert_eq!(seen.failed_reads, 1);
         assert_eq!(
             seen.last_error.as_deref(),
@@ -561,8 +627,12 @@ mod tests {
             jmx: Some(Duration::from_millis(5)),
         };
         let o = Observer::start(Box::new(script), 0, every);
+        let live = o.live();
         std::thread::sleep(Duration::from_millis(100));
         let seen = o.finish();
+        assert_eq!(live.jmx_reads(), seen.jmx.len() as u64);
+        assert!(live.jmx_reads() >= 3, "{:?}", seen.jmx);
+        assert_eq!(live.events(), [("writes_blocked", 1)]);
         assert_eq!(seen.failed_reads, 1, "{:?}", seen.last_error);
         assert_eq!(seen.last_error.as_deref(), Some("rs1:16020's /jmx: refused"));
         let deltas: Vec<[Option<u64>; 4]> = seen

@@ -62,7 +62,7 @@ pub fn journaled(
             workload: w.name.clone(),
             data_digest: w.data_digest(),
             shard: opts.shard.to_string(),
-            target: store.identity(),
+            target: store.target(),
             blocks_total: opts.shard.len(g.blocks()),
         };
         let path = load::journal::path(reports, opts.shard);

@@ -104,6 +104,12 @@ impl Measure<'_> {
         let _ = store.take_events();
         // Started before the warm-up: its first answers are what the run starts from.
         let observer = self.observe.and_then(super::observe).map(|(o, _)| o);
+        if let Some(m) = self.metrics {
+            m.store(store.clone());
+            if let Some(o) = &observer {
+                m.observed(o.live());
+            }
+        }
         let outcome = run::run(
             counted.clone(),
             g.clone(),

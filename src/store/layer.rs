@@ -61,6 +61,10 @@ impl<L: Layer> Store for Layered<L> {
         self.layer.identity(self.inner.identity())
     }
 
+    fn target(&self) -> String {
+        self.inner.target()
+    }
+
     fn version(&self) -> String {
         self.inner.version()
     }

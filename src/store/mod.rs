@@ -118,6 +118,12 @@ pub trait Store: Send + Sync {
     /// What this backend is and where its data lives, for reports.
     fn identity(&self) -> String;
 
+    /// Where its data lives, for a load's journal: what a `--resume` must write to. A layer
+    /// that only delays or counts the calls (`delay:`) is not part of it.
+    fn target(&self) -> String {
+        self.identity()
+    }
+
     /// The software and version answering, for reports.
     fn version(&self) -> String {
         concat!("tallrow ", env!("CARGO_PKG_VERSION")).to_string()

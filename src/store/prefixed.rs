@@ -89,6 +89,10 @@ impl Store for Prefixed {
         format!("{}, tables prefixed {:?}", self.inner.identity(), self.prefix)
     }
 
+    fn target(&self) -> String {
+        format!("{}, tables prefixed {:?}", self.inner.target(), self.prefix)
+    }
+
     fn version(&self) -> String {
         self.inner.version()
     }
