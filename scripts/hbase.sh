@@ -66,8 +66,8 @@
 # 127.0.0.1; the web UIs are off. Ready means both region servers have checked in and each
 # Thrift server answers a real call. It also creates the namespace the shipped workloads use
 # (weibo): Thrift1 has no call for it. The balancer does not run on its own (a move in the
-# tests is one the test made) and a region server whose ZooKeeper session lapses for 20 s is
-# dead (HBase's default is 90 s).
+# tests is one the test made), and the cluster has a test cluster's timings (site(), below):
+# a region server whose ZooKeeper session lapses for 10 s is dead (HBase's default is 90 s).
 #
 # `start` writes .hbase.env at the repository root (ignored by git) with:
 #   TALLROW_HBASE_THRIFT1      HOST:PORT of the buffered/binary Thrift1 server
@@ -200,7 +200,17 @@ EOF
   <property><name>hbase.zookeeper.quorum</name><value>127.0.0.1</value></property>
   <property><name>hbase.zookeeper.property.clientPort</name><value>$zk</value></property>
   <property><name>hbase.zookeeper.property.clientPortAddress</name><value>127.0.0.1</value></property>
-  <property><name>zookeeper.session.timeout</name><value>20000</value></property>
+  <!-- A test cluster's timings, as HBase's own test suites set theirs (hbase-server's test
+       hbase-site.xml: reports and chores every second): a region server whose ZooKeeper
+       session lapses for 10 s is dead (HBase's default is 90 s), which is also how long a
+       backup master waits for a dead active one's znode to go; ZooKeeper's tick of 1 s (its
+       default here is 3 s, which floors sessions at 6 s) lets sessions be that short. The
+       client's RPC timeout, pause and retries keep HBase's defaults: the fault tests that
+       are about them set their own on their URLs. -->
+  <property><name>zookeeper.session.timeout</name><value>10000</value></property>
+  <property><name>hbase.zookeeper.property.tickTime</name><value>1000</value></property>
+  <property><name>hbase.regionserver.msginterval</name><value>1000</value></property>
+  <property><name>hbase.server.thread.wakefrequency</name><value>1000</value></property>
   <property><name>hbase.master.port</name><value>$master</value></property>
   <property><name>hbase.master.wait.on.regionservers.mintostart</name><value>2</value></property>
   <property><name>hbase.balancer.period</name><value>86400000</value></property>
@@ -519,9 +529,10 @@ graceful_regionserver() { # n
     sleep 0.2
   done
   # The master places hbase:meta and hbase:namespace only on servers whose version it knows,
-  # which comes with a server's first report (every hbase.regionserver.msginterval, 3 s):
-  # a move of meta to it before that lands back where it was and RegionMover waits 60 s.
-  sleep 3.5
+  # which comes with a server's first report (every hbase.regionserver.msginterval, 1 s
+  # here): a move of meta to it before that lands back where it was and RegionMover waits
+  # 60 s.
+  sleep 1.5
   "${mover[@]}" -o load >>"$TALLROW_HBASE_DIR/logs/regionmover.log" 2>&1 ||
     { echo "RegionMover could not load region server $n again (logs/regionmover.log)" >&2; return 2; }
   echo "region server $n restarted gracefully: unloaded at ${unloaded}s, stopped at ${stopped}s, reloaded at $((SECONDS - t0))s (pid $started)"

@@ -1164,3 +1164,76 @@ pub fn python() -> Option<PathBuf> {
     }
     found
 }
+
+/// A process's live metrics (`--metrics 127.0.0.1:0`), read as Prometheus reads them.
+pub struct Metrics(pub String);
+
+impl Metrics {
+    pub fn scrape(&self) -> String {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&self.0).unwrap();
+        write!(s, "GET /metrics HTTP/1.0\r\nHost: {}\r\n\r\n", self.0).unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        text
+    }
+
+    /// The sum of the samples of `family` whose label value contains one of `values` (every
+    /// sample of it where none are given).
+    pub fn sum(&self, family: &str, values: &[&str]) -> u64 {
+        sum_of(&self.scrape(), family, values)
+    }
+
+    /// The retries counted so far whose kind names one of `kinds`.
+    pub fn retried(&self, kinds: &[&str]) -> u64 {
+        self.sum("tallrow_retries_total", kinds)
+    }
+
+    /// The cluster events of `kind` the observer has seen so far.
+    pub fn events(&self, kind: &str) -> u64 {
+        self.sum("tallrow_cluster_events_total", &[&format!("\"{kind}\"")])
+    }
+
+    /// Waits until `what` (a count read from the metrics) reaches `at_least`; fails naming it
+    /// if it never does.
+    pub fn wait_for(&self, what: &str, at_least: u64, count: impl Fn(&Metrics) -> u64) {
+        let deadline = std::time::Instant::now() + WAIT_GUARD;
+        loop {
+            let n = count(self);
+            if n >= at_least {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never came within {WAIT_GUARD:?}: {what} ({n} of {at_least}); the metrics:\n{}",
+                self.scrape()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+fn sum_of(text: &str, family: &str, values: &[&str]) -> u64 {
+    text.lines()
+        .filter(|l| l.starts_with(family) && l[family.len()..].starts_with(['{', ' ']))
+        .filter(|l| values.is_empty() || values.iter().any(|v| l.split_once(' ').unwrap().0.contains(v)))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .map(|v| v as u64)
+        .sum()
+}
+
+/// How long [`wait_until`] and [`Metrics::wait_for`] wait before the test fails naming what
+/// never came: a guard against a hang, many times what each wait takes.
+pub const WAIT_GUARD: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// Polls `cond` until it holds; fails with `what` if it has not within [`WAIT_GUARD`].
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT_GUARD;
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never came within {WAIT_GUARD:?}: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
