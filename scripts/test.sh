@@ -85,47 +85,51 @@ skipped() {
 }
 
 # Each step's header says when it started, so that a run's log shows where its time went;
-# the run's last lines say it again, one step a line, where a log's tail is all one sees.
-steps=()
+# the run's last lines say it again, each step's time against the suite's budget (the tables
+# in docs/testing.md), where a log's tail is all one sees. A run over budget says where, and
+# does not fail for it: the budget is for people, and a slow machine must not turn a correct
+# change red.
+TALLROW_STEPS="$(mktemp -t tallrow-steps.XXXXXX)"
 step() {
   printf '== %s (at %d:%02d)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60))
-  steps+=("$SECONDS"$'\t'"$1")
+  printf '%d\t%s\n' "$SECONDS" "$1" >>"$TALLROW_STEPS"
 }
+# Without the budget (no python3, or a table it cannot read), each step's time alone.
 step_times() {
-  local i from name next
   echo "time by step (m:ss):"
-  for ((i = 0; i < ${#steps[@]}; i++)); do
-    from="${steps[i]%%$'\t'*}" name="${steps[i]#*$'\t'}"
-    next=$SECONDS
-    [ $((i + 1)) -lt ${#steps[@]} ] && next="${steps[i + 1]%%$'\t'*}"
-    printf '  %3d:%02d  %s\n' $(((next - from) / 60)) $(((next - from) % 60)) "${name%% (*}"
-  done
+  awk -F'\t' -v end="$SECONDS" '
+    NR > 1 { printf "  %3d:%02d  %s\n", (s = $1 - from) / 60, s % 60, name }
+    { from = $1; name = $2; sub(/ \(.*/, "", name) }
+    END { if (NR) printf "  %3d:%02d  %s\n", (s = end - from) / 60, s % 60, name }' "$TALLROW_STEPS"
 }
 
 # Each test's wall time, from the JUnit reports of the nextest runs that got that far:
-# target/test-times.tsv, slowest first, and the 20 slowest aloud.
+# target/test-times.tsv, slowest first, and the 20 slowest aloud; then the budget.
 test_times() {
   local reports=() p
   for p in default faults; do
     [ -f "target/nextest/$p/junit.xml" ] && reports+=("$p=target/nextest/$p/junit.xml")
   done
-  [ ${#reports[@]} -gt 0 ] || return 0
-  python3 scripts/test_times.py target/test-times.tsv "${reports[@]}" || true
+  printf '%d\tend\n' "$SECONDS" >>"$TALLROW_STEPS"
+  python3 scripts/test_times.py --steps "$TALLROW_STEPS" --budget docs/testing.md \
+    target/test-times.tsv "${reports[@]}" || step_times
 }
 
 . scripts/bigtable_emulator.sh
 stop_all() {
   local rc=$?
+  step "stopping the services"
   stop_bigtable_emulator
   scripts/hbase.sh stop
   scripts/kube.sh stop
   if [ -n "${tested:-}" ]; then
     test_times
     skipped
+  else
+    step_times
   fi
-  step_times
   step "done, exit status $rc"
-  rm -f "$TALLROW_SKIPS"
+  rm -f "$TALLROW_SKIPS" "$TALLROW_STEPS"
   exit $rc
 }
 trap stop_all EXIT

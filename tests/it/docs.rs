@@ -417,7 +417,13 @@ fn the_help_names_every_backend_form_and_exit_code() {
     assert_eq!(tallrow_out(&["help", "backends"]), backends());
     assert_eq!(tallrow_out(&["help", "exit-codes"]), exit_codes());
     let root = tallrow_out(&["--help"]);
-    for code in ["0  done", "1  failed", "2  the command line", "3  run --start-at"] {
+    for code in [
+        "0  done",
+        "1  failed",
+        "2  the command line",
+        "3  run --start-at",
+        "130  load stopped",
+    ] {
         assert!(root.contains(code), "{code} in {root}");
     }
     let load = tallrow_out(&["help", "load"]);
@@ -484,4 +490,111 @@ fn the_table_of_mixes_is_each_workloads_own() {
         "docs/workloads.md lacks these rows (each then its last cell):\n{}",
         wrong.join("\n")
     );
+}
+
+/// `scripts/test_times.py --budget docs/testing.md ...` at the end of every suite run: the
+/// budget tables in docs/testing.md parse, their steps add up to the suite's 30 minutes, and
+/// a run is told, by step and by test area, what took longer than its line and by how much
+/// (an area's time being its tests' share of their step's wall time), without failing.
+#[test]
+fn the_suites_budget_adds_up_to_30_minutes_and_a_run_is_told_what_is_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |steps: &str, default: &str, faults: &str| {
+        std::fs::write(d.join("steps.tsv"), steps).unwrap();
+        std::fs::write(d.join("default.xml"), default).unwrap();
+        std::fs::write(d.join("faults.xml"), faults).unwrap();
+        let out = std::process::Command::new("python3")
+            .current_dir(REPO)
+            .arg("scripts/test_times.py")
+            .args(["--steps", d.join("steps.tsv").to_str().unwrap()])
+            .args(["--budget", "docs/testing.md", d.join("times.tsv").to_str().unwrap()])
+            .arg(format!("default={}", d.join("default.xml").display()))
+            .arg(format!("faults={}", d.join("faults.xml").display()))
+            .output()
+            .expect("python3");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        text
+    };
+    let junit = |cases: &[(&str, &str, u32)]| {
+        let mut x = String::from("<testsuites>");
+        for (binary, test, s) in cases {
+            x += &format!("<testsuite name=\"{binary}\"><testcase name=\"{test}\" time=\"{s}\"/></testsuite>");
+        }
+        x + "</testsuites>"
+    };
+    let steps = |clippy: u32, nextest: u32, faults: u32| {
+        let mut at = 0;
+        let mut out = String::new();
+        for (name, took) in [
+            ("Python test environment (.venv)", 60),
+            ("Apache HBase on HDFS", 90),
+            ("cargo fmt --check", 10),
+            ("cargo clippy --all-targets -- -D warnings", clippy),
+            ("cargo test --no-run --timings (every test target, built once)", 300),
+            ("cargo test --doc", 10),
+            ("cargo nextest run", nextest),
+            ("cargo nextest run faults:: (regions split and moved)", faults),
+            ("stopping the services", 30),
+        ] {
+            out += &format!("{at}\t{name}\n");
+            at += took;
+        }
+        out + &format!("{at}\tend\n")
+    };
+    let faults = junit(&[("tallrow::it", "faults::d", 250)]);
+
+    // 1,100 s of nextest shared 600:300:100 by the tests' times.
+    let default = junit(&[
+        ("tallrow::it", "contract::a", 600),
+        ("tallrow::it", "native::b", 300),
+        ("tallrow", "store::c", 100),
+    ]);
+    let over = run(&steps(90, 1100, 300), &default, &faults);
+    let line = |name: &str| {
+        let l = over
+            .lines()
+            .map(str::trim_start)
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} in {over}"));
+        l[name.len()..].split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    // The steps' budget adds up to 30 minutes; this run took 33:10.
+    assert_eq!(line("total"), "33:10 30:00 over by 3:10", "{over}");
+    assert_eq!(
+        line("formatting and both clippy passes"),
+        "1:40 1:30 over by 0:10",
+        "{over}"
+    );
+    assert_eq!(line("the services"), "2:30 2:30", "{over}");
+    assert_eq!(
+        line("the Store contract, model and DAO suites"),
+        "11:00 3:00 over by 8:00",
+        "{over}"
+    );
+    assert_eq!(line("unit tests"), "1:50 1:00 over by 0:50", "{over}");
+    assert_eq!(line("the binary on the embedded store"), "0:00 1:30", "{over}");
+    let verdict = over.lines().last().unwrap();
+    assert!(
+        verdict.starts_with(
+            "over budget: formatting and both clippy passes by 0:10; nextest, all but the fault tests by 2:05; the fault tests by 1:00; unit tests by 0:50;"
+        ),
+        "{verdict}"
+    );
+
+    // Each area's tests taking its budget's share of 975 s, in 900 s of nextest: all within.
+    let default = junit(&[
+        ("tallrow", "store::c", 60),
+        ("tallrow::it", "contract::a", 180),
+        ("tallrow::it", "serve::e", 135),
+        ("tallrow::it", "hbase::f", 60),
+        ("tallrow::it", "native::b", 150),
+        ("tallrow::it", "hfile::g", 150),
+        ("tallrow::it", "secure::h", 90),
+        ("tallrow::it", "kube::i", 60),
+        ("tallrow::it", "run_cli::j", 90),
+    ]);
+    let within = run(&steps(80, 900, 200), &default, &faults);
+    assert_eq!(within.lines().last(), Some("within budget"), "{within}");
 }
