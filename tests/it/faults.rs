@@ -556,6 +556,15 @@ fn measures_on(metrics: &Metrics, more: u64) {
     });
 }
 
+/// `run` (with `--metrics 127.0.0.1:0`) once it has measured its first interval, with its
+/// live metrics.
+fn measuring(mut run: Proc) -> (Proc, Metrics) {
+    let metrics = run.metrics();
+    run.line_with("running quickstart against");
+    measures_on(&metrics, 1);
+    (run, metrics)
+}
+
 /// Starts a 10-minute run of the quickstart's reads alone (so that `verify` after it checks
 /// that the faults lost nothing of the load's), stopped by the test with Ctrl-C (SIGINT);
 /// returns it, and its live metrics, once it has measured its first interval.
@@ -567,7 +576,7 @@ fn start_reads(dir: &Path) -> (Proc, Metrics) {
          actions_range = 5\nseries_range = 5\nfollowers = 3\nfollowees = 3\ncategory = 5\n",
     );
     std::fs::write(&reads, workload).unwrap();
-    let mut run = Proc::spawn(
+    let run = Proc::spawn(
         dir,
         &[
             "run",
@@ -584,10 +593,7 @@ fn start_reads(dir: &Path) -> (Proc, Metrics) {
             "127.0.0.1:0",
         ],
     );
-    let metrics = run.metrics();
-    run.line_with("running quickstart against");
-    measures_on(&metrics, 1);
-    (run, metrics)
+    measuring(run)
 }
 
 /// `TALLROW_HBASE_<NAME>` of the running cluster's state (.hbase.env), read now: a restart
@@ -927,7 +933,7 @@ fn timeline_run(dir: &Path, consistency: &str) -> (Proc, Metrics) {
     workload.push_str("\n[run.mix]\ntimeline = 1\n");
     std::fs::write(&reads, workload).unwrap();
     let consistency = format!("run.consistency={consistency}");
-    let mut run = Proc::spawn(
+    let run = Proc::spawn(
         dir,
         &[
             "run",
@@ -950,10 +956,7 @@ fn timeline_run(dir: &Path, consistency: &str) -> (Proc, Metrics) {
             "127.0.0.1:0",
         ],
     );
-    let metrics = run.metrics();
-    run.line_with("running quickstart against");
-    measures_on(&metrics, 1);
-    (run, metrics)
+    measuring(run)
 }
 
 /// Region replicas through a lost region server. The quickstart's tables are loaded with
