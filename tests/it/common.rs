@@ -948,6 +948,79 @@ impl Harness for SchemaTables {
     }
 }
 
+/// The schemas' tables of one real HBase under a prefix of this test's own
+/// (`storage.table_prefix`), as an operator keeps two workloads apart on one cluster: beside
+/// every other test's tables, with no turn to wait for. They are dropped before and after.
+pub struct PrefixedSchemaTables {
+    inner: RealHBaseHarness,
+    prefix: String,
+}
+
+impl PrefixedSchemaTables {
+    /// Through the buffered/binary Thrift1 server.
+    pub fn buffered_binary() -> Self {
+        Self::new(RealHBaseHarness::buffered_binary())
+    }
+
+    /// Through the framed/compact Thrift1 server.
+    pub fn framed_compact() -> Self {
+        Self::new(RealHBaseHarness::framed_compact())
+    }
+
+    /// Through the Thrift2 server.
+    pub fn thrift2() -> Self {
+        Self::new(RealHBaseHarness::thrift2())
+    }
+
+    /// Through HBase's own RPC.
+    pub fn native() -> Self {
+        Self::new(RealHBaseHarness::native())
+    }
+
+    /// Through `url` (a Kerberized gateway, or the Kerberized cluster's own RPC).
+    pub fn at(url: &str) -> Self {
+        Self::new(RealHBaseHarness::new(url.to_string()))
+    }
+
+    fn new(inner: RealHBaseHarness) -> Self {
+        real_hbase_namespace("weibo");
+        let prefix = format!("t{}_", inner.tag);
+        let h = PrefixedSchemaTables { inner, prefix };
+        drop_tables(&*h.inner.store(), &h.tables()).expect("drop a prefixed schema table");
+        h
+    }
+
+    /// The prefix, as `--set` takes it: `storage.table_prefix=...`.
+    pub fn set(&self) -> String {
+        format!("storage.table_prefix={}", self.prefix)
+    }
+
+    /// The prefix itself.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The schema tables' names on the cluster.
+    fn tables(&self) -> Vec<String> {
+        let there: std::collections::HashSet<String> =
+            (self.inner.store().list_tables().expect("list tables").into_iter())
+                .map(|t| t.name)
+                .collect();
+        (schema_tables().iter())
+            .map(|t| tallrow::store::prefixed::physical(&self.prefix, t))
+            .filter(|t| there.contains(t))
+            .collect()
+    }
+}
+
+impl Drop for PrefixedSchemaTables {
+    fn drop(&mut self) {
+        if self.inner.store.is_some() {
+            let _ = drop_tables(&*self.inner.store(), &self.tables());
+        }
+    }
+}
+
 /// End to end through the binary against `url`: `load` of `workload` (whose summary must
 /// name `backend` and count `rows` rows), then one row deleted behind verify's back, which
 /// `verify` must report as the store's one difference from the workload (so every other row
@@ -984,6 +1057,7 @@ pub fn load_verify_run_and_miss_a_row_with(workload: &str, sets: &[&str], url: &
     );
 
     let store = Backend::parse(url, Path::new(".")).unwrap().open().unwrap();
+    let store = tallrow::store::prefixed::over(store, &w.storage.table_prefix);
     let gone = RowMutation::new("1", vec![Mutation::DeleteRow { timestamp: None }]);
     store.mutate("weibo:user", &[gone]).unwrap();
     drop(store);

@@ -2,15 +2,16 @@
 //! `load`, `verify` and `run` through both Thrift1 servers and the Thrift2 server (the
 //! small fixture: several batches and verify blocks, every kind of row). The contract and DAO suites run against real HBase in `contract` and `dao`.
 
-use crate::common::{SchemaTables, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture};
+use crate::common::{
+    PrefixedSchemaTables, load_verify_run_and_miss_a_row_with, real_hbase, real_hbase_there, small_fixture,
+};
 use std::path::PathBuf;
 
-fn load_verify_and_run(turn: fn() -> SchemaTables, url: &str, api: &str, workload: PathBuf) {
-    // The workload's tables have the schemas' fixed names: take the turn on them, which
-    // also drops them before and after.
-    let _turn = turn();
+fn load_verify_and_run(tables: fn() -> PrefixedSchemaTables, url: &str, api: &str, workload: PathBuf) {
+    // The workload's tables under a prefix of this test's own, dropped before and after.
+    let tables = tables();
     let label = format!("(HBase {api}, ");
-    let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), url, &label);
+    let summary = load_verify_run_and_miss_a_row_with(workload.to_str().unwrap(), &[&tables.set()], url, &label);
     assert!(
         summary.contains(&format!("HBase {api}")),
         "the report names the backend"
@@ -23,7 +24,7 @@ fn load_verify_and_run_on_real_hbase_buffered_binary() {
         return;
     }
     let url = format!("hbase://{}", real_hbase("TALLROW_HBASE_THRIFT1").unwrap());
-    load_verify_and_run(SchemaTables::buffered_binary, &url, "Thrift1", small_fixture());
+    load_verify_and_run(PrefixedSchemaTables::buffered_binary, &url, "Thrift1", small_fixture());
 }
 
 #[test]
@@ -33,7 +34,7 @@ fn load_verify_and_run_on_real_hbase_framed_compact() {
     }
     let addr = real_hbase("TALLROW_HBASE_THRIFT1_FC").unwrap();
     let url = format!("hbase://{addr}?transport=framed&protocol=compact");
-    load_verify_and_run(SchemaTables::framed_compact, &url, "Thrift1", small_fixture());
+    load_verify_and_run(PrefixedSchemaTables::framed_compact, &url, "Thrift1", small_fixture());
 }
 
 #[test]
@@ -42,5 +43,5 @@ fn load_verify_and_run_on_real_hbase_thrift2() {
         return;
     }
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
-    load_verify_and_run(SchemaTables::thrift2, &url, "Thrift2", small_fixture());
+    load_verify_and_run(PrefixedSchemaTables::thrift2, &url, "Thrift2", small_fixture());
 }

@@ -3,7 +3,7 @@
 //! bulk-load tool (scripts/hbase.sh completebulkload), and `verify` reads the data back
 //! through Thrift2. The directory checks and the refusals need no HBase.
 
-use crate::common::{SchemaTables, real_hbase, real_hbase_there, small_fixture, tallrow};
+use crate::common::{PrefixedSchemaTables, SchemaTables, real_hbase, real_hbase_there, small_fixture, tallrow};
 use std::path::Path;
 use tallrow::bulkload::fs::Dir;
 use tallrow::bulkload::manifest::{self, Manifest};
@@ -126,32 +126,47 @@ fn two_shards_written_apart_load_together() {
     if !real_hbase_there() {
         return;
     }
+    // The tables under a prefix of this test's own, dropped before and after.
+    let tables = PrefixedSchemaTables::thrift2();
+    let set = tables.set();
     let tmp = tempfile::tempdir().unwrap();
     let workload = small_fixture().display().to_string();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    write_hfiles(tmp.path(), &workload, &a, &["--shard", "1/2", "--regions", "3"]);
+    write_hfiles(
+        tmp.path(),
+        &workload,
+        &a,
+        &["--shard", "1/2", "--regions", "3", "--set", &set],
+    );
     // Only one shard's directory: the other is named as missing, and nothing is created.
     let out = bulkload(tmp.path(), &[&a], &tool());
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("shard 2/2 of small is missing"), "{}", out.stderr);
-    write_hfiles(tmp.path(), &workload, &b, &["--shard", "2/2", "--regions", "3"]);
+    write_hfiles(
+        tmp.path(),
+        &workload,
+        &b,
+        &["--shard", "2/2", "--regions", "3", "--set", &set],
+    );
     let manifests = [a.join("bulkload-1-of-2.json"), b.join("bulkload-2-of-2.json")].map(|p| read_manifest(&p));
-    // The turn on the schema tables from here: what came before touched no table.
-    let _turn = SchemaTables::thrift2();
     let out = bulkload(tmp.path(), &[&a, &b], &tool());
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &thrift2()]);
+    let out = tallrow(
+        tmp.path(),
+        &["verify", &workload, "--backend", &thrift2(), "--set", &set],
+    );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     // Every version of every inbox column reads back: the shards' cells add up.
     let store = tallrow::store::backend::Backend::parse(&thrift2(), Path::new("."))
         .unwrap()
         .open()
         .unwrap();
+    let inbox = tallrow::store::prefixed::physical(tables.prefix(), "weibo:inbox");
     let mut scan = tallrow::store::Scan::default();
     scan.select.max_versions = 1000;
     let mut cells = 0u64;
     store
-        .scan_each("weibo:inbox", &scan, 1000, &mut |row| {
+        .scan_each(&inbox, &scan, 1000, &mut |row| {
             cells += row.cells.len() as u64;
             true
         })
@@ -159,14 +174,14 @@ fn two_shards_written_apart_load_together() {
     let written: u64 = manifests
         .iter()
         .flat_map(|m| &m.tables)
-        .filter(|t| t.name == "weibo:inbox")
+        .filter(|t| t.name == inbox)
         .map(|t| t.cells)
         .sum();
     assert!(written > 300, "inboxes hold several versions: {written}");
     assert_eq!(cells, written);
     // --split-from: the live tables' regions, read back from HBase, split the next files.
     let c = tmp.path().join("c");
-    write_hfiles(tmp.path(), &workload, &c, &["--split-from", &thrift2()]);
+    write_hfiles(tmp.path(), &workload, &c, &["--split-from", &thrift2(), "--set", &set]);
     let again = read_manifest(&c.join("bulkload.json"));
     assert!(
         manifests[0].tables.iter().any(|t| t.split_points.len() == 2),
@@ -380,166 +395,153 @@ fn bad_hfile_targets_say_what_and_where() {
     );
 }
 
-/// HFiles as production keeps its tables: the small fixture in four regions, in 4 KB blocks
-/// (so that every file is many blocks long, as a production file of 64 KB blocks is) with
-/// each codec once, each with another encoding and bloom filter (and once with none), each
-/// case in tables of its own prefix (so that the cases run beside each other and the rest).
-/// HBase's `HFilePrettyPrinter` reads every file with no error and names its codec,
-/// encoding and bloom type; the bulk load (HBase's tool for SNAPPY's, tallrow's through
-/// HBase's RPC for the others) takes them into tables of those settings and of the files'
-/// regions (it splits no file), and every table holds its files' rows; the data verifies
-/// through HBase's own RPC (and SNAPPY's through Thrift2 too), then again after HBase
-/// major-compacts every table (rewriting each file with its own writer); the region servers
-/// log no checksum or decoding error meanwhile; `drop` takes the case's tables after.
-fn files_of_a_codec_bulk_load_compact_and_verify(codec: &str, encoding: &str, bloom: &str) {
+/// Each codec's settings, the tables that take them: the four codecs HBase ships (with an
+/// encoding and a bloom filter each) in one workload, two tables each.
+const CODECS: [(&str, &str, &str, [&str; 2]); 4] = [
+    ("SNAPPY", "FAST_DIFF", "ROWCOL", ["weibo:user", "weibo:relation"]),
+    ("GZ", "PREFIX", "ROW", ["weibo:celebrity", "weibo:content"]),
+    ("LZ4", "DIFF", "NONE", ["weibo:inbox", "useractions"]),
+    ("ZSTD", "ROW_INDEX_V1", "ROW", ["blog", "series"]),
+];
+
+/// HFiles of every codec, encoding and bloom filter (`CODECS`, each table's own through
+/// `[storage.tables]`) in one load: HBase's printer reads each file with its table's
+/// settings, the files go into their tables' regions whole through HBase's RPC, `verify`
+/// passes, and again after HBase has major-compacted them (read, decoded and rewritten by
+/// the region servers), with no checksum or decompression error in their logs. (HBase's own
+/// bulk-load tool takes files in `two_shards_written_apart_load_together` and `hdfs`.)
+#[test]
+fn files_of_every_codec_bulk_load_compact_and_verify() {
     if !real_hbase_there() {
         return;
     }
     let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
     let logs = crate::common::ClusterLogs::mark();
-    let workload = small_fixture().display().to_string();
-    {
-        let what = format!("{codec} {encoding} {bloom}");
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("hfiles");
-        // Tables of this case's own, beside the other cases' and every other test's.
-        let prefix = format!("storage.table_prefix=codec_{}_", codec.to_lowercase());
-        let own = ["--set", prefix.as_str()];
-        let sets = [
-            format!("storage.compression={codec}"),
-            format!("storage.data_block_encoding={encoding}"),
-            format!("storage.bloom_filter={bloom}"),
-            "storage.block_size=4096".to_string(),
-            prefix.clone(),
-        ];
-        // What a run before this one that failed left.
-        let out = tallrow(
-            tmp.path(),
-            &[
-                &["drop", workload.as_str(), "--backend", native.as_str(), "--force"][..],
-                &own,
-            ]
-            .concat(),
-        );
-        assert_eq!(out.code, 0, "{what}: {}", out.stderr);
-        let mut args = vec!["--regions", "4"];
-        for s in &sets {
-            args.extend(["--set", s.as_str()]);
+    let tables = PrefixedSchemaTables::native();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("hfiles");
+    let mut text = std::fs::read_to_string(small_fixture()).unwrap();
+    text.push_str(&format!(
+        "\n[storage]\ntable_prefix = \"{}\"\nblock_size = 4096\n",
+        tables.prefix()
+    ));
+    for (codec, encoding, bloom, names) in CODECS {
+        for name in names {
+            text.push_str(&format!(
+                "\n[storage.tables.\"{name}\"]\ncompression = \"{codec}\"\n\
+                 data_block_encoding = \"{encoding}\"\nbloom_filter = \"{bloom}\"\n"
+            ));
         }
-        write_hfiles(tmp.path(), &workload, &dir, &args);
-        let m = read_manifest(&dir.join("bulkload.json"));
-        assert!(
-            m.tables.iter().all(|t| t.split_points.len() == 3),
-            "{what}: four regions a table"
-        );
-        for t in &m.tables {
-            assert!(t.raw_bytes > 0 && t.file_bytes > 0, "{what}: {}", t.name);
-            assert_eq!(t.file_bytes, t.files.iter().map(|f| f.bytes).sum::<u64>());
-            assert!(t.ratio > 0.0, "{what}: {}", t.name);
-            for f in &t.families {
-                assert_eq!(
-                    (f.compression.as_str(), f.encoding.as_str(), f.bloom.as_str()),
-                    (codec, encoding, bloom)
-                );
-            }
-        }
-        let paths: Vec<String> = m
-            .tables
-            .iter()
-            .flat_map(|t| &t.files)
-            .map(|f| dir.join(&f.path).display().to_string())
-            .collect();
-        let text = pretty_print(&["-m", "-v", "-k"], &paths);
-        for bad in ["ERROR", "Exception", "checksum", "out of order"] {
-            assert!(!text.contains(bad), "{what}: the printer says {bad}: {text}");
-        }
-        let each = |needle: String| {
-            assert_eq!(
-                text.matches(&needle).count(),
-                paths.len(),
-                "{what}: every file says {needle}: {text}"
-            )
-        };
-        each(format!("compressionCodec={codec},"));
-        each(format!("DATA_BLOCK_ENCODING = {encoding}\n"));
-        if bloom == "NONE" {
-            assert!(!text.contains("BLOOM_FILTER_TYPE"), "{what}");
-        } else {
-            each(format!("BLOOM_FILTER_TYPE = {bloom}\n"));
-        }
-        // HBase's own tool takes the first codec's files (a JVM per table); tallrow hands the
-        // others over through HBase's RPC, which refuses files split otherwise than their
-        // tables: either way, a file of any codec goes into its region whole.
-        let out = if codec == "SNAPPY" {
-            bulkload(tmp.path(), &[&dir], &tool())
-        } else {
-            let dir = dir.display().to_string();
-            tallrow(tmp.path(), &["bulkload", &dir, "--backend", &native])
-        };
-        assert_eq!(out.code, 0, "{what}: {}\n{}", out.stdout, out.stderr);
-        assert!(
-            out.stdout.contains("OK: every table holds the rows its HFiles do"),
-            "{what}: {}",
-            out.stdout
-        );
-        // Every table was created with the files' regions: the tool split no file.
-        let created: Vec<&str> = out.stdout.lines().skip(2).filter(|l| l.contains(" yes ")).collect();
-        assert_eq!(
-            created.len(),
-            m.tables.len(),
-            "{what}: a line per table: {}",
-            out.stdout
-        );
-        for line in created {
-            let cols: Vec<&str> = line.split_whitespace().collect();
-            assert_eq!(cols[5], "0", "{what}: split by the tool: {line}");
-        }
-        let verify = |when: &str, backend: &str| {
-            let out = tallrow(
-                tmp.path(),
-                &[&["verify", workload.as_str(), "--backend", backend][..], &own].concat(),
-            );
-            assert_eq!(out.code, 0, "{what} {when}: {}\n{}", out.stdout, out.stderr);
-            assert!(
-                out.stdout.contains("OK: the store holds exactly the workload's data"),
-                "{what} {when}: {}",
-                out.stdout
-            );
-        };
-        verify("bulk-loaded", &native);
-        if codec == "SNAPPY" {
-            verify("bulk-loaded, through Thrift2", &thrift2());
-        }
-        let tables: Vec<&str> = m.tables.iter().map(|t| t.name.as_str()).collect();
-        let out = std::process::Command::new(repo().join("scripts/hbase.sh"))
-            .arg("compact")
-            .args(&tables)
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{what}: compact: {said}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        for t in &m.tables {
-            assert!(
-                said.lines().any(|l| l == format!("compacted {}", t.name)),
-                "{what}: {said}"
-            );
-        }
-        verify("major-compacted", &native);
-        let out = tallrow(
-            tmp.path(),
-            &[&["drop", workload.as_str(), "--backend", native.as_str()][..], &own].concat(),
-        );
-        assert_eq!(out.code, 0, "{what}: {}", out.stderr);
-        assert!(
-            out.stdout.starts_with("dropped 8 of small's tables from "),
-            "{what}: {}",
-            out.stdout
-        );
     }
+    let workload = tmp.path().join("codecs.toml");
+    std::fs::write(&workload, text).unwrap();
+    let workload = workload.display().to_string();
+    let settings = |table: &str| {
+        let logical = tallrow::store::prefixed::logical(tables.prefix(), table).unwrap();
+        let (codec, encoding, bloom, _) = CODECS.iter().find(|c| c.3.contains(&logical.as_str())).unwrap();
+        (*codec, *encoding, *bloom)
+    };
+    write_hfiles(tmp.path(), &workload, &dir, &["--regions", "4"]);
+    let m = read_manifest(&dir.join("bulkload.json"));
+    assert_eq!(m.tables.len(), 8, "every table");
+    assert!(
+        m.tables.iter().all(|t| t.split_points.len() == 3),
+        "four regions a table"
+    );
+    for t in &m.tables {
+        assert!(t.raw_bytes > 0 && t.file_bytes > 0, "{}", t.name);
+        assert_eq!(t.file_bytes, t.files.iter().map(|f| f.bytes).sum::<u64>());
+        assert!(t.ratio > 0.0, "{}", t.name);
+        for f in &t.families {
+            assert_eq!(
+                (f.compression.as_str(), f.encoding.as_str(), f.bloom.as_str()),
+                settings(&t.name),
+                "{}",
+                t.name
+            );
+        }
+    }
+    // HBase's printer, one file at a time in one JVM: each says its table's settings.
+    let files: Vec<(String, (&str, &str, &str))> = (m.tables.iter())
+        .flat_map(|t| t.files.iter().map(move |f| (f, settings(&t.name))))
+        .map(|(f, s)| (dir.join(&f.path).display().to_string(), s))
+        .collect();
+    let paths: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
+    let text = pretty_print(&["-m", "-v", "-k"], &paths);
+    for bad in ["ERROR", "Exception", "checksum", "out of order"] {
+        assert!(!text.contains(bad), "the printer says {bad}: {text}");
+    }
+    let count = |needle: &str| text.matches(needle).count();
+    let files_with = |pick: &dyn Fn(&(&str, &str, &str)) -> bool| files.iter().filter(|f| pick(&f.1)).count();
+    for (codec, encoding, bloom, _) in CODECS {
+        assert_eq!(
+            count(&format!("compressionCodec={codec},")),
+            files_with(&|s| s.0 == codec),
+            "files of {codec}: {text}"
+        );
+        assert_eq!(
+            count(&format!("DATA_BLOCK_ENCODING = {encoding}\n")),
+            files_with(&|s| s.1 == encoding),
+            "files of {encoding}: {text}"
+        );
+        if bloom != "NONE" {
+            assert_eq!(
+                count(&format!("BLOOM_FILTER_TYPE = {bloom}\n")),
+                files_with(&|s| s.2 == bloom),
+                "files of {bloom}: {text}"
+            );
+        }
+    }
+    assert_eq!(
+        count("BLOOM_FILTER_TYPE"),
+        files_with(&|s| s.2 != "NONE"),
+        "a file without a bloom filter says none: {text}"
+    );
+    // Through HBase's RPC, which refuses files split otherwise than their tables: a file of
+    // any codec goes into its region whole.
+    let out = tallrow(
+        tmp.path(),
+        &["bulkload", &dir.display().to_string(), "--backend", &native],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("OK: every table holds the rows its HFiles do"),
+        "{}",
+        out.stdout
+    );
+    // Every table was created with the files' regions: no file was split.
+    let created: Vec<&str> = out.stdout.lines().skip(2).filter(|l| l.contains(" yes ")).collect();
+    assert_eq!(created.len(), m.tables.len(), "a line per table: {}", out.stdout);
+    for line in created {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cols[5], "0", "split by the tool: {line}");
+    }
+    let verify = |when: &str| {
+        let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &native]);
+        assert_eq!(out.code, 0, "{when}: {}\n{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains("OK: the store holds exactly the workload's data"),
+            "{when}: {}",
+            out.stdout
+        );
+    };
+    verify("bulk-loaded");
+    let names: Vec<&str> = m.tables.iter().map(|t| t.name.as_str()).collect();
+    let out = std::process::Command::new(repo().join("scripts/hbase.sh"))
+        .arg("compact")
+        .args(&names)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "compact: {said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for t in &names {
+        assert!(said.lines().any(|l| l == format!("compacted {t}")), "{said}");
+    }
+    verify("major-compacted");
     let log = logs.region_servers_since();
     for bad in [
         "checksum verification failed",
@@ -549,24 +551,4 @@ fn files_of_a_codec_bulk_load_compact_and_verify(codec: &str, encoding: &str, bl
     ] {
         assert!(!log.contains(bad), "a region server logged {bad}");
     }
-}
-
-#[test]
-fn snappy_fast_diff_rowcol_files_bulk_load_through_hbases_tool_compact_and_verify() {
-    files_of_a_codec_bulk_load_compact_and_verify("SNAPPY", "FAST_DIFF", "ROWCOL");
-}
-
-#[test]
-fn gz_prefix_row_files_bulk_load_compact_and_verify() {
-    files_of_a_codec_bulk_load_compact_and_verify("GZ", "PREFIX", "ROW");
-}
-
-#[test]
-fn lz4_diff_files_without_a_bloom_filter_bulk_load_compact_and_verify() {
-    files_of_a_codec_bulk_load_compact_and_verify("LZ4", "DIFF", "NONE");
-}
-
-#[test]
-fn zstd_row_index_files_bulk_load_compact_and_verify() {
-    files_of_a_codec_bulk_load_compact_and_verify("ZSTD", "ROW_INDEX_V1", "ROW");
 }

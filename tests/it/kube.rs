@@ -21,7 +21,7 @@
 //! Not enforced, as no scheduler or kubelet runs: the spread over nodes, requests and limits
 //! and the security context (the API validates them; the pods run as this test's user).
 
-use crate::common::{SchemaTables, real_hbase, real_hbase_there, tallrow};
+use crate::common::{PrefixedSchemaTables, real_hbase, real_hbase_there, tallrow};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
@@ -578,12 +578,15 @@ impl Drop for Namespace<'_> {
 }
 
 /// The hbase.toml fixture with a short `[run]`: the data (and so the digest) the same.
-fn workload(dir: &Path) -> PathBuf {
+/// The hbase fixture with a short run, its tables under `prefix`.
+fn workload(dir: &Path, prefix: &str) -> PathBuf {
     let text = std::fs::read_to_string(Path::new(REPO).join("tests/fixtures/hbase.toml")).unwrap();
     let path = dir.join("hbase.toml");
     std::fs::write(
         &path,
-        format!("{text}\n[run]\nthreads = 2\nwarmup = \"1s\"\nduration = \"3s\"\n"),
+        format!(
+            "{text}\n[run]\nthreads = 2\nwarmup = \"1s\"\nduration = \"3s\"\n\n[storage]\ntable_prefix = \"{prefix}\"\n"
+        ),
     )
     .unwrap();
     path
@@ -607,13 +610,13 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
     if !real_hbase_there() {
         return;
     }
-    // The workload's tables have the schemas' fixed names: take the turn on them.
-    let _turn = SchemaTables::thrift2();
+    // The workload's tables under a prefix of this test's own, dropped before and after.
+    let tables = PrefixedSchemaTables::thrift2();
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
     let ns = format!("tallrow-it-{}", std::process::id());
     let _ns = Namespace(&api, ns.clone());
     let dir = tempfile::tempdir().unwrap();
-    let wl = workload(dir.path());
+    let wl = workload(dir.path(), tables.prefix());
     let wl = wl.to_str().unwrap();
     let node = Node::start(&ns, |job, index, tries, run| match (job, index, tries, run) {
         ("tallrow-load", 1, 0, _) => Fault::KillWhenWriting,

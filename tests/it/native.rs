@@ -5,7 +5,8 @@
 //! DAO suites run through `api=native` in `contract` and `dao`.
 
 use crate::common::{
-    Harness, SchemaTables, load_verify_run_and_miss_a_row, real_hbase, real_hbase_there, small_fixture, tallrow,
+    Harness, PrefixedSchemaTables, SchemaTables, load_verify_run_and_miss_a_row_with, real_hbase, real_hbase_there,
+    small_fixture, tallrow,
 };
 use std::path::Path;
 use std::time::Instant;
@@ -111,11 +112,15 @@ fn load_verify_and_run_through_hbases_own_rpc() {
     if !real_hbase_there() {
         return;
     }
-    // The workload's tables have the schemas' fixed names: take the turn on them.
-    let _turn = SchemaTables::native();
+    // The workload's tables under a prefix of this test's own, dropped before and after.
+    let tables = PrefixedSchemaTables::native();
     let workload = crate::common::hbase_fixture();
-    let summary =
-        load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &native_url(), "(HBase native RPC, cluster ");
+    let summary = load_verify_run_and_miss_a_row_with(
+        workload.to_str().unwrap(),
+        &[&tables.set()],
+        &native_url(),
+        "(HBase native RPC, cluster ",
+    );
     let cluster = summary
         .split("HBase native RPC, cluster ")
         .nth(1)

@@ -7,18 +7,24 @@
 //! Store contract runs through them in `contract`.
 
 use crate::common::{
-    SchemaTables, load_verify_run_and_miss_a_row, real_hbase, secure_hbase, secure_hbase_there, small_fixture,
-    tallrow_with,
+    PrefixedSchemaTables, SchemaTables, load_verify_run_and_miss_a_row_with, real_hbase, secure_hbase,
+    secure_hbase_there, small_fixture, tallrow_with,
 };
 use std::path::Path;
 use std::time::Instant;
 
 fn load_verify_and_run(var: &str, api: &str) {
     let url = secure_hbase(var).unwrap();
-    // The workload's tables have the schemas' fixed names: take the turn on them.
-    let _turn = SchemaTables::thrift2();
+    // The workload's tables under a prefix of this test's own, dropped before and after
+    // (through the plain Thrift2 server: the same cluster).
+    let tables = PrefixedSchemaTables::thrift2();
     let workload = small_fixture();
-    let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &url, &format!("(HBase {api}, "));
+    let summary = load_verify_run_and_miss_a_row_with(
+        workload.to_str().unwrap(),
+        &[&tables.set()],
+        &url,
+        &format!("(HBase {api}, "),
+    );
     assert!(
         summary.contains(&format!("HBase {api}")),
         "the report names the backend"
@@ -49,12 +55,17 @@ fn load_verify_and_run_through_http_spnego_and_tls() {
 /// `load`, `verify` and `run` through the Kerberized cluster's own RPC (`var`: plain TCP or
 /// TLS) with `qop`.
 fn native_load_verify_and_run(var: &str, qop: &str) {
-    // Each protection's test loads the same tables into the one Kerberized cluster: each
-    // takes its turn, on tables dropped before and after.
-    let _turn = SchemaTables::native_kerberos_privacy();
+    // Each protection's test loads the tables into the one Kerberized cluster under a prefix
+    // of its own, dropped before and after.
     let url = format!("{}&qop={qop}", secure_hbase(var).unwrap());
+    let tables = PrefixedSchemaTables::at(&url);
     let workload = small_fixture();
-    let summary = load_verify_run_and_miss_a_row(workload.to_str().unwrap(), &url, "(HBase native RPC, ");
+    let summary = load_verify_run_and_miss_a_row_with(
+        workload.to_str().unwrap(),
+        &[&tables.set()],
+        &url,
+        "(HBase native RPC, ",
+    );
     assert!(summary.contains("HBase native RPC"), "the report names the backend");
 }
 
