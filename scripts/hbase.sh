@@ -19,6 +19,9 @@
 #   scripts/hbase.sh status   say whether it runs, and where
 #   scripts/hbase.sh env      print the export lines of the running instance
 #   scripts/hbase.sh stop     stop every process start started, remove its directory
+#   scripts/hbase.sh stop --now
+#                             the same with SIGKILL, for a cluster whose data goes with it
+#                             (the suite's): no region server closes its regions first
 #   scripts/hbase.sh completebulkload DIR TABLE
 #                             HBase's bulk-load tool (what `hbase completebulkload` runs on a
 #                             cluster) against the running instance: hands the HFiles under
@@ -118,17 +121,21 @@ stop() {
   . "$state"
   local pid zk_pid="${TALLROW_HBASE_PIDS%% *}" rest
   zk_latency "${TALLROW_HBASE_ZK:-}"
+  # SIGTERM lets each region server close its regions (flushing them) before it exits, up
+  # to 30 s each; with --now (the suite's cluster, whose data goes with it) none waits.
+  local sig=TERM
+  [ "${1:-}" = --now ] && sig=KILL
   # Everything but ZooKeeper at once (the directory goes with them: nothing needs to be
   # flushed in order), then HDFS where HBase ran on it, then ZooKeeper.
   # The extra Kerberized HBases (`kerberized`), which may have gone already, with the rest.
   rest="${TALLROW_HBASE_PIDS#"$zk_pid"} ${TALLROW_HBASE_EXTRA_PIDS:-}"
-  for pid in $rest; do kill "$pid" 2>/dev/null || true; done
+  for pid in $rest; do kill -s "$sig" "$pid" 2>/dev/null || true; done
   for pid in $rest "$zk_pid"; do
     if [ "$pid" = "$zk_pid" ]; then
       # HDFS after the servers writing to it, before the ZooKeeper they wait on.
-      if [ -n "${TALLROW_HDFS:-}" ]; then "$repo/scripts/hdfs.sh" stop; fi
-      if [ -n "${TALLROW_HDFS_KRB:-}" ]; then TALLROW_HDFS_STATE=.hdfs-krb.env "$repo/scripts/hdfs.sh" stop; fi
-      kill "$pid" 2>/dev/null
+      if [ -n "${TALLROW_HDFS:-}" ]; then "$repo/scripts/hdfs.sh" stop ${1:+"$1"}; fi
+      if [ -n "${TALLROW_HDFS_KRB:-}" ]; then TALLROW_HDFS_STATE=.hdfs-krb.env "$repo/scripts/hdfs.sh" stop ${1:+"$1"}; fi
+      kill -s "$sig" "$pid" 2>/dev/null
     fi
     reap "$pid"
   done
@@ -212,7 +219,16 @@ EOF
   <property><name>hbase.regionserver.msginterval</name><value>1000</value></property>
   <property><name>hbase.server.thread.wakefrequency</name><value>1000</value></property>
   <property><name>hbase.master.port</name><value>$master</value></property>
+  <!-- A master that becomes active starts once both region servers have reported, as
+       HBase's testing utility sets it (min = max = the servers it starts): without a max it
+       waits out hbase.master.wait.on.regionservers.timeout (4.5 s) at every start and
+       takeover. -->
   <property><name>hbase.master.wait.on.regionservers.mintostart</name><value>2</value></property>
+  <property><name>hbase.master.wait.on.regionservers.maxtostart</name><value>2</value></property>
+  <!-- The lease of a dead server's WAL (or a dead master's store) is taken over on HDFS,
+       whose DataNode beats every second here (scripts/hdfs.sh): the first retry after a
+       second, not HBase's 4 s, as its own tests set it. -->
+  <property><name>hbase.lease.recovery.first.pause</name><value>1000</value></property>
   <property><name>hbase.balancer.period</name><value>86400000</value></property>
   <!-- Secondary region replicas (REGION_REPLICATION > 1) see the primary's flushed files
        within a second: what a TIMELINE read of a secondary can be behind by. -->
@@ -503,10 +519,15 @@ graceful_regionserver() { # n
   pid="$(eval echo "\$TALLROW_HBASE_RS${n}_PID")" port="$(eval echo "\$TALLROW_HBASE_RS${n}_PORT")"
   kill -0 "$pid" 2>/dev/null || { echo "region server $n is not running" >&2; return 3; }
   file="$TALLROW_HBASE_DIR/regions-of-rs$n"
+  # Each of RegionMover's moves checks where its region is once a second (MoveWithAck), so
+  # that one costs 1.1 to 2.3 s however fast the region opens: 16 at a time, which is every
+  # region of a test's tables at once, where 4 took 13 s for 15 regions. Its client polls
+  # the master's procedures at a 20 ms pause (a generic option: it runs under Hadoop's
+  # ToolRunner), as an operator's tool on a test cluster may.
   local mover=(java "${jdk_flags[@]}" -XX:TieredStopAtLevel=1 -Xmx256m
     "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties"
     -cp "$TALLROW_HBASE_CP" org.apache.hadoop.hbase.util.RegionMover
-    -r "localhost:$port" -m 4 -f "$file")
+    -D hbase.client.pause=20 -r "localhost:$port" -m 16 -f "$file")
   "${mover[@]}" -o unload >>"$TALLROW_HBASE_DIR/logs/regionmover.log" 2>&1 ||
     { echo "RegionMover could not unload region server $n (logs/regionmover.log)" >&2; return 2; }
   local unloaded=$((SECONDS - t0))
@@ -683,7 +704,15 @@ case "${1:-}" in
     [ "$release" != "$(release='' wanted)" ] || release=
     start
     ;;
-  stop) stop ;;
+  stop)
+    case "${2:-}" in
+      "" | --now) stop ${2:+"$2"} ;;
+      *)
+        echo "usage: scripts/hbase.sh stop [--now]" >&2
+        exit 64
+        ;;
+    esac
+    ;;
   status)
     if running; then
       echo "HBase runs: thrift1 $TALLROW_HBASE_THRIFT1, thrift1 framed compact $TALLROW_HBASE_THRIFT1_FC, thrift2 $TALLROW_HBASE_THRIFT2, zookeeper $TALLROW_HBASE_ZK (pids $TALLROW_HBASE_PIDS, $TALLROW_HBASE_DIR)"
@@ -756,11 +785,17 @@ case "${1:-}" in
     [ "$what" = chaos ] && set -- dev.tallrow.faults.Chaos "$@"
     [ "$what" = describe ] && set -- dev.tallrow.Describe "$@"
     [ "$what" = compact ] && set -- dev.tallrow.Compact "$@"
+    # The fault and admin tools wait on the master's procedures (splits, moves, compactions)
+    # by polling at their client's pause: 20 ms in place of HBase's 100 ms backoff
+    # (dev.tallrow.Cluster reads the property), as an operator's tool on a test cluster
+    # may. A benchmark's client (`java`) keeps HBase's.
+    pause=()
+    [ "$what" = java ] || pause=(-Dtallrow.client.pause=20)
     exec java "${jdk_flags[@]}" "-Xmx$tool_heap" "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties" \
-      -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
+      "${pause[@]}" -cp "$TALLROW_HBASE_DIR/conf:$jar:$tool_cp" "$@"
     ;;
   *)
-    echo "usage: scripts/hbase.sh start [--secure] [--hdfs] [--version V]|stop|status|env|classpath [bench]|regionserver N|graceful N|master N|kerberized NAME [PROPERTY=VALUE...]|chaos ARGS...|describe TABLE...|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
+    echo "usage: scripts/hbase.sh start [--secure] [--hdfs] [--version V]|stop [--now]|status|env|classpath [bench]|regionserver N|graceful N|master N|kerberized NAME [PROPERTY=VALUE...]|chaos ARGS...|describe TABLE...|compact TABLE...|completebulkload DIR TABLE|hfile ARGS...|java CLASS ARGS..." >&2
     exit 64
     ;;
 esac

@@ -7,7 +7,9 @@
 #                            more is downloaded than scripts/hbase.sh fetches)
 #   scripts/hdfs.sh status   say whether it runs, and where
 #   scripts/hdfs.sh env      print the export lines of the running instance
-#   scripts/hdfs.sh stop     stop it and remove its directory (every file in it goes)
+#   scripts/hdfs.sh stop [--now]
+#                            stop it and remove its directory (every file in it goes); with
+#                            --now by SIGKILL
 #   scripts/hdfs.sh ls|put|rm|mkdir|cat|stat|chmod ARGS...
 #                            Hadoop's FsShell (`hdfs dfs -ls` and so on) against it
 #
@@ -53,10 +55,11 @@ stop() {
   [ -f "$state" ] || return 0
   # shellcheck disable=SC1090
   . "$state"
-  local pid
+  local pid sig=TERM
+  [ "${1:-}" = --now ] && sig=KILL
   # The DataNode first, then the NameNode: each exits on SIGTERM within seconds.
   for pid in $TALLROW_HDFS_PIDS; do
-    kill "$pid" 2>/dev/null || true
+    kill -s "$sig" "$pid" 2>/dev/null || true
     reap "$pid"
   done
   case "$TALLROW_HDFS_DIR" in
@@ -288,7 +291,7 @@ shell() { # -ls|-put|... ARGS...
 
 case "${1:-}" in
   start) start ;;
-  stop) stop ;;
+  stop) stop "${2:-}" ;;
   status)
     if running; then
       echo "HDFS runs: $TALLROW_HDFS (pids $TALLROW_HDFS_PIDS, $TALLROW_HDFS_DIR)"

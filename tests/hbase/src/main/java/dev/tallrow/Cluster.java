@@ -21,6 +21,12 @@ public final class Cluster {
     int colon = zk.lastIndexOf(':');
     conf.set(HConstants.ZOOKEEPER_QUORUM, zk.substring(0, colon));
     conf.set(HConstants.ZOOKEEPER_CLIENT_PORT, zk.substring(colon + 1));
+    // The client's pause, which paces its polls of the master's procedures (scripts/hbase.sh
+    // passes 20 ms); HBase's default without it.
+    String pause = System.getProperty("tallrow.client.pause");
+    if (pause != null) {
+      conf.set(HConstants.HBASE_CLIENT_PAUSE, pause);
+    }
     return ConnectionFactory.createConnection(conf);
   }
 }
