@@ -47,6 +47,27 @@ macro_rules! contract_suite {
             )?
         }
     };
+    // A transport of a backend whose semantics another suite proves through the same client
+    // (a Thrift server's other wire format, its Kerberized servers, HBase's RPC under
+    // Kerberos or TLS): what a transport can get wrong (admin calls, errors, the largest keys
+    // and pages, reconnecting, many connections at once, regions) and the model's cases,
+    // which carry every kind of read and write through it.
+    (transport $backend:ident, $make:path, $model:ident = $cases:expr; when $guard:path) => {
+        mod $backend {
+            use $crate::contract as c;
+            $crate::contract_suite!(@tests $make, $guard;
+                table_admin, namespaces_and_names, missing_tables_and_families, longest_row_key,
+                bad_batches_change_nothing, restart_keeps_acknowledged_data, many_writer_threads,
+                wide_row_paging, pre_split_regions);
+            #[test]
+            fn $model() {
+                if !($guard)() {
+                    return;
+                }
+                $crate::model::reads_as_the_model($make, $cases);
+            }
+        }
+    };
     (@tests $make:path, $guard:expr; $($name:ident),* $(,)?) => {
         $(#[test] fn $name() {
             if !($guard)() {
@@ -76,23 +97,26 @@ contract_suite!(bigtable, crate::common::BigtableHarness::new, reads_as_the_mode
 // The hbase backend against real HBase's Thrift1 servers (scripts/hbase.sh): the reference.
 contract_suite!(hbase_buffered_binary, crate::common::RealHBaseHarness::buffered_binary, reads_as_the_model; when crate::common::real_hbase_there);
 // The same Thrift1 server in its other wire format: what the model cases prove of HBase's
-// semantics the buffered/binary suite proves; here 16 of them carry every kind of read and
-// write through the framed/compact encoding.
-contract_suite!(hbase_framed_compact, crate::common::RealHBaseHarness::framed_compact, reads_as_the_model = 16; when crate::common::real_hbase_there);
+// semantics the buffered/binary suite proves; here the transport's tests and 16 of them
+// carry every kind of call through the framed/compact encoding.
+contract_suite!(transport hbase_framed_compact, crate::common::RealHBaseHarness::framed_compact, reads_as_the_model = 16; when crate::common::real_hbase_there);
 contract_suite!(hbase_thrift2, crate::common::RealHBaseHarness::thrift2, reads_as_the_model; when crate::common::real_hbase_there);
 // Real HBase through its own RPC, no gateway (api=native).
 contract_suite!(hbase_native, crate::common::RealHBaseHarness::native, reads_as_the_model; when crate::common::real_hbase_there);
 // The same HBase through its Kerberized gateways (scripts/hbase.sh start --secure): SASL
-// with privacy on Thrift1, with integrity on Thrift2, and SPNEGO over TLS in HTTP mode.
-contract_suite!(hbase_sasl_thrift1, crate::common::RealHBaseHarness::sasl_thrift1; when crate::common::secure_hbase_there);
-contract_suite!(hbase_sasl_thrift2, crate::common::RealHBaseHarness::sasl_thrift2; when crate::common::secure_hbase_there);
-contract_suite!(hbase_https_thrift2, crate::common::RealHBaseHarness::https_thrift2; when crate::common::secure_hbase_there);
+// with privacy on Thrift1, with integrity on Thrift2, and SPNEGO over TLS in HTTP mode. The
+// same clients as hbase_buffered_binary's and hbase_thrift2's: the transport's tests and 16
+// model cases each.
+contract_suite!(transport hbase_sasl_thrift1, crate::common::RealHBaseHarness::sasl_thrift1, reads_as_the_model = 16; when crate::common::secure_hbase_there);
+contract_suite!(transport hbase_sasl_thrift2, crate::common::RealHBaseHarness::sasl_thrift2, reads_as_the_model = 16; when crate::common::secure_hbase_there);
+contract_suite!(transport hbase_https_thrift2, crate::common::RealHBaseHarness::https_thrift2, reads_as_the_model = 16; when crate::common::secure_hbase_there);
 // A cluster whose own RPC requires Kerberos, through api=native at two protections, and
 // inside TLS. The same client as hbase_native's 64 model cases, on the same HBase release:
-// 16 cases each carry every kind of call through the security layer.
-contract_suite!(hbase_native_kerberos_privacy, crate::common::RealHBaseHarness::native_kerberos_privacy, reads_as_the_model = 16; when crate::common::secure_hbase_there);
-contract_suite!(hbase_native_kerberos_integrity, crate::common::RealHBaseHarness::native_kerberos_integrity, reads_as_the_model = 16; when crate::common::secure_hbase_there);
-contract_suite!(hbase_native_kerberos_tls, crate::common::RealHBaseHarness::native_kerberos_tls, reads_as_the_model = 16; when crate::common::secure_hbase_there);
+// the transport's tests and 16 cases each carry every kind of call through the security
+// layer.
+contract_suite!(transport hbase_native_kerberos_privacy, crate::common::RealHBaseHarness::native_kerberos_privacy, reads_as_the_model = 16; when crate::common::secure_hbase_there);
+contract_suite!(transport hbase_native_kerberos_integrity, crate::common::RealHBaseHarness::native_kerberos_integrity, reads_as_the_model = 16; when crate::common::secure_hbase_there);
+contract_suite!(transport hbase_native_kerberos_tls, crate::common::RealHBaseHarness::native_kerberos_tls, reads_as_the_model = 16; when crate::common::secure_hbase_there);
 
 fn create(s: &dyn Store, name: &str, families: &[(&str, u32)]) {
     s.create_table(&TableDescriptor {
