@@ -1,8 +1,8 @@
 //! The hbase backend through real HBase's Kerberized gateways (`scripts/hbase.sh start
 //! --secure`: a real MIT KDC, HBase's own Thrift servers with SASL/GSSAPI, and in HTTP mode
-//! with SPNEGO over TLS): `load`, `verify` and `run` through each (of the small fixture:
-//! what these passes add to the contract suites' is the protection over a whole session,
-//! not the volume), the errors a user meets
+//! with SPNEGO over TLS): `load`, `verify` and `run` through each (of the small fixture at
+//! 100 users: what these passes add to the contract suites' is the protection over a whole
+//! session, not the volume), the errors a user meets
 //! first (each one line, naming the cause), and a ticket that expires during a run. The
 //! Store contract runs through them in `contract`.
 
@@ -13,6 +13,11 @@ use crate::common::{
 use std::path::Path;
 use std::time::Instant;
 
+/// The small fixture at a third of its users (a few thousand rows, several batches and
+/// verify blocks of every kind of row): what a secured path adds to the plain ones' is the
+/// protection over a whole session, not the volume.
+const FEWER_USERS: &str = "data.users=100";
+
 fn load_verify_and_run(var: &str, api: &str) {
     let url = secure_hbase(var).unwrap();
     // The workload's tables under a prefix of this test's own, dropped before and after
@@ -21,7 +26,7 @@ fn load_verify_and_run(var: &str, api: &str) {
     let workload = small_fixture();
     let summary = load_verify_run_and_miss_a_row_with(
         workload.to_str().unwrap(),
-        &[&tables.set()],
+        &[&tables.set(), FEWER_USERS],
         &url,
         &format!("(HBase {api}, "),
     );
@@ -62,7 +67,7 @@ fn native_load_verify_and_run(var: &str, qop: &str) {
     let workload = small_fixture();
     let summary = load_verify_run_and_miss_a_row_with(
         workload.to_str().unwrap(),
-        &[&tables.set()],
+        &[&tables.set(), FEWER_USERS],
         &url,
         "(HBase native RPC, ",
     );
@@ -573,7 +578,14 @@ fn hfiles_written_into_kerberized_hdfs_at_each_protection_bulk_load_and_verify()
         let mark = log_length();
         let out = tallrow_with(
             tmp.path(),
-            &["load", fixture, "--backend", &format!("hfile:{url}")],
+            &[
+                "load",
+                fixture,
+                "--backend",
+                &format!("hfile:{url}"),
+                "--set",
+                FEWER_USERS,
+            ],
             &env,
         );
         assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);
@@ -610,7 +622,11 @@ fn hfiles_written_into_kerberized_hdfs_at_each_protection_bulk_load_and_verify()
         }
         let out = tallrow_with(tmp.path(), &args, &env);
         assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);
-        let out = tallrow_with(tmp.path(), &["verify", fixture, "--backend", &native], &[]);
+        let out = tallrow_with(
+            tmp.path(),
+            &["verify", fixture, "--backend", &native, "--set", FEWER_USERS],
+            &[],
+        );
         assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);
         assert!(
             out.stdout.contains("OK: the store holds exactly"),
