@@ -229,7 +229,7 @@ cargo test --workspace --doc --locked "${profile[@]}" "${features[@]}"
 # report, every test run once. The benches are built by clippy above and run by
 # scripts/bench.sh, not here.
 # The tests that load the schema tables of one HBase take turns on it (tests/it/common.rs,
-# and the test groups of .config/nextest.toml); three test slots on two cores keep the
+# and the test groups of .config/nextest.toml); four test slots on two cores keep the
 # cores busy with the tests that need no turn meanwhile. NEXTEST_TEST_THREADS overrides.
 # The fault tests split, move and kill HBase's region servers, which stalls every table on
 # them: they run alone, one at a time, last.
@@ -253,7 +253,7 @@ if [ ${#nextest[@]} -gt 0 ]; then
   "${nextest[@]}" -P faults --test it -E "test(/^faults::/)" || rc=$?
   [ "$failed_tests" -ne 0 ] || failed_tests=$rc
 else
-  threads=(--test-threads "${NEXTEST_TEST_THREADS:-3}")
+  threads=(--test-threads "${NEXTEST_TEST_THREADS:-4}")
   step "cargo test"
   cargo test --workspace --lib --bins --tests --locked "${profile[@]}" "${features[@]}" -- --skip faults:: "${threads[@]}" || failed_tests=$?
   step "cargo test faults:: (regions split and moved, region servers killed and restarted, masters killed, ZooKeeper stopped, under load)"
