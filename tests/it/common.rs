@@ -957,32 +957,13 @@ pub struct PrefixedSchemaTables {
 }
 
 impl PrefixedSchemaTables {
-    /// Through the buffered/binary Thrift1 server.
-    pub fn buffered_binary() -> Self {
-        Self::new(RealHBaseHarness::buffered_binary())
-    }
-
-    /// Through the framed/compact Thrift1 server.
-    pub fn framed_compact() -> Self {
-        Self::new(RealHBaseHarness::framed_compact())
-    }
-
-    /// Through the Thrift2 server.
-    pub fn thrift2() -> Self {
-        Self::new(RealHBaseHarness::thrift2())
-    }
-
-    /// Through HBase's own RPC.
-    pub fn native() -> Self {
-        Self::new(RealHBaseHarness::native())
-    }
-
     /// Through `url` (a Kerberized gateway, or the Kerberized cluster's own RPC).
     pub fn at(url: &str) -> Self {
         Self::new(RealHBaseHarness::new(url.to_string()))
     }
 
-    fn new(inner: RealHBaseHarness) -> Self {
+    /// Through `inner`'s server (`RealHBaseHarness::thrift2()`, `::native()`, ...).
+    pub fn new(inner: RealHBaseHarness) -> Self {
         real_hbase_namespace("weibo");
         let prefix = format!("t{}_", inner.tag);
         let h = PrefixedSchemaTables { inner, prefix };

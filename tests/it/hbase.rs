@@ -3,13 +3,14 @@
 //! small fixture: several batches and verify blocks, every kind of row). The contract and DAO suites run against real HBase in `contract` and `dao`.
 
 use crate::common::{
-    PrefixedSchemaTables, load_verify_run_and_miss_a_row_with, real_hbase, real_hbase_there, small_fixture,
+    PrefixedSchemaTables, RealHBaseHarness, load_verify_run_and_miss_a_row_with, real_hbase, real_hbase_there,
+    small_fixture,
 };
 use std::path::PathBuf;
 
-fn load_verify_and_run(tables: fn() -> PrefixedSchemaTables, url: &str, api: &str, workload: PathBuf) {
+fn load_verify_and_run(server: fn() -> RealHBaseHarness, url: &str, api: &str, workload: PathBuf) {
     // The workload's tables under a prefix of this test's own, dropped before and after.
-    let tables = tables();
+    let tables = PrefixedSchemaTables::new(server());
     let label = format!("(HBase {api}, ");
     let summary = load_verify_run_and_miss_a_row_with(workload.to_str().unwrap(), &[&tables.set()], url, &label);
     assert!(
@@ -24,7 +25,7 @@ fn load_verify_and_run_on_real_hbase_buffered_binary() {
         return;
     }
     let url = format!("hbase://{}", real_hbase("TALLROW_HBASE_THRIFT1").unwrap());
-    load_verify_and_run(PrefixedSchemaTables::buffered_binary, &url, "Thrift1", small_fixture());
+    load_verify_and_run(RealHBaseHarness::buffered_binary, &url, "Thrift1", small_fixture());
 }
 
 #[test]
@@ -34,7 +35,7 @@ fn load_verify_and_run_on_real_hbase_framed_compact() {
     }
     let addr = real_hbase("TALLROW_HBASE_THRIFT1_FC").unwrap();
     let url = format!("hbase://{addr}?transport=framed&protocol=compact");
-    load_verify_and_run(PrefixedSchemaTables::framed_compact, &url, "Thrift1", small_fixture());
+    load_verify_and_run(RealHBaseHarness::framed_compact, &url, "Thrift1", small_fixture());
 }
 
 #[test]
@@ -43,5 +44,5 @@ fn load_verify_and_run_on_real_hbase_thrift2() {
         return;
     }
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
-    load_verify_and_run(PrefixedSchemaTables::thrift2, &url, "Thrift2", small_fixture());
+    load_verify_and_run(RealHBaseHarness::thrift2, &url, "Thrift2", small_fixture());
 }

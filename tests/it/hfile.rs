@@ -3,7 +3,9 @@
 //! bulk-load tool (scripts/hbase.sh completebulkload), and `verify` reads the data back
 //! through Thrift2. The directory checks and the refusals need no HBase.
 
-use crate::common::{PrefixedSchemaTables, SchemaTables, real_hbase, real_hbase_there, small_fixture, tallrow};
+use crate::common::{
+    PrefixedSchemaTables, RealHBaseHarness, SchemaTables, real_hbase, real_hbase_there, small_fixture, tallrow,
+};
 use std::path::Path;
 use tallrow::bulkload::fs::Dir;
 use tallrow::bulkload::manifest::{self, Manifest};
@@ -127,7 +129,7 @@ fn two_shards_written_apart_load_together() {
         return;
     }
     // The tables under a prefix of this test's own, dropped before and after.
-    let tables = PrefixedSchemaTables::thrift2();
+    let tables = PrefixedSchemaTables::new(RealHBaseHarness::thrift2());
     let set = tables.set();
     let tmp = tempfile::tempdir().unwrap();
     let workload = small_fixture().display().to_string();
@@ -417,7 +419,7 @@ fn files_of_every_codec_bulk_load_compact_and_verify() {
     }
     let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
     let logs = crate::common::ClusterLogs::mark();
-    let tables = PrefixedSchemaTables::native();
+    let tables = PrefixedSchemaTables::new(RealHBaseHarness::native());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("hfiles");
     let mut text = std::fs::read_to_string(small_fixture()).unwrap();

@@ -21,7 +21,7 @@
 //! Not enforced, as no scheduler or kubelet runs: the spread over nodes, requests and limits
 //! and the security context (the API validates them; the pods run as this test's user).
 
-use crate::common::{PrefixedSchemaTables, real_hbase, real_hbase_there, tallrow};
+use crate::common::{PrefixedSchemaTables, RealHBaseHarness, real_hbase, real_hbase_there, tallrow};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
@@ -611,7 +611,7 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
         return;
     }
     // The workload's tables under a prefix of this test's own, dropped before and after.
-    let tables = PrefixedSchemaTables::thrift2();
+    let tables = PrefixedSchemaTables::new(RealHBaseHarness::thrift2());
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
     let ns = format!("tallrow-it-{}", std::process::id());
     let _ns = Namespace(&api, ns.clone());

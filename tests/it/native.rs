@@ -5,8 +5,8 @@
 //! DAO suites run through `api=native` in `contract` and `dao`.
 
 use crate::common::{
-    Harness, PrefixedSchemaTables, SchemaTables, load_verify_run_and_miss_a_row_with, real_hbase, real_hbase_there,
-    small_fixture, tallrow,
+    Harness, PrefixedSchemaTables, RealHBaseHarness, SchemaTables, load_verify_run_and_miss_a_row_with, real_hbase,
+    real_hbase_there, small_fixture, tallrow,
 };
 use std::path::Path;
 use std::time::Instant;
@@ -113,7 +113,7 @@ fn load_verify_and_run_through_hbases_own_rpc() {
         return;
     }
     // The workload's tables under a prefix of this test's own, dropped before and after.
-    let tables = PrefixedSchemaTables::native();
+    let tables = PrefixedSchemaTables::new(RealHBaseHarness::native());
     let workload = crate::common::hbase_fixture();
     let summary = load_verify_run_and_miss_a_row_with(
         workload.to_str().unwrap(),

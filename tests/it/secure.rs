@@ -7,8 +7,8 @@
 //! Store contract runs through them in `contract`.
 
 use crate::common::{
-    PrefixedSchemaTables, SchemaTables, load_verify_run_and_miss_a_row_with, real_hbase, secure_hbase,
-    secure_hbase_there, small_fixture, tallrow_with,
+    PrefixedSchemaTables, RealHBaseHarness, SchemaTables, load_verify_run_and_miss_a_row_with, real_hbase,
+    secure_hbase, secure_hbase_there, small_fixture, tallrow_with,
 };
 use std::path::Path;
 use std::time::Instant;
@@ -22,7 +22,7 @@ fn load_verify_and_run(var: &str, api: &str) {
     let url = secure_hbase(var).unwrap();
     // The workload's tables under a prefix of this test's own, dropped before and after
     // (through the plain Thrift2 server: the same cluster).
-    let tables = PrefixedSchemaTables::thrift2();
+    let tables = PrefixedSchemaTables::new(RealHBaseHarness::thrift2());
     let workload = small_fixture();
     let summary = load_verify_run_and_miss_a_row_with(
         workload.to_str().unwrap(),
