@@ -521,13 +521,11 @@ graceful_regionserver() { # n
   file="$TALLROW_HBASE_DIR/regions-of-rs$n"
   # Each of RegionMover's moves checks where its region is once a second (MoveWithAck), so
   # that one costs 1.1 to 2.3 s however fast the region opens: 16 at a time, which is every
-  # region of a test's tables at once, where 4 took 13 s for 15 regions. Its client polls
-  # the master's procedures at a 20 ms pause (a generic option: it runs under Hadoop's
-  # ToolRunner), as an operator's tool on a test cluster may.
+  # region of a test's tables at once, where 4 took 13 s for 15 regions.
   local mover=(java "${jdk_flags[@]}" -XX:TieredStopAtLevel=1 -Xmx256m
     "-Dlog4j2.configurationFile=$TALLROW_HBASE_DIR/conf/log4j2.properties"
     -cp "$TALLROW_HBASE_CP" org.apache.hadoop.hbase.util.RegionMover
-    -D hbase.client.pause=20 -r "localhost:$port" -m 16 -f "$file")
+    -r "localhost:$port" -m 16 -f "$file")
   "${mover[@]}" -o unload >>"$TALLROW_HBASE_DIR/logs/regionmover.log" 2>&1 ||
     { echo "RegionMover could not unload region server $n (logs/regionmover.log)" >&2; return 2; }
   local unloaded=$((SECONDS - t0))
