@@ -183,69 +183,8 @@ fn worker_tick(ctx: &WorkerState) -> crate::Result<bool> {
             keyspace.inner_rotate_memtable(journal_writer, memtable_id)?;
         }
         WorkerMessage::Flush => {
-            let Some(task) = ctx.supervisor.flush_manager.dequeue() else {
-                return Ok(false);
-            };
-
-            {
-                log::trace!("acquiring journal lock to maybe rotate journal");
-                let mut journal_writer = ctx.supervisor.journal.get_writer()?;
-
-                if journal_writer.pos()? > 64_000_000 {
-                    #[expect(clippy::expect_used)]
-                    let mut journal_manager = ctx
-                        .supervisor
-                        .journal_manager
-                        .write()
-                        .expect("lock is poisoned");
-
-                    let seqno_map = {
-                        #[expect(clippy::expect_used)]
-                        let keyspaces = ctx.supervisor.keyspaces.write().expect("lock is poisoned");
-
-                        ctx.supervisor.build_seqno_map(&keyspaces)
-                    };
-
-                    journal_manager.rotate_journal(&mut journal_writer, seqno_map)?;
-
-                    if journal_manager.disk_space_used()
-                        >= ctx.supervisor.db_config.max_journaling_size_in_bytes
-                    {
-                        let stragglers =
-                            journal_manager.get_keyspaces_to_flush_for_oldest_journal_eviction();
-
-                        for keyspace in stragglers {
-                            log::info!(
-                                "Rotating {:?} to try to reduce journal size",
-                                keyspace.name,
-                            );
-                            keyspace.request_rotation();
-                        }
-                    }
-                } else {
-                    // https://github.com/fjall-rs/fjall/issues/329
-                    journal_writer.persist(crate::PersistMode::SyncAll)?;
-                }
-            }
-
-            run_flush(
-                &task,
-                &ctx.supervisor.write_buffer_size,
-                &ctx.supervisor.snapshot_tracker,
-                &ctx.stats,
-            )?;
-
-            for _ in 0..ctx.pool_size {
-                ctx.sender
-                    .try_send(WorkerMessage::Compact(task.keyspace.clone()))
-                    .ok();
-            }
-
-            ctx.supervisor
-                .journal_manager
-                .write()
-                .expect("lock is poisoned")
-                .maintenance()?;
+            flush_next(ctx)?;
+            return Ok(false);
         }
         WorkerMessage::Compact(keyspace) => {
             // NOTE: Let one worker prioritize flushing if there are pending flushes
@@ -256,14 +195,88 @@ fn worker_tick(ctx: &WorkerState) -> crate::Result<bool> {
                 // a tenth of a 2-core machine from the writers. A millisecond's pause before
                 // the next message keeps it free for flushes without spinning.
                 std::thread::sleep(std::time::Duration::from_millis(1));
-                return Ok(false);
+            } else {
+                run_compaction(&keyspace, &ctx.supervisor.snapshot_tracker, &ctx.stats)?;
             }
-
-            run_compaction(&keyspace, &ctx.supervisor.snapshot_tracker, &ctx.stats)?;
         }
     }
 
+    // PATCHED: a flush whose wake-up found the channel full (`inner_rotate_memtable` does not
+    // wait for room, see there) is taken by the next worker to finish a message.
+    if ctx.supervisor.flush_manager.len() > 0 {
+        flush_next(ctx)?;
+    }
+
     Ok(false)
+}
+
+/// Flushes the oldest sealed memtable waiting in the flush manager, if any.
+fn flush_next(ctx: &WorkerState) -> crate::Result<()> {
+    let Some(task) = ctx.supervisor.flush_manager.dequeue() else {
+        return Ok(());
+    };
+
+    {
+        log::trace!("acquiring journal lock to maybe rotate journal");
+        let mut journal_writer = ctx.supervisor.journal.get_writer()?;
+
+        if journal_writer.pos()? > 64_000_000 {
+            #[expect(clippy::expect_used)]
+            let mut journal_manager = ctx
+                .supervisor
+                .journal_manager
+                .write()
+                .expect("lock is poisoned");
+
+            let seqno_map = {
+                #[expect(clippy::expect_used)]
+                let keyspaces = ctx.supervisor.keyspaces.write().expect("lock is poisoned");
+
+                ctx.supervisor.build_seqno_map(&keyspaces)
+            };
+
+            journal_manager.rotate_journal(&mut journal_writer, seqno_map)?;
+
+            if journal_manager.disk_space_used()
+                >= ctx.supervisor.db_config.max_journaling_size_in_bytes
+            {
+                let stragglers =
+                    journal_manager.get_keyspaces_to_flush_for_oldest_journal_eviction();
+
+                for keyspace in stragglers {
+                    log::info!(
+                        "Rotating {:?} to try to reduce journal size",
+                        keyspace.name,
+                    );
+                    keyspace.request_rotation();
+                }
+            }
+        } else {
+            // https://github.com/fjall-rs/fjall/issues/329
+            journal_writer.persist(crate::PersistMode::SyncAll)?;
+        }
+    }
+
+    run_flush(
+        &task,
+        &ctx.supervisor.write_buffer_size,
+        &ctx.supervisor.snapshot_tracker,
+        &ctx.stats,
+    )?;
+
+    for _ in 0..ctx.pool_size {
+        ctx.sender
+            .try_send(WorkerMessage::Compact(task.keyspace.clone()))
+            .ok();
+    }
+
+    ctx.supervisor
+        .journal_manager
+        .write()
+        .expect("lock is poisoned")
+        .maintenance()?;
+
+    Ok(())
 }
 
 #[cfg(test)]
@@ -311,6 +324,50 @@ mod tests {
             );
         }
 
+        Ok(())
+    }
+
+    /// PATCHED: a rotation into a full channel neither waits for room nor loses its flush
+    /// (fjall-rs/fjall#323). Upstream, the blocking send of the flush's wake-up waited here
+    /// forever, as every worker did in a store under heavy writes: the workers are the only
+    /// readers of the channel they were sending to.
+    #[test]
+    fn a_rotation_into_a_full_channel_neither_waits_nor_loses_its_flush() -> crate::Result<()> {
+        let folder = tempfile::tempdir()?;
+        let db = Database::builder(&folder)
+            .worker_threads_unchecked(0)
+            .open()?;
+        let ks = db.keyspace("default", KeyspaceCreateOptions::default)?;
+        ks.insert("a", "a")?;
+
+        ks.insert("b", "b")?;
+
+        // What opening queued goes; then a `Compact` for the worker to come, and the rest of
+        // the channel full of `Close`s that nothing here takes.
+        let sender = db.worker_pool.sender.clone();
+        let _ = db.worker_pool.rx.drain().count();
+        sender.try_send(WorkerMessage::Compact(ks.clone())).ok();
+        while sender.try_send(WorkerMessage::Close).is_ok() {}
+
+        assert!(ks.rotate_memtable()?, "the rotation returns with the channel full");
+        assert_eq!(1, db.supervisor.flush_manager.len());
+        assert_eq!(1, ks.tree.sealed_memtable_count());
+
+        // The next message a worker handles, whatever it is, is followed by the flush.
+        let ctx = WorkerState {
+            pool_size: 1,
+            worker_id: 0,
+            rx: db.worker_pool.rx.clone(),
+            supervisor: db.supervisor.clone(),
+            stats: db.stats.clone(),
+            sender,
+        };
+        assert!(!worker_tick(&ctx)?);
+        assert_eq!(0, db.supervisor.flush_manager.len());
+        assert_eq!(0, ks.tree.sealed_memtable_count());
+        assert_eq!(Some(b"b".as_slice().into()), ks.get("b")?);
+
+        let _ = db.worker_pool.rx.drain().count();
         Ok(())
     }
 

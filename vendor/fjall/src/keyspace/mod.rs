@@ -758,7 +758,13 @@ impl Keyspace {
             keyspace: self.clone(),
         }));
 
-        self.worker_messager.send(WorkerMessage::Flush).ok();
+        // PATCHED: never wait for room here. The workers call this too (for the writers'
+        // `RotateMemtable`), and a worker blocked sending to the channel it reads from is a
+        // worker that no longer drains it: with every worker there, writes and flushes
+        // stopped for good (fjall-rs/fjall#323). A full channel holds work for the workers,
+        // and each of them looks for a waiting flush after every message (`worker_pool.rs`),
+        // so the task enqueued above is flushed without this wake-up.
+        self.worker_messager.try_send(WorkerMessage::Flush).ok();
 
         {
             // NOTE: If the difference between watermark is too large, and
