@@ -92,9 +92,11 @@ fn a_silent_primarys_reads_are_answered_stale_by_its_secondary() {
         get: Duration::from_millis(10),
         scan: Duration::from_millis(50),
     };
-    store.set_consistency(timeline).unwrap();
-    // Locations (and meta, wherever it is) read while the primary speaks.
+    // Locations (and meta, wherever it is) read while the primary speaks. STRONG: a TIMELINE
+    // read would be answered by the secondary whenever the primary, on a busy machine, took
+    // longer than the 10 ms below, and read stale.
     assert_eq!(value(&*store, &table, "r0").as_deref(), Some(&b"new"[..]));
+    store.set_consistency(timeline).unwrap();
     // The secondary picks up the flushed file within its refresh period (1 s here).
     proxy.hold_for(Duration::from_secs(120));
     let deadline = Instant::now() + Duration::from_secs(30);
