@@ -74,7 +74,15 @@ impl Client {
             match r {
                 Ok(resp) => return Ok(resp),
                 Err(e) => {
-                    if e.retry() == Retry::Relocate {
+                    // Whatever the failure, the master held may no longer be the active one,
+                    // and is found again before the next try. HBase's client asks its kept
+                    // master `IsMasterRunning` before each use, which a standby refuses
+                    // (`checkServiceStarted`); without that, a master restarted as a standby
+                    // on the same address kept this client's calls: 2.6.1's standby answers
+                    // `GetProcedures` with a NullPointerException, not with
+                    // ServerNotRunningYetException, and a run's observer retried it there
+                    // for three minutes (a suite run's fault step, master.log every 20 s).
+                    if e.retry() != Retry::Never {
                         let _ = self.refind();
                     }
                     self.backoff(e, tries, started, 1)?;
