@@ -401,16 +401,25 @@ fn regions_split_and_moved_during_a_load() {
     // and a timeout forgets every cached region of its server, leaving no stale location for
     // the split and moved regions to correct. The pause is the test's, not the cluster's.
     let url = format!("delay:20ms:{}&hbase.rpc.timeout=600000", native_url());
+    let started = Instant::now();
+    let at = || started.elapsed().as_secs_f64();
     let mut load = load_of_100_row_calls(dir.path(), &url, &[]);
     stop_once_rows_are_in(&mut load);
+    let stopped = at();
     // Splits and moves three times, under the stopped load's cached locations.
     let chaos = hbase_sh(&["chaos", "shuffle", TABLE, "3"]);
     assert!(chaos.contains("splits 3 moves 3"), "{chaos}");
+    let shuffled = at();
     signal(load.id(), "CONT");
     let (code, stdout, stderr) = load.finish();
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (_, line) = retries(&stdout);
-    eprintln!("{chaos}{line}");
+    // Where the time went, in the log (the fault profile shows a passing test's output).
+    eprintln!(
+        "{chaos}{line}\nthe load stopped with rows in at {stopped:.0} s, the splits and moves done \
+         at {shuffled:.0} s, the load done at {:.0} s",
+        at()
+    );
     assert!(
         retried_for(&line, &["NotServingRegion", "RegionMoved"]) > 0,
         "the load met the split and moved regions: {line}"
@@ -418,6 +427,7 @@ fn regions_split_and_moved_during_a_load() {
     assert_eq!(regions_of(TABLE), 4 + 3, "4 regions, split 3 times:\n{chaos}");
     // What the native client wrote through the faults, read through the gateway.
     verify(dir.path(), &thrift2_url());
+    eprintln!("verified at {:.0} s", at());
 }
 
 /// A region server killed (SIGKILL) while a load writes and a run reads: the load is
