@@ -80,8 +80,9 @@ impl Client {
                     // (`checkServiceStarted`); without that, a master restarted as a standby
                     // on the same address kept this client's calls: 2.6.1's standby answers
                     // `GetProcedures` with a NullPointerException, not with
-                    // ServerNotRunningYetException, and a run's observer retried it there
-                    // for three minutes (a suite run's fault step, master.log every 20 s).
+                    // ServerNotRunningYetException, and in a suite run's fault step some
+                    // client of the test retried it there for three minutes (master.log, one
+                    // call every 20 s).
                     if e.retry() != Retry::Never {
                         let _ = self.refind();
                     }
