@@ -7,12 +7,15 @@
 //! does not, a region's flushed sequence id that moved is a flush, and a compaction state that
 //! went from none to some and back is a compaction's start and end (HBase 2.6.1 leaves that
 //! state at none while a compaction runs). A server that joined, or a master that changed, is
-//! seen when it is first reported.
+//! seen when it is first reported. A server the master's live list dropped is dead when a
+//! crash procedure names it; where none does (the master drops an ended one within its
+//! cleaner's 30 s, `hbase.procedure.cleaner.interval`: a server that held no regions can be
+//! recovered between two reads), its going from the list is the event.
 //! Nothing is an event that the first answers already held: they are where the run starts.
 
 use hbase_client::status::{Acts, Compaction, Procedure, RegionRef, Status};
 use hbase_client::zk::ServerName;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -111,7 +114,16 @@ pub struct Events {
     /// Procedures reported, and whether their end was.
     procedures: HashMap<u64, bool>,
     master: Option<ServerName>,
-    live: BTreeSet<String>,
+    /// The live servers of the last status, by `host,port,startcode`.
+    live: BTreeMap<String, ServerName>,
+    /// Servers a crash procedure named.
+    crashed: BTreeSet<String>,
+    /// Servers the live list dropped, and when that was read, until the procedures listed
+    /// after say whether the master is recovering them.
+    left: Vec<(ServerName, u64)>,
+    /// Servers counted dead from the live list alone: a crash procedure listed for one later
+    /// is the same death.
+    lost: BTreeSet<String>,
     regions: HashMap<String, Seen>,
     /// Where each region was reported, from when (the report's end): a move's region is named
     /// on the server it left, though the next status may already show it on the other.
@@ -150,8 +162,12 @@ impl Events {
     }
 
     /// What the procedures now listed add: each root procedure of a known kind starts when it
-    /// was submitted and ends at its last update once it has ended.
-    pub fn procedures(&mut self, listed: &[Procedure]) -> Vec<Event> {
+    /// was submitted and ends at its last update once it has ended. A server the live list
+    /// dropped by `settled_ms` (ms since the epoch) that no crash procedure names is dead
+    /// from when the list dropped it: the master submits the procedure as it drops the
+    /// server, so one read a second later would have listed it, had it not ended and been
+    /// cleaned away.
+    pub fn procedures(&mut self, listed: &[Procedure], settled_ms: u64) -> Vec<Event> {
         let mut out = Vec::new();
         let mut listed: Vec<&Procedure> = listed.iter().filter(|p| p.parent.is_none()).collect();
         listed.sort_by_key(|p| (p.submitted_ms, p.id));
@@ -159,6 +175,15 @@ impl Events {
             let Some(e) = self.describe(p) else {
                 continue;
             };
+            if let Acts::ServerCrash { server, .. } = &p.what {
+                let name = server.to_string();
+                if self.lost.contains(&name) {
+                    // Already counted from the live list.
+                    self.procedures.insert(p.id, true);
+                    continue;
+                }
+                self.crashed.insert(name);
+            }
             // A split's daughters (a merge's result) open where their parent was: known
             // before any report names them, for a move that follows at once.
             let born: Vec<&RegionRef> = match &p.what {
@@ -201,6 +226,26 @@ impl Events {
                     self.procedures.insert(p.id, true);
                 }
                 Some(_) => {}
+            }
+        }
+        let (settled, pending): (Vec<_>, Vec<_>) = std::mem::take(&mut self.left)
+            .into_iter()
+            .partition(|(_, seen)| *seen <= settled_ms);
+        self.left = pending;
+        for (server, seen) in settled {
+            let name = server.to_string();
+            if !self.crashed.contains(&name) {
+                out.push(Event {
+                    at_ms: seen,
+                    kind: Kind::ServerDead,
+                    phase: Phase::At,
+                    table: String::new(),
+                    region: String::new(),
+                    server: addr(&server),
+                    detail: "gone from the live servers; no recovery listed".into(),
+                    source: "status",
+                });
+                self.lost.insert(name);
             }
         }
         out
@@ -302,10 +347,12 @@ impl Events {
             detail,
             source: "status",
         };
+        let mut master_changed = false;
         if let Some(m) = &s.master {
             if let Some(before) = &self.master
                 && before != m
             {
+                master_changed = true;
                 out.push(event(
                     now_ms,
                     Kind::MasterChanged,
@@ -318,10 +365,19 @@ impl Events {
             }
             self.master = Some(m.clone());
         }
-        let live: BTreeSet<String> = s.live.iter().map(|l| l.name.to_string()).collect();
+        let live: BTreeMap<String, ServerName> = s.live.iter().map(|l| (l.name.to_string(), l.name.clone())).collect();
+        // Servers gone from the list the same master gave before (a master that just took
+        // over may not list every server yet; it recovers one that died meanwhile itself).
+        if self.primed && !master_changed {
+            for (name, server) in &self.live {
+                if !live.contains_key(name) {
+                    self.left.push((server.clone(), now_ms));
+                }
+            }
+        }
         if self.primed {
             for l in &s.live {
-                if !self.live.contains(&l.name.to_string()) {
+                if !self.live.contains_key(&l.name.to_string()) {
                     out.push(event(
                         now_ms,
                         Kind::ServerJoined,
@@ -783,7 +839,7 @@ mod tests {
             ),
             7_600,
         );
-        let e = ev.procedures(&listed);
+        let e = ev.procedures(&listed, 0);
         assert_eq!(
             e.iter()
                 .map(|e| (
@@ -816,7 +872,7 @@ mod tests {
         );
         let again = vec![procedure(2, None, "SUCCESS", (6_000, 8_500), split), moved];
         assert_eq!(
-            ev.procedures(&again)
+            ev.procedures(&again, 0)
                 .iter()
                 .map(|e| (e.kind, e.phase, e.region.as_str(), e.server.as_str(), e.at_ms))
                 .collect::<Vec<_>>(),
@@ -825,6 +881,51 @@ mod tests {
                 (Kind::Move, Phase::Start, "c2", "rs1:16020", 8_600),
             ]
         );
-        assert_eq!(ev.procedures(&again), vec![]);
+        assert_eq!(ev.procedures(&again, 0), vec![]);
+    }
+
+    #[test]
+    fn a_server_gone_from_the_live_list_is_dead_once_whether_or_not_its_recovery_is_listed() {
+        let mut ev = Events::new(0);
+        let (a, b) = (server("rs1", 7), server("rs2", 8));
+        let both =
+            |a: &ServerName, b: &ServerName| status("m1", vec![(a.clone(), 1_000, vec![]), (b.clone(), 1_000, vec![])]);
+        assert_eq!(ev.status(&both(&a, &b), 1_000), vec![]);
+        // rs1 restarted (a new start code) and its recovery listed: one death, the procedure's.
+        let a2 = server("rs1", 20);
+        ev.status(&both(&a2, &b), 2_000);
+        let crash = |id, who: &ServerName, times| {
+            procedure(
+                id,
+                None,
+                "SUCCESS",
+                times,
+                Acts::ServerCrash {
+                    server: who.clone(),
+                    carrying_meta: false,
+                },
+            )
+        };
+        let deaths = |e: &[Event]| {
+            e.iter()
+                .filter(|e| e.kind == Kind::ServerDead && e.phase != Phase::End)
+                .map(|e| (e.source, e.at_ms))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            deaths(&ev.procedures(&[crash(1, &a, (1_900, 2_100))], 3_000)),
+            vec![("procedures", 1_900)]
+        );
+        // rs2 restarted, and its recovery ended and was cleaned away before the next read: its
+        // going from the list is its death, once a read a second after finds no procedure.
+        let b2 = server("rs2", 21);
+        ev.status(&both(&a2, &b2), 4_000);
+        assert_eq!(deaths(&ev.procedures(&[], 3_500)), vec![], "not yet settled");
+        assert_eq!(deaths(&ev.procedures(&[], 5_000)), vec![("status", 4_000)]);
+        // Its procedure listed after all is the same death.
+        assert_eq!(deaths(&ev.procedures(&[crash(2, &b, (3_900, 4_100))], 9_000)), vec![]);
+        // A master that took over and lists one server so far: no death from its list.
+        ev.status(&status("m2", vec![(a2.clone(), 6_000, vec![])]), 6_000);
+        assert_eq!(deaths(&ev.procedures(&[], u64::MAX)), vec![]);
     }
 }

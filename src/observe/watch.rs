@@ -39,7 +39,10 @@ impl Source for hbase_client::Client {
 pub struct Every {
     /// The status (region servers report every 3 s; a read a second sees each report soon).
     pub status: Duration,
-    /// The procedures (the master keeps ended ones for minutes: none is missed).
+    /// The procedures (the master keeps an ended one a client waits on for minutes, one it
+    /// started itself, a server's recovery or a region's move, until its cleaner's next pass,
+    /// up to 30 s: a short one between two reads can be missed, and a server's death is also
+    /// read from the live list).
     pub procedures: Duration,
     /// Each region server's `/jmx` (Hadoop's metrics refresh their JMX view every 10 s by
     /// default); `None`: not read.
@@ -220,7 +223,7 @@ impl Observer {
             published: 0,
         };
         state.read_status();
-        state.read_procedures();
+        state.read_procedures(false);
         if every.jmx.is_some() {
             state.read_jmx();
         }
@@ -254,7 +257,7 @@ impl Observer {
                         next_status = now + every.status;
                     }
                     if now >= next_procedures {
-                        state.read_procedures();
+                        state.read_procedures(false);
                         next_procedures = now + every.procedures;
                     }
                     if let Some(gap) = every.jmx
@@ -266,7 +269,7 @@ impl Observer {
                 }
                 // A last look, so that what ended meanwhile has its end.
                 state.read_status();
-                state.read_procedures();
+                state.read_procedures(true);
                 if every.jmx.is_some() {
                     state.read_jmx();
                 }
@@ -418,9 +421,16 @@ impl State {
         self.publish();
     }
 
-    fn read_procedures(&mut self) {
+    /// Reads the procedures; `last`: the last read, which settles every server the live list
+    /// dropped (else those dropped at least a second ago).
+    fn read_procedures(&mut self, last: bool) {
+        let settled = if last {
+            u64::MAX
+        } else {
+            (crate::store::now_millis().max(0) as u64).saturating_sub(1000)
+        };
         match self.source.procedures() {
-            Ok(p) => self.seen.events.extend(self.events.procedures(&p)),
+            Ok(p) => self.seen.events.extend(self.events.procedures(&p, settled)),
             Err(e) => self.failed("the master's procedures", e),
         }
         self.publish();
