@@ -43,6 +43,7 @@ pub mod cli;
 pub mod clock;
 pub mod convert;
 pub mod date;
+pub mod design;
 pub mod generate;
 pub mod idl;
 pub mod keys;
