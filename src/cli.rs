@@ -12,7 +12,6 @@ mod serve;
 mod sweep;
 mod verify;
 
-use crate::keys::Layout;
 use crate::session::sweep::Vary;
 use crate::store::backend::Backend;
 use crate::workload::{Set, Workload};
@@ -762,8 +761,12 @@ pub struct MergeArgs {
 pub enum KeysCommand {
     /// Build a row key from field=value pairs (stamps and times are epoch milliseconds).
     Encode {
-        /// Layout: actions, weibo-content, blog, blog-index, series.
-        layout: Layout,
+        /// A seed layout (actions, weibo-content, blog, blog-index, series), or with --design
+        /// a table of that design: TABLE, or TABLE.ROWS for one of several kinds of rows.
+        layout: String,
+        /// A design file whose tables' keys LAYOUT names (workloads/designs/ holds the seeds').
+        #[arg(long, value_name = "FILE")]
+        design: Option<PathBuf>,
         /// Field values, e.g. userid=1 stamp=1600000000000 actionid=7.
         #[arg(value_name = "FIELD=VALUE", required = true)]
         fields: Vec<String>,
@@ -776,8 +779,12 @@ pub enum KeysCommand {
     Compare(KeysCompareArgs),
     /// Read a row key given as hex.
     Decode {
-        /// Layout: actions, weibo-content, blog, blog-index, series.
-        layout: Layout,
+        /// A seed layout (actions, weibo-content, blog, blog-index, series), or with --design
+        /// a table of that design: TABLE, or TABLE.ROWS for one of several kinds of rows.
+        layout: String,
+        /// A design file whose tables' keys LAYOUT names (workloads/designs/ holds the seeds').
+        #[arg(long, value_name = "FILE")]
+        design: Option<PathBuf>,
         /// The key as hex, e.g. 000000017ffffe8b78917fff00000007.
         hex: String,
         /// Key-design variant.

@@ -2,65 +2,103 @@
 //! it prints ([`crate::session::variants`] runs it).
 
 use super::{KeysCommand, KeysCompareArgs, VariantArgs};
+use crate::design::Design;
+use crate::design::key::{Key, Value};
+use crate::design::seeds;
 use crate::keys::{self, KeyOptions, Layout, Salt};
 use crate::session::variants::Comparison;
 use crate::workload::Workload;
 use anyhow::{Context, bail};
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 impl VariantArgs {
+    fn salt(&self) -> anyhow::Result<Option<Salt>> {
+        let Some(salt) = &self.salt else {
+            return Ok(None);
+        };
+        Ok(Some(match salt.as_str() {
+            "none" => Salt::None,
+            "hash" => Salt::Hash,
+            n => {
+                let n: u16 = n
+                    .parse()
+                    .ok()
+                    .with_context(|| format!("--salt: {n:?} is not none, hash or a bucket count"))?;
+                Salt::Buckets(n).validate().context("--salt")?
+            }
+        }))
+    }
+
     fn options(&self, layout: Layout) -> anyhow::Result<KeyOptions> {
         let mut opts = layout.seed_options();
         if let Some(order) = self.order {
             opts.order = order;
         }
-        if let Some(salt) = &self.salt {
-            opts.salt = match salt.as_str() {
-                "none" => Salt::None,
-                "hash" => Salt::Hash,
-                n => {
-                    let n: u16 = n
-                        .parse()
-                        .ok()
-                        .with_context(|| format!("--salt: {n:?} is not none, hash or a bucket count"))?;
-                    Salt::Buckets(n).validate().context("--salt")?
-                }
-            };
+        if let Some(salt) = self.salt()? {
+            opts.salt = salt;
         }
         Ok(opts)
     }
+
+    /// The key `layout` names: a seed layout's description with these options, or a table of
+    /// `design` with those given.
+    fn key(&self, layout: &str, design: Option<&Path>) -> anyhow::Result<Key> {
+        match design {
+            None => {
+                let l: Layout = layout.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+                Ok(seeds::key(l, self.options(l)?))
+            }
+            Some(file) => {
+                let d = Design::from_file(file)?;
+                let key = d
+                    .named_key(layout)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+                Ok(key.with_options(self.order, self.salt()?))
+            }
+        }
+    }
 }
 
-/// Runs `tallrow keys ...`.
+/// Runs `tallrow keys ...`: every key, a seed layout's too, through its description.
 pub(super) fn command(cmd: KeysCommand) -> anyhow::Result<ExitCode> {
-    let (layout, key, opts) = match cmd {
+    let (key, bytes) = match cmd {
         KeysCommand::Encode {
             layout,
+            design,
             fields,
             variant,
         } => {
-            let opts = variant.options(layout)?;
+            let key = variant.key(&layout, design.as_deref())?;
             let mut pairs = Vec::with_capacity(fields.len());
             for f in &fields {
                 let Some((name, value)) = f.split_once('=') else {
-                    bail!("{}: argument {f:?} is not field=value", layout.name());
+                    bail!("{layout}: argument {f:?} is not field=value");
                 };
                 pairs.push((name, value));
             }
-            (layout, layout.encode(opts, &pairs)?, opts)
+            let values = key.values_of(&pairs)?;
+            let values: Vec<Value> = values.iter().map(|v| v.as_value()).collect();
+            let bytes = key.encode(&values)?;
+            (key, bytes)
         }
-        KeysCommand::Decode { layout, hex, variant } => {
-            let opts = variant.options(layout)?;
-            let key = keys::parse_hex(hex.trim()).map_err(|e| anyhow::anyhow!("{}: {e}", layout.name()))?;
-            (layout, key, opts)
+        KeysCommand::Decode {
+            layout,
+            design,
+            hex,
+            variant,
+        } => {
+            let key = variant.key(&layout, design.as_deref())?;
+            let bytes = keys::parse_hex(hex.trim()).map_err(|e| anyhow::anyhow!("{layout}: {e}"))?;
+            (key, bytes)
         }
         KeysCommand::Compare(args) => return compare(args),
     };
-    let fields = layout.decode(opts, &key)?;
+    let fields = key.decode(&bytes)?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "hex: {}", keys::hex(&key))?;
-    writeln!(out, "binary: {}", keys::to_string_binary(&key))?;
+    writeln!(out, "hex: {}", keys::hex(&bytes))?;
+    writeln!(out, "binary: {}", keys::to_string_binary(&bytes))?;
     for (name, value) in fields {
         writeln!(out, "{name}: {value}")?;
     }

@@ -5,8 +5,11 @@
 pub mod key;
 pub mod seeds;
 
-use key::{Field, Form, Key, Kind, SaltSize, Segment};
+use crate::workload::Error;
+use crate::workload::locate;
+use key::{Field, Form, Key, Kind, Owned, SaltSize, Segment};
 use serde::Deserialize;
+use std::path::Path;
 
 /// An error: the dotted path of the field at fault, and what is wrong with it.
 pub type Invalid = (String, String);
@@ -88,6 +91,10 @@ impl Design {
     /// A design from its TOML text; an error names the dotted path at fault.
     pub fn parse(src: &str) -> Result<Design, Invalid> {
         let raw: RawDesign = toml::from_str(src).map_err(|e| (String::new(), e.message().trim().replace('\n', " ")))?;
+        Design::from_raw(&raw)
+    }
+
+    fn from_raw(raw: &RawDesign) -> Result<Design, Invalid> {
         let mut tables = Vec::new();
         for (id, t) in &raw.tables {
             let path = format!("tables.{id}");
@@ -113,6 +120,73 @@ impl Design {
             });
         }
         Ok(Design { tables })
+    }
+
+    /// Reads a design file: an error is one line naming the file, line, column and field.
+    pub fn from_file(path: &Path) -> Result<Design, Error> {
+        let bytes = std::fs::read(path).map_err(|e| Error::Read {
+            file: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let at = |src: &str, offset: usize, field: Option<String>, message: String| {
+            let (line, column) = locate::line_col(src, offset);
+            Error::Invalid {
+                file: path.to_path_buf(),
+                line,
+                column,
+                field,
+                message,
+            }
+        };
+        if let Some((offset, message)) = locate::not_utf8(&bytes) {
+            let before = String::from_utf8_lossy(&bytes[..offset]);
+            return Err(at(&before, before.len(), None, message));
+        }
+        let src = String::from_utf8(bytes).expect("checked above");
+        let src = src.strip_prefix('\u{feff}').unwrap_or(&src);
+        let raw: RawDesign = toml::from_str(src).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            at(
+                src,
+                offset,
+                locate::path_at(src, offset),
+                e.message().trim().replace('\n', " "),
+            )
+        })?;
+        Design::from_raw(&raw).map_err(|(field, message)| {
+            let offset = locate::span_of(src, &field).map_or(0, |s| s.start);
+            at(src, offset, Some(field), message)
+        })
+    }
+
+    /// The key a name gives: `TABLE` (a table's one kind of rows) or `TABLE.ROWS`.
+    pub fn named_key(&self, name: &str) -> Result<&Key, String> {
+        let (table, rows) = name.split_once('.').unwrap_or((name, name));
+        let tables = || self.tables.iter().map(|t| t.id.as_str()).collect::<Vec<_>>().join(", ");
+        let Some(t) = self.tables.iter().find(|t| t.id == table) else {
+            return Err(format!("no table {table:?} in the design (tables: {})", tables()));
+        };
+        let kinds = || {
+            t.rows
+                .iter()
+                .map(|(r, _)| format!("{table}.{r}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !name.contains('.') {
+            return match &t.rows[..] {
+                [(_, k)] => Ok(k),
+                _ => Err(format!(
+                    "table {table} holds several kinds of rows: name one ({})",
+                    kinds()
+                )),
+            };
+        }
+        t.rows
+            .iter()
+            .find(|(r, _)| r == rows)
+            .map(|(_, k)| k)
+            .ok_or_else(|| format!("table {table} has no rows {rows:?} ({})", kinds()))
     }
 
     /// The key of row kind `rows` of table `table`.
@@ -494,6 +568,47 @@ pub fn parse_key(name: &str, path: &str, raw: &[RawSegment]) -> Result<Key, Inva
 }
 
 impl Key {
+    /// The values of `field=value` assignments, one per field, in field order: integers in
+    /// decimal, text and bytes as HBase's `Bytes.toStringBinary` writes them (`\xHH`).
+    pub fn values_of(&self, assignments: &[(&str, &str)]) -> key::Result<Vec<Owned>> {
+        let malformed = |reason: String| key::Error::Malformed {
+            layout: self.name.clone(),
+            reason,
+        };
+        let list = || {
+            self.fields
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut values: Vec<Option<Owned>> = vec![None; self.fields.len()];
+        for &(name, text) in assignments {
+            let Some(i) = self.field(name) else {
+                return Err(malformed(format!("unknown field {name:?} (fields: {})", list())));
+            };
+            if values[i].is_some() {
+                return Err(malformed(format!("field {name} is given twice")));
+            }
+            values[i] = Some(match self.fields[i].kind {
+                Kind::Int { .. } => Owned::Int(
+                    text.trim()
+                        .parse()
+                        .map_err(|_| malformed(format!("{name}: {text:?} is not an integer")))?,
+                ),
+                Kind::Bytes => Owned::Bytes(crate::keys::from_string_binary(text)),
+            });
+        }
+        if let Some(i) = values.iter().position(Option::is_none) {
+            return Err(malformed(format!(
+                "field {} is missing (fields: {})",
+                self.fields[i].name,
+                list()
+            )));
+        }
+        Ok(values.into_iter().flatten().collect())
+    }
+
     /// A key from TOML text holding `key = [...]` (a table's key alone, as in the docs).
     pub fn parse(name: &str, src: &str) -> Result<Key, Invalid> {
         let k: KeyOnly = toml::from_str(src).map_err(|e| ("key".to_string(), e.message().to_string()))?;

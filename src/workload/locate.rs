@@ -5,7 +5,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 /// 1-based line and column (in characters) of a byte offset.
-pub(super) fn line_col(src: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(src: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(src.len());
     while !src.is_char_boundary(offset) {
         offset -= 1;
@@ -18,7 +18,7 @@ pub(super) fn line_col(src: &str, offset: usize) -> (usize, usize) {
 
 /// The byte span of the value at a dotted path (`data.follows.mean`, `run.mix.publish`,
 /// `run.stages[2].rate`), or of the deepest table on the path that exists.
-pub(super) fn span_of(src: &str, path: &str) -> Option<Range<usize>> {
+pub(crate) fn span_of(src: &str, path: &str) -> Option<Range<usize>> {
     let root = DeTable::parse(src).ok()?;
     let mut span = root.span();
     let mut table: &DeTable = root.get_ref();
@@ -49,7 +49,7 @@ pub(super) fn span_of(src: &str, path: &str) -> Option<Range<usize>> {
 
 /// The dotted path of the innermost key or value that contains `at`. Every table is searched,
 /// since a table's own span covers its header, not the keys under it.
-pub(super) fn path_at(src: &str, at: usize) -> Option<String> {
+pub(crate) fn path_at(src: &str, at: usize) -> Option<String> {
     let root = DeTable::parse(src).ok()?;
     let mut best = Vec::new();
     walk(root.get_ref(), at, &mut Vec::new(), &mut best);
@@ -115,7 +115,7 @@ pub(super) fn deepest_key(src: &str) -> Option<(usize, usize)> {
 }
 
 /// Why bytes are not a UTF-8 workload, and where (a byte offset into them).
-pub(super) fn not_utf8(bytes: &[u8]) -> Option<(usize, String)> {
+pub(crate) fn not_utf8(bytes: &[u8]) -> Option<(usize, String)> {
     if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
         return Some((
             0,

@@ -1,7 +1,7 @@
 //! Workload files: the TOML model, validated into a typed form with errors that name the
 //! file, line, column and field. `workloads/README.md` documents every field.
 
-mod locate;
+pub(crate) mod locate;
 mod op;
 mod raw;
 mod set;
