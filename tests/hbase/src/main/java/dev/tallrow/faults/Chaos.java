@@ -26,7 +26,8 @@ import org.apache.hadoop.hbase.util.Bytes;
  * Chaos shuffle TABLE ROUNDS   each round splits a region of TABLE that holds rows (at a row
  *                              it holds) and moves another to the other region server, each
  *                              waiting for its procedure; waits for rows first (the test starts
- *                              it beside a load); prints a line per action, then
+ *                              it beside a load); prints a line per action and per refused
+ *                              split, each with its time from the start, then
  *                              "splits N moves M"
  * Chaos servers TABLE          prints "REGION SERVER" per region of TABLE
  * Chaos flush TABLE            flushes TABLE's regions; prints "flushed REGION SERVER" per
@@ -100,6 +101,10 @@ public final class Chaos {
     Random random = new Random(20260101);
     int splits = 0;
     int moves = 0;
+    long started = System.currentTimeMillis();
+    java.util.function.Supplier<String> elapsed =
+      () -> String.format("(at %.1f s)", (System.currentTimeMillis() - started) / 1000.0);
+    java.util.Set<String> compacting = new java.util.HashSet<>();
     try (Connection conn = connect(); Admin admin = conn.getAdmin();
       Table table = conn.getTable(name); RegionLocator locator = conn.getRegionLocator(name)) {
       long deadline = System.currentTimeMillis() + WAIT_MS;
@@ -120,10 +125,25 @@ public final class Chaos {
                 TimeUnit.MILLISECONDS);
               splits++;
               System.out.println("split " + pick.getRegion().getEncodedName() + " at "
-                + Bytes.toStringBinary(at));
+                + Bytes.toStringBinary(at) + " " + elapsed.get());
               break;
             } catch (IOException | java.util.concurrent.ExecutionException e) {
-              System.err.println("chaos: not split, picking again: " + e.getMessage().split("\n")[0]);
+              // Most often a daughter of an earlier split, which splits only once a compaction
+              // has rewritten its parent's files: it waits its turn behind every compaction
+              // the server has queued (after the suite's restarts, many). A compaction asked
+              // for by a client goes first (Store.PRIORITY_USER), as an operator would ask.
+              String region = pick.getRegion().getEncodedName();
+              boolean first = compacting.add(region);
+              System.out.println("not split " + region + ", picking again"
+                + (first ? " once it is compacted" : "") + " " + elapsed.get() + ": "
+                + e.getMessage().split("\n")[0]);
+              if (first) {
+                try {
+                  admin.compactRegion(pick.getRegion().getRegionName());
+                } catch (IOException c) {
+                  System.out.println("not compacted " + region + ": " + c.getMessage().split("\n")[0]);
+                }
+              }
             }
           }
           if (System.currentTimeMillis() > deadline) {
@@ -156,7 +176,8 @@ public final class Chaos {
             continue;
           }
           moves++;
-          System.out.println("moved " + pick.getRegion().getEncodedName() + " from " + from + " to " + to);
+          System.out.println("moved " + pick.getRegion().getEncodedName() + " from " + from + " to " + to
+            + " " + elapsed.get());
           break;
         }
       }
