@@ -124,29 +124,12 @@ impl Design {
 
     /// Reads a design file: an error is one line naming the file, line, column and field.
     pub fn from_file(path: &Path) -> Result<Design, Error> {
-        let bytes = std::fs::read(path).map_err(|e| Error::Read {
-            file: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        let at = |src: &str, offset: usize, field: Option<String>, message: String| {
-            let (line, column) = locate::line_col(src, offset);
-            Error::Invalid {
-                file: path.to_path_buf(),
-                line,
-                column,
-                field,
-                message,
-            }
-        };
-        if let Some((offset, message)) = locate::not_utf8(&bytes) {
-            let before = String::from_utf8_lossy(&bytes[..offset]);
-            return Err(at(&before, before.len(), None, message));
-        }
-        let src = String::from_utf8(bytes).expect("checked above");
-        let src = src.strip_prefix('\u{feff}').unwrap_or(&src);
+        let text = Error::read_toml(path)?;
+        let src = text.as_str();
         let raw: RawDesign = toml::from_str(src).map_err(|e| {
             let offset = e.span().map_or(0, |s| s.start);
-            at(
+            Error::at(
+                path,
                 src,
                 offset,
                 locate::path_at(src, offset),
@@ -155,7 +138,7 @@ impl Design {
         })?;
         Design::from_raw(&raw).map_err(|(field, message)| {
             let offset = locate::span_of(src, &field).map_or(0, |s| s.start);
-            at(src, offset, Some(field), message)
+            Error::at(path, src, offset, Some(field), message)
         })
     }
 

@@ -60,6 +60,39 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The error at byte `offset` of `src`, the text of `file`.
+    pub(crate) fn at(file: &Path, src: &str, offset: usize, field: Option<String>, message: String) -> Error {
+        let (line, column) = locate::line_col(src, offset);
+        Error::Invalid {
+            file: file.to_path_buf(),
+            line,
+            column,
+            field,
+            message,
+        }
+    }
+
+    /// The text of a TOML file, without a byte-order mark; an error for one that cannot be
+    /// read or is not UTF-8 (naming the place of its first bad byte).
+    pub(crate) fn read_toml(path: &Path) -> Result<String, Error> {
+        let bytes = std::fs::read(path).map_err(|e| Error::Read {
+            file: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        if let Some((at, message)) = locate::not_utf8(&bytes) {
+            // The place counts the characters before the bad byte, which are valid UTF-8.
+            let before = String::from_utf8_lossy(&bytes[..at]);
+            return Err(Error::at(path, &before, before.len(), None, message));
+        }
+        let src = String::from_utf8(bytes).expect("checked above");
+        Ok(match src.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => src,
+        })
+    }
+}
+
 /// A validated workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
@@ -584,24 +617,8 @@ mod humantime_serde {
 impl Workload {
     /// Reads and validates a workload file.
     pub fn from_file(path: &Path) -> Result<Workload, Error> {
-        let bytes = std::fs::read(path).map_err(|e| Error::Read {
-            file: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        if let Some((at, message)) = locate::not_utf8(&bytes) {
-            // The place counts the characters before the bad byte, which are valid UTF-8.
-            let before = String::from_utf8_lossy(&bytes[..at]);
-            let (line, column) = locate::line_col(&before, before.len());
-            return Err(Error::Invalid {
-                file: path.to_path_buf(),
-                line,
-                column,
-                field: None,
-                message,
-            });
-        }
-        let src = String::from_utf8(bytes).expect("checked above");
-        Workload::from_str(path, src.strip_prefix('\u{feff}').unwrap_or(&src))
+        let src = Error::read_toml(path)?;
+        Workload::from_str(path, &src)
     }
 
     /// Reads and validates `path` with `sets` applied in order. The file must be valid by
@@ -649,16 +666,7 @@ impl Workload {
 
     /// Validates a workload's text; `path` names it in errors.
     pub fn from_str(path: &Path, src: &str) -> Result<Workload, Error> {
-        let at = |offset: usize, field: Option<String>, message: String| {
-            let (line, column) = locate::line_col(src, offset);
-            Error::Invalid {
-                file: path.to_path_buf(),
-                line,
-                column,
-                field,
-                message,
-            }
-        };
+        let at = |offset: usize, field: Option<String>, message: String| Error::at(path, src, offset, field, message);
         let raw: raw::Workload = toml::from_str(src).map_err(|e| {
             let message = e.message().trim().replace('\n', " ");
             if e.span().is_none() && message.contains("recursion limit") {
