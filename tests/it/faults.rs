@@ -475,20 +475,25 @@ fn a_region_server_killed_during_a_load_and_a_run() {
     reopened_elsewhere(|t| t == TABLE, &victim);
     let reopened_after = killed.elapsed();
     let (code, stdout, stderr) = load.finish();
+    let load_done = killed.elapsed();
     // Two region servers again, whatever the outcome, for what runs after; the run goes on
     // through the server's return, until its observer has seen it.
     hbase_sh(&["regionserver", "2"]);
     settled(2);
+    let back = killed.elapsed();
     metrics.wait_for("the run's observer seeing region server 2 join", 1, |m| {
         m.events("server_joined")
     });
+    let joined = killed.elapsed();
     assert!(run.running(), "the run ended before the server came back");
     signal(run.id(), "INT");
     let (run_code, run_stdout, run_stderr) = run.finish();
+    let run_done = killed.elapsed();
     assert_eq!(code, 0, "{stdout}{stderr}");
     let (_, line) = retries(&stdout);
+    // Where its time went, for a slow run's log.
     eprintln!(
-        "region server 2 ({}, {held} regions of {TABLE}) killed: dead after {dead_after:?}, its regions open elsewhere after {reopened_after:?}; {line}",
+        "region server 2 ({}, {held} regions of {TABLE}) killed: dead after {dead_after:.1?}, its regions open elsewhere after {reopened_after:.1?}, the load done after {load_done:.1?}, the server back and the cluster settled after {back:.1?}, seen back by the run after {joined:.1?}, the run stopped after {run_done:.1?}; {line}",
         victim.addr()
     );
     assert!(retried_for(&line, &GONE) > 0, "the load met the dead server: {line}");
@@ -537,6 +542,7 @@ fn a_region_server_killed_during_a_load_and_a_run() {
     let cluster = run_stdout.lines().find(|l| l.starts_with("cluster: ")).unwrap_or("");
     assert!(cluster.contains("1 server lost"), "{run_stdout}");
     verify(dir.path(), &native_url());
+    eprintln!("verified after {:.1?}", killed.elapsed());
 }
 
 /// The folder a run's `report: DIR` line names, under `dir`.
