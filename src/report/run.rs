@@ -519,8 +519,11 @@ const SILENT_AFTER: f64 = 5.0;
 /// operations in it and the interval on either side.
 pub fn disturbances(intervals: &[Interval]) -> Vec<super::summary::Disturbance> {
     let done = |iv: &Interval| iv.all.ok + iv.all.errors;
-    let mean = intervals.iter().map(done).sum::<u64>() as f64 / intervals.len().max(1) as f64;
-    let silent = |iv: &Interval| mean >= SILENT_AFTER && done(iv) == 0;
+    let seconds: f64 = intervals.iter().map(|iv| iv.length.as_secs_f64()).sum();
+    let rate = intervals.iter().map(done).sum::<u64>() as f64 / seconds.max(1e-3);
+    // Silent: no answer where the run's mean rate expected several (a stopped run's last
+    // interval is short, and may see none for that alone).
+    let silent = |iv: &Interval| rate * iv.length.as_secs_f64() >= SILENT_AFTER && done(iv) == 0;
     let hit = |iv: &Interval| iv.all.errors > 0 || iv.retries.unwrap_or(0) > 0 || silent(iv);
     let mut out = Vec::new();
     let mut k = 0;
@@ -651,5 +654,12 @@ mod tests {
             interval(2, &[1; 6], 0, Some(0)),
         ];
         assert!(disturbances(&slow).is_empty());
+        // A stopped run's last interval of 20 ms: one operation was due in it, none is no
+        // silence; in 200 ms, eight were.
+        let mut stopped = vec![interval(0, &[1; 40], 0, Some(0)), interval(1, &[], 0, Some(0))];
+        stopped[1].length = Duration::from_millis(20);
+        assert!(disturbances(&stopped).is_empty());
+        stopped[1].length = Duration::from_millis(200);
+        assert_eq!(disturbances(&stopped)[0].silent_s, 0.2);
     }
 }

@@ -317,6 +317,8 @@ pub fn run(
     plan.clock.join(threads);
     let marks = RetryMarks::default();
     let _measuring = interrupt::measuring();
+    // When the last worker stopped: a stopped run ends there, not when its sampler is joined.
+    let mut workers_done = None;
     std::thread::scope(|scope| {
         if let Some(store) = &sampled {
             let marks = &marks;
@@ -373,6 +375,9 @@ pub fn run(
                         st.finished.iter_mut().zip(per_op).for_each(|(a, n)| *a += n);
                     }
                     passed[worker] = u64::MAX;
+                    if passed.iter().all(|&p| p == u64::MAX) {
+                        workers_done = Some(plan.clock.now());
+                    }
                 }
             }
             let upto = passed.iter().copied().min().unwrap_or(u64::MAX);
@@ -398,15 +403,26 @@ pub fn run(
         ))));
     }
     let stopped_early = interrupt::requested();
-    let elapsed = (plan.clock.now().saturating_duration_since(measure_start)).max(Duration::from_millis(1));
-    let measured = match opts.ops {
+    let elapsed = (workers_done
+        .unwrap_or_else(|| plan.clock.now())
+        .saturating_duration_since(measure_start))
+    .max(Duration::from_millis(1));
+    let mut measured = match opts.ops {
         None if !stopped_early => opts.duration,
         None => elapsed.min(opts.duration).max(Duration::from_millis(1)),
         Some(_) => elapsed,
     };
     if stopped_early {
-        // The intervals and stages the run never reached are not part of it.
+        // The intervals and stages the run never reached are not part of it: those after
+        // the stop, and a last one begun after every worker had finished its last call.
         intervals.retain(|iv| iv.start < measured || iv.start.is_zero());
+        if intervals.len() > 1
+            && let Some(last) = intervals.last()
+            && last.all.ok + last.all.errors == 0
+        {
+            measured = last.start;
+            intervals.pop();
+        }
         stages.retain(|st| st.bounds.start < measured || st.bounds.start.is_zero());
         if let Some(last) = stages.last_mut() {
             last.bounds.end = last.bounds.end.min(measured);
