@@ -200,6 +200,13 @@ pub enum Segment {
         /// Fixed width, or none.
         width: Option<u16>,
     },
+    /// Text or bytes after their length, a big-endian unsigned integer of `length` bytes.
+    Counted {
+        /// The field.
+        field: usize,
+        /// The length's width: 1, 2 or 4 bytes.
+        length: u8,
+    },
     /// The same bytes in every key.
     Literal(Vec<u8>),
 }
@@ -212,7 +219,8 @@ impl Segment {
             | Segment::Int { field, .. }
             | Segment::Stamp { field, .. }
             | Segment::Decimal { field, .. }
-            | Segment::Text { field, .. } => Some(field),
+            | Segment::Text { field, .. }
+            | Segment::Counted { field, .. } => Some(field),
             Segment::Literal(_) => None,
         }
     }
@@ -236,13 +244,14 @@ impl Segment {
             Segment::Stamp { form: Form::Digits, .. } => Some(19),
             Segment::Decimal { width, .. } => width.map(usize::from),
             Segment::Text { width, .. } => width.map(usize::from),
+            Segment::Counted { .. } => None,
             Segment::Literal(b) => Some(b.len()),
         }
     }
 
     /// Whether its end is found only by what follows it.
-    fn delimited(&self) -> bool {
-        self.width().is_none()
+    pub fn delimited(&self) -> bool {
+        self.width().is_none() && !matches!(self, Segment::Counted { .. })
     }
 }
 
@@ -427,6 +436,26 @@ impl Key {
                     }
                     out.extend_from_slice(b);
                 }
+                Segment::Counted { field, length } => {
+                    let f = &self.fields[*field];
+                    let Value::Bytes(b) = values[*field] else {
+                        return Err(Error::OutOfRange {
+                            field: f.name.clone(),
+                            value: format!("{:?}", values[*field]),
+                            allowed: "bytes".into(),
+                        });
+                    };
+                    let n = usize::from(*length);
+                    if n < 8 && b.len() >> (8 * n) != 0 {
+                        return Err(Error::OutOfRange {
+                            field: f.name.clone(),
+                            value: format!("{} bytes", b.len()),
+                            allowed: format!("at most {} bytes", (1u64 << (8 * n)) - 1),
+                        });
+                    }
+                    out.extend_from_slice(&(b.len() as u64).to_be_bytes()[8 - n..]);
+                    out.extend_from_slice(b);
+                }
                 Segment::Literal(b) => out.extend_from_slice(b),
             }
         }
@@ -551,6 +580,18 @@ impl Key {
                     at += part.len();
                     values[*field] = Some(Owned::Bytes(part.to_vec()));
                 }
+                Segment::Counted { field, length } => {
+                    let n = usize::from(*length);
+                    let head = take(n, &format!("the length of {}", name(*field)))?;
+                    let mut buf = [0u8; 8];
+                    buf[8 - n..].copy_from_slice(head);
+                    let len = u64::from_be_bytes(buf) as usize;
+                    let part = rest[n..].get(..len).ok_or_else(|| {
+                        self.malformed(format!("{} needs {len} bytes, {} left", name(*field), rest.len() - n))
+                    })?;
+                    at += n + len;
+                    values[*field] = Some(Owned::Bytes(part.to_vec()));
+                }
                 Segment::Literal(b) => {
                     if !rest.starts_with(b) {
                         let what = if self.segments[..i].iter().any(Segment::delimited) {
@@ -644,7 +685,7 @@ impl Key {
 }
 
 /// Writes a salt for field value `v`; whether it wrote anything.
-fn write_salt(size: SaltSize, form: Form, v: i128, out: &mut Vec<u8>) -> bool {
+pub(crate) fn write_salt(size: SaltSize, form: Form, v: i128, out: &mut Vec<u8>) -> bool {
     // The field as a Java long: an unsigned 64-bit id keeps its bits.
     let h = seed_hash(v as i64);
     match (size, form) {

@@ -2,11 +2,14 @@
 //! TOML with every error naming the dotted path of the field at fault, and the seed designs'
 //! keys as the first descriptions ([`seeds`]).
 
+pub mod emit;
+mod entity;
 pub mod key;
 pub mod seeds;
 
 use crate::workload::Error;
 use crate::workload::locate;
+pub use entity::{Entity, FieldKind};
 use key::{Field, Form, Key, Kind, Owned, SaltSize, Segment};
 use serde::Deserialize;
 use std::path::Path;
@@ -34,6 +37,7 @@ pub struct RawSegment {
     form: Option<String>,
     separator: Option<String>,
     bytes: Option<i64>,
+    length: Option<i64>,
     signed: Option<bool>,
     order: Option<String>,
     width: Option<i64>,
@@ -52,39 +56,133 @@ struct KeyOnly {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawDesign {
-    tables: std::collections::BTreeMap<String, RawTable>,
+    tables: Ordered<RawTable>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTable {
     name: Option<String>,
+    families: Option<Vec<String>>,
+    entity: Option<String>,
     key: Option<Vec<RawSegment>>,
-    rows: Option<std::collections::BTreeMap<String, RawRows>>,
+    cells: Option<Vec<RawCell>>,
+    rows: Option<Ordered<RawRows>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRows {
+    entity: Option<String>,
     key: Vec<RawSegment>,
+    cells: Option<Vec<RawCell>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCell {
+    family: String,
+    qualifier: toml::Value,
+    value: toml::Value,
+    timestamp: Option<String>,
+}
+
+/// A TOML table's entries in the file's order (a design's tables are made in that order).
+struct Ordered<T>(Vec<(String, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Entries<T> {
+            type Value = Ordered<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Ordered<T>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = m.next_entry::<String, T>()? {
+                    out.push(entry);
+                }
+                Ok(Ordered(out))
+            }
+        }
+        d.deserialize_map(Entries(std::marker::PhantomData))
+    }
 }
 
 /// A design: its tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Design {
-    /// The tables, by their ids in the file.
+    /// The tables, in the file's order.
     pub tables: Vec<Table>,
 }
 
-/// A table of a design: its HBase name and the kinds of rows it holds.
+/// A table of a design: its HBase name, its families and the kinds of rows it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Table {
     /// Its id in the design (`tables.<id>`).
     pub id: String,
     /// Its name in HBase, namespace included (`weibo:content`).
     pub name: String,
-    /// Its kinds of rows, each with its key: one named after the table, or those of `rows`.
-    pub rows: Vec<(String, Key)>,
+    /// Its column families, in the file's order.
+    pub families: Vec<String>,
+    /// Its kinds of rows: one named after the table, or those of `rows`.
+    pub rows: Vec<Rows>,
+}
+
+/// One kind of rows of a table: its key, and what makes its rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rows {
+    /// Its name: the table's id, or its name under `rows`.
+    pub name: String,
+    /// Its row key.
+    pub key: Key,
+    /// The entity each of whose instances makes one row; none for a key declared alone.
+    pub entity: Option<Entity>,
+    /// The cells of each row.
+    pub cells: Vec<Cell>,
+}
+
+/// A cell of a row: where it goes, and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    /// Its family.
+    pub family: String,
+    /// Its qualifier.
+    pub qualifier: Part,
+    /// Its value.
+    pub value: Part,
+    /// The entity's field that stamps it; none for the time of the write.
+    pub timestamp: Option<usize>,
+}
+
+/// A qualifier or a value: bytes made of the entity's fields, or another row's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// Segments over the entity's fields, as a key's are (literals alone give fixed bytes).
+    Segments(Key),
+    /// The key the entity's row of another kind has (`{ key = "TABLE" }` or `"TABLE.ROWS"`).
+    Row {
+        /// The table's id.
+        table: String,
+        /// Its kind of rows.
+        rows: String,
+    },
+}
+
+impl Part {
+    /// The bytes every cell gets, when the part is literals alone.
+    pub fn fixed(&self) -> Option<Vec<u8>> {
+        let Part::Segments(k) = self else { return None };
+        k.segments
+            .iter()
+            .map(|s| match s {
+                Segment::Literal(b) => Some(b.clone()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|parts| parts.concat())
+    }
 }
 
 impl Design {
@@ -95,15 +193,60 @@ impl Design {
     }
 
     fn from_raw(raw: &RawDesign) -> Result<Design, Invalid> {
-        let mut tables = Vec::new();
-        for (id, t) in &raw.tables {
+        let mut tables: Vec<Table> = Vec::new();
+        let mut names: Vec<(&str, String)> = Vec::new();
+        let mut cells_at: Vec<Vec<String>> = Vec::new();
+        for (id, t) in &raw.tables.0 {
             let path = format!("tables.{id}");
+            field_name(&path, id)?;
             let name = t.name.clone().unwrap_or_else(|| id.clone());
+            table_name(&format!("{path}.name"), &name)?;
+            if let Some((other, _)) = names.iter().find(|(_, n)| *n == name) {
+                return bad(
+                    &format!("{path}.name"),
+                    format!("table {name:?} is also tables.{other}'s name"),
+                );
+            }
+            names.push((id, name.clone()));
+            let families = families(&format!("{path}.families"), t.families.as_deref())?;
             let rows = match (&t.key, &t.rows) {
-                (Some(key), None) => vec![(id.clone(), parse_key(id, &format!("{path}.key"), key)?)],
-                (None, Some(rows)) if !rows.is_empty() => rows
+                (Some(key), None) => vec![rows_of(
+                    id,
+                    &path,
+                    &families,
+                    t.entity.as_deref(),
+                    key,
+                    t.cells.as_deref(),
+                    ("", ""),
+                )?],
+                (None, Some(rows)) if !rows.0.is_empty() => rows
+                    .0
                     .iter()
-                    .map(|(r, raw)| Ok((r.clone(), parse_key(r, &format!("{path}.rows.{r}.key"), &raw.key)?)))
+                    .map(|(r, raw)| {
+                        let at = format!("{path}.rows.{r}");
+                        field_name(&at, r)?;
+                        // The table's entity and cells are every kind's, unless it has its own.
+                        let (entity, inherited_entity) = match &raw.entity {
+                            Some(e) => (Some(e.as_str()), false),
+                            None => (t.entity.as_deref(), t.entity.is_some()),
+                        };
+                        let (cells, inherited_cells) = match &raw.cells {
+                            Some(c) => (Some(c.as_slice()), false),
+                            None => (t.cells.as_deref(), t.cells.is_some()),
+                        };
+                        rows_of(
+                            r,
+                            &at,
+                            &families,
+                            entity,
+                            &raw.key,
+                            cells,
+                            (
+                                if inherited_entity { path.as_str() } else { at.as_str() },
+                                if inherited_cells { path.as_str() } else { at.as_str() },
+                            ),
+                        )
+                    })
                     .collect::<Result<_, Invalid>>()?,
                 (Some(_), Some(_)) => {
                     return bad(
@@ -113,13 +256,71 @@ impl Design {
                 }
                 (None, _) => return bad(&path, "a table needs a key, or rows each with its own"),
             };
+            if let Some(f) = families
+                .iter()
+                .find(|f| !rows.iter().any(|r| r.cells.iter().any(|c| &c.family == *f)))
+                && rows.iter().any(|r| r.entity.is_some())
+            {
+                return bad(
+                    &format!("{path}.families"),
+                    format!("family {f} is declared but no cell is written into it"),
+                );
+            }
+            cells_at.push(match &t.rows {
+                Some(rs) if t.key.is_none() => {
+                    rs.0.iter()
+                        .map(|(r, raw)| match raw.cells {
+                            Some(_) => format!("{path}.rows.{r}.cells"),
+                            None => format!("{path}.cells"),
+                        })
+                        .collect()
+                }
+                _ => vec![format!("{path}.cells")],
+            });
             tables.push(Table {
                 id: id.clone(),
                 name,
+                families,
                 rows,
             });
         }
-        Ok(Design { tables })
+        let design = Design { tables };
+        design.check_references(&cells_at)?;
+        Ok(design)
+    }
+
+    /// Every `{ key = ... }` names rows of this design whose key the entity can make;
+    /// `cells_at[t][r]` is where rows `r` of table `t` declare their cells.
+    fn check_references(&self, cells_at: &[Vec<String>]) -> Result<(), Invalid> {
+        for (t, at_t) in self.tables.iter().zip(cells_at) {
+            for (r, cells_at) in t.rows.iter().zip(at_t) {
+                let Some(entity) = r.entity else { continue };
+                for (ci, c) in r.cells.iter().enumerate() {
+                    for (what, part) in [("qualifier", &c.qualifier), ("value", &c.value)] {
+                        let Part::Row { table, rows } = part else { continue };
+                        let at = format!("{cells_at}[{}].{what}.key", ci + 1);
+                        let named = if table == rows {
+                            table.clone()
+                        } else {
+                            format!("{table}.{rows}")
+                        };
+                        let key = self.named_key(&named).map_err(|e| (at.clone(), e))?;
+                        if let Some(f) = key.fields.iter().find(|f| entity.field(&f.name).is_none()) {
+                            return bad(
+                                &at,
+                                format!(
+                                    "the key of {named} needs field {}, which entity {} does not have ({})",
+                                    f.name,
+                                    entity.name(),
+                                    entity.field_names()
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Reads a design file: an error is one line naming the file, line, column and field.
@@ -152,13 +353,13 @@ impl Design {
         let kinds = || {
             t.rows
                 .iter()
-                .map(|(r, _)| format!("{table}.{r}"))
+                .map(|r| format!("{table}.{}", r.name))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         if !name.contains('.') {
             return match &t.rows[..] {
-                [(_, k)] => Ok(k),
+                [r] => Ok(&r.key),
                 _ => Err(format!(
                     "table {table} holds several kinds of rows: name one ({})",
                     kinds()
@@ -167,20 +368,286 @@ impl Design {
         }
         t.rows
             .iter()
-            .find(|(r, _)| r == rows)
-            .map(|(_, k)| k)
+            .find(|r| r.name == rows)
+            .map(|r| &r.key)
             .ok_or_else(|| format!("table {table} has no rows {rows:?} ({})", kinds()))
     }
 
     /// The key of row kind `rows` of table `table`.
     pub fn key(&self, table: &str, rows: &str) -> Option<&Key> {
         let t = self.tables.iter().find(|t| t.id == table)?;
-        t.rows.iter().find(|(r, _)| r == rows).map(|(_, k)| k)
+        t.rows.iter().find(|r| r.name == rows).map(|r| &r.key)
     }
 }
 
 fn bad<T>(path: &str, message: impl Into<String>) -> Result<T, Invalid> {
     Err((path.to_string(), message.into()))
+}
+
+/// The word a segment is written with.
+fn kind_name(s: &Segment) -> &'static str {
+    match s {
+        Segment::Salt { .. } => "salt",
+        Segment::Int { .. } => "int",
+        Segment::Stamp { .. } => "stamp",
+        Segment::Decimal { .. } => "decimal",
+        Segment::Text { .. } | Segment::Counted { .. } => "text",
+        Segment::Literal(_) => "literal",
+    }
+}
+
+/// Every field `key` (at `path`) writes is one of `entity`'s, of the kind its segment writes.
+fn bound_to(key: &Key, path: &str, entity: Entity) -> Result<(), Invalid> {
+    for (i, s) in key.segments.iter().enumerate() {
+        let Some(f) = s.field() else { continue };
+        let field = &key.fields[f];
+        let at = format!("{path}[{}].{}", i + 1, kind_name(s));
+        let Some(e) = entity.field(&field.name) else {
+            return bad(
+                &at,
+                format!(
+                    "entity {} has no field {} (fields: {})",
+                    entity.name(),
+                    field.name,
+                    entity.field_names()
+                ),
+            );
+        };
+        let has = entity.fields()[e].1;
+        match (field.kind, has) {
+            (Kind::Int { .. }, FieldKind::Bytes) if !matches!(s, Segment::Salt { .. }) => {
+                return bad(
+                    &at,
+                    format!(
+                        "field {} of entity {} is text: a {} segment writes integers (text writes bytes)",
+                        field.name,
+                        entity.name(),
+                        kind_name(s)
+                    ),
+                );
+            }
+            (Kind::Bytes, FieldKind::Int) => {
+                return bad(
+                    &at,
+                    format!(
+                        "field {} of entity {} is an integer: a text segment writes bytes (int, decimal or stamp write integers)",
+                        field.name,
+                        entity.name()
+                    ),
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A table's HBase name: `[namespace:]qualifier`, of the characters HBase allows.
+fn table_name(path: &str, name: &str) -> Result<(), Invalid> {
+    let legal = |part: &str| {
+        !part.is_empty()
+            && !part.starts_with(['.', '-'])
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+    };
+    let ok = match name.split_once(':') {
+        Some((ns, q)) => legal(ns) && legal(q) && !ns.contains(['.', '-']),
+        None => legal(name),
+    };
+    if !ok || name.len() > 255 {
+        return bad(
+            path,
+            format!(
+                "{name:?} is not an HBase table name ([namespace:]name of letters, digits, '_', '-' and '.', not starting with '.' or '-')"
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// A table's families: names HBase accepts, each once.
+fn families(path: &str, raw: Option<&[String]>) -> Result<Vec<String>, Invalid> {
+    let raw = raw.unwrap_or_default();
+    let mut out: Vec<String> = Vec::new();
+    for (i, f) in raw.iter().enumerate() {
+        let at = format!("{path}[{}]", i + 1);
+        let legal = !f.is_empty()
+            && !f.starts_with('.')
+            && f.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+        if !legal {
+            return bad(
+                &at,
+                format!("{f:?} is not a family name (letters, digits, '_', '-' and '.', not starting with '.')"),
+            );
+        }
+        if out.contains(f) {
+            return bad(&at, format!("family {f} is declared twice"));
+        }
+        out.push(f.clone());
+    }
+    Ok(out)
+}
+
+/// One kind of rows: `key` at `{path}.key`; its entity and cells, where `at` (entity's,
+/// cells') says they were written.
+fn rows_of(
+    name: &str,
+    path: &str,
+    families: &[String],
+    entity: Option<&str>,
+    key: &[RawSegment],
+    cells: Option<&[RawCell]>,
+    at: (&str, &str),
+) -> Result<Rows, Invalid> {
+    let key_at = format!("{path}.key");
+    let key = parse_key(name, &key_at, key)?;
+    let (entity_at, cells_at) = (
+        if at.0.is_empty() { path } else { at.0 },
+        if at.1.is_empty() { path } else { at.1 },
+    );
+    let Some(entity) = entity else {
+        if cells.is_some() {
+            return bad(
+                &format!("{cells_at}.cells"),
+                format!(
+                    "cells need the entity that makes the rows (entity = one of {})",
+                    Entity::names()
+                ),
+            );
+        }
+        return Ok(Rows {
+            name: name.to_string(),
+            key,
+            entity: None,
+            cells: Vec::new(),
+        });
+    };
+    let Some(entity) = Entity::parse(entity) else {
+        return bad(
+            &format!("{entity_at}.entity"),
+            format!("{entity:?} is not an entity ({})", Entity::names()),
+        );
+    };
+    bound_to(&key, &key_at, entity)?;
+    let cells = match cells {
+        Some(c) if !c.is_empty() => c,
+        _ => {
+            return bad(
+                &format!("{cells_at}.cells"),
+                format!("rows of entity {} need at least one cell", entity.name()),
+            );
+        }
+    };
+    let mut out: Vec<Cell> = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        let at = format!("{cells_at}.cells[{}]", i + 1);
+        if !families.contains(&c.family) {
+            let declared = if families.is_empty() {
+                "the table declares none (families = [...])".to_string()
+            } else {
+                format!("declared: {}", families.join(", "))
+            };
+            return bad(
+                &format!("{at}.family"),
+                format!("family {:?} is not one of the table's families ({declared})", c.family),
+            );
+        }
+        let qualifier = part(&format!("{at}.qualifier"), "qualifier", &c.qualifier, entity)?;
+        let value = part(&format!("{at}.value"), "value", &c.value, entity)?;
+        let timestamp = match &c.timestamp {
+            None => None,
+            Some(f) => match entity.field(f) {
+                Some(i) if entity.fields()[i].1 == FieldKind::Int => Some(i),
+                Some(_) => {
+                    return bad(
+                        &format!("{at}.timestamp"),
+                        format!("field {f} of entity {} is text, not epoch milliseconds", entity.name()),
+                    );
+                }
+                None => {
+                    return bad(
+                        &format!("{at}.timestamp"),
+                        format!(
+                            "entity {} has no field {f} (fields: {})",
+                            entity.name(),
+                            entity.field_names()
+                        ),
+                    );
+                }
+            },
+        };
+        if let Some(q) = qualifier.fixed()
+            && let Some(j) = out
+                .iter()
+                .position(|o| o.family == c.family && o.qualifier.fixed().as_ref() == Some(&q))
+        {
+            return bad(
+                &format!("{at}.qualifier"),
+                format!(
+                    "cell {} already writes {}:{}",
+                    j + 1,
+                    c.family,
+                    crate::keys::to_string_binary(&q)
+                ),
+            );
+        }
+        out.push(Cell {
+            family: c.family.clone(),
+            qualifier,
+            value,
+            timestamp,
+        });
+    }
+    Ok(Rows {
+        name: name.to_string(),
+        key,
+        entity: Some(entity),
+        cells: out,
+    })
+}
+
+/// A qualifier or a value as written at `path`: a string (its bytes), segments over the
+/// entity's fields, or `{ key = "TABLE[.ROWS]" }`.
+fn part(path: &str, what: &str, raw: &toml::Value, entity: Entity) -> Result<Part, Invalid> {
+    let shapes = format!(
+        "a {what} is a string, a list of segments over the entity's fields, or {{ key = \"TABLE\" }} (the key of another table's row)"
+    );
+    match raw {
+        toml::Value::String(s) => Ok(Part::Segments(Key {
+            name: path.to_string(),
+            fields: Vec::new(),
+            segments: if s.is_empty() {
+                Vec::new()
+            } else {
+                vec![Segment::Literal(s.clone().into_bytes())]
+            },
+        })),
+        toml::Value::Array(_) => {
+            let segments: Vec<RawSegment> = raw
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| (path.to_string(), e.message().trim().replace('\n', " ")))?;
+            let key = parse_key(path, path, &segments)?;
+            bound_to(&key, path, entity)?;
+            Ok(Part::Segments(key))
+        }
+        toml::Value::Table(t) => {
+            if let Some(other) = t.keys().find(|k| *k != "key") {
+                return bad(&format!("{path}.{other}"), shapes);
+            }
+            let Some(toml::Value::String(named)) = t.get("key") else {
+                return bad(path, shapes);
+            };
+            let (table, rows) = named.split_once('.').unwrap_or((named, named));
+            Ok(Part::Row {
+                table: table.to_string(),
+                rows: rows.to_string(),
+            })
+        }
+        _ => bad(path, shapes),
+    }
 }
 
 fn field_name(path: &str, name: &str) -> Result<String, Invalid> {
@@ -232,7 +699,7 @@ const ATTRIBUTES: [(&str, &[&str]); 7] = [
     ("int", &["bytes", "signed"]),
     ("stamp", &["order", "form"]),
     ("decimal", &["width", "type", "min", "max"]),
-    ("text", &["width"]),
+    ("text", &["width", "length"]),
     ("literal", &[]),
     ("hex", &[]),
 ];
@@ -259,6 +726,7 @@ impl RawSegment {
             ("signed", self.signed.is_some()),
             ("order", self.order.is_some()),
             ("width", self.width.is_some()),
+            ("length", self.length.is_some()),
             ("type", self.kind.is_some()),
             ("min", self.min.is_some()),
             ("max", self.max.is_some()),
@@ -469,7 +937,22 @@ pub fn parse_key(name: &str, path: &str, raw: &[RawSegment]) -> Result<Key, Inva
                     }
                 };
                 let field = field_of(r.text.as_deref().unwrap_or_default(), Some(Kind::Bytes), true)?;
-                Segment::Text { field, width }
+                match r.length {
+                    None => Segment::Text { field, width },
+                    Some(_) if width.is_some() => {
+                        return bad(
+                            &format!("{at}.length"),
+                            "a text has a width or a length before it, not both",
+                        );
+                    }
+                    Some(n @ (1 | 2 | 4)) => Segment::Counted { field, length: n as u8 },
+                    Some(n) => {
+                        return bad(
+                            &format!("{at}.length"),
+                            format!("a text's length is written in 1, 2 or 4 bytes, got {n}"),
+                        );
+                    }
+                }
             }
             "literal" | "hex" => {
                 let bytes = match (&r.literal, &r.hex) {
@@ -509,7 +992,7 @@ pub fn parse_key(name: &str, path: &str, raw: &[RawSegment]) -> Result<Key, Inva
     }
     // A segment without a width ends where the literal after it starts, or at the key's end.
     for (i, s) in segments.iter().enumerate() {
-        if s.width().is_some() {
+        if !s.delimited() {
             continue;
         }
         let at = format!("{path}[{}]", i + 1);
@@ -635,5 +1118,164 @@ mod tests {
                 "an int is 1 to 8 bytes, got 12".to_string()
             )
         );
+    }
+
+    /// Every error of families, entities and cells names the field at fault and says what
+    /// is allowed.
+    #[test]
+    fn malformed_cells_name_the_field_at_fault() {
+        let ok = r#"
+            [tables.t]
+            families = ["f"]
+            entity = "post"
+            key = [{ int = "uid" }, { stamp = "stamp" }]
+            cells = [{ family = "f", qualifier = "q", value = [{ text = "content" }], timestamp = "stamp" }]
+        "#;
+        Design::parse(ok).unwrap();
+        let cases: &[(&str, &str, &str, &str)] = &[
+            (
+                "entity = \"post\"",
+                "entity = \"tweet\"",
+                "tables.t.entity",
+                "is not an entity",
+            ),
+            (
+                "families = [\"f\"]",
+                "families = [\"f\", \"f\"]",
+                "tables.t.families[2]",
+                "declared twice",
+            ),
+            (
+                "families = [\"f\"]",
+                "families = [\".f\"]",
+                "tables.t.families[1]",
+                "not a family name",
+            ),
+            (
+                "families = [\"f\"]",
+                "families = [\"f\", \"g\"]",
+                "tables.t.families",
+                "family g is declared but no cell",
+            ),
+            (
+                "family = \"f\"",
+                "family = \"g\"",
+                "tables.t.cells[1].family",
+                "not one of the table's families",
+            ),
+            (
+                "{ int = \"uid\" }",
+                "{ int = \"userid\" }",
+                "tables.t.key[1].int",
+                "entity post has no field userid",
+            ),
+            (
+                "{ int = \"uid\" }",
+                "{ int = \"content\" }",
+                "tables.t.key[1].int",
+                "is text",
+            ),
+            (
+                "{ text = \"content\" }",
+                "{ text = \"stamp\" }",
+                "tables.t.cells[1].value[1].text",
+                "is an integer",
+            ),
+            (
+                "timestamp = \"stamp\"",
+                "timestamp = \"content\"",
+                "tables.t.cells[1].timestamp",
+                "is text",
+            ),
+            (
+                "timestamp = \"stamp\"",
+                "timestamp = \"when\"",
+                "tables.t.cells[1].timestamp",
+                "has no field when",
+            ),
+            (
+                "value = [{ text = \"content\" }]",
+                "value = 7",
+                "tables.t.cells[1].value",
+                "a value is a string",
+            ),
+            (
+                "value = [{ text = \"content\" }]",
+                "value = { key = \"nope\" }",
+                "tables.t.cells[1].value.key",
+                "no table \"nope\"",
+            ),
+            (
+                "value = [{ text = \"content\" }]",
+                "value = { row = \"t\" }",
+                "tables.t.cells[1].value.row",
+                "a value is a string",
+            ),
+            (
+                "value = [{ text = \"content\" }]",
+                "value = [{ text = \"content\", length = 3 }]",
+                "tables.t.cells[1].value[1].length",
+                "1, 2 or 4 bytes",
+            ),
+            (
+                "value = [{ text = \"content\" }]",
+                "value = [{ text = \"content\", length = 4, width = 2 }]",
+                "tables.t.cells[1].value[1].length",
+                "not both",
+            ),
+            (
+                "value = [{ text = \"content\" }]",
+                "value = [{ txt = \"content\" }]",
+                "tables.t.cells[1].value",
+                "unknown field `txt`",
+            ),
+            (
+                "cells = [{",
+                "cells = [{ family = \"f\", qualifier = \"q\", value = \"v\" }, {",
+                "tables.t.cells[2].qualifier",
+                "cell 1 already writes f:q",
+            ),
+            ("entity = \"post\"\n", "", "tables.t.cells", "cells need the entity"),
+            (
+                "cells = [{ family = \"f\", qualifier = \"q\", value = [{ text = \"content\" }], timestamp = \"stamp\" }]",
+                "cells = []",
+                "tables.t.cells",
+                "at least one cell",
+            ),
+            (
+                "[tables.t]",
+                "[tables.t]\nname = \"a:b:c\"",
+                "tables.t.name",
+                "not an HBase table name",
+            ),
+        ];
+        for (from, to, at, says) in cases {
+            assert!(ok.contains(from), "{from}");
+            let (path, message) = Design::parse(&ok.replacen(from, to, 1)).unwrap_err();
+            assert_eq!((path.as_str(), message.contains(says)), (*at, true), "{to}: {message}");
+        }
+        // A key another table's cells name must be one the entity can make.
+        let (path, message) = Design::parse(
+            r#"
+            [tables.a]
+            families = ["f"]
+            entity = "post"
+            key = [{ int = "uid" }]
+            cells = [{ family = "f", qualifier = "k", value = { key = "b" } }]
+            [tables.b]
+            key = [{ int = "reader" }]
+            "#,
+        )
+        .unwrap_err();
+        assert_eq!(path, "tables.a.cells[1].value.key");
+        assert!(
+            message.contains("needs field reader, which entity post does not have"),
+            "{message}"
+        );
+        // Two tables of one name.
+        let (path, _) =
+            Design::parse("[tables.a]\nkey = [{ int = \"x\" }]\n[tables.b]\nname = \"a\"\nkey = [{ int = \"x\" }]\n")
+                .unwrap_err();
+        assert_eq!(path, "tables.b.name");
     }
 }

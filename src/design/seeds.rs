@@ -54,3 +54,26 @@ pub fn key(layout: Layout, opts: KeyOptions) -> Key {
     k.name = layout.name().to_string();
     k
 }
+
+/// The four seed designs as one, in the order of the tables of [`crate::generate::Table::ALL`],
+/// each design's row keys with the workload's key options for it applied.
+pub fn combined(keys: &crate::workload::Keys) -> Design {
+    let mut tables = Vec::new();
+    for (file, opts) in [
+        ("microblog", keys.weibo),
+        ("actions", keys.actions),
+        ("blog", keys.blog),
+        ("series", keys.series),
+    ] {
+        for t in &design(file).tables {
+            let mut t = t.clone();
+            for r in &mut t.rows {
+                let name = std::mem::take(&mut r.key.name);
+                r.key = r.key.with_options(Some(opts.order), Some(opts.salt));
+                r.key.name = name;
+            }
+            tables.push(t);
+        }
+    }
+    Design { tables }
+}

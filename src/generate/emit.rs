@@ -2,6 +2,7 @@
 //! builders: what the loader writes, what the determinism test digests.
 
 use super::{Follow, Generator};
+use crate::design::Entity;
 use crate::schema::{self, actions, blog, microblog, series};
 use crate::store::{Mutation, RowMutation, TableDescriptor};
 
@@ -92,6 +93,7 @@ pub struct Scratch {
     actions: Vec<actions::Action>,
     articles: Vec<blog::Article>,
     points: Vec<series::Point>,
+    gathered: Vec<(usize, RowMutation)>,
 }
 
 impl Generator {
@@ -145,7 +147,9 @@ impl Generator {
     }
 
     /// Every row mutation of user `uid`: its own rows, and the `fans` cells its follows put
-    /// into its followees' relation rows.
+    /// into its followees' relation rows, by the seeds' hand-written codecs. The seed
+    /// descriptions write the same rows ([`Generator::emit_user_described`], held to these
+    /// row for row by a test); the loader takes these until the descriptions cost no more.
     pub fn emit_user(&self, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
         let w = self.workload();
         let plan = self.plan();
@@ -208,6 +212,129 @@ impl Generator {
         self.points(uid, &mut s.points);
         for p in &s.points {
             sink.row(Table::Series, series::mutation(keys.series, p)?)?;
+        }
+        Ok(())
+    }
+
+    /// [`Generator::emit_user`]'s rows made by the design's descriptions, entity by entity
+    /// in [`Entity::ALL`] order; a row keyed by the user's own fields alone (a reader's inbox)
+    /// gathers the cells of all the user's instances of its entity into one mutation.
+    pub fn emit_user_described(&self, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
+        use crate::design::key::Value::{Bytes, Int};
+        let w = self.workload();
+        let plan = self.plan();
+        let e = &*self.emitter;
+        let start = i128::from(w.data.start_ms);
+        let id = i128::from(uid);
+        let gathered = &mut s.gathered;
+        let mut put = |t: usize, row: RowMutation| sink.row(Table::ALL[t], row);
+        // The rows an entity's instances gather cells into go once they are all made.
+        macro_rules! flush {
+            () => {
+                for (t, row) in gathered.drain(..) {
+                    put(t, row)?;
+                }
+            };
+        }
+        macro_rules! emit {
+            ($entity:expr, $values:expr) => {
+                e.emit($entity, $values, gathered, &mut put)?
+            };
+        }
+        if (w.data.follows.is_some() || w.data.posts.is_some()) && e.makes(Entity::User) {
+            let u = self.user(uid);
+            emit!(
+                Entity::User,
+                &[Int(id), Bytes(u.name.as_bytes()), Bytes(u.sex.as_bytes()), Int(start)]
+            );
+            flush!();
+        }
+        self.followees(uid, &mut s.followees, &mut s.seen);
+        if e.makes(Entity::Follow) {
+            for f in &s.followees {
+                emit!(Entity::Follow, &[Int(id), Int(f.target.into()), Int(f.at.into())]);
+            }
+            flush!();
+        }
+        if plan.is_celebrity(uid) && e.makes(Entity::Celebrity) {
+            emit!(
+                Entity::Celebrity,
+                &[Int(id), Int(plan.followers(uid).into()), Int(start)]
+            );
+            flush!();
+        }
+        if w.data.posts.is_some() && e.makes(Entity::Delivery) {
+            let n = u64::from(w.microblog.inbox_versions);
+            for f in &s.followees {
+                if plan.is_celebrity(f.target) {
+                    continue;
+                }
+                let count = self.post_count(f.target);
+                self.post_stamps(f.target, count, n, &mut s.stamps);
+                for &stamp in &s.stamps {
+                    emit!(Entity::Delivery, &[Int(id), Int(f.target.into()), Int(stamp.into())]);
+                }
+            }
+            flush!();
+        }
+        if e.makes(Entity::Post) {
+            let count = self.post_count(uid);
+            self.post_stamps(uid, count, count, &mut s.stamps);
+            for (i, &stamp) in s.stamps.iter().enumerate() {
+                self.post_content(uid, i as u64, &mut s.text);
+                emit!(Entity::Post, &[Int(id), Int(stamp.into()), Bytes(s.text.as_bytes())]);
+            }
+            flush!();
+        }
+        if e.makes(Entity::Action) {
+            self.actions(uid, &s.followees, &mut s.stamps, &mut s.actions);
+            for a in &s.actions {
+                emit!(
+                    Entity::Action,
+                    &[
+                        Int(a.userid.into()),
+                        Int(a.stamp.into()),
+                        Int(a.actionid.into()),
+                        Bytes(a.name.as_bytes()),
+                    ]
+                );
+            }
+            flush!();
+        }
+        if e.makes(Entity::Article) {
+            self.articles(uid, &mut s.articles);
+            for a in &s.articles {
+                emit!(
+                    Entity::Article,
+                    &[
+                        Int(a.article_id.into()),
+                        Int(a.uid.into()),
+                        Int(a.category.into()),
+                        Int(a.post_at.into()),
+                        Int(a.update_at.into()),
+                        Bytes(a.user_name.as_bytes()),
+                        Bytes(a.title.as_bytes()),
+                        Bytes(a.content.as_bytes()),
+                        Bytes(a.category_name.as_bytes()),
+                    ]
+                );
+            }
+            flush!();
+        }
+        if e.makes(Entity::Point) {
+            self.points(uid, &mut s.points);
+            for p in &s.points {
+                emit!(
+                    Entity::Point,
+                    &[
+                        Int(p.userid.into()),
+                        Int(p.time.into()),
+                        Int(p.nanos.into()),
+                        Bytes(&p.value)
+                    ]
+                );
+            }
+            flush!();
         }
         Ok(())
     }

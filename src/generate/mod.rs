@@ -68,6 +68,7 @@ pub struct Generator {
     plan_time: std::time::Duration,
     plan_read: bool,
     texture: Texture,
+    emitter: Arc<crate::design::emit::Emitter>,
 }
 
 /// The texture of `data.compressibility`, found once per ratio.
@@ -129,6 +130,9 @@ impl Generator {
             plan_time: std::time::Duration::ZERO,
             plan_read: false,
             texture: texture(w.data.compressibility),
+            emitter: Arc::new(crate::design::emit::Emitter::new(&crate::design::seeds::combined(
+                &w.keys,
+            ))),
         }
     }
 

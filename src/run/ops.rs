@@ -399,7 +399,7 @@ pub fn error_kind(e: &schema::Error) -> &'static str {
         schema::Error::Store(S::Io(_)) => "io",
         schema::Error::Store(S::Unavailable(_)) => "unavailable",
         schema::Error::Store(S::Denied(_)) => "denied",
-        schema::Error::Key(_) => "key",
+        schema::Error::Key(_) | schema::Error::Design(_) => "key",
         schema::Error::Corrupt { .. } => "corrupt",
     }
 }

@@ -19,6 +19,9 @@ pub enum Error {
     /// A key could not be built or read.
     #[error(transparent)]
     Key(#[from] keys::Error),
+    /// A row of a design could not be built from an entity's fields.
+    #[error(transparent)]
+    Design(#[from] crate::design::key::Error),
     /// A stored row is not what the design writes.
     #[error("table {table}, row {row}: {reason}")]
     Corrupt {

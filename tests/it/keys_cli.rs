@@ -223,7 +223,7 @@ key = [{ decimal = "user", type = "u64" }, { literal = "|" }, { text = "conversa
         ),
         (
             vec!["keys", "encode", "nope", "--design", d, "a=1"],
-            format!("{d}: no table \"nope\" in the design (tables: index, messages)"),
+            format!("{d}: no table \"nope\" in the design (tables: messages, index)"),
         ),
         (
             vec!["keys", "encode", "index", "--design", d, "a=1"],

@@ -1,0 +1,724 @@
+//! A design's rows made from the generator's entities: for each instance of an entity, the
+//! rows of every kind that names it, in the design's order, with keys, qualifiers and values
+//! encoded from the instance's fields.
+
+use super::key::{self, Form, Key, Kind, SaltSize, Segment, Value};
+use super::{Design, Entity, Part};
+use crate::store::{Mutation, RowMutation};
+
+/// What a design makes of each entity, ready to encode.
+#[derive(Debug, Clone)]
+pub struct Emitter {
+    /// Per entity (in [`Entity::ALL`] order), the kinds of rows it makes.
+    makers: [Vec<Maker>; 8],
+    /// The design's table names, by position.
+    tables: Vec<String>,
+}
+
+/// One kind of rows of one table.
+#[derive(Debug, Clone)]
+struct Maker {
+    table: usize,
+    key: Encoder,
+    cells: Vec<CellMaker>,
+    /// Whether its key is made of the user's own fields alone: one row per user, gathering
+    /// every instance's cells.
+    gathers: bool,
+}
+
+#[derive(Debug, Clone)]
+struct CellMaker {
+    family: String,
+    qualifier: Bytes,
+    value: Bytes,
+    timestamp: Option<usize>,
+}
+
+/// A qualifier or a value: the same bytes for every cell, encoded from the fields, or the
+/// same as the cell's qualifier.
+#[derive(Debug, Clone)]
+enum Bytes {
+    Fixed(Vec<u8>),
+    /// One field's bytes as they are (a text segment alone), of `width` when it has one.
+    Copy(usize, Option<usize>),
+    Encoded(Encoder),
+    Qualifier,
+}
+
+/// A key over an entity's fields compiled for the emitter: each segment with its field's
+/// bounds inline, so that the common case runs without looking anything up, and the key
+/// itself kept to word an error when a value does not fit.
+#[derive(Debug, Clone)]
+struct Encoder {
+    key: Key,
+    ops: Vec<Op>,
+    /// Bytes every encoding has.
+    base: usize,
+    /// The fields whose bytes it copies.
+    copies: Vec<usize>,
+    /// The fields it writes as delimited decimals.
+    decimals: Vec<usize>,
+    /// Where another part of the same instance writes the same bytes: its place among the
+    /// instance's shared encodings, and whether this is the last use (which takes them).
+    slot: Option<(usize, bool)>,
+}
+
+/// The most encodings one instance shares between its parts (the rest are made each time).
+const SLOTS: usize = 4;
+
+/// The encodings an instance's parts share, made once (a follow's two ids: each a row key
+/// in one relation row and a qualifier in the other).
+type Shared = [Option<Vec<u8>>; SLOTS];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Salt {
+        field: usize,
+        size: SaltSize,
+        form: Form,
+        separator: Vec<u8>,
+    },
+    Int {
+        field: usize,
+        bytes: u8,
+        min: i128,
+        max: i128,
+    },
+    Stamp {
+        field: usize,
+        reverse: bool,
+        digits: bool,
+    },
+    Decimal {
+        field: usize,
+        width: Option<u8>,
+        min: i128,
+        max: i128,
+    },
+    Text {
+        field: usize,
+        width: Option<u16>,
+        terminator: Option<u8>,
+    },
+    Counted {
+        field: usize,
+        length: u8,
+    },
+    Literal(Vec<u8>),
+}
+
+impl Encoder {
+    fn new(key: Key) -> Encoder {
+        let mut base = 0;
+        let mut copies = Vec::new();
+        let mut decimals = Vec::new();
+        let bounds = |f: usize| match key.fields[f].kind {
+            Kind::Int { min, max } => (min, max),
+            Kind::Bytes => (0, -1),
+        };
+        let mut ops = Vec::with_capacity(key.segments.len());
+        for (i, s) in key.segments.iter().enumerate() {
+            match s {
+                Segment::Text { field, width: None } => copies.push(*field),
+                Segment::Counted { field, length } => {
+                    copies.push(*field);
+                    base += usize::from(*length);
+                }
+                Segment::Decimal { field, width: None } => decimals.push(*field),
+                s => base += s.width().unwrap_or(0),
+            }
+            if let Segment::Salt {
+                size: SaltSize::Off, ..
+            } = s
+            {
+                continue;
+            }
+            ops.push(match s.clone() {
+                Segment::Salt {
+                    field,
+                    size,
+                    form,
+                    separator,
+                } => Op::Salt {
+                    field,
+                    size,
+                    form,
+                    separator,
+                },
+                Segment::Int { field, bytes } => {
+                    let (min, max) = bounds(field);
+                    Op::Int { field, bytes, min, max }
+                }
+                Segment::Stamp { field, order, form } => Op::Stamp {
+                    field,
+                    reverse: order == crate::keys::Order::Reverse,
+                    digits: form == Form::Digits,
+                },
+                Segment::Decimal { field, width } => {
+                    let (mut min, mut max) = bounds(field);
+                    if let Some(w) = width {
+                        min = min.max(0);
+                        max = max.min(10i128.pow(u32::from(w)) - 1);
+                    }
+                    Op::Decimal { field, width, min, max }
+                }
+                Segment::Text { field, width } => Op::Text {
+                    field,
+                    width,
+                    terminator: match (width, key.segments.get(i + 1)) {
+                        (None, Some(Segment::Literal(b))) => b.first().copied(),
+                        _ => None,
+                    },
+                },
+                Segment::Counted { field, length } => Op::Counted { field, length },
+                Segment::Literal(b) => Op::Literal(b),
+            });
+        }
+        Encoder {
+            key,
+            ops,
+            base,
+            copies,
+            decimals,
+            slot: None,
+        }
+    }
+
+    /// [`Encoder::encode`], made once per instance where parts share it.
+    #[inline(always)]
+    fn encode_shared(&self, values: &[Value<'_>], shared: &mut Shared) -> Option<Vec<u8>> {
+        let Some((i, last)) = self.slot else {
+            return self.encode(values);
+        };
+        if shared[i].is_none() {
+            shared[i] = Some(self.encode(values)?);
+        }
+        if last { shared[i].take() } else { shared[i].clone() }
+    }
+
+    /// The encoding of `values`; `None` where the key's own encoder refuses them, which
+    /// [`Encoder::refusal`] then words (errors are large: the hot path carries none).
+    #[inline(always)]
+    fn encode(&self, values: &[Value<'_>]) -> Option<Vec<u8>> {
+        let mut n = self.base;
+        for &f in &self.copies {
+            if let Value::Bytes(b) = values[f] {
+                n += b.len();
+            }
+        }
+        for &f in &self.decimals {
+            if let Value::Int(v) = values[f] {
+                n += usize::from(v < 0) + digits(v.unsigned_abs());
+            }
+        }
+        let mut out = Vec::with_capacity(n);
+        self.fast(values, &mut out)?;
+        Some(out)
+    }
+
+    /// Why the key refuses `values`.
+    #[cold]
+    #[inline(never)]
+    fn refusal(&self, values: &[Value<'_>]) -> key::Error {
+        match self.key.encode(values) {
+            Err(e) => e,
+            Ok(_) => key::Error::Malformed {
+                layout: self.key.name.clone(),
+                reason: "the emitter refused what the key encodes".into(),
+            },
+        }
+    }
+
+    /// Encodes what fits as the key's encoder would; `None` where it would refuse.
+    #[inline(always)]
+    fn fast(&self, values: &[Value<'_>], out: &mut Vec<u8>) -> Option<()> {
+        let int = |f: usize| match values.get(f)? {
+            Value::Int(v) => Some(*v),
+            Value::Bytes(_) => None,
+        };
+        let bytes = |f: usize| match values.get(f)? {
+            Value::Bytes(b) => Some(*b),
+            Value::Int(_) => None,
+        };
+        for op in &self.ops {
+            match op {
+                Op::Salt {
+                    field,
+                    size,
+                    form,
+                    separator,
+                } => {
+                    if key::write_salt(*size, *form, int(*field)?, out) {
+                        out.extend_from_slice(separator);
+                    }
+                }
+                Op::Int { field, bytes, min, max } => {
+                    let v = int(*field)?;
+                    if v < *min || v > *max {
+                        return None;
+                    }
+                    out.extend_from_slice(&v.to_be_bytes()[16 - usize::from(*bytes)..]);
+                }
+                Op::Stamp { field, reverse, digits } => {
+                    let v = int(*field)?;
+                    if !(0..=i128::from(i64::MAX)).contains(&v) {
+                        return None;
+                    }
+                    let stored = if *reverse { i64::MAX - v as i64 } else { v as i64 };
+                    if *digits {
+                        crate::keys::push_padded19(stored, out);
+                    } else {
+                        out.extend_from_slice(&stored.to_be_bytes());
+                    }
+                }
+                Op::Decimal { field, width, min, max } => {
+                    let v = int(*field)?;
+                    if v < *min || v > *max {
+                        return None;
+                    }
+                    match width {
+                        None if v >= i128::from(i64::MIN) && v <= i128::from(i64::MAX) => {
+                            crate::keys::push_decimal(v as i64, out)
+                        }
+                        None => crate::keys::push_decimal(v as u64, out),
+                        Some(w) => {
+                            let start = out.len();
+                            crate::keys::push_decimal(v as u64, out);
+                            let len = out.len() - start;
+                            out.splice(start..start, std::iter::repeat_n(b'0', usize::from(*w) - len));
+                        }
+                    }
+                }
+                Op::Text {
+                    field,
+                    width,
+                    terminator,
+                } => {
+                    let b = bytes(*field)?;
+                    if width.is_some_and(|w| b.len() != usize::from(w)) || terminator.is_some_and(|t| b.contains(&t)) {
+                        return None;
+                    }
+                    out.extend_from_slice(b);
+                }
+                Op::Counted { field, length } => {
+                    let b = bytes(*field)?;
+                    let n = usize::from(*length);
+                    if n < 8 && b.len() >> (8 * n) != 0 {
+                        return None;
+                    }
+                    out.extend_from_slice(&(b.len() as u64).to_be_bytes()[8 - n..]);
+                    out.extend_from_slice(b);
+                }
+                Op::Literal(b) => match b[..] {
+                    [one] => out.push(one),
+                    _ => out.extend_from_slice(b),
+                },
+            }
+        }
+        Some(())
+    }
+}
+
+impl Bytes {
+    fn of(part: &Part, design: &Design, entity: Entity) -> Bytes {
+        if let Some(fixed) = part.fixed() {
+            return Bytes::Fixed(fixed);
+        }
+        match part {
+            Part::Segments(k) if matches!(k.segments[..], [Segment::Text { .. }]) => {
+                let Segment::Text { field, width } = k.segments[0] else {
+                    unreachable!("matched above")
+                };
+                let field = entity
+                    .field(&k.fields[field].name)
+                    .expect("fields checked when the design was read");
+                Bytes::Copy(field, width.map(usize::from))
+            }
+            Part::Segments(k) => Bytes::Encoded(Encoder::new(rebind(k, entity))),
+            Part::Row { table, rows } => {
+                let k = design
+                    .key(table, rows)
+                    .expect("references checked when the design was read");
+                Bytes::Encoded(Encoder::new(rebind(k, entity)))
+            }
+        }
+    }
+
+    /// The bytes of `values` (`qualifier`: the cell's, for a value that repeats it); `None`
+    /// where a segment refuses them, which [`Bytes::refusal`] then words.
+    #[inline(always)]
+    fn write(&self, values: &[Value<'_>], qualifier: &[u8], shared: &mut Shared) -> Option<Vec<u8>> {
+        match self {
+            Bytes::Fixed(b) => Some(b.clone()),
+            Bytes::Copy(f, width) => match values[*f] {
+                Value::Bytes(b) if width.is_none_or(|w| w == b.len()) => Some(b.to_vec()),
+                _ => None,
+            },
+            Bytes::Encoded(e) => e.encode_shared(values, shared),
+            Bytes::Qualifier => Some(qualifier.to_vec()),
+        }
+    }
+
+    /// Why the part refuses `values`.
+    #[cold]
+    #[inline(never)]
+    fn refusal(&self, values: &[Value<'_>], entity: Entity) -> key::Error {
+        match self {
+            Bytes::Copy(f, width) => {
+                let (name, _) = entity.fields()[*f];
+                let key = Key {
+                    name: String::new(),
+                    fields: vec![key::Field {
+                        name: name.to_string(),
+                        kind: Kind::Bytes,
+                    }],
+                    segments: vec![Segment::Text {
+                        field: 0,
+                        width: width.map(|w| w as u16),
+                    }],
+                };
+                key.encode(&values[*f..=*f])
+                    .err()
+                    .unwrap_or_else(|| key::Error::Malformed {
+                        layout: name.to_string(),
+                        reason: "refused".into(),
+                    })
+            }
+            Bytes::Encoded(e) => e.refusal(values),
+            Bytes::Fixed(_) | Bytes::Qualifier => {
+                unreachable!("fixed bytes and copies of a qualifier are never refused")
+            }
+        }
+    }
+}
+
+/// Gives the encoders of one entity's makers that write the same bytes a shared slot, in
+/// the order they are used, the last use taking the bytes.
+fn share(makers: &mut [Maker]) {
+    let mut uses: Vec<&mut Encoder> = Vec::new();
+    for m in makers.iter_mut() {
+        uses.push(&mut m.key);
+        for c in &mut m.cells {
+            for b in [&mut c.qualifier, &mut c.value] {
+                if let Bytes::Encoded(e) = b {
+                    uses.push(e);
+                }
+            }
+        }
+    }
+    let same = |a: &Encoder, b: &Encoder| a.key.fields == b.key.fields && a.key.segments == b.key.segments;
+    let mut slots = 0;
+    for i in 0..uses.len() {
+        if uses[i].slot.is_some() || slots == SLOTS {
+            continue;
+        }
+        let later: Vec<usize> = (i + 1..uses.len()).filter(|&j| same(uses[i], uses[j])).collect();
+        let Some(&last) = later.last() else { continue };
+        uses[i].slot = Some((slots, false));
+        for &j in &later {
+            uses[j].slot = Some((slots, j == last));
+        }
+        slots += 1;
+    }
+}
+
+/// Decimal digits of `v`.
+#[inline]
+fn digits(v: u128) -> usize {
+    match u64::try_from(v) {
+        Ok(v) => v.checked_ilog10().map_or(1, |d| d as usize + 1),
+        Err(_) => v.ilog10() as usize + 1,
+    }
+}
+
+/// Whether two parts write the same bytes from the same fields, not being fixed.
+fn same_bytes(a: &Part, b: &Part) -> bool {
+    match (a, b) {
+        (Part::Segments(x), Part::Segments(y)) => {
+            a.fixed().is_none() && x.fields == y.fields && x.segments == y.segments
+        }
+        (Part::Row { .. }, Part::Row { .. }) => a == b,
+        _ => false,
+    }
+}
+
+/// `key` over `entity`'s fields: values are given in the entity's field order.
+fn rebind(key: &Key, entity: Entity) -> Key {
+    let fields = entity
+        .fields()
+        .iter()
+        .map(|(name, _)| match key.field(name) {
+            Some(f) => key.fields[f].clone(),
+            None => key::Field {
+                name: (*name).to_string(),
+                kind: Kind::Bytes,
+            },
+        })
+        .collect();
+    let to = |f: usize| {
+        entity
+            .field(&key.fields[f].name)
+            .expect("fields checked when the design was read")
+    };
+    let segments = key
+        .segments
+        .iter()
+        .map(|s| match s.clone() {
+            Segment::Salt {
+                field,
+                size,
+                form,
+                separator,
+            } => Segment::Salt {
+                field: to(field),
+                size,
+                form,
+                separator,
+            },
+            Segment::Int { field, bytes } => Segment::Int {
+                field: to(field),
+                bytes,
+            },
+            Segment::Stamp { field, order, form } => Segment::Stamp {
+                field: to(field),
+                order,
+                form,
+            },
+            Segment::Decimal { field, width } => Segment::Decimal {
+                field: to(field),
+                width,
+            },
+            Segment::Text { field, width } => Segment::Text {
+                field: to(field),
+                width,
+            },
+            Segment::Counted { field, length } => Segment::Counted {
+                field: to(field),
+                length,
+            },
+            Segment::Literal(b) => Segment::Literal(b),
+        })
+        .collect();
+    Key {
+        name: key.name.clone(),
+        fields,
+        segments,
+    }
+}
+
+impl Emitter {
+    /// The emitter of `design`'s rows.
+    pub fn new(design: &Design) -> Emitter {
+        let mut makers: [Vec<Maker>; 8] = Default::default();
+        for (t, table) in design.tables.iter().enumerate() {
+            for rows in &table.rows {
+                let Some(entity) = rows.entity else { continue };
+                // Gathers where its key is the user's own and no other kind of rows of the
+                // entity goes into the same table (a follow's two relation rows stay apart).
+                let gathers = rows
+                    .key
+                    .fields
+                    .iter()
+                    .all(|f| entity.per_user().contains(&f.name.as_str()))
+                    && table.rows.iter().filter(|r| r.entity == Some(entity)).count() == 1;
+                makers[entity as usize].push(Maker {
+                    gathers,
+                    table: t,
+                    key: Encoder::new(rebind(&rows.key, entity)),
+                    cells: rows
+                        .cells
+                        .iter()
+                        .map(|c| CellMaker {
+                            family: c.family.clone(),
+                            qualifier: Bytes::of(&c.qualifier, design, entity),
+                            // A value written as the qualifier is (`fans:<uid>` = uid) is its copy.
+                            value: if same_bytes(&c.value, &c.qualifier) {
+                                Bytes::Qualifier
+                            } else {
+                                Bytes::of(&c.value, design, entity)
+                            },
+                            timestamp: c.timestamp,
+                        })
+                        .collect(),
+                });
+            }
+        }
+        for m in &mut makers {
+            share(m);
+        }
+        Emitter {
+            makers,
+            tables: design.tables.iter().map(|t| t.name.clone()).collect(),
+        }
+    }
+
+    /// Whether any table takes rows of `entity`.
+    pub fn makes(&self, entity: Entity) -> bool {
+        !self.makers[entity as usize].is_empty()
+    }
+
+    /// The tables, by position, that take rows of `entity`.
+    pub fn tables_of(&self, entity: Entity) -> impl Iterator<Item = usize> + '_ {
+        self.makers[entity as usize].iter().map(|m| m.table)
+    }
+
+    /// The design's table names, by position.
+    pub fn table_names(&self) -> &[String] {
+        &self.tables
+    }
+
+    /// Makes the rows of one instance of `entity`, its field values in the entity's order,
+    /// and hands each to `sink` as (table, row); except that a row whose key is made of the
+    /// user's own fields alone ([`Entity::per_user`]) goes into `gathered`, where the rows
+    /// of the user's other instances add their cells to it: the caller hands those over once
+    /// the user's instances of the entity are all made.
+    #[inline]
+    pub fn emit<E>(
+        &self,
+        entity: Entity,
+        values: &[Value<'_>],
+        gathered: &mut Vec<(usize, RowMutation)>,
+        sink: &mut impl FnMut(usize, RowMutation) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        E: From<key::Error>,
+    {
+        let mut shared: Shared = Default::default();
+        for m in &self.makers[entity as usize] {
+            let Some(row) = m.key.encode_shared(values, &mut shared) else {
+                return Err(m.key.refusal(values).into());
+            };
+            let mut cells = Vec::with_capacity(m.cells.len());
+            for c in &m.cells {
+                let timestamp = c.timestamp.map(|f| match values[f] {
+                    Value::Int(v) => v as i64,
+                    Value::Bytes(_) => unreachable!("a timestamp field is an integer"),
+                });
+                let Some(qualifier) = c.qualifier.write(values, &[], &mut shared) else {
+                    return Err(c.qualifier.refusal(values, entity).into());
+                };
+                let Some(value) = c.value.write(values, &qualifier, &mut shared) else {
+                    return Err(c.value.refusal(values, entity).into());
+                };
+                cells.push(Mutation::Put {
+                    family: c.family.clone(),
+                    qualifier,
+                    timestamp,
+                    value,
+                });
+            }
+            if !m.gathers {
+                sink(m.table, RowMutation::new(row, cells))?;
+            } else if let Some((_, g)) = gathered.iter_mut().find(|(t, g)| *t == m.table && g.row == row) {
+                g.mutations.extend(cells);
+            } else {
+                gathered.push((m.table, RowMutation::new(row, cells)));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_of_one_entity_in_two_tables_and_cells_into_one_row() {
+        let d = Design::parse(
+            r#"
+            [tables.msgs]
+            name = "ns:msgs"
+            families = ["m"]
+            entity = "post"
+            key = [{ salt = "uid", buckets = 4 }, { int = "uid", bytes = 4 }, { stamp = "stamp" }]
+            cells = [
+              { family = "m", qualifier = "t", value = [{ text = "content" }], timestamp = "stamp" },
+              { family = "m", qualifier = [{ literal = "u" }, { decimal = "uid" }], value = "x" },
+            ]
+            [tables.by_user]
+            families = ["i"]
+            entity = "post"
+            key = [{ decimal = "uid" }]
+            cells = [{ family = "i", qualifier = [{ int = "stamp" }], value = { key = "msgs" } }]
+            "#,
+        )
+        .unwrap();
+        let e = Emitter::new(&d);
+        assert!(e.makes(Entity::Post) && !e.makes(Entity::User));
+        let mut out = Vec::new();
+        let mut gathered = Vec::new();
+        let mut sink = |t, row| {
+            out.push((t, row));
+            Ok::<_, key::Error>(())
+        };
+        for stamp in [5, 3] {
+            e.emit(
+                Entity::Post,
+                &[Value::Int(7), Value::Int(stamp), Value::Bytes(b"hi")],
+                &mut gathered,
+                &mut sink,
+            )
+            .unwrap();
+        }
+        out.append(&mut gathered);
+        // Two messages as they come, then the index row of user 7 (keyed by the user's own
+        // field alone) gathering both posts' cells.
+        let rows: Vec<_> = out
+            .iter()
+            .map(|(t, r)| (*t, crate::keys::hex(&r.row), r.mutations.len()))
+            .collect();
+        let salt = format!("{:02x}", crate::keys::seed_hash(7) as u32 % 4);
+        let msg = |stamp: i64| format!("{salt}00000007{}", crate::keys::hex(&(i64::MAX - stamp).to_be_bytes()));
+        assert_eq!(rows, vec![(0, msg(5), 2), (0, msg(3), 2), (1, "37".into(), 2)]);
+        let Mutation::Put {
+            qualifier,
+            value,
+            timestamp,
+            ..
+        } = &out[0].1.mutations[1]
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (qualifier.as_slice(), value.as_slice(), *timestamp),
+            (&b"u7"[..], &b"x"[..], None)
+        );
+        let Mutation::Put { qualifier, value, .. } = &out[2].1.mutations[0] else {
+            panic!()
+        };
+        assert_eq!(qualifier, &5i64.to_be_bytes());
+        assert_eq!(crate::keys::hex(value), msg(5));
+        // One table alone: consecutive rows with one key merge.
+        let d = Design::parse(
+            r#"
+            [tables.inbox]
+            families = ["r"]
+            entity = "delivery"
+            key = [{ decimal = "reader" }]
+            cells = [{ family = "r", qualifier = [{ decimal = "uid" }], value = [{ int = "stamp" }], timestamp = "stamp" }]
+            "#,
+        )
+        .unwrap();
+        let e = Emitter::new(&d);
+        let mut out = Vec::new();
+        let mut gathered = Vec::new();
+        let mut sink = |t, row| {
+            out.push((t, row));
+            Ok::<_, key::Error>(())
+        };
+        for (uid, stamp) in [(2, 10), (2, 9), (3, 4)] {
+            e.emit(
+                Entity::Delivery,
+                &[Value::Int(1), Value::Int(uid), Value::Int(stamp)],
+                &mut gathered,
+                &mut sink,
+            )
+            .unwrap();
+        }
+        assert!(out.is_empty(), "the reader's row gathers until the caller takes it");
+        out.append(&mut gathered);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1.mutations.len(), 3);
+    }
+}
