@@ -335,6 +335,18 @@ impl Key {
         }
     }
 
+    /// The bytes of a text field's value.
+    fn bytes<'v>(&self, field: usize, v: Value<'v>) -> Result<&'v [u8]> {
+        match v {
+            Value::Bytes(b) => Ok(b),
+            Value::Int(_) => Err(Error::OutOfRange {
+                field: self.fields[field].name.clone(),
+                value: format!("{v:?}"),
+                allowed: "bytes".into(),
+            }),
+        }
+    }
+
     fn malformed(&self, reason: String) -> Error {
         Error::Malformed {
             layout: self.name.clone(),
@@ -406,13 +418,7 @@ impl Key {
                 }
                 Segment::Text { field, width } => {
                     let f = &self.fields[*field];
-                    let Value::Bytes(b) = values[*field] else {
-                        return Err(Error::OutOfRange {
-                            field: f.name.clone(),
-                            value: format!("{:?}", values[*field]),
-                            allowed: "bytes".into(),
-                        });
-                    };
+                    let b = self.bytes(*field, values[*field])?;
                     match width {
                         Some(w) if b.len() != usize::from(*w) => {
                             return Err(Error::OutOfRange {
@@ -438,13 +444,7 @@ impl Key {
                 }
                 Segment::Counted { field, length } => {
                     let f = &self.fields[*field];
-                    let Value::Bytes(b) = values[*field] else {
-                        return Err(Error::OutOfRange {
-                            field: f.name.clone(),
-                            value: format!("{:?}", values[*field]),
-                            allowed: "bytes".into(),
-                        });
-                    };
+                    let b = self.bytes(*field, values[*field])?;
                     let n = usize::from(*length);
                     if n < 8 && b.len() >> (8 * n) != 0 {
                         return Err(Error::OutOfRange {
