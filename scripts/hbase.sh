@@ -230,6 +230,10 @@ EOF
        second, not HBase's 4 s, as its own tests set it. -->
   <property><name>hbase.lease.recovery.first.pause</name><value>1000</value></property>
   <property><name>hbase.balancer.period</name><value>86400000</value></property>
+  <!-- A daughter of a split stays unsplittable while any of its store files, compacted ones
+       included (HStore.hasReferences, HBASE-20940), is a reference to its parent: the
+       compacted ones go at the discharger's next pass, every 2 minutes by default. -->
+  <property><name>hbase.hfile.compaction.discharger.interval</name><value>5000</value></property>
   <!-- Secondary region replicas (REGION_REPLICATION > 1) see the primary's flushed files
        within a second: what a TIMELINE read of a secondary can be behind by. -->
   <property><name>hbase.regionserver.storefile.refresh.period</name><value>1000</value></property>
