@@ -11,8 +11,6 @@ use crate::store::{Mutation, RowMutation};
 pub struct Emitter {
     /// Per entity (in [`Entity::ALL`] order), the kinds of rows it makes.
     makers: [Vec<Maker>; 8],
-    /// The design's table names, by position.
-    tables: Vec<String>,
 }
 
 /// One kind of rows of one table.
@@ -546,25 +544,12 @@ impl Emitter {
         for m in &mut makers {
             share(m);
         }
-        Emitter {
-            makers,
-            tables: design.tables.iter().map(|t| t.name.clone()).collect(),
-        }
+        Emitter { makers }
     }
 
     /// Whether any table takes rows of `entity`.
     pub fn makes(&self, entity: Entity) -> bool {
         !self.makers[entity as usize].is_empty()
-    }
-
-    /// The tables, by position, that take rows of `entity`.
-    pub fn tables_of(&self, entity: Entity) -> impl Iterator<Item = usize> + '_ {
-        self.makers[entity as usize].iter().map(|m| m.table)
-    }
-
-    /// The design's table names, by position.
-    pub fn table_names(&self) -> &[String] {
-        &self.tables
     }
 
     /// Makes the rows of one instance of `entity`, its field values in the entity's order,
