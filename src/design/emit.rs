@@ -3,7 +3,9 @@
 //! encoded from the instance's fields.
 
 use super::key::{self, Form, Key, Kind, SaltSize, Segment, Value};
-use super::{Design, Entity, Part};
+use super::{Design, Entity, Fill, Part, Size};
+use crate::generate::rng::{self, Rng, mix};
+use crate::generate::{Texture, Zipf};
 use crate::store::{Mutation, RowMutation};
 
 /// What a design makes of each entity, ready to encode.
@@ -11,6 +13,22 @@ use crate::store::{Mutation, RowMutation};
 pub struct Emitter {
     /// Per entity (in [`Entity::ALL`] order), the kinds of rows it makes.
     makers: [Vec<Maker>; 8],
+    /// What generated values are drawn from.
+    source: Source,
+}
+
+/// The random source of generated values, and their text's texture.
+#[derive(Debug, Clone, Copy)]
+struct Source {
+    rng: Rng,
+    texture: Texture,
+}
+
+/// What one instance's generated values are drawn from: the source, and a hash of the
+/// instance's fields made when a value first needs it.
+struct Draws<'a> {
+    source: &'a Source,
+    instance: Option<u64>,
 }
 
 /// One kind of rows of one table.
@@ -41,6 +59,116 @@ enum Bytes {
     Copy(usize, Option<usize>),
     Encoded(Encoder),
     Qualifier,
+    /// Generated: a size drawn, then filled, from the instance's stream for this cell (a hash
+    /// of the cell's place in the design).
+    Sized {
+        size: Draw,
+        fill: Fill,
+        cell: u64,
+    },
+}
+
+/// A [`Size`] ready to draw from.
+#[derive(Debug, Clone)]
+enum Draw {
+    Fixed(u32),
+    Uniform { min: u32, span: u64 },
+    Normal { mean: f64, sd: f64, min: u32, max: u32 },
+    Zipf { min: u32, zipf: Zipf },
+    Histogram(Vec<(u32, f64)>),
+}
+
+impl Draw {
+    fn new(size: &Size) -> Draw {
+        match size {
+            Size::Fixed(n) => Draw::Fixed(*n),
+            Size::Uniform { min, max } => Draw::Uniform {
+                min: *min,
+                span: u64::from(max - min) + 1,
+            },
+            Size::Normal { mean, sd, min, max } => Draw::Normal {
+                mean: *mean,
+                sd: *sd,
+                min: *min,
+                max: *max,
+            },
+            Size::Zipf { min, max, exponent } => Draw::Zipf {
+                min: *min,
+                zipf: Zipf::new(u64::from(max - min) + 1, *exponent),
+            },
+            Size::Histogram(b) => Draw::Histogram(b.clone()),
+        }
+    }
+
+    /// A size from draw 0 of `s`.
+    fn size(&self, s: &rng::Stream) -> usize {
+        (match self {
+            Draw::Fixed(n) => *n,
+            Draw::Uniform { min, span } => min + s.below(0, *span) as u32,
+            Draw::Normal { mean, sd, min, max } => (mean + sd * s.normal(0))
+                .round()
+                .clamp(f64::from(*min), f64::from(*max)) as u32,
+            Draw::Zipf { min, zipf } => min + (zipf.sample(s, 0) - 1) as u32,
+            Draw::Histogram(b) => {
+                let u = s.unit(0);
+                b.iter().find(|(_, c)| u < *c).unwrap_or(&b[b.len() - 1]).0
+            }
+        }) as usize
+    }
+}
+
+impl Draws<'_> {
+    /// The bytes of a generated cell of this instance.
+    fn bytes(&mut self, values: &[Value<'_>], size: &Draw, fill: Fill, cell: u64) -> Vec<u8> {
+        let instance = *self.instance.get_or_insert_with(|| instance_hash(values));
+        let s = self.source.rng.stream(rng::Kind::Cell, instance, cell);
+        let n = size.size(&s);
+        let body = s.child(1);
+        match fill {
+            Fill::Text => {
+                let mut text = String::with_capacity(n);
+                crate::generate::words_with(&body, n, &mut text, self.source.texture);
+                text.into_bytes()
+            }
+            Fill::Random => {
+                let mut out = Vec::with_capacity(n + 8);
+                for i in 0..n.div_ceil(8) as u64 {
+                    out.extend_from_slice(&body.u64(i).to_le_bytes());
+                }
+                out.truncate(n);
+                out
+            }
+        }
+    }
+}
+
+/// A hash of an instance's field values: what its generated values are drawn by.
+fn instance_hash(values: &[Value<'_>]) -> u64 {
+    let mut h = 0x1d5e_a7c0_ffee_0001_u64;
+    for v in values {
+        match v {
+            Value::Int(i) => h = mix(h ^ mix(*i as u64 ^ ((*i >> 64) as u64).rotate_left(17))),
+            Value::Bytes(b) => {
+                for chunk in b.chunks(8) {
+                    let mut word = [0u8; 8];
+                    word[..chunk.len()].copy_from_slice(chunk);
+                    h = mix(h ^ u64::from_le_bytes(word));
+                }
+                h = mix(h ^ b.len() as u64 ^ 0xb7e1_5162_8aed_2a6b);
+            }
+        }
+    }
+    h
+}
+
+/// A stable number for a cell's place in a design: a hash of `TABLE.ROWS.N`, so that adding
+/// tables or cells elsewhere leaves a cell's generated values as they were.
+fn cell_id(table: &str, rows: &str, cell: usize) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in format!("{table}.{rows}.{cell}").bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    mix(h)
 }
 
 /// A key over an entity's fields compiled for the emitter: each segment with its field's
@@ -198,15 +326,12 @@ impl Encoder {
     /// [`Encoder::refusal`] then words (errors are large: the hot path carries none).
     #[inline(always)]
     fn encode(&self, values: &[Value<'_>]) -> Option<Vec<u8>> {
-        let mut n = self.base;
+        // Room for a 64-bit field's longest decimal (20 digits, or a sign and 19) rather than
+        // counting each one's digits.
+        let mut n = self.base + 21 * self.decimals.len();
         for &f in &self.copies {
             if let Value::Bytes(b) = values[f] {
                 n += b.len();
-            }
-        }
-        for &f in &self.decimals {
-            if let Value::Int(v) = values[f] {
-                n += usize::from(v < 0) + digits(v.unsigned_abs());
             }
         }
         let mut out = Vec::with_capacity(n);
@@ -318,11 +443,16 @@ impl Encoder {
 }
 
 impl Bytes {
-    fn of(part: &Part, design: &Design, entity: Entity) -> Bytes {
+    fn of(part: &Part, design: &Design, entity: Entity, cell: u64) -> Bytes {
         if let Some(fixed) = part.fixed() {
             return Bytes::Fixed(fixed);
         }
         match part {
+            Part::Sized(s) => Bytes::Sized {
+                size: Draw::new(&s.size),
+                fill: s.fill,
+                cell,
+            },
             Part::Segments(k) if matches!(k.segments[..], [Segment::Text { .. }]) => {
                 let Segment::Text { field, width } = k.segments[0] else {
                     unreachable!("matched above")
@@ -345,8 +475,15 @@ impl Bytes {
     /// The bytes of `values` (`qualifier`: the cell's, for a value that repeats it); `None`
     /// where a segment refuses them, which [`Bytes::refusal`] then words.
     #[inline(always)]
-    fn write(&self, values: &[Value<'_>], qualifier: &[u8], shared: &mut Shared) -> Option<Vec<u8>> {
+    fn write(
+        &self,
+        values: &[Value<'_>],
+        qualifier: &[u8],
+        shared: &mut Shared,
+        draws: &mut Draws<'_>,
+    ) -> Option<Vec<u8>> {
         match self {
+            Bytes::Sized { size, fill, cell } => Some(draws.bytes(values, size, *fill, *cell)),
             Bytes::Fixed(b) => Some(b.clone()),
             Bytes::Copy(f, width) => match values[*f] {
                 Value::Bytes(b) if width.is_none_or(|w| w == b.len()) => Some(b.to_vec()),
@@ -383,8 +520,8 @@ impl Bytes {
                     })
             }
             Bytes::Encoded(e) => e.refusal(values),
-            Bytes::Fixed(_) | Bytes::Qualifier => {
-                unreachable!("fixed bytes and copies of a qualifier are never refused")
+            Bytes::Fixed(_) | Bytes::Qualifier | Bytes::Sized { .. } => {
+                unreachable!("fixed, generated bytes and copies of a qualifier are never refused")
             }
         }
     }
@@ -417,15 +554,6 @@ fn share(makers: &mut [Maker]) {
             uses[j].slot = Some((slots, j == last));
         }
         slots += 1;
-    }
-}
-
-/// Decimal digits of `v`.
-#[inline]
-fn digits(v: u128) -> usize {
-    match u64::try_from(v) {
-        Ok(v) => v.checked_ilog10().map_or(1, |d| d as usize + 1),
-        Err(_) => v.ilog10() as usize + 1,
     }
 }
 
@@ -504,9 +632,43 @@ fn rebind(key: &Key, entity: Entity) -> Key {
     }
 }
 
+impl Maker {
+    /// Appends the cells of one instance to `out`.
+    #[inline(always)]
+    fn cells(
+        &self,
+        entity: Entity,
+        values: &[Value<'_>],
+        shared: &mut Shared,
+        draws: &mut Draws<'_>,
+        out: &mut Vec<Mutation>,
+    ) -> Result<(), key::Error> {
+        for c in &self.cells {
+            let timestamp = c.timestamp.map(|f| match values[f] {
+                Value::Int(v) => v as i64,
+                Value::Bytes(_) => unreachable!("a timestamp field is an integer"),
+            });
+            let Some(qualifier) = c.qualifier.write(values, &[], shared, draws) else {
+                return Err(c.qualifier.refusal(values, entity));
+            };
+            let Some(value) = c.value.write(values, &qualifier, shared, draws) else {
+                return Err(c.value.refusal(values, entity));
+            };
+            out.push(Mutation::Put {
+                family: c.family.clone(),
+                qualifier,
+                timestamp,
+                value,
+            });
+        }
+        Ok(())
+    }
+}
+
 impl Emitter {
-    /// The emitter of `design`'s rows.
-    pub fn new(design: &Design) -> Emitter {
+    /// The emitter of `design`'s rows, its generated values drawn from the workload seed
+    /// `seed` and their text of `texture`.
+    pub fn new(design: &Design, seed: u64, texture: Texture) -> Emitter {
         let mut makers: [Vec<Maker>; 8] = Default::default();
         for (t, table) in design.tables.iter().enumerate() {
             for rows in &table.rows {
@@ -526,14 +688,15 @@ impl Emitter {
                     cells: rows
                         .cells
                         .iter()
-                        .map(|c| CellMaker {
+                        .enumerate()
+                        .map(|(i, c)| CellMaker {
                             family: c.family.clone(),
-                            qualifier: Bytes::of(&c.qualifier, design, entity),
+                            qualifier: Bytes::of(&c.qualifier, design, entity, 0),
                             // A value written as the qualifier is (`fans:<uid>` = uid) is its copy.
                             value: if same_bytes(&c.value, &c.qualifier) {
                                 Bytes::Qualifier
                             } else {
-                                Bytes::of(&c.value, design, entity)
+                                Bytes::of(&c.value, design, entity, cell_id(&table.id, &rows.name, i))
                             },
                             timestamp: c.timestamp,
                         })
@@ -544,7 +707,13 @@ impl Emitter {
         for m in &mut makers {
             share(m);
         }
-        Emitter { makers }
+        Emitter {
+            makers,
+            source: Source {
+                rng: Rng::new(seed),
+                texture,
+            },
+        }
     }
 
     /// Whether any table takes rows of `entity`.
@@ -556,7 +725,8 @@ impl Emitter {
     /// and hands each to `sink` as (table, row); except that a row whose key is made of the
     /// user's own fields alone ([`Entity::per_user`]) goes into `gathered`, where the rows
     /// of the user's other instances add their cells to it: the caller hands those over once
-    /// the user's instances of the entity are all made.
+    /// the user's instances of the entity are all made, and so `gathered` holds one user's
+    /// rows of one entity at a time.
     #[inline]
     pub fn emit<E>(
         &self,
@@ -569,35 +739,29 @@ impl Emitter {
         E: From<key::Error>,
     {
         let mut shared: Shared = Default::default();
+        let mut draws = Draws {
+            source: &self.source,
+            instance: None,
+        };
         for m in &self.makers[entity as usize] {
+            // A gathering row already begun is this user's: its key is made of the user's
+            // own fields, the same for every instance, so it is not made again.
+            if m.gathers
+                && let Some((_, g)) = gathered.iter_mut().find(|(t, _)| *t == m.table)
+            {
+                debug_assert_eq!(m.key.encode(values).as_deref(), Some(&g.row[..]));
+                m.cells(entity, values, &mut shared, &mut draws, &mut g.mutations)?;
+                continue;
+            }
             let Some(row) = m.key.encode_shared(values, &mut shared) else {
                 return Err(m.key.refusal(values).into());
             };
             let mut cells = Vec::with_capacity(m.cells.len());
-            for c in &m.cells {
-                let timestamp = c.timestamp.map(|f| match values[f] {
-                    Value::Int(v) => v as i64,
-                    Value::Bytes(_) => unreachable!("a timestamp field is an integer"),
-                });
-                let Some(qualifier) = c.qualifier.write(values, &[], &mut shared) else {
-                    return Err(c.qualifier.refusal(values, entity).into());
-                };
-                let Some(value) = c.value.write(values, &qualifier, &mut shared) else {
-                    return Err(c.value.refusal(values, entity).into());
-                };
-                cells.push(Mutation::Put {
-                    family: c.family.clone(),
-                    qualifier,
-                    timestamp,
-                    value,
-                });
-            }
-            if !m.gathers {
-                sink(m.table, RowMutation::new(row, cells))?;
-            } else if let Some((_, g)) = gathered.iter_mut().find(|(t, g)| *t == m.table && g.row == row) {
-                g.mutations.extend(cells);
-            } else {
+            m.cells(entity, values, &mut shared, &mut draws, &mut cells)?;
+            if m.gathers {
                 gathered.push((m.table, RowMutation::new(row, cells)));
+            } else {
+                sink(m.table, RowMutation::new(row, cells))?;
             }
         }
         Ok(())
@@ -629,7 +793,7 @@ mod tests {
             "#,
         )
         .unwrap();
-        let e = Emitter::new(&d);
+        let e = Emitter::new(&d, 1, Texture::default());
         assert!(e.makes(Entity::Post) && !e.makes(Entity::User));
         let mut out = Vec::new();
         let mut gathered = Vec::new();
@@ -685,7 +849,7 @@ mod tests {
             "#,
         )
         .unwrap();
-        let e = Emitter::new(&d);
+        let e = Emitter::new(&d, 1, Texture::default());
         let mut out = Vec::new();
         let mut gathered = Vec::new();
         let mut sink = |t, row| {
@@ -705,5 +869,78 @@ mod tests {
         out.append(&mut gathered);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].1.mutations.len(), 3);
+    }
+
+    #[test]
+    fn generated_values_follow_their_size_distributions_and_are_made_again_alike() {
+        let d = Design::parse(
+            r#"
+            [tables.t]
+            families = ["f", "g"]
+            entity = "post"
+            key = [{ int = "uid" }, { stamp = "stamp" }]
+            cells = [
+              { family = "f", qualifier = "fixed", value = { size = 16, fill = "random" } },
+              { family = "f", qualifier = "uniform", value = { size = "uniform", min = 5, max = 9 } },
+              { family = "f", qualifier = "histogram", value = { size = "histogram", buckets = [[1, 1], [100, 3]] } },
+              { family = "g", qualifier = "normal", value = { size = "normal", mean = 50, sd = 5, min = 40, max = 60 } },
+              { family = "g", qualifier = "zipf", value = { size = "zipf", min = 10, max = 20, exponent = 1.2 } },
+            ]
+            "#,
+        )
+        .unwrap();
+        let make = |seed: u64, stamps: std::ops::Range<i128>| {
+            let e = Emitter::new(&d, seed, Texture::default());
+            let mut rows = Vec::new();
+            let mut gathered = Vec::new();
+            for stamp in stamps {
+                e.emit(
+                    Entity::Post,
+                    &[Value::Int(3), Value::Int(stamp), Value::Bytes(b"x")],
+                    &mut gathered,
+                    &mut |_, row| {
+                        rows.push(row);
+                        Ok::<_, key::Error>(())
+                    },
+                )
+                .unwrap();
+            }
+            rows
+        };
+        let rows = make(9, 0..4000);
+        let values = |cell: usize| -> Vec<Vec<u8>> {
+            rows.iter()
+                .map(|r| match &r.mutations[cell] {
+                    Mutation::Put { value, .. } => value.clone(),
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        let lens = |cell: usize| values(cell).iter().map(Vec::len).collect::<Vec<_>>();
+        assert!(lens(0).iter().all(|&n| n == 16));
+        assert!(
+            values(0).iter().flatten().any(|&b| b >= 0x80),
+            "random fill is not text"
+        );
+        let uniform = lens(1);
+        assert_eq!((*uniform.iter().min().unwrap(), *uniform.iter().max().unwrap()), (5, 9));
+        assert!(values(1).iter().flatten().all(|b| b.is_ascii_lowercase() || *b == b' '));
+        let hist = lens(2);
+        assert!(hist.iter().all(|&n| n == 1 || n == 100));
+        let big = hist.iter().filter(|&&n| n == 100).count() as f64 / hist.len() as f64;
+        assert!((0.72..0.78).contains(&big), "{big}");
+        let normal = lens(3);
+        let mean = normal.iter().sum::<usize>() as f64 / normal.len() as f64;
+        assert!(
+            normal.iter().all(|n| (40..=60).contains(n)) && (49.5..50.5).contains(&mean),
+            "{mean}"
+        );
+        let zipf = lens(4);
+        let count = |n: usize| zipf.iter().filter(|&&z| z == n).count();
+        assert!(zipf.iter().all(|n| (10..=20).contains(n)) && count(10) > count(11) && count(11) > count(20));
+        // Made again alike: the same instance the same bytes, in any order; another seed not.
+        assert_eq!(make(9, 1234..1236), rows[1234..1236]);
+        assert_ne!(make(10, 1234..1236), rows[1234..1236]);
+        assert_ne!(values(0)[0], values(0)[1]);
     }
 }

@@ -16,7 +16,7 @@ pub use digest::Digest;
 pub use dist::{Scramble, Zipf, geometric};
 pub use emit::{Scratch, Sink, Table, digest_row};
 pub use plan::Plan;
-pub use text::{Texture, deflate_ratio, texture_for, words};
+pub use text::{Texture, deflate_ratio, texture_for, words, words_with};
 
 use crate::schema::{actions::Action, blog::Article, microblog, series::Point};
 use crate::workload::Workload;
@@ -130,9 +130,11 @@ impl Generator {
             plan_time: std::time::Duration::ZERO,
             plan_read: false,
             texture: texture(w.data.compressibility),
-            emitter: Arc::new(crate::design::emit::Emitter::new(&crate::design::seeds::combined(
-                &w.keys,
-            ))),
+            emitter: Arc::new(crate::design::emit::Emitter::new(
+                &crate::design::seeds::combined(&w.keys),
+                w.seed,
+                texture(w.data.compressibility),
+            )),
         }
     }
 

@@ -22,6 +22,8 @@ pub enum Kind {
     Point = 6,
     /// The query runner's choices.
     Run = 7,
+    /// A design's generated cell values (`{ size = ... }`).
+    Cell = 8,
 }
 
 /// SplitMix64's output function.
