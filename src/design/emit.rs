@@ -4,8 +4,9 @@
 
 use super::key::{self, Form, Key, Kind, SaltSize, Segment, Value};
 use super::{Design, Entity, Fill, Part, Size};
+use crate::generate::dist::Zipf;
 use crate::generate::rng::{self, Rng, mix};
-use crate::generate::{Texture, Zipf};
+use crate::generate::text::{Texture, words_with};
 use crate::store::{Mutation, RowMutation};
 
 /// What a design makes of each entity, ready to encode.
@@ -127,7 +128,7 @@ impl Draws<'_> {
         match fill {
             Fill::Text => {
                 let mut text = String::with_capacity(n);
-                crate::generate::words_with(&body, n, &mut text, self.source.texture);
+                words_with(&body, n, &mut text, self.source.texture);
                 text.into_bytes()
             }
             Fill::Random => {

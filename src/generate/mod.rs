@@ -6,7 +6,7 @@
 //! (an action's id is its index for the user, an article's is `uid * 1_000_000 + index`).
 
 pub mod digest;
-mod dist;
+pub mod dist;
 mod emit;
 mod plan;
 pub mod rng;
@@ -16,7 +16,7 @@ pub use digest::Digest;
 pub use dist::{Scramble, Zipf, geometric};
 pub use emit::{Scratch, Sink, Table, digest_row};
 pub use plan::Plan;
-pub use text::{Texture, deflate_ratio, texture_for, words, words_with};
+pub use text::{Texture, deflate_ratio, texture_for, words};
 
 use crate::schema::{actions::Action, blog::Article, microblog, series::Point};
 use crate::workload::Workload;
