@@ -2,6 +2,7 @@
 
 mod bulkload;
 mod compare;
+mod design;
 mod drop;
 pub mod help;
 mod keys;
@@ -56,6 +57,9 @@ pub enum Command {
     /// Encode or decode the row keys of the seed designs, for debugging keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Look at a workload's table designs.
+    #[command(subcommand)]
+    Design(DesignCommand),
     /// Serve a data directory over HBase's Thrift API: Thrift1 (the `Hbase` service, for
     /// clients such as happybase) or Thrift2 (`THBaseService`).
     Serve(ServeArgs),
@@ -756,6 +760,31 @@ pub struct MergeArgs {
     pub out: Option<PathBuf>,
 }
 
+/// `tallrow design ...`
+#[derive(Debug, Subcommand)]
+pub enum DesignCommand {
+    /// Per table: its key segment by segment, a few generated rows read that way, key and
+    /// row sizes, rows per region, and a warning where keys send every new write to one end.
+    Explain(DesignExplainArgs),
+}
+
+/// `tallrow design explain`
+#[derive(Debug, Args)]
+pub struct DesignExplainArgs {
+    /// The workload file, e.g. workloads/quickstart.toml.
+    pub workload: PathBuf,
+    /// Override a workload field, validated as the file's own (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub set: Vec<crate::workload::Set>,
+    /// Regions each table is split into for the rows-per-region figures (default: the
+    /// workload's load.regions).
+    #[arg(long, value_name = "N")]
+    pub regions: Option<u32>,
+    /// Generated rows shown per table.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub examples: usize,
+}
+
 /// `tallrow keys ...`
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
@@ -852,6 +881,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::compare(args),
         Command::Report(ReportCommand::Merge(args)) => report::merge(args),
         Command::Keys(cmd) => keys::command(cmd),
+        Command::Design(DesignCommand::Explain(args)) => design::explain(args),
         Command::Serve(args) => serve::serve(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Help(args) => help::print(args.topic.as_deref()),

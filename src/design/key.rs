@@ -644,6 +644,29 @@ impl Key {
         }
     }
 
+    /// Where each segment lies in `key` (an empty range for a salt that is off), once
+    /// [`Key::decode`] has read it.
+    pub fn spans(&self, key: &[u8]) -> Result<Vec<std::ops::Range<usize>>> {
+        self.decode(key)?;
+        let mut at = 0;
+        let mut out = Vec::with_capacity(self.segments.len());
+        for (i, s) in self.segments.iter().enumerate() {
+            let rest = &key[at..];
+            let n = match s {
+                Segment::Counted { length, .. } => {
+                    let n = usize::from(*length);
+                    let mut buf = [0u8; 8];
+                    buf[8 - n..].copy_from_slice(&rest[..n]);
+                    n + u64::from_be_bytes(buf) as usize
+                }
+                s => s.width().unwrap_or_else(|| self.delimited_part(i, rest).len()),
+            };
+            out.push(at..at + n);
+            at += n;
+        }
+        Ok(out)
+    }
+
     fn delimited_part<'k>(&self, i: usize, rest: &'k [u8]) -> &'k [u8] {
         match self.terminator(i) {
             Some(t) => &rest[..rest.iter().position(|&b| b == t).unwrap_or(rest.len())],

@@ -4,6 +4,7 @@
 
 pub mod emit;
 mod entity;
+pub mod explain;
 pub mod key;
 pub mod seeds;
 

@@ -5,6 +5,7 @@ mod bigtable;
 mod common;
 mod contract;
 mod dao;
+mod design_cli;
 mod differential;
 mod differential2;
 mod docs;
