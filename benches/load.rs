@@ -1,7 +1,8 @@
 //! The loader against the limit of the store under it: one workload generated without a store
 //! (null), written raw from pre-built batches, and loaded through the loader, each into a fresh
 //! embedded store with the same threads and batch size: once in batches, once through the
-//! store's bulk load of empty tables. Best of `--repeat` runs each.
+//! store's bulk load of empty tables. Best of `--repeat` runs each. First, generation alone
+//! through the seed descriptions against the hand-written codecs, rounds alternating.
 //!
 //! `cargo bench --bench load -- WORKLOAD [--users N] [--threads N] [--repeat N]`
 
@@ -34,6 +35,17 @@ impl Sink for Batches {
         if buf.len() >= self.batch {
             self.done.push((t, std::mem::take(buf)));
         }
+        Ok(())
+    }
+}
+
+/// Rows and bytes generated, and nothing kept.
+struct Count(u64, u64);
+
+impl Sink for Count {
+    fn row(&mut self, _: Table, row: RowMutation) -> schema::Result<()> {
+        self.0 += 1;
+        self.1 += row.size().1;
         Ok(())
     }
 }
@@ -87,6 +99,37 @@ fn main() {
         opened: std::time::Duration::ZERO,
     };
     let g = Generator::new(&w);
+
+    // Generation alone, through the seed descriptions against the hand-written codecs, on
+    // one thread: the cost of generality. The order alternates per round; per-round ratios.
+    let mut ratios = Vec::new();
+    for round in 0..repeat.max(3) {
+        let mut secs = [0f64; 2];
+        for i in 0..2 {
+            let described = (round + i) % 2 == 1;
+            let mut count = Count(0, 0);
+            let mut scratch = Scratch::default();
+            let started = Instant::now();
+            for uid in 1..=w.data.users {
+                if described {
+                    g.emit_user_described(uid, &mut scratch, &mut count).unwrap();
+                } else {
+                    g.emit_user(uid, &mut scratch, &mut count).unwrap();
+                }
+            }
+            secs[usize::from(described)] = started.elapsed().as_secs_f64();
+            std::hint::black_box(&count);
+        }
+        ratios.push(secs[1] / secs[0]);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "generation through the seed descriptions: {:.3}x the codecs' time (median of {}, {:.3} to {:.3})",
+        ratios[ratios.len() / 2],
+        ratios.len(),
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
 
     // Generation and batching without a store.
     let mut gen_best = 0f64;
