@@ -4,7 +4,7 @@
 
 use super::key::{Form, Key, Owned, SaltSize, Segment};
 use super::{Design, Rows};
-use crate::generate::{Generator, Scratch, Sink, Table};
+use crate::generate::{Generator, Scratch, Table};
 use crate::keys::{Order, to_string_binary};
 use crate::report::thousands;
 use crate::schema;
@@ -14,22 +14,13 @@ use std::fmt::Write;
 /// Users whose rows are shown and counted, evenly spaced over the workload's.
 pub const SAMPLE_USERS: u64 = 2048;
 
-struct Collect(Vec<(Table, RowMutation)>);
-
-impl Sink for Collect {
-    fn row(&mut self, table: Table, row: RowMutation) -> schema::Result<()> {
-        self.0.push((table, row));
-        Ok(())
-    }
-}
-
 /// The explanation of `design`'s tables, as `g`'s workload fills them: `examples` rows of
 /// each, and rows per region where the tables are split into `regions`.
 pub fn explain(g: &Generator, design: &Design, regions: usize, examples: usize) -> schema::Result<String> {
     let w = g.workload();
     let users = w.data.users;
     let n = users.min(SAMPLE_USERS);
-    let mut sample = Collect(Vec::new());
+    let mut sample: Vec<(Table, RowMutation)> = Vec::new();
     let mut scratch = Scratch::default();
     for i in 0..n {
         g.emit_user_described(1 + i * users / n, &mut scratch, &mut sample)?;
@@ -47,7 +38,7 @@ pub fn explain(g: &Generator, design: &Design, regions: usize, examples: usize) 
     );
     for t in Table::ALL.into_iter().filter(|&t| g.writes(t)) {
         let table = &design.tables[t.index()];
-        let rows: Vec<&RowMutation> = sample.0.iter().filter(|(x, _)| *x == t).map(|(_, r)| r).collect();
+        let rows: Vec<&RowMutation> = sample.iter().filter(|(x, _)| *x == t).map(|(_, r)| r).collect();
         let _ = writeln!(
             o,
             "\n{} (tables.{}), families {}",
@@ -69,10 +60,9 @@ pub fn explain(g: &Generator, design: &Design, regions: usize, examples: usize) 
         let mut keys: Vec<&[u8]> = rows.iter().map(|r| r.row.as_slice()).collect();
         keys.sort_unstable();
         keys.dedup();
-        let (cells, bytes) = rows
-            .iter()
-            .map(|r| r.size())
-            .fold((0, 0), |(c, b), (x, y)| (c + x, b + y));
+        let sizes: Vec<(u64, u64)> = rows.iter().map(|r| r.size()).collect();
+        let cells: u64 = sizes.iter().map(|s| s.0).sum();
+        let bytes: u64 = sizes.iter().map(|s| s.1).sum();
         let est = |v: u64| thousands((v as f64 * scale).round() as u64);
         let _ = writeln!(
             o,
@@ -82,7 +72,7 @@ pub fn explain(g: &Generator, design: &Design, regions: usize, examples: usize) 
             est(bytes)
         );
         let mut key_len: Vec<u64> = keys.iter().map(|k| k.len() as u64).collect();
-        let mut row_len: Vec<u64> = rows.iter().map(|r| r.size().1).collect();
+        let mut row_len: Vec<u64> = sizes.iter().map(|s| s.1).collect();
         let _ = writeln!(
             o,
             "  key bytes: {}; row bytes written at once: {}",

@@ -83,6 +83,14 @@ pub trait Sink {
     fn row(&mut self, table: Table, row: RowMutation) -> schema::Result<()>;
 }
 
+/// Keeps every row, in order.
+impl Sink for Vec<(Table, RowMutation)> {
+    fn row(&mut self, table: Table, row: RowMutation) -> schema::Result<()> {
+        self.push((table, row));
+        Ok(())
+    }
+}
+
 /// Reusable buffers of one worker.
 #[derive(Debug, Default)]
 pub struct Scratch {

@@ -204,13 +204,6 @@ fn a_kept_plan_reads_back_only_for_its_own_data_and_whole() {
 #[test]
 fn the_seed_descriptions_write_the_rows_of_the_hand_written_codecs() {
     use crate::workload::Set;
-    struct Rows(Vec<(Table, crate::store::RowMutation)>);
-    impl Sink for Rows {
-        fn row(&mut self, table: Table, row: crate::store::RowMutation) -> crate::schema::Result<()> {
-            self.0.push((table, row));
-            Ok(())
-        }
-    }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<_> = std::fs::read_dir(root.join("workloads"))
         .unwrap()
@@ -243,14 +236,14 @@ fn the_seed_descriptions_write_the_rows_of_the_hand_written_codecs() {
         }
         let w = Workload::from_file_with(file, &sets).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let g = Generator::new(&w);
-        let (mut a, mut b) = (Rows(Vec::new()), Rows(Vec::new()));
+        let (mut a, mut b): (Vec<(Table, crate::store::RowMutation)>, Vec<_>) = (Vec::new(), Vec::new());
         let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
         for uid in 1..=w.data.users {
             g.emit_user_described(uid, &mut sa, &mut a).unwrap();
             g.emit_user(uid, &mut sb, &mut b).unwrap();
         }
         let at = format!("{} with keys {keys:?}", file.display());
-        for (i, (x, y)) in a.0.iter().zip(&b.0).enumerate() {
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
             assert!(
                 x == y,
                 "{at}: row {i} of the descriptions {} differs from the codecs' {}:\n{x:?}\n{y:?}",
@@ -258,9 +251,9 @@ fn the_seed_descriptions_write_the_rows_of_the_hand_written_codecs() {
                 g.describe_row(y.0, &y.1.row)
             );
         }
-        assert_eq!(a.0.len(), b.0.len(), "{at}: as many rows");
-        assert!(!a.0.is_empty(), "{at}");
-        compared += a.0.len();
+        assert_eq!(a.len(), b.len(), "{at}: as many rows");
+        assert!(!a.is_empty(), "{at}");
+        compared += a.len();
     }
     assert!(compared > 50_000, "{compared} rows compared");
 }

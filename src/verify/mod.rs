@@ -11,7 +11,7 @@
 
 mod queries;
 
-use crate::generate::{Generator, Plan, Scratch, Sink, Table};
+use crate::generate::{Generator, Plan, Scratch, Table};
 use crate::keys::{self, weibo};
 use crate::schema::{self, microblog};
 use crate::store::{self, Column, Get, Mutation, Row, RowMutation, Scan, Store};
@@ -132,15 +132,8 @@ fn cell_difference(expected: &[Cell], found: &[Cell]) -> String {
     "cells differ".to_string()
 }
 
-#[derive(Default)]
-struct Collect(Vec<(Table, RowMutation)>);
-
-impl Sink for Collect {
-    fn row(&mut self, t: Table, row: RowMutation) -> schema::Result<()> {
-        self.0.push((t, row));
-        Ok(())
-    }
-}
+/// One user's rows, as the generator makes them.
+type Collect = Vec<(Table, RowMutation)>;
 
 /// One user's rows as the workload defines them (see [`Verifier::expected`]).
 struct Expected {
@@ -253,12 +246,12 @@ impl Verifier<'_> {
     /// What one user's check compares with: the rows the user owns, by table and key, and
     /// the `fans` cells its follows put into other users' relation rows.
     fn expected(&self, uid: u64, scratch: &mut Scratch, collect: &mut Collect) -> schema::Result<Expected> {
-        collect.0.clear();
+        collect.clear();
         self.g.emit_user(uid, scratch, collect)?;
         let me = microblog::uid_bytes(uid);
         let mut owned: BTreeMap<(Table, Vec<u8>), Vec<Cell>> = BTreeMap::new();
         let mut fans: Vec<(Vec<u8>, Cell)> = Vec::new();
-        for (t, rm) in &collect.0 {
+        for (t, rm) in collect.iter() {
             if *t == Table::Relation && rm.row != me {
                 let mut c = Vec::new();
                 cells_of(&rm.mutations, &mut c);
@@ -532,7 +525,7 @@ pub fn verify(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> schema::R
         let blocks: Vec<Tally> = (0..g.blocks())
             .into_par_iter()
             .map_init(
-                || (Scratch::default(), Collect::default()),
+                || (Scratch::default(), Collect::new()),
                 |(scratch, collect), b| -> schema::Result<Tally> {
                     let mut tally = Tally::new(opts.show);
                     v.check_block(g.block_users(b), scratch, collect, &mut tally)?;
