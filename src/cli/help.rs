@@ -204,7 +204,7 @@ pub const EXIT_CODES: &[(u8, &str)] = &[
     ),
     (
         1,
-        "failed: an error (one line says what and where), a difference verify found, a run that missed an --slo or was not valid, compare found a regression",
+        "failed: an error (one line says what and where), a difference verify found, a run that missed an --slo or was not valid, compare found a regression or could not judge a figure a threshold names",
     ),
     (2, "the command line is wrong (one line says what)"),
     (3, "run --start-at: the time had passed; nothing was measured"),

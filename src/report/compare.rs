@@ -124,12 +124,12 @@ pub struct Figure {
     pub candidate: f64,
     /// `candidate / baseline - 1` of the medians; `None` from a baseline of zero.
     pub change: Option<f64>,
-    /// Welch's two-sided p on the logarithms; `None` where not tested.
+    /// The two-sided p of the figure's test (see [`super::verdict`]); `None` where not tested.
     pub p: Option<f64>,
     /// Whether the change is significant (see the module's doc).
     pub significant: bool,
     /// `regression`, `improvement`, `within the noise`, `beyond the threshold but within
-    /// the noise`, `not judged`.
+    /// the noise`, `not judged`, `too few calls (...)`.
     pub verdict: String,
 }
 
@@ -316,7 +316,7 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
 }
 
 /// The quantile of a percentile's name.
-fn quantile(name: &str) -> f64 {
+pub(super) fn quantile(name: &str) -> f64 {
     match name {
         "p50" => 0.5,
         "p90" => 0.9,

@@ -1,11 +1,18 @@
 //! `tallrow compare` over several runs a side: each figure of each operation judged against
-//! the spread between runs, and the verdict as JSON and Markdown for a CI system or a
-//! pull-request comment.
+//! the spread between runs and the noise within each, and the verdict as JSON and Markdown
+//! for a CI system or a pull-request comment.
 //!
 //! A figure (throughput, mean, p50, p90, p99, p99.9 of an operation, or of all) is one value
-//! per run. Its test is Welch's t-test on the logarithms of those values, a side's runs being
-//! its samples: runs vary by a share rather than by an amount, and Welch's test does not take
-//! the two sides' spreads to be equal. The figures' p-values are then taken together by
+//! per run, taken on a logarithmic scale: runs vary by a share rather than by an amount. Each
+//! run's value is its side's level, plus a run-to-run effect (the same spread on both sides,
+//! estimated from how far the runs of each side lie from their side's mean beyond what their
+//! own noise explains), plus the run's own noise, which the run itself measures: from its
+//! histogram, the standard error of its mean and the rank interval of a percentile; from
+//! its per-interval rates, that of its throughput. The two levels are compared by Student's
+//! t with the runs' degrees of freedom. Three runs that happen to agree therefore cannot
+//! make a figure certain when each of them holds a few stalls that could as well have fallen
+//! elsewhere, and a percentile a run has too few calls to place (fewer than
+//! [`MIN_BEYOND`] beyond it) is not judged. The figures' p-values are then taken together by
 //! Benjamini and Hochberg's procedure at [`ALPHA`]: when nothing changed, at most one
 //! comparison in a hundred calls anything a change, however many operations the mix has,
 //! while a change that moves many figures at once is seen with three runs a side. A change
@@ -13,13 +20,13 @@
 //! baseline run, so that nothing inside the spread the baseline itself showed is called a
 //! change. A regression is a significant change for the worse; where thresholds are given,
 //! only of their figures and beyond their share. The largest latency (`max`) is shown, never
-//! judged: one value a run.
+//! judged.
 
 use super::compare::{Figure, Metric, Threshold};
 use super::run::RunData;
 use super::summary::{ALL, OpReport};
 use super::{TextTable, fmt_ns};
-use crate::stats::welch;
+use crate::stats::{self, Histogram, student_t};
 use serde::Serialize;
 
 /// The false discovery rate the figures are judged at, and so the share of comparisons of
@@ -29,7 +36,8 @@ pub const ALPHA: f64 = 0.01;
 /// The verdict of a comparison of several runs a side.
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
-    /// `regression` or `no regression`.
+    /// `regression`, `no regression`, or `undecided` (a figure a threshold names could not be
+    /// judged, and nothing else regressed).
     pub verdict: &'static str,
     /// How figures were judged, in a sentence.
     pub method: String,
@@ -45,6 +53,84 @@ pub struct Verdict {
     pub regressions: Vec<String>,
     /// Every figure.
     pub figures: Vec<Figure>,
+}
+
+/// The fewest values a run must hold beyond a percentile for the percentile to be judged:
+/// with fewer, it is one of the run's few slowest calls, and where it falls among them is
+/// chance (a run's p99.9 needs 10,000 calls, its p99 1,000).
+pub const MIN_BEYOND: f64 = 10.0;
+
+/// One run's figure as judged: the logarithm of its value and that logarithm's variance
+/// within the run.
+#[derive(Debug, Clone, Copy)]
+struct Estimate {
+    ln: f64,
+    within: f64,
+}
+
+/// The variance of the logarithm of a latency figure of `h` (`mean` or a percentile), as the
+/// run's own values leave it; `Err` says why the figure cannot be judged.
+fn latency_noise(h: &Histogram, figure: &'static str) -> Result<f64, String> {
+    let n = h.len() as f64;
+    if figure == "mean" {
+        return Ok(if n >= 2.0 && h.mean() > 0.0 {
+            (h.stdev() / n.sqrt() / h.mean()).powi(2)
+        } else {
+            0.0
+        });
+    }
+    let q = super::compare::quantile(figure);
+    let needed = (MIN_BEYOND / (1.0 - q)).round();
+    if n < needed {
+        return Err(format!(
+            "too few calls ({} needs {} a run)",
+            Metric::Latency(figure).label(),
+            super::thousands(needed as u64)
+        ));
+    }
+    // The percentile's rank give or take one standard deviation of a binomial count.
+    let sd = (n * q * (1.0 - q)).sqrt();
+    let at = |rank: f64| h.value_at_quantile((rank / n).clamp(0.0, 1.0)).max(1) as f64;
+    let (lo, hi) = (at(n * q - sd), at(n * q + sd));
+    Ok(((hi.ln() - lo.ln()) / 2.0).powi(2))
+}
+
+/// The variance of the logarithm of a run's throughput, from its per-interval rates (0 with
+/// fewer than two).
+fn throughput_noise(rates: &[f64]) -> f64 {
+    let k = rates.len() as f64;
+    let mean = rates.iter().sum::<f64>() / k.max(1.0);
+    if k < 2.0 || mean <= 0.0 {
+        return 0.0;
+    }
+    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (k - 1.0);
+    var / k / (mean * mean)
+}
+
+/// The two-sided p-value that two sides' levels differ, from their runs' estimates: each
+/// run is its side's level, plus a run-to-run effect of one variance for both sides (the
+/// spread around each side's mean beyond what the runs' own noise explains, never below 0),
+/// plus its own noise; Student's t with the runs' degrees of freedom less two. (Counting
+/// the runs' own noise for more degrees of freedom, by Satterthwaite's rule, called 2 to 3%
+/// of simulated same-build comparisons changes at 1%: it does so exactly where the spread
+/// between runs happens to come out near zero.) `None` with fewer than two runs a side.
+fn levels_differ(b: &[Estimate], c: &[Estimate]) -> Option<f64> {
+    if b.len() < 2 || c.len() < 2 {
+        return None;
+    }
+    let mean = |s: &[Estimate]| s.iter().map(|e| e.ln).sum::<f64>() / s.len() as f64;
+    let (mb, mc) = (mean(b), mean(c));
+    let spread = |s: &[Estimate], m: f64| s.iter().map(|e| (e.ln - m).powi(2)).sum::<f64>();
+    let own = |s: &[Estimate]| s.iter().map(|e| e.within).sum::<f64>();
+    let (nb, nc) = (b.len() as f64, c.len() as f64);
+    let df = nb + nc - 2.0;
+    let expected_own = own(b) * (1.0 - 1.0 / nb) + own(c) * (1.0 - 1.0 / nc);
+    let between = ((spread(b, mb) + spread(c, mc) - expected_own) / df).max(0.0);
+    let se2 = between * (1.0 / nb + 1.0 / nc) + own(b) / (nb * nb) + own(c) / (nc * nc);
+    if se2 <= 0.0 {
+        return Some(if mb == mc { 1.0 } else { 0.0 });
+    }
+    Some(student_t((mc - mb) / se2.sqrt(), df))
 }
 
 /// The median of `v` (not empty).
@@ -71,6 +157,33 @@ fn op<'a>(d: &'a RunData, name: &str) -> Option<&'a OpReport> {
         return Some(&d.summary.all);
     }
     d.summary.ops.iter().find(|o| o.op == name)
+}
+
+/// The response times of an operation in a run (of every operation, for `all`).
+fn responses(d: &RunData, name: &str) -> Histogram {
+    if name == ALL {
+        let mut h = stats::histogram();
+        for t in &d.totals {
+            h.add(&t.response).expect("same bounds");
+        }
+        return h;
+    }
+    let i = d.summary.ops.iter().position(|o| o.op == name).expect("in the run");
+    d.totals[i].response.clone()
+}
+
+/// A run's figure as judged, or why it cannot be.
+fn estimate(d: &RunData, name: &str, m: Metric) -> Result<Estimate, String> {
+    let o = op(d, name).expect("in the run");
+    let v = value(o, m);
+    if v <= 0.0 {
+        return Err("not judged".into());
+    }
+    let within = match m {
+        Metric::Throughput => throughput_noise(&o.interval_ops_per_s),
+        Metric::Latency(f) => latency_noise(&responses(d, name), f)?,
+    };
+    Ok(Estimate { ln: v.ln(), within })
 }
 
 /// What differs between the two sides, or among one side's runs, that a reader must know.
@@ -131,7 +244,6 @@ pub fn judge(
     let judged =
         |m: Metric| m != Metric::Latency("max") && (thresholds.is_empty() || thresholds.iter().any(|t| t.metric == m));
     let in_every = |name: &str| baseline.iter().chain(candidate).all(|d| op(d, name).is_some());
-    let tested = names.iter().filter(|n| in_every(n)).count() * Metric::ALL.iter().filter(|m| judged(**m)).count();
     // Each figure's values and p first; then which p-values Benjamini and Hochberg keep.
     struct Row {
         name: String,
@@ -139,6 +251,7 @@ pub fn judge(
         b: Vec<f64>,
         c: Vec<f64>,
         p: Option<f64>,
+        unjudged: Option<String>,
     }
     let mut rows = Vec::new();
     for name in &names {
@@ -154,22 +267,39 @@ pub fn judge(
                 .iter()
                 .map(|d| value(op(d, name).expect("in every run"), m))
                 .collect();
-            let positive = b.iter().chain(&c).all(|v| *v > 0.0);
-            let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<_>>();
-            let p = (judged(m) && positive).then(|| welch(&ln(&b), &ln(&c))).flatten();
+            // Each run's estimate, or the first reason one of them cannot be judged.
+            let (p, unjudged) = if judged(m) {
+                let side = |runs: &[&RunData]| runs.iter().map(|d| estimate(d, name, m)).collect::<Result<Vec<_>, _>>();
+                match (side(baseline), side(candidate)) {
+                    (Ok(eb), Ok(ec)) => (levels_differ(&eb, &ec), None),
+                    (Err(why), _) | (_, Err(why)) => (None, Some(why)),
+                }
+            } else {
+                (None, None)
+            };
             rows.push(Row {
                 name: name.clone(),
                 m,
                 b,
                 c,
                 p,
+                unjudged,
             });
         }
     }
+    let tested = rows.iter().filter(|r| r.p.is_some()).count();
     let cut = benjamini_hochberg(&rows.iter().filter_map(|r| r.p).collect::<Vec<_>>(), ALPHA);
     let mut figures = Vec::new();
     let mut regressions = Vec::new();
-    for Row { name, m, b, c, p } in rows {
+    for Row {
+        name,
+        m,
+        b,
+        c,
+        p,
+        unjudged,
+    } in rows
+    {
         let (bm, cm) = (median(&b), median(&c));
         let change = (bm > 0.0).then(|| cm / bm - 1.0);
         let worse = match m {
@@ -189,7 +319,9 @@ pub fn judge(
             },
             (Some(_), None) => cm > 0.0 && m != Metric::Throughput,
         };
-        let verdict = if p.is_none() {
+        let verdict = if let Some(why) = &unjudged {
+            why.as_str()
+        } else if p.is_none() {
             "not judged"
         } else if significant && worse && beyond {
             "regression"
@@ -231,19 +363,37 @@ pub fn judge(
         });
     }
     let mut warnings = differences(baseline, candidate);
+    // What the runs held too few calls to judge: asked for by a threshold, the comparison
+    // cannot pass; otherwise the reader is told what longer runs would judge.
+    let unjudged: Vec<String> = figures
+        .iter()
+        .filter(|f| f.verdict.starts_with("too few calls"))
+        .map(|f| format!("{} {}", f.operation, f.figure))
+        .collect();
+    let undecided = !thresholds.is_empty() && !unjudged.is_empty();
+    if !unjudged.is_empty() {
+        warnings.push(format!(
+            "too few calls to judge {} ({}): a percentile needs at least {MIN_BEYOND} calls beyond it in every run (p99 1,000 calls of the operation a run, p99.9 10,000); longer runs judge {}",
+            unjudged.join(", "),
+            if undecided { "asked for by a threshold, so the verdict is undecided" } else { "shown, not judged" },
+            if unjudged.len() == 1 { "it" } else { "them" },
+        ));
+    }
     if baseline.iter().chain(candidate).any(|d| writes(d)) {
         warnings.push(
             "the mix writes: each run changed the data the next one read; reload between runs (a fresh target, or `tallrow drop` and `load`) for runs on the same data".into(),
         );
     }
     Verdict {
-        verdict: if regressions.is_empty() {
-            "no regression"
-        } else {
+        verdict: if !regressions.is_empty() {
             "regression"
+        } else if undecided {
+            "undecided"
+        } else {
+            "no regression"
         },
         method: format!(
-            "Welch's t-test on the logarithm of each run's figure ({} baseline and {} candidate runs), the {tested} figures' p-values taken together by Benjamini and Hochberg's procedure at {ALPHA} (here p <= {cut:.1e}); significant where kept and the candidate's median lies beyond every baseline run",
+            "Student's t on the logarithm of each run's figure ({} baseline and {} candidate runs), each run's own noise (its histogram, its per-interval rates) added to the spread between runs, the {tested} figures' p-values taken together by Benjamini and Hochberg's procedure at {ALPHA} (here p <= {cut:.1e}); significant where kept and the candidate's median lies beyond every baseline run",
             baseline.len(),
             candidate.len(),
         ),
@@ -370,6 +520,127 @@ mod tests {
         assert_eq!(benjamini_hochberg(&[0.02, 0.03, 0.04, 0.5], 0.05), 0.0);
         assert_eq!(benjamini_hochberg(&[0.03, 0.9], 0.05), 0.0);
         assert_eq!(benjamini_hochberg(&[], 0.05), 0.0);
+    }
+
+    /// A small generator for the simulations: xorshift64*, and normal draws by Box and Muller.
+    struct Sim(u64);
+
+    impl Sim {
+        fn uniform(&mut self) -> f64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+        }
+
+        fn normal(&mut self) -> f64 {
+            let (u, v) = (self.uniform().max(1e-300), self.uniform());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        }
+
+        /// One run of `n` calls on a shared machine: a body of about 15 µs, the whole run
+        /// slower or faster by a few percent, and a share `stalls` of calls held 2 to 8 ms
+        /// by a neighbour; the body `scale` times as slow, and every call `add_ns` longer.
+        fn run(&mut self, n: usize, stalls: f64, scale: f64, add_ns: f64) -> Histogram {
+            let level = 0.05 * self.normal();
+            let mut h = stats::histogram();
+            for _ in 0..n {
+                let mut v = 15_000.0 * scale * (level + 0.3 * self.normal()).exp();
+                if self.uniform() < stalls {
+                    v += 2_000_000.0 + 6_000_000.0 * self.uniform();
+                }
+                stats::record(&mut h, (v + add_ns) as u64);
+            }
+            h
+        }
+    }
+
+    fn estimates(runs: &[Histogram], figure: &'static str) -> Result<Vec<Estimate>, String> {
+        runs.iter()
+            .map(|h| {
+                let v = if figure == "mean" {
+                    h.mean()
+                } else {
+                    h.value_at_quantile(super::super::compare::quantile(figure)) as f64
+                };
+                Ok(Estimate {
+                    ln: v.ln(),
+                    within: latency_noise(h, figure)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The failure seen on a shared machine: three baseline runs without a stall, three of
+    /// the same build each holding a few (156 calls of one operation a run), were called a
+    /// regression of the mean at p = 1.1e-5 when only the spread between runs was weighed.
+    #[test]
+    fn a_few_stalls_in_every_run_of_one_side_are_noise_and_two_milliseconds_are_not() {
+        let mut sim = Sim(0x9E37_79B9_7F4A_7C15);
+        let base: Vec<Histogram> = (0..3).map(|_| sim.run(156, 0.0, 1.0, 0.0)).collect();
+        let stalled: Vec<Histogram> = (0..3)
+            .map(|_| {
+                let mut h = sim.run(153, 0.0, 1.0, 0.0);
+                for ms in [4, 6, 8] {
+                    stats::record(&mut h, ms * 1_000_000);
+                }
+                h
+            })
+            .collect();
+        let slow: Vec<Histogram> = (0..3).map(|_| sim.run(156, 0.0, 1.0, 2_000_000.0)).collect();
+        let p = |a: &[Histogram], b: &[Histogram], f: &'static str| {
+            levels_differ(&estimates(a, f).unwrap(), &estimates(b, f).unwrap()).unwrap()
+        };
+        // Spread alone says certain: the three means of each side agree closely.
+        let ln_means = |runs: &[Histogram]| runs.iter().map(|h| h.mean().ln()).collect::<Vec<_>>();
+        assert!(stats::welch(&ln_means(&base), &ln_means(&stalled)).unwrap() < 1e-3);
+        // Each run's own noise says otherwise: three calls of 156 carry the mean.
+        assert!(p(&base, &stalled, "mean") > 1e-3, "{}", p(&base, &stalled, "mean"));
+        assert!(p(&base, &stalled, "p50") > 0.01);
+        // Too few calls to place a p99 or a p99.9.
+        assert_eq!(
+            estimates(&stalled, "p999").unwrap_err(),
+            "too few calls (p99.9 needs 10,000 a run)"
+        );
+        assert!(estimates(&stalled, "p99").is_err());
+        for f in ["mean", "p50", "p90"] {
+            assert!(p(&base, &slow, f) < 1e-6, "{f}: {}", p(&base, &slow, f));
+        }
+    }
+
+    /// Same-build comparisons, three runs a side on a shared machine, simulated: each
+    /// figure's p falls under 1% in about 1% of them (calibrated, not merely cautious), and a
+    /// 25% slower body is seen in most.
+    #[test]
+    fn same_build_figures_fall_under_one_percent_one_time_in_a_hundred() {
+        let mut sim = Sim(42);
+        let trials = 1200;
+        for figure in ["mean", "p50", "p90"] {
+            let (mut false_alarms, mut seen) = (0, 0);
+            for _ in 0..trials {
+                let a: Vec<Histogram> = (0..3).map(|_| sim.run(1000, 0.01, 1.0, 0.0)).collect();
+                let b: Vec<Histogram> = (0..3).map(|_| sim.run(1000, 0.01, 1.0, 0.0)).collect();
+                let c: Vec<Histogram> = (0..3).map(|_| sim.run(1000, 0.01, 1.25, 0.0)).collect();
+                let e = |runs: &[Histogram]| estimates(runs, figure).unwrap();
+                false_alarms += (levels_differ(&e(&a), &e(&b)).unwrap() < 0.01) as u32;
+                seen += (levels_differ(&e(&a), &e(&c)).unwrap() < 0.01) as u32;
+            }
+            let rate = f64::from(false_alarms) / f64::from(trials);
+            // The figures docs/running.md quotes (`-- --nocapture` shows them).
+            eprintln!(
+                "{figure}: same build under 0.01 in {rate:.4}, 25% slower in {:.4}",
+                f64::from(seen) / f64::from(trials)
+            );
+            assert!(rate <= 0.02, "{figure}: false alarms {rate}");
+            // The mean is judged on the runs' degrees of freedom alone, cautious by design.
+            if figure != "mean" {
+                assert!(rate >= 0.002, "{figure}: too cautious to be calibrated, {rate}");
+                assert!(
+                    f64::from(seen) / f64::from(trials) > 0.5,
+                    "{figure}: power {seen}/{trials}"
+                );
+            }
+        }
     }
 
     #[test]

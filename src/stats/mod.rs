@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 mod significance;
 
-pub use significance::{quantile_shift, welch, welch_histograms};
+pub use significance::{quantile_shift, student_t, welch, welch_histograms};
 
 /// A latency histogram, values in nanoseconds.
 pub type Histogram = hdrhistogram::Histogram<u64>;

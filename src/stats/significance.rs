@@ -66,8 +66,13 @@ fn welch_summary((na, ma, sa): (f64, f64, f64), (nb, mb, sb): (f64, f64, f64)) -
     }
     let t = (ma - mb) / se2.sqrt();
     let df = se2 * se2 / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
-    // Two-sided p of Student's t: I_{df/(df+t^2)}(df/2, 1/2).
-    Some(incomplete_beta(df / 2.0, 0.5, df / (df + t * t)))
+    Some(student_t(t, df))
+}
+
+/// The two-sided p-value of Student's t with `df` degrees of freedom:
+/// `I_{df/(df+t^2)}(df/2, 1/2)`.
+pub fn student_t(t: f64, df: f64) -> f64 {
+    incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
 }
 
 /// The complementary error function.

@@ -334,7 +334,21 @@ fn compare_judges_three_runs_a_side_against_the_noise_between_them() {
     let same = compare(&a, &b);
     assert_eq!(same.code, 0, "{}{}", same.stdout, same.stderr);
     assert!(same.stdout.contains("verdict: no regression ("), "{}", same.stdout);
-    assert!(!same.stdout.contains("warning: "), "{}", same.stdout);
+    // Nothing differs between the runs; what 1,500 calls a run cannot place is named.
+    assert!(
+        !same
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("warning: ") && !l.starts_with("warning: too few calls to judge ")),
+        "{}",
+        same.stdout
+    );
+    assert!(
+        same.stdout
+            .contains("warning: too few calls to judge timeline p99, timeline p99.9, "),
+        "{}",
+        same.stdout
+    );
     assert!(
         same.stdout
             .lines()
@@ -380,6 +394,27 @@ fn compare_judges_three_runs_a_side_against_the_noise_between_them() {
     args.extend(slow.iter().map(String::as_str));
     let out = tallrow(dir.path(), &args);
     assert_eq!(out.code, 0, "a drop within 99%: {}", out.stdout);
+    // A percentile the runs hold too few calls to place (1,500 calls a run, p99.9 needs
+    // 10,000) cannot pass a gate that names it.
+    let mut args = vec!["compare", "--threshold", "p99.9=10%", "--baseline"];
+    args.extend(a.iter().map(String::as_str));
+    args.push("--candidate");
+    args.extend(b.iter().map(String::as_str));
+    let out = tallrow(dir.path(), &args);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("verdict: undecided ("), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("warning: too few calls to judge timeline p99.9, "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.contains("p99.9") && l.ends_with("too few calls (p99.9 needs 10,000 a run)")),
+        "{}",
+        out.stdout
+    );
     let refused = tallrow(dir.path(), &["compare", "--baseline", &a[0], "--candidate"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
 }
