@@ -4,7 +4,7 @@
 //! store's bulk load of empty tables. Best of `--repeat` runs each. First, generation alone
 //! through the seed descriptions against the hand-written codecs, rounds alternating.
 //!
-//! `cargo bench --bench load -- WORKLOAD [--users N] [--threads N] [--repeat N]`
+//! `cargo bench --bench load -- WORKLOAD [--users N] [--threads N] [--repeat N] [--generation-only]`
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ fn main() {
     }
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut path = None;
-    let (mut users, mut threads, mut repeat) = (None, None, 2usize);
+    let (mut users, mut threads, mut repeat, mut generation_only) = (None, None, 2usize, false);
     while let Some(a) = args.next() {
         let mut value = || {
             args.next()
@@ -72,6 +72,7 @@ fn main() {
             "--users" => users = Some(value()),
             "--threads" => threads = Some(value() as usize),
             "--repeat" => repeat = value() as usize,
+            "--generation-only" => generation_only = true,
             other => path = Some(PathBuf::from(other)),
         }
     }
@@ -130,6 +131,9 @@ fn main() {
         ratios[0],
         ratios[ratios.len() - 1]
     );
+    if generation_only {
+        return;
+    }
 
     // Generation and batching without a store.
     let mut gen_best = 0f64;
