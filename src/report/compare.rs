@@ -174,15 +174,12 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
     }
     names.push(ALL);
     let find = |d: &'_ RunData, name: &str| -> Option<(OpReport, stats::Histogram)> {
-        if name == ALL {
-            let mut h = stats::histogram();
-            for t in &d.totals {
-                h.add(&t.response).expect("same bounds");
-            }
-            return Some((d.summary.all.clone(), h));
-        }
-        let i = d.summary.ops.iter().position(|o| o.op == name)?;
-        Some((d.summary.ops[i].clone(), d.totals[i].response.clone()))
+        let report = if name == ALL {
+            d.summary.all.clone()
+        } else {
+            d.summary.ops.iter().find(|o| o.op == name)?.clone()
+        };
+        Some((report, d.responses(name)?))
     };
     let mut table = TextTable::new(&[
         "operation",

@@ -112,6 +112,20 @@ impl RunData {
         }
     }
 
+    /// The response times of operation `name` (of every operation together, for `all`);
+    /// `None` where the run has no such operation.
+    pub fn responses(&self, name: &str) -> Option<Histogram> {
+        if name == ALL {
+            let mut h = stats::histogram();
+            for t in &self.totals {
+                h.add(&t.response).expect("same bounds");
+            }
+            return Some(h);
+        }
+        let i = self.summary.ops.iter().position(|o| o.op == name)?;
+        Some(self.totals[i].response.clone())
+    }
+
     /// Every event of the run, its own and the cluster's, in time order.
     pub fn all_events(&self) -> Vec<Event> {
         let mut all = self.events.clone();

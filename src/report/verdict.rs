@@ -26,7 +26,7 @@ use super::compare::{Figure, Metric, Threshold};
 use super::run::RunData;
 use super::summary::{ALL, OpReport};
 use super::{TextTable, fmt_ns};
-use crate::stats::{self, Histogram, student_t};
+use crate::stats::{Histogram, student_t};
 use serde::Serialize;
 
 /// The false discovery rate the figures are judged at, and so the share of comparisons of
@@ -159,19 +159,6 @@ fn op<'a>(d: &'a RunData, name: &str) -> Option<&'a OpReport> {
     d.summary.ops.iter().find(|o| o.op == name)
 }
 
-/// The response times of an operation in a run (of every operation, for `all`).
-fn responses(d: &RunData, name: &str) -> Histogram {
-    if name == ALL {
-        let mut h = stats::histogram();
-        for t in &d.totals {
-            h.add(&t.response).expect("same bounds");
-        }
-        return h;
-    }
-    let i = d.summary.ops.iter().position(|o| o.op == name).expect("in the run");
-    d.totals[i].response.clone()
-}
-
 /// A run's figure as judged, or why it cannot be.
 fn estimate(d: &RunData, name: &str, m: Metric) -> Result<Estimate, String> {
     let o = op(d, name).expect("in the run");
@@ -181,7 +168,7 @@ fn estimate(d: &RunData, name: &str, m: Metric) -> Result<Estimate, String> {
     }
     let within = match m {
         Metric::Throughput => throughput_noise(&o.interval_ops_per_s),
-        Metric::Latency(f) => latency_noise(&responses(d, name), f)?,
+        Metric::Latency(f) => latency_noise(&d.responses(name).expect("in the run"), f)?,
     };
     Ok(Estimate { ln: v.ln(), within })
 }
@@ -509,6 +496,7 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats;
 
     #[test]
     fn benjamini_hochberg_keeps_the_p_values_under_its_rising_line() {
