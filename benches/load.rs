@@ -147,7 +147,7 @@ fn main() {
     // The same rows, pre-built into batches.
     let mut b = Batches {
         batch: l.batch,
-        open: vec![Vec::new(); Table::ALL.len()],
+        open: vec![Vec::new(); g.all_tables().len()],
         done: Vec::new(),
     };
     let mut scratch = Scratch::default();
@@ -156,7 +156,7 @@ fn main() {
     }
     for (i, buf) in b.open.iter_mut().enumerate() {
         if !buf.is_empty() {
-            b.done.push((Table::ALL[i], std::mem::take(buf)));
+            b.done.push((g.all_tables()[i], std::mem::take(buf)));
         }
     }
     let batches = b.done;

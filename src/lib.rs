@@ -61,6 +61,7 @@ pub mod stats;
 pub mod store;
 #[doc(hidden)]
 pub mod testkit;
+pub mod tomlfile;
 pub mod verify;
 pub mod wire;
 pub mod workload;

@@ -133,8 +133,8 @@ impl<W: Write> Sink for Dump<W> {
 pub fn dump(g: &Generator, path: &Path) -> u64 {
     let mut out = BufWriter::new(std::fs::File::create(path).unwrap());
     let tables = g.tables();
-    out.write_all(&(Table::ALL.len() as u32).to_le_bytes()).unwrap();
-    for t in Table::ALL {
+    out.write_all(&(g.all_tables().len() as u32).to_le_bytes()).unwrap();
+    for &t in g.all_tables() {
         let desc = tables.iter().find(|d| d.name == t.name());
         put_bytes(&mut out, 2, t.name().as_bytes()).unwrap();
         let families = desc.map_or(&[][..], |d| d.families.as_slice());

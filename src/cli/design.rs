@@ -11,7 +11,7 @@ pub(super) fn explain(args: DesignExplainArgs) -> anyhow::Result<ExitCode> {
     sets.extend(super::regions_set(args.regions));
     let w = Workload::from_file_with(&args.workload, &sets)?;
     let g = Generator::new(&w);
-    let design = crate::design::seeds::combined(&w.keys);
+    let design = g.design();
     let text = crate::design::explain::explain(&g, &design, w.load.regions, args.examples)?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)

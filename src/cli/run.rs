@@ -23,6 +23,14 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let observe = crate::observe::choose(args.observe.as_deref(), &backend_url).map_err(anyhow::Error::msg)?;
     let (w, store) = args.target.open(&flags)?;
     args.settings.check(&w)?;
+    if let Some(own) = &w.design {
+        // The run's operations are the seed designs' DAOs; a design's own come with its
+        // operations.
+        bail!(
+            "{}: the workload's own design declares no operations for `run` to measure; `load`, `verify` and `design explain` take it",
+            own.file.display()
+        );
+    }
     if args.find_max && !w.run.stages.is_empty() {
         bail!("--find-max searches for a rate of its own: it cannot run the run's stages (run.stages or --stage)");
     }

@@ -36,7 +36,7 @@ pub fn explain(g: &Generator, design: &Design, regions: usize, examples: usize) 
         thousands(n),
         scale
     );
-    for t in Table::ALL.into_iter().filter(|&t| g.writes(t)) {
+    for t in g.written_tables() {
         let table = &design.tables[t.index()];
         let rows: Vec<&RowMutation> = sample.iter().filter(|(x, _)| *x == t).map(|(_, r)| r).collect();
         let _ = writeln!(

@@ -8,8 +8,7 @@ pub mod explain;
 pub mod key;
 pub mod seeds;
 
-use crate::workload::Error;
-use crate::workload::locate;
+use crate::tomlfile::{Error, locate};
 pub use entity::{Entity, FieldKind};
 use key::{Field, Form, Key, Kind, Owned, SaltSize, Segment};
 use serde::Deserialize;
@@ -17,6 +16,9 @@ use std::path::Path;
 
 /// An error: the dotted path of the field at fault, and what is wrong with it.
 pub type Invalid = (String, String);
+
+/// The most tables one design declares (a table's place in the loader is a byte).
+pub const MAX_TABLES: usize = 64;
 
 /// HBase's longest row key (`HConstants.MAX_ROW_LENGTH`, `Short.MAX_VALUE`).
 pub const MAX_ROW_LENGTH: usize = 32_767;
@@ -64,7 +66,7 @@ struct RawDesign {
 #[serde(deny_unknown_fields)]
 struct RawTable {
     name: Option<String>,
-    families: Option<Vec<String>>,
+    families: Option<Vec<toml::Value>>,
     entity: Option<String>,
     key: Option<Vec<RawSegment>>,
     cells: Option<Vec<RawCell>>,
@@ -127,6 +129,8 @@ pub struct Table {
     pub name: String,
     /// Its column families, in the file's order.
     pub families: Vec<String>,
+    /// Each family's `VERSIONS` (the versions of a cell a read returns), 1 unless declared.
+    pub versions: Vec<u32>,
     /// Its kinds of rows: one named after the table, or those of `rows`.
     pub rows: Vec<Rows>,
 }
@@ -271,7 +275,10 @@ impl Design {
                 );
             }
             names.push((id, name.clone()));
-            let families = families(&format!("{path}.families"), t.families.as_deref())?;
+            if tables.len() == MAX_TABLES {
+                return bad(&path, format!("a design has at most {} tables", MAX_TABLES));
+            }
+            let (families, versions) = families(&format!("{path}.families"), t.families.as_deref())?;
             let rows = match (&t.key, &t.rows) {
                 (Some(key), None) => vec![rows_of(
                     id,
@@ -344,6 +351,7 @@ impl Design {
                 id: id.clone(),
                 name,
                 families,
+                versions,
                 rows,
             });
         }
@@ -389,7 +397,12 @@ impl Design {
     /// Reads a design file: an error is one line naming the file, line, column and field.
     pub fn from_file(path: &Path) -> Result<Design, Error> {
         let text = Error::read_toml(path)?;
-        let src = text.as_str();
+        Design::from_text(path, &text)
+    }
+
+    /// A design from the text of `path`: an error is one line naming the file, line, column
+    /// and field.
+    pub fn from_text(path: &Path, src: &str) -> Result<Design, Error> {
         let raw: RawDesign = toml::from_str(src).map_err(|e| {
             let offset = e.span().map_or(0, |s| s.start);
             Error::at(
@@ -440,6 +453,32 @@ impl Design {
     pub fn key(&self, table: &str, rows: &str) -> Option<&Key> {
         let t = self.tables.iter().find(|t| t.id == table)?;
         t.rows.iter().find(|r| r.name == rows).map(|r| &r.key)
+    }
+
+    /// Its tables as a store creates them: each family with its versions and HBase's
+    /// default storage settings.
+    pub fn descriptors(&self) -> Vec<crate::store::TableDescriptor> {
+        self.tables
+            .iter()
+            .map(|t| crate::store::TableDescriptor {
+                families: t
+                    .families
+                    .iter()
+                    .zip(&t.versions)
+                    .map(|(f, &n)| crate::store::FamilyDescriptor::new(f, n))
+                    .collect(),
+                ..crate::store::TableDescriptor::new(&t.name, &[], 1)
+            })
+            .collect()
+    }
+
+    /// The entities whose instances make rows of its tables, each once, in
+    /// [`Entity::ALL`] order.
+    pub fn entities(&self) -> Vec<Entity> {
+        Entity::ALL
+            .into_iter()
+            .filter(|e| self.tables.iter().any(|t| t.rows.iter().any(|r| r.entity == Some(*e))))
+            .collect()
     }
 }
 
@@ -530,11 +569,48 @@ fn table_name(path: &str, name: &str) -> Result<(), Invalid> {
 }
 
 /// A table's families: names HBase accepts, each once.
-fn families(path: &str, raw: Option<&[String]>) -> Result<Vec<String>, Invalid> {
+fn families(path: &str, raw: Option<&[toml::Value]>) -> Result<(Vec<String>, Vec<u32>), Invalid> {
     let raw = raw.unwrap_or_default();
     let mut out: Vec<String> = Vec::new();
-    for (i, f) in raw.iter().enumerate() {
+    let mut versions = Vec::new();
+    for (i, v) in raw.iter().enumerate() {
         let at = format!("{path}[{}]", i + 1);
+        // `"f"`, or `{ name = "f", versions = N }` for a family that keeps N versions a cell.
+        let (f, n) = match v {
+            toml::Value::String(f) => (f.clone(), 1),
+            toml::Value::Table(t) => {
+                if let Some(k) = t.keys().find(|k| !["name", "versions"].contains(&k.as_str())) {
+                    return bad(&format!("{at}.{k}"), "a family has a name and versions, nothing else");
+                }
+                let Some(toml::Value::String(f)) = t.get("name") else {
+                    return bad(&format!("{at}.name"), "a family needs its name, a string");
+                };
+                let n = match t.get("versions") {
+                    None => 1,
+                    Some(toml::Value::Integer(n)) if (1..=i64::from(MAX_VERSIONS)).contains(n) => *n as u32,
+                    Some(other) => {
+                        let got = match other {
+                            toml::Value::Integer(n) => n.to_string(),
+                            v => format!("a {}", v.type_str()),
+                        };
+                        return bad(
+                            &format!("{at}.versions"),
+                            format!("versions are a number from 1 to {MAX_VERSIONS}, got {got}"),
+                        );
+                    }
+                };
+                (f.clone(), n)
+            }
+            other => {
+                return bad(
+                    &at,
+                    format!(
+                        "a {} is not a family: a name, or {{ name = \"f\", versions = N }}",
+                        other.type_str()
+                    ),
+                );
+            }
+        };
         let legal = !f.is_empty()
             && !f.starts_with('.')
             && f.bytes()
@@ -545,13 +621,17 @@ fn families(path: &str, raw: Option<&[String]>) -> Result<Vec<String>, Invalid> 
                 format!("{f:?} is not a family name (letters, digits, '_', '-' and '.', not starting with '.')"),
             );
         }
-        if out.contains(f) {
+        if out.contains(&f) {
             return bad(&at, format!("family {f} is declared twice"));
         }
-        out.push(f.clone());
+        out.push(f);
+        versions.push(n);
     }
-    Ok(out)
+    Ok((out, versions))
 }
+
+/// Most versions a design's family may keep: a guard against a slip of the keyboard.
+pub const MAX_VERSIONS: u32 = 10_000;
 
 /// One kind of rows: `key` at `{path}.key`; its entity and cells, where `at` (entity's,
 /// cells') says they were written.
@@ -1610,5 +1690,54 @@ mod tests {
             Design::parse("[tables.a]\nkey = [{ int = \"x\" }]\n[tables.b]\nname = \"a\"\nkey = [{ int = \"x\" }]\n")
                 .unwrap_err();
         assert_eq!(path, "tables.b.name");
+    }
+
+    /// A family keeps 1 version unless it says how many; a design holds at most
+    /// [`MAX_TABLES`] tables, whose descriptors carry each family's versions.
+    #[test]
+    fn families_keep_the_versions_they_declare_and_a_design_its_tables() {
+        let d = Design::parse(
+            r#"
+            [tables.t]
+            name = "ns:t"
+            families = ["a", { name = "b", versions = 3 }]
+            entity = "post"
+            key = [{ int = "uid" }, { stamp = "stamp" }]
+            cells = [
+              { family = "a", qualifier = "x", value = [{ text = "content" }] },
+              { family = "b", qualifier = "y", value = [{ text = "content" }] },
+            ]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(d.tables[0].versions, [1, 3]);
+        let desc = &d.descriptors()[0];
+        assert_eq!(desc.name, "ns:t");
+        let families: Vec<(&str, u32)> = desc
+            .families
+            .iter()
+            .map(|f| (f.name.as_str(), f.max_versions))
+            .collect();
+        assert_eq!(families, [("a", 1), ("b", 3)]);
+        assert_eq!(d.entities(), [Entity::Post]);
+        let err = |families: &str| {
+            Design::parse(&format!(
+                "[tables.t]\nfamilies = {families}\nkey = [{{ int = \"a\" }}]\n"
+            ))
+            .unwrap_err()
+        };
+        assert_eq!(
+            err("[{ name = \"b\", versions = 0 }]").0,
+            "tables.t.families[1].versions"
+        );
+        assert_eq!(err("[{ versions = 2 }]").0, "tables.t.families[1].name");
+        assert_eq!(err("[{ name = \"b\", ttl = 2 }]").0, "tables.t.families[1].ttl");
+        assert_eq!(err("[7]").0, "tables.t.families[1]");
+        let many: String = (0..=MAX_TABLES)
+            .map(|i| format!("[tables.t{i}]\nkey = [{{ int = \"a\" }}]\n"))
+            .collect();
+        let (at, why) = Design::parse(&many).unwrap_err();
+        assert_eq!(at, format!("tables.t{}", MAX_TABLES));
+        assert!(why.contains("at most 64 tables"), "{why}");
     }
 }

@@ -55,16 +55,12 @@ pub fn key(layout: Layout, opts: KeyOptions) -> Key {
     k
 }
 
-/// The four seed designs as one, in the order of the tables of [`crate::generate::Table::ALL`],
-/// each design's row keys with the workload's key options for it applied.
-pub fn combined(keys: &crate::workload::Keys) -> Design {
+/// The four seed designs as one, in the order of the tables of [`crate::generate::Table::SEEDS`],
+/// each design's row keys with a workload's key options for it applied: `[weibo, actions,
+/// blog, series]`.
+pub fn combined(keys: [KeyOptions; 4]) -> Design {
     let mut tables = Vec::new();
-    for (file, opts) in [
-        ("microblog", keys.weibo),
-        ("actions", keys.actions),
-        ("blog", keys.blog),
-        ("series", keys.series),
-    ] {
+    for (file, opts) in ["microblog", "actions", "blog", "series"].into_iter().zip(keys) {
         for t in &design(file).tables {
             let mut t = t.clone();
             for r in &mut t.rows {

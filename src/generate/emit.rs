@@ -6,75 +6,102 @@ use crate::design::Entity;
 use crate::schema::{self, actions, blog, microblog, series};
 use crate::store::{Mutation, RowMutation, TableDescriptor};
 
-/// The tables a workload writes.
+/// A table a workload writes: its place among its design's tables, and its name in the
+/// store. The seed designs' eight are constants ([`Table::SEEDS`]); a workload's own design
+/// makes its tables with [`Table::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Table {
-    /// `weibo:user`.
-    User,
-    /// `weibo:relation`.
-    Relation,
-    /// `weibo:celebrity`.
-    Celebrity,
-    /// `weibo:content`.
-    Content,
-    /// `weibo:inbox`.
-    Inbox,
-    /// `useractions`.
-    Actions,
-    /// `blog`.
-    Blog,
-    /// `series`.
-    Series,
+pub struct Table {
+    index: u8,
+    name: &'static str,
 }
 
+pub use crate::design::MAX_TABLES;
+
 impl Table {
-    /// Every table, in report order.
-    pub const ALL: [Table; 8] = [
-        Table::User,
-        Table::Relation,
-        Table::Celebrity,
-        Table::Content,
-        Table::Inbox,
-        Table::Actions,
-        Table::Blog,
-        Table::Series,
+    /// `weibo:user`.
+    pub const USER: Table = Table::seed(0, microblog::USER);
+    /// `weibo:relation`.
+    pub const RELATION: Table = Table::seed(1, microblog::RELATION);
+    /// `weibo:celebrity`.
+    pub const CELEBRITY: Table = Table::seed(2, microblog::CELEBRITY);
+    /// `weibo:content`.
+    pub const CONTENT: Table = Table::seed(3, microblog::CONTENT);
+    /// `weibo:inbox`.
+    pub const INBOX: Table = Table::seed(4, microblog::INBOX);
+    /// `useractions`.
+    pub const ACTIONS: Table = Table::seed(5, actions::TABLE);
+    /// `blog`.
+    pub const BLOG: Table = Table::seed(6, blog::TABLE);
+    /// `series`.
+    pub const SERIES: Table = Table::seed(7, series::TABLE);
+
+    /// The seed designs' tables, in report order.
+    pub const SEEDS: [Table; 8] = [
+        Table::USER,
+        Table::RELATION,
+        Table::CELEBRITY,
+        Table::CONTENT,
+        Table::INBOX,
+        Table::ACTIONS,
+        Table::BLOG,
+        Table::SERIES,
     ];
+
+    const fn seed(index: u8, name: &'static str) -> Table {
+        Table { index, name }
+    }
+
+    /// The table at `index` (below [`MAX_TABLES`]) of a design, named `name` in the store.
+    pub fn new(index: usize, name: &str) -> Table {
+        assert!(index < MAX_TABLES, "a design has at most {MAX_TABLES} tables");
+        Table {
+            index: index as u8,
+            name: intern(name),
+        }
+    }
 
     /// The table's name in the store.
     pub fn name(self) -> &'static str {
-        match self {
-            Table::User => microblog::USER,
-            Table::Relation => microblog::RELATION,
-            Table::Celebrity => microblog::CELEBRITY,
-            Table::Content => microblog::CONTENT,
-            Table::Inbox => microblog::INBOX,
-            Table::Actions => actions::TABLE,
-            Table::Blog => blog::TABLE,
-            Table::Series => series::TABLE,
-        }
+        self.name
     }
 
-    /// The key design (a field of the workload's `[keys]`) of the table's row keys; `None`
-    /// for the microblog tables keyed by the text uid alone.
+    /// The key design (a field of the workload's `[keys]`) of a seed table's row keys;
+    /// `None` for the microblog tables keyed by the text uid alone, and for a table of a
+    /// workload's own design.
     pub fn design(self) -> Option<&'static str> {
         match self {
-            Table::Content => Some("weibo"),
-            Table::Actions => Some("actions"),
-            Table::Blog => Some("blog"),
-            Table::Series => Some("series"),
-            Table::User | Table::Relation | Table::Celebrity | Table::Inbox => None,
+            Table::CONTENT => Some("weibo"),
+            Table::ACTIONS => Some("actions"),
+            Table::BLOG => Some("blog"),
+            Table::SERIES => Some("series"),
+            _ => None,
         }
     }
 
-    /// Whether the table's row keys are binary (big-endian integers) rather than text.
+    /// Whether a seed table's row keys are binary (big-endian integers) rather than text.
     pub fn binary_keys(self) -> bool {
-        matches!(self, Table::Actions | Table::Blog)
+        matches!(self, Table::ACTIONS | Table::BLOG)
     }
 
-    /// Position in [`Table::ALL`].
+    /// Its place among its design's tables.
     pub fn index(self) -> usize {
-        self as usize
+        usize::from(self.index)
     }
+}
+
+/// One `&'static str` per table name a process meets: a design's tables are few, and a
+/// [`Table`] stays `Copy` with its name in it.
+fn intern(name: &str) -> &'static str {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(n);
+    n
 }
 
 /// Where generated rows go.
@@ -109,7 +136,9 @@ impl Generator {
     pub fn tables(&self) -> Vec<TableDescriptor> {
         let d = &self.workload().data;
         let mut out = Vec::new();
-        if d.follows.is_some() || d.posts.is_some() {
+        if let Some(own) = self.own_design() {
+            out = own.descriptors();
+        } else if d.follows.is_some() || d.posts.is_some() {
             out.extend(microblog::Microblog::tables(&self.microblog_config()));
         }
         if d.actions.is_some() {
@@ -149,9 +178,19 @@ impl Generator {
     /// Every row mutation of the users of block `b`, user by user.
     pub fn emit_block(&self, b: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
         for uid in self.block_users(b) {
-            self.emit_user(uid, s, sink)?;
+            self.emit_user_rows(uid, s, sink)?;
         }
         Ok(())
+    }
+
+    /// Every row mutation of user `uid`: by the seeds' codecs for the seed designs
+    /// ([`Generator::emit_user`]), by the workload's own design's descriptions otherwise.
+    pub fn emit_user_rows(&self, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
+        if self.own_design().is_some() {
+            self.emit_user_described(uid, s, sink)
+        } else {
+            self.emit_user(uid, s, sink)
+        }
     }
 
     /// Every row mutation of user `uid`: its own rows, and the `fans` cells its follows put
@@ -165,17 +204,17 @@ impl Generator {
         let start = w.data.start_ms;
         let microblog_on = w.data.follows.is_some() || w.data.posts.is_some();
         if microblog_on {
-            sink.row(Table::User, microblog::user_mutation(&self.user(uid), start))?;
+            sink.row(Table::USER, microblog::user_mutation(&self.user(uid), start))?;
         }
         self.followees(uid, &mut s.followees, &mut s.seen);
         for f in &s.followees {
             for m in microblog::Microblog::follow_mutations(uid, f.target, f.at) {
-                sink.row(Table::Relation, m)?;
+                sink.row(Table::RELATION, m)?;
             }
         }
         if plan.is_celebrity(uid) {
             sink.row(
-                Table::Celebrity,
+                Table::CELEBRITY,
                 microblog::celebrity_mutation(uid, plan.followers(uid), start),
             )?;
         }
@@ -193,7 +232,7 @@ impl Generator {
             }
         }
         if !inbox.is_empty() {
-            sink.row(Table::Inbox, RowMutation::new(microblog::uid_bytes(uid), inbox))?;
+            sink.row(Table::INBOX, RowMutation::new(microblog::uid_bytes(uid), inbox))?;
         }
         let count = self.post_count(uid);
         self.post_stamps(uid, count, count, &mut s.stamps);
@@ -204,22 +243,22 @@ impl Generator {
                 stamp,
                 content: std::mem::take(&mut s.text),
             };
-            sink.row(Table::Content, microblog::content_mutation(keys.weibo, &post)?)?;
+            sink.row(Table::CONTENT, microblog::content_mutation(keys.weibo, &post)?)?;
             s.text = post.content;
         }
         self.actions(uid, &s.followees, &mut s.stamps, &mut s.actions);
         for a in &s.actions {
-            sink.row(Table::Actions, actions::mutation(keys.actions, a)?)?;
+            sink.row(Table::ACTIONS, actions::mutation(keys.actions, a)?)?;
         }
         self.articles(uid, &mut s.articles);
         for a in &s.articles {
             for m in blog::mutations(keys.blog, a, a.update_at)? {
-                sink.row(Table::Blog, m)?;
+                sink.row(Table::BLOG, m)?;
             }
         }
         self.points(uid, &mut s.points);
         for p in &s.points {
-            sink.row(Table::Series, series::mutation(keys.series, p)?)?;
+            sink.row(Table::SERIES, series::mutation(keys.series, p)?)?;
         }
         Ok(())
     }
@@ -235,7 +274,8 @@ impl Generator {
         let start = i128::from(w.data.start_ms);
         let id = i128::from(uid);
         let gathered = &mut s.gathered;
-        let mut put = |t: usize, row: RowMutation| sink.row(Table::ALL[t], row);
+        let all = self.all_tables();
+        let mut put = |t: usize, row: RowMutation| sink.row(all[t], row);
         // The rows an entity's instances gather cells into go once they are all made.
         macro_rules! flush {
             () => {
@@ -249,7 +289,8 @@ impl Generator {
                 e.emit($entity, $values, gathered, &mut put)?
             };
         }
-        if (w.data.follows.is_some() || w.data.posts.is_some()) && e.makes(Entity::User) {
+        let users = self.own_design().is_some() || w.data.follows.is_some() || w.data.posts.is_some();
+        if users && e.makes(Entity::User) {
             let u = self.user(uid);
             emit!(
                 Entity::User,
@@ -353,17 +394,36 @@ impl Generator {
     /// error messages and verify reports; the raw bytes when it does not decode.
     pub fn describe_row(&self, table: Table, key: &[u8]) -> String {
         use crate::keys::Layout;
+        if let Some(d) = self.own_design() {
+            // The first of the table's kinds of rows whose key reads the bytes whole.
+            let t = &d.tables[table.index()];
+            let decoded = t.rows.iter().find_map(|r| {
+                let fields = r.key.decode(key).ok()?;
+                let named = fields
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Some(if t.rows.len() > 1 {
+                    format!("{} {named}", r.name)
+                } else {
+                    named
+                })
+            });
+            return decoded.unwrap_or_else(|| format!("key {}", crate::keys::to_string_binary(key)));
+        }
         let keys = self.workload().keys;
         let decoded = match table {
-            Table::User | Table::Relation | Table::Celebrity | Table::Inbox => {
+            Table::USER | Table::RELATION | Table::CELEBRITY | Table::INBOX => {
                 crate::keys::weibo::parse_uid(key).map(|uid| vec![("uid", uid.to_string())])
             }
-            Table::Content => Layout::WeiboContent.decode(keys.weibo, key),
-            Table::Actions => Layout::Actions.decode(keys.actions, key),
-            Table::Series => Layout::Series.decode(keys.series, key),
-            Table::Blog => Layout::Blog
+            Table::CONTENT => Layout::WeiboContent.decode(keys.weibo, key),
+            Table::ACTIONS => Layout::Actions.decode(keys.actions, key),
+            Table::SERIES => Layout::Series.decode(keys.series, key),
+            Table::BLOG => Layout::Blog
                 .decode(keys.blog, key)
                 .or_else(|_| Layout::BlogIndex.decode(keys.blog, key)),
+            _ => unreachable!("a seed workload writes the seed tables alone"),
         };
         match decoded {
             Ok(fields) => fields
@@ -379,7 +439,7 @@ impl Generator {
 /// Feeds a row mutation into a digest: every key, qualifier and value with its length, every
 /// timestamp, and a tag per mutation kind.
 pub fn digest_row(d: &mut super::Digest, table: Table, row: &RowMutation) {
-    d.int(table as u64);
+    d.int(table.index() as u64);
     d.field(&row.row);
     let ts = |t: &Option<i64>| t.map_or(u64::MAX, |t| t as u64);
     for m in &row.mutations {

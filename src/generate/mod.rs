@@ -14,7 +14,7 @@ pub mod text;
 
 pub use digest::Digest;
 pub use dist::{Scramble, Zipf, geometric};
-pub use emit::{Scratch, Sink, Table, digest_row};
+pub use emit::{MAX_TABLES, Scratch, Sink, Table, digest_row};
 pub use plan::Plan;
 pub use text::{Texture, deflate_ratio, texture_for, words};
 
@@ -69,6 +69,10 @@ pub struct Generator {
     plan_read: bool,
     texture: Texture,
     emitter: Arc<crate::design::emit::Emitter>,
+    /// The workload's own design, when it has one.
+    own: Option<Arc<crate::design::Design>>,
+    /// Every table of the design, in its order: [`Table::SEEDS`] for the seed designs.
+    all: Arc<[Table]>,
 }
 
 /// The texture of `data.compressibility`, found once per ratio.
@@ -120,6 +124,20 @@ impl Generator {
             .articles
             .as_ref()
             .map_or((1, 1.0), |a| (u64::from(a.categories), a.category_zipf));
+        let own = w.design.as_ref().map(|d| Arc::new(d.design()));
+        let design = match &own {
+            Some(d) => (**d).clone(),
+            None => crate::design::seeds::combined(w.keys.seeds()),
+        };
+        let all: Arc<[Table]> = match &own {
+            Some(d) => d
+                .tables
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Table::new(i, &t.name))
+                .collect(),
+            None => Table::SEEDS.into(),
+        };
         Generator {
             w: w.clone(),
             rng,
@@ -131,10 +149,37 @@ impl Generator {
             plan_read: false,
             texture: texture(w.data.compressibility),
             emitter: Arc::new(crate::design::emit::Emitter::new(
-                &crate::design::seeds::combined(&w.keys),
+                &design,
                 w.seed,
                 texture(w.data.compressibility),
             )),
+            own,
+            all,
+        }
+    }
+
+    /// Every table of the workload's design, in its order, whether the workload writes it
+    /// or not ([`Generator::writes`]).
+    pub fn all_tables(&self) -> &[Table] {
+        &self.all
+    }
+
+    /// The tables the workload writes, in its design's order.
+    pub fn written_tables(&self) -> Vec<Table> {
+        self.all.iter().copied().filter(|&t| self.writes(t)).collect()
+    }
+
+    /// The workload's own design; `None` for the seed designs.
+    pub fn own_design(&self) -> Option<&crate::design::Design> {
+        self.own.as_deref()
+    }
+
+    /// The design the workload's rows are made by: its own, or the seed designs as one
+    /// (with the workload's key options).
+    pub fn design(&self) -> crate::design::Design {
+        match &self.own {
+            Some(d) => (**d).clone(),
+            None => crate::design::seeds::combined(self.w.keys.seeds()),
         }
     }
 

@@ -235,6 +235,10 @@ fn the_seed_descriptions_write_the_rows_of_the_hand_written_codecs() {
             }
         }
         let w = Workload::from_file_with(file, &sets).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        if w.design.is_some() {
+            // A design of the workload's own has no hand-written codecs to agree with.
+            continue;
+        }
         let g = Generator::new(&w);
         let (mut a, mut b): (Vec<(Table, crate::store::RowMutation)>, Vec<_>) = (Vec::new(), Vec::new());
         let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
@@ -258,11 +262,11 @@ fn the_seed_descriptions_write_the_rows_of_the_hand_written_codecs() {
     assert!(compared > 50_000, "{compared} rows compared");
 }
 
-/// The seed descriptions' tables come in [`Table::ALL`]'s order, which the emitter's table
+/// The seed descriptions' tables come in [`Table::SEEDS`]' order, which the emitter's table
 /// positions stand for (and which the rows digest counts).
 #[test]
 fn the_seed_descriptions_tables_are_in_the_order_of_the_table_list() {
-    let d = crate::design::seeds::combined(&crate::workload::Keys::SEED);
+    let d = crate::design::seeds::combined(crate::workload::Keys::SEED.seeds());
     let names: Vec<&str> = d.tables.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, Table::ALL.map(Table::name));
+    assert_eq!(names, Table::SEEDS.map(Table::name));
 }

@@ -249,7 +249,7 @@ pub fn start(path: &Path, header: &Header, resume: bool) -> Result<Start, String
 pub type Checkpointer<'a> = &'a (dyn Fn(bool) -> Result<Option<serde_json::Value>, String> + Sync);
 
 /// A block whose rows are staged, acknowledged at the next checkpoint.
-type Staged = (u64, u128, [TableStats; 8]);
+type Staged = (u64, u128, Vec<TableStats>);
 
 /// The acknowledged blocks.
 #[derive(Debug, Default)]
@@ -258,7 +258,8 @@ struct Acked {
     above: BTreeSet<u64>,
     claimed: u64,
     digest: u128,
-    tables: [TableStats; 8],
+    /// Per table, at its [`Table::index`].
+    tables: Vec<TableStats>,
     /// Blocks are staged, acknowledged by checkpoints.
     staging: bool,
     staged: Vec<Staged>,
@@ -268,7 +269,7 @@ struct Acked {
 }
 
 impl Acked {
-    fn ack(&mut self, k: u64, digest: u128, wrote: &[TableStats; 8]) {
+    fn ack(&mut self, k: u64, digest: u128, wrote: &[TableStats]) {
         if k < self.below || !self.above.insert(k) {
             return;
         }
@@ -276,6 +277,9 @@ impl Acked {
             self.below += 1;
         }
         self.digest = self.digest.wrapping_add(digest);
+        if self.tables.len() < wrote.len() {
+            self.tables.resize(wrote.len(), TableStats::default());
+        }
         for (t, w) in self.tables.iter_mut().zip(wrote) {
             t.rows += w.rows;
             t.cells += w.cells;
@@ -289,6 +293,7 @@ impl Acked {
 pub struct Journal {
     path: PathBuf,
     header: Header,
+    tables: Vec<Table>,
     state: Mutex<Acked>,
     /// Set when the load ends: the writer thread writes a last time and stops.
     ended: Mutex<bool>,
@@ -298,10 +303,12 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// The journal of a load `header` at `path`, continuing `from` where given.
-    pub fn new(path: PathBuf, header: Header, from: Option<&File>) -> Journal {
+    /// The journal of a load of `tables` (a design's, in its order), `header` at `path`,
+    /// continuing `from` where given.
+    pub fn new(path: PathBuf, header: Header, from: Option<&File>, tables: &[Table]) -> Journal {
         let mut state = Acked {
             dirty: true,
+            tables: vec![TableStats::default(); tables.len()],
             ..Acked::default()
         };
         if let Some(f) = from {
@@ -310,7 +317,7 @@ impl Journal {
             state.claimed = f.claimed;
             state.bulk.clone_from(&f.bulk);
             state.digest = u128::from_str_radix(&f.digest, 16).unwrap_or(0);
-            for t in Table::ALL {
+            for &t in tables {
                 if let Some(w) = f.tables.get(t.name()) {
                     state.tables[t.index()] = TableStats {
                         rows: w.rows,
@@ -323,6 +330,7 @@ impl Journal {
         Journal {
             path,
             header,
+            tables: tables.to_vec(),
             state: Mutex::new(state),
             ended: Mutex::new(false),
             wake: Condvar::new(),
@@ -389,10 +397,10 @@ impl Journal {
 
     /// Records block `k` as acknowledged, with its digest and what it wrote.
     /// While [`Journal::staging`], it waits for the next checkpoint.
-    pub fn ack(&self, k: u64, digest: u128, wrote: &[TableStats; 8]) {
+    pub fn ack(&self, k: u64, digest: u128, wrote: &[TableStats]) {
         let mut s = self.state.lock().expect("journal lock");
         if s.staging {
-            s.staged.push((k, digest, *wrote));
+            s.staged.push((k, digest, wrote.to_vec()));
         } else {
             s.ack(k, digest, wrote);
         }
@@ -405,9 +413,10 @@ impl Journal {
             return None;
         }
         s.dirty = false;
-        let tables = Table::ALL
-            .into_iter()
-            .filter(|t| s.tables[t.index()] != TableStats::default())
+        let tables = self
+            .tables
+            .iter()
+            .filter(|t| s.tables.get(t.index()).is_some_and(|w| *w != TableStats::default()))
             .map(|t| {
                 let w = s.tables[t.index()];
                 (
@@ -530,7 +539,7 @@ mod tests {
     fn acknowledged_blocks_are_a_prefix_and_a_few_above() {
         let tmp = tempfile::tempdir().unwrap();
         let p = path(tmp.path(), Shard::ALL);
-        let j = Journal::new(p.clone(), header(), None);
+        let j = Journal::new(p.clone(), header(), None, &Table::SEEDS);
         let one = [TableStats {
             rows: 2,
             cells: 3,
@@ -549,7 +558,7 @@ mod tests {
         assert_eq!(f.digest, format!("{:032x}", 1 + 2 + 3 + 5));
         assert_eq!(f.tables["weibo:user"].rows, 8);
         // Resumed, it picks up where it was.
-        let again = Journal::new(p.clone(), header(), Some(&f));
+        let again = Journal::new(p.clone(), header(), Some(&f), &Table::SEEDS);
         assert!(again.done(4) && !again.done(3));
         again.ack(3, 4, &one);
         again.write().unwrap();
@@ -564,7 +573,7 @@ mod tests {
         let p = path(tmp.path(), Shard::ALL);
         let none = start(&p, &header(), true).unwrap();
         assert!(none.from.is_none() && none.note.unwrap().contains("loading from the first block"));
-        let j = Journal::new(p.clone(), header(), None);
+        let j = Journal::new(p.clone(), header(), None, &Table::SEEDS);
         j.write().unwrap();
         // A journal of this very process reads as unfinished (its pid is ours).
         assert!(start(&p, &header(), true).unwrap().from.is_some());
@@ -611,7 +620,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let p = path(tmp.path(), Shard::ALL);
         let mut other = std::process::Command::new("sleep").arg("60").spawn().unwrap();
-        let j = Journal::new(p.clone(), header(), None);
+        let j = Journal::new(p.clone(), header(), None, &Table::SEEDS);
         let mut f = j.snapshot().unwrap();
         f.pid = other.id();
         std::fs::write(&p, serde_json::to_vec(&f).unwrap()).unwrap();

@@ -127,7 +127,7 @@ pub struct TableStats {
 /// The result of a load, complete or not.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
-    /// Per table, in [`Table::ALL`] order, the tables the workload writes.
+    /// Per table, in its design's order, the tables the workload writes.
     pub tables: Vec<(Table, TableStats)>,
     /// Blocks generated and handed to the writers.
     pub blocks_done: u64,
@@ -156,7 +156,7 @@ pub struct Outcome {
     /// Time spent opening the store before the load ([`Options::opened`]).
     pub open_time: Duration,
     /// The tables loaded through the backend's bulk load (staged, then written whole at the
-    /// end), in [`Table::ALL`] order.
+    /// end), in their design's order.
     pub bulk: Vec<Table>,
     /// Where the load resumed an unfinished one: what it took over.
     pub resumed: Option<Resumed>,
@@ -224,18 +224,33 @@ pub fn mutate_with_retry(store: &dyn Store, table: &str, rows: &[RowMutation]) -
 
 /// What a load has had acknowledged so far, per table: readable while it runs (by the live
 /// metrics) and the source of its [`Outcome`]'s counts.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tally {
     tables: Mutex<Vec<Table>>,
-    rows: [AtomicU64; 8],
-    cells: [AtomicU64; 8],
-    bytes: [AtomicU64; 8],
+    /// Per table, at its [`Table::index`].
+    rows: Vec<AtomicU64>,
+    cells: Vec<AtomicU64>,
+    bytes: Vec<AtomicU64>,
     done: AtomicU64,
     total: AtomicU64,
 }
 
+impl Default for Tally {
+    fn default() -> Tally {
+        let counters = || (0..crate::generate::MAX_TABLES).map(|_| AtomicU64::new(0)).collect();
+        Tally {
+            tables: Mutex::default(),
+            rows: counters(),
+            cells: counters(),
+            bytes: counters(),
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+        }
+    }
+}
+
 impl Tally {
-    /// The tables the load writes, in [`Table::ALL`] order.
+    /// The tables the load writes, in their design's order.
     pub fn tables(&self) -> Vec<Table> {
         self.tables.lock().expect("tally lock").clone()
     }
@@ -318,20 +333,23 @@ struct Senders {
 struct Pending {
     k: u64,
     digest: u128,
-    wrote: [TableStats; 8],
+    wrote: Vec<TableStats>,
 }
 
 struct Writer<'a> {
     store: &'a Counted,
     bulk: Option<&'a dyn BulkLoad>,
     g: &'a Generator,
-    /// Rows and bytes at which each table's batch is sent.
-    limits: [(usize, u64); 8],
+    /// The tables of the workload's design, in its order.
+    all: &'a [Table],
+    /// Per table (at its [`Table::index`], as every per-table field here): rows and bytes
+    /// at which its batch is sent.
+    limits: Vec<(usize, u64)>,
     /// The tables `bulk` covers.
     bulk_tables: &'a [Table],
     bufs: Vec<Vec<RowMutation>>,
-    cells: [u64; 8],
-    bytes: [u64; 8],
+    cells: Vec<u64>,
+    bytes: Vec<u64>,
     /// Estimated heap of every buffered batch, and this worker's share of [`BATCH_MEMORY`].
     held: u64,
     held_max: u64,
@@ -342,8 +360,8 @@ struct Writer<'a> {
     /// With a journal: the block being generated (its index in the shard), what it wrote,
     /// the oldest block whose rows each batch holds, and the blocks not yet acknowledged.
     k: u64,
-    wrote: [TableStats; 8],
-    first: [Option<u64>; 8],
+    wrote: Vec<TableStats>,
+    first: Vec<Option<u64>>,
     pending: VecDeque<Pending>,
     /// Where the store takes batches in flight: the threads that write them.
     senders: Option<Senders>,
@@ -490,7 +508,7 @@ impl Writer<'_> {
         self.pending.push_back(Pending {
             k: self.k,
             digest,
-            wrote: std::mem::take(&mut self.wrote),
+            wrote: std::mem::replace(&mut self.wrote, vec![TableStats::default(); self.all.len()]),
         });
         loop {
             self.ack();
@@ -499,7 +517,7 @@ impl Writer<'_> {
             }
             let oldest = self.pending[0].k;
             let mut sent = false;
-            for t in Table::ALL {
+            for &t in self.all {
                 if self.first[t.index()].is_some_and(|f| f <= oldest) {
                     self.flush(t)?;
                     sent = true;
@@ -513,7 +531,7 @@ impl Writer<'_> {
     }
 
     fn flush_all(&mut self) -> schema::Result<()> {
-        for t in Table::ALL {
+        for &t in self.all {
             self.flush(t)?;
         }
         self.settle()
@@ -543,8 +561,10 @@ impl Sink for Writer<'_> {
             self.flush(t)?;
         }
         if self.held > self.held_max {
-            let biggest = Table::ALL
-                .into_iter()
+            let biggest = self
+                .all
+                .iter()
+                .copied()
                 .max_by_key(|t| self.bytes[t.index()] + CELL_OVERHEAD * self.cells[t.index()])
                 .expect("tables");
             self.flush(biggest)?;
@@ -680,7 +700,7 @@ pub fn load_journaled(
             splits.retain(|(s, _)| s.name() != name);
         }
     }
-    let tables: Vec<Table> = Table::ALL.into_iter().filter(|&t| g.writes(t)).collect();
+    let tables = g.written_tables();
     let names: Vec<String> = tables.iter().map(|t| t.name().to_string()).collect();
     let counted = counted::count(
         store.clone(),
@@ -799,17 +819,22 @@ pub fn load_journaled(
                     store: &counted,
                     bulk: bulk.as_deref(),
                     g,
-                    limits: Table::ALL.map(|t| {
-                        if bulk_tables.contains(&t) {
-                            (l.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1)
-                        } else {
-                            (l.batch.max(1), MAX_BATCH_BYTES)
-                        }
-                    }),
+                    all: g.all_tables(),
+                    limits: g
+                        .all_tables()
+                        .iter()
+                        .map(|t| {
+                            if bulk_tables.contains(t) {
+                                (l.batch.clamp(1, BULK_BATCH.0), BULK_BATCH.1)
+                            } else {
+                                (l.batch.max(1), MAX_BATCH_BYTES)
+                            }
+                        })
+                        .collect(),
                     bulk_tables: &bulk_tables,
-                    bufs: vec![Vec::with_capacity(l.batch.min(4096)); Table::ALL.len()],
-                    cells: [0; 8],
-                    bytes: [0; 8],
+                    bufs: vec![Vec::with_capacity(l.batch.min(4096)); g.all_tables().len()],
+                    cells: vec![0; g.all_tables().len()],
+                    bytes: vec![0; g.all_tables().len()],
                     held: 0,
                     held_max: (BATCH_MEMORY / threads.max(1) as u64).max(256 << 10),
                     shared: &shared,
@@ -817,8 +842,8 @@ pub fn load_journaled(
                     digest: Digest::default(),
                     failure: None,
                     k: 0,
-                    wrote: Default::default(),
-                    first: [None; 8],
+                    wrote: vec![TableStats::default(); g.all_tables().len()],
+                    first: vec![None; g.all_tables().len()],
                     pending: VecDeque::new(),
                     senders: (in_flight > 1).then(|| senders(scope, &counted, in_flight)),
                 };

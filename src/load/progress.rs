@@ -20,7 +20,7 @@ impl Progress {
     pub fn new(tables: &[Table], show: bool) -> Self {
         if !show {
             return Progress {
-                bars: vec![None; Table::ALL.len()],
+                bars: vec![None; crate::generate::MAX_TABLES],
                 _multi: None,
             };
         }
@@ -30,7 +30,7 @@ impl Progress {
         )
         .expect("valid template")
         .progress_chars("=> ");
-        let mut bars = vec![None; Table::ALL.len()];
+        let mut bars = vec![None; crate::generate::MAX_TABLES];
         for &t in tables {
             let bar = multi.add(ProgressBar::new(0).with_style(style.clone()).with_prefix(t.name()));
             bars[t.index()] = Some(bar);

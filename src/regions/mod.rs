@@ -33,10 +33,10 @@ fn salt_of(g: &Generator, table: Table) -> (Salt, bool) {
 }
 
 /// The split points of every table the workload writes for `regions` regions each, in
-/// [`Table::ALL`] order. A table gets fewer regions when its sampled keys have fewer distinct
+/// their design's order. A table gets fewer regions when its sampled keys have fewer distinct
 /// values than asked.
 pub fn split_points(g: &Generator, regions: usize) -> schema::Result<Vec<(Table, Vec<Vec<u8>>)>> {
-    let tables: Vec<Table> = Table::ALL.into_iter().filter(|&t| g.writes(t)).collect();
+    let tables = g.written_tables();
     if regions <= 1 {
         return Ok(tables.into_iter().map(|t| (t, Vec::new())).collect());
     }
@@ -113,15 +113,15 @@ fn sample(g: &Generator) -> schema::Result<Sampled> {
     let users = g.workload().data.users;
     let picks = users.min(SAMPLE_USERS);
     let mut s = Sampled {
-        keys: vec![Vec::new(); Table::ALL.len()],
-        stride: vec![1; Table::ALL.len()],
-        seen: vec![0; Table::ALL.len()],
+        keys: vec![Vec::new(); g.all_tables().len()],
+        stride: vec![1; g.all_tables().len()],
+        seen: vec![0; g.all_tables().len()],
     };
     let mut scratch = Scratch::default();
     for i in 0..picks {
         // Evenly spaced over 1..=users, the first and the last included.
         let uid = 1 + if picks > 1 { i * (users - 1) / (picks - 1) } else { 0 };
-        g.emit_user(uid, &mut scratch, &mut s)?;
+        g.emit_user_rows(uid, &mut scratch, &mut s)?;
     }
     Ok(s)
 }

@@ -74,7 +74,10 @@ pub fn journaled(
             hfile::discard_checkpoint(state);
         }
         load::journal::keep_plan(&path, g);
-        journal = Some((load::Journal::new(path, header, start.from.as_ref()), start.from));
+        journal = Some((
+            load::Journal::new(path, header, start.from.as_ref(), g.all_tables()),
+            start.from,
+        ));
     }
     let outcome = load::load_journaled(
         store.clone(),

@@ -3,7 +3,7 @@
 
 use super::measure::Measure;
 use super::{Context, Result, bail};
-use crate::generate::{Generator, Table};
+use crate::generate::Generator;
 use crate::keys::{KeyOptions, Salt};
 use crate::load::Shard;
 use crate::report::keys::{KeysReport, LoadFigures, RunFigures, TableKeys, Variant};
@@ -332,9 +332,8 @@ impl Comparison<'_> {
 /// The key options of each table `g` writes that a design keys.
 fn table_keys(g: &Generator) -> Vec<TableKeys> {
     let keys = g.workload().keys;
-    Table::ALL
+    g.written_tables()
         .into_iter()
-        .filter(|&t| g.writes(t))
         .filter_map(|t| {
             let design = t.design()?;
             let opts = keys.design(design)?;

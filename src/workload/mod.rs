@@ -1,7 +1,6 @@
 //! Workload files: the TOML model, validated into a typed form with errors that name the
 //! file, line, column and field. `workloads/README.md` documents every field.
 
-pub(crate) mod locate;
 mod op;
 mod raw;
 mod set;
@@ -14,6 +13,8 @@ pub use op::{Needs, Op};
 pub use validate::parse_duration;
 
 use crate::keys::KeyOptions;
+pub use crate::tomlfile::Error;
+use crate::tomlfile::locate;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,75 +24,6 @@ pub const MAX_THREADS: usize = 4096;
 
 /// Most regions a workload asks a table to be created with.
 pub const MAX_REGIONS: usize = 1024;
-
-/// A workload file that cannot be used: where, which field, what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Error {
-    /// The file could not be read.
-    #[error("cannot read {}: {reason}", file.display())]
-    Read {
-        /// The file.
-        file: PathBuf,
-        /// The operating system's reason.
-        reason: String,
-    },
-    /// The file is not a valid workload.
-    #[error("{}:{line}:{column}: {}{message}", file.display(), field.as_ref().map(|f| format!("{f}: ")).unwrap_or_default())]
-    Invalid {
-        /// The file.
-        file: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// Dotted path of the field, when the problem has one.
-        field: Option<String>,
-        /// What is wrong.
-        message: String,
-    },
-    /// A `--set` (or a flag lowered to one) cannot apply, or gives a value the workload
-    /// refuses.
-    #[error("{set}: {message}")]
-    Set {
-        /// The setting as given.
-        set: String,
-        /// What is wrong.
-        message: String,
-    },
-}
-
-impl Error {
-    /// The error at byte `offset` of `src`, the text of `file`.
-    pub(crate) fn at(file: &Path, src: &str, offset: usize, field: Option<String>, message: String) -> Error {
-        let (line, column) = locate::line_col(src, offset);
-        Error::Invalid {
-            file: file.to_path_buf(),
-            line,
-            column,
-            field,
-            message,
-        }
-    }
-
-    /// The text of a TOML file, without a byte-order mark; an error for one that cannot be
-    /// read or is not UTF-8 (naming the place of its first bad byte).
-    pub(crate) fn read_toml(path: &Path) -> Result<String, Error> {
-        let bytes = std::fs::read(path).map_err(|e| Error::Read {
-            file: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        if let Some((at, message)) = locate::not_utf8(&bytes) {
-            // The place counts the characters before the bad byte, which are valid UTF-8.
-            let before = String::from_utf8_lossy(&bytes[..at]);
-            return Err(Error::at(path, &before, before.len(), None, message));
-        }
-        let src = String::from_utf8(bytes).expect("checked above");
-        Ok(match src.strip_prefix('\u{feff}') {
-            Some(rest) => rest.to_string(),
-            None => src,
-        })
-    }
-}
 
 /// A validated workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,6 +45,52 @@ pub struct Workload {
     /// How created families sit on disk (`[storage]`).
     #[serde(default)]
     pub storage: storage::StorageSettings,
+    /// The workload's own table design (`design = "FILE"`), written in place of the seed
+    /// designs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design: Option<OwnDesign>,
+}
+
+/// A table design of the workload's own: the file it names, and the file's text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnDesign {
+    /// The file, resolved against the workload's folder.
+    pub file: PathBuf,
+    /// Its text, which the data digest covers and report folders keep.
+    pub text: String,
+}
+
+impl OwnDesign {
+    /// The design, parsed (the workload was validated with it).
+    pub fn design(&self) -> crate::design::Design {
+        crate::design::Design::parse(&self.text).unwrap_or_else(|(at, why)| {
+            panic!(
+                "{}: {at}: {why} (validated when the workload was read)",
+                self.file.display()
+            )
+        })
+    }
+
+    /// The design `field` (`design = "FILE"`) of the workload at `workload` names, read and
+    /// validated; `at` places an error on the field.
+    fn read(
+        workload: &Path,
+        field: &str,
+        at: impl Fn(String) -> Error,
+    ) -> Result<(OwnDesign, crate::design::Design), Error> {
+        let file = workload.parent().unwrap_or(Path::new("")).join(field);
+        if field.is_empty() {
+            return Err(at(
+                "names no file: the path of a design file, from the workload's folder".into(),
+            ));
+        }
+        let text = match Error::read_toml(&file) {
+            Err(Error::Read { reason, .. }) => return Err(at(format!("cannot read {}: {reason}", file.display()))),
+            other => other?,
+        };
+        let design = crate::design::Design::from_text(&file, &text)?;
+        Ok((OwnDesign { file, text }, design))
+    }
 }
 
 /// The shape of the synthetic data.
@@ -242,6 +220,11 @@ impl Keys {
 
     /// The designs by name, as `[keys]` and variant specs name them.
     pub const DESIGNS: [&'static str; 4] = ["actions", "weibo", "blog", "series"];
+
+    /// The options of the seed designs, in the order `[weibo, actions, blog, series]`.
+    pub fn seeds(&self) -> [KeyOptions; 4] {
+        [self.weibo, self.actions, self.blog, self.series]
+    }
 
     /// The options of a design named in [`Keys::DESIGNS`].
     pub fn design(&self, name: &str) -> Option<KeyOptions> {
@@ -652,7 +635,11 @@ impl Workload {
             let raw: raw::Workload = toml::Value::Table(doc.clone())
                 .try_into()
                 .map_err(|e: toml::de::Error| refused(e.message().trim().replace('\n', " ")))?;
-            w = validate::workload(raw).map_err(|(field, message)| {
+            let design = match &raw.design {
+                None => None,
+                Some(f) => Some(OwnDesign::read(path, f, |m| refused(format!("design: {m}")))?),
+            };
+            w = validate::workload(raw, design).map_err(|(field, message)| {
                 // A flag stands for its own field: naming the field again says nothing.
                 if s.from_flag && field == s.key() {
                     refused(message)
@@ -683,7 +670,14 @@ impl Workload {
             let field = locate::path_at(src, offset);
             at(offset, field, message)
         })?;
-        validate::workload(raw).map_err(|(field, message)| {
+        let design = match &raw.design {
+            None => None,
+            Some(f) => {
+                let offset = locate::span_of(src, "design").map_or(0, |s| s.start);
+                Some(OwnDesign::read(path, f, |m| at(offset, Some("design".into()), m))?)
+            }
+        };
+        validate::workload(raw, design).map_err(|(field, message)| {
             let offset = locate::span_of(src, &field).map_or(0, |s| s.start);
             at(offset, Some(field), message)
         })
@@ -700,6 +694,10 @@ impl Workload {
         let shape = serde_json::to_vec(&(&self.seed, &self.data, &self.keys, &self.microblog)).expect("serializable");
         let mut d = crate::generate::digest::Digest::default();
         d.field(&shape);
+        // The seed designs' digests stay what they were.
+        if let Some(own) = &self.design {
+            d.field(own.text.as_bytes());
+        }
         d.hex()
     }
 

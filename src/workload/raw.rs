@@ -16,6 +16,7 @@ pub(super) struct Workload {
     pub load: Option<Load>,
     pub run: Option<Run>,
     pub storage: Option<Storage>,
+    pub design: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -33,7 +33,12 @@ pub(super) fn ldbc_mean_degree(n: u64) -> f64 {
 
 const MS_PER_DAY: i64 = 86_400_000;
 
-pub(super) fn workload(w: raw::Workload) -> Result<Workload> {
+/// The validated workload of `w`; `design` is the design its `design` field names, read
+/// by the caller (which knows the workload's folder).
+pub(super) fn workload(
+    w: raw::Workload,
+    design: Option<(super::OwnDesign, crate::design::Design)>,
+) -> Result<Workload> {
     if w.name.is_empty()
         || w.name.len() > 64
         || !w.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
@@ -73,12 +78,14 @@ pub(super) fn workload(w: raw::Workload) -> Result<Workload> {
     let run = run(w.run, &data)?;
     // Post stamps are kept distinct by stepping back from the span's start by at most 1 s.
     let oldest = data.start_ms - 1000;
-    let storage = super::storage::validate(
-        w.storage,
-        &crate::schema::all_tables(),
-        oldest,
-        crate::store::now_millis(),
-    )?;
+    let tables = match &design {
+        Some((_, d)) => d.descriptors(),
+        None => crate::schema::all_tables(),
+    };
+    let storage = super::storage::validate(w.storage, &tables, oldest, crate::store::now_millis())?;
+    if let Some((_, d)) = &design {
+        own_design(d, &data)?;
+    }
     Ok(Workload {
         name: w.name,
         seed: w.seed,
@@ -88,7 +95,45 @@ pub(super) fn workload(w: raw::Workload) -> Result<Workload> {
         load,
         run,
         storage,
+        design: design.map(|(own, _)| own),
     })
+}
+
+/// A design of the workload's own: each entity its tables name is one the workload's data
+/// makes.
+fn own_design(d: &crate::design::Design, data: &Data) -> Result<()> {
+    use crate::design::Entity;
+    for e in d.entities() {
+        let (made, section) = match e {
+            Entity::User => (true, ""),
+            Entity::Follow | Entity::Celebrity => (data.follows.is_some(), "[data.follows]"),
+            Entity::Delivery => (
+                data.follows.is_some() && data.posts.is_some(),
+                "[data.follows] and [data.posts]",
+            ),
+            Entity::Post => (data.posts.is_some(), "[data.posts]"),
+            Entity::Action => (data.actions.is_some(), "[data.actions]"),
+            Entity::Article => (data.articles.is_some(), "[data.articles]"),
+            Entity::Point => (data.series.is_some(), "[data.series]"),
+        };
+        if !made {
+            let t = d
+                .tables
+                .iter()
+                .find(|t| t.rows.iter().any(|r| r.entity == Some(e)))
+                .expect("an entity of the design");
+            return bad(
+                "design",
+                format!(
+                    "table {} (tables.{}) is made of {} rows, which the workload makes none of: it needs {section}",
+                    t.name,
+                    t.id,
+                    e.name()
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 fn data(d: raw::Data) -> Result<Data> {

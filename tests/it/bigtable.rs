@@ -23,6 +23,16 @@ fn load_verify_and_run_the_quickstart_on_the_emulator() {
     assert!(summary.contains("Bigtable emulator"), "the report names the backend");
 }
 
+/// The messaging example, a design of the workload's own, on the emulator.
+#[test]
+fn a_design_of_its_own_loads_and_verifies_on_the_emulator() {
+    if !bigtable_emulator() {
+        return;
+    }
+    let url = format!("bigtable://tallrow-test/messaging-{}", std::process::id());
+    crate::common::own_design_loads_verifies_and_misses_a_row(&[], &url, "(Bigtable emulator at ");
+}
+
 #[test]
 fn bad_urls_and_an_absent_emulator_fail_in_one_line() {
     let dir = tempfile::tempdir().unwrap();

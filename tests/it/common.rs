@@ -1079,6 +1079,89 @@ pub fn load_verify_run_and_miss_a_row_with(workload: &str, sets: &[&str], url: &
     std::fs::read_to_string(summary).unwrap()
 }
 
+/// The messaging example (`workloads/messaging.toml`, a design of its own) at 200 users,
+/// end to end through the binary against `url` with `sets`: `load` (whose summary must name
+/// `backend` and each of the design's tables), `verify` of the whole, then one message
+/// deleted behind verify's back, which `verify` must report as the one difference, named by
+/// its key's segments. Its tables are dropped before and after.
+pub fn own_design_loads_verifies_and_misses_a_row(sets: &[&str], url: &str, backend: &str) {
+    use tallrow::store::{Mutation, RowMutation, Scan, backend::Backend};
+    const TABLES: [&str; 3] = ["chat:accounts", "chat:messages", "chat:conversations"];
+    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/messaging.toml");
+    let workload = workload.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let logs = ClusterLogs::mark();
+    let mut all = vec!["data.users=200"];
+    all.extend(sets);
+    let parsed: Vec<tallrow::workload::Set> = all.iter().map(|s| s.parse().unwrap()).collect();
+    let w = tallrow::workload::Workload::from_file_with(Path::new(workload), &parsed).unwrap();
+    let open = || {
+        let store = Backend::parse(url, Path::new(".")).unwrap().open().unwrap();
+        tallrow::store::prefixed::over(store, &w.storage.table_prefix)
+    };
+    let names: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
+    let _ = drop_tables(&*open(), &names);
+    let with = |args: &[&str]| -> Vec<String> {
+        let mut out: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        for s in &all {
+            out.extend(["--set".to_string(), s.to_string()]);
+        }
+        out
+    };
+    let binary = |args: &[&str]| {
+        let args = with(args);
+        tallrow(dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let out = binary(&["load", workload, "--backend", url]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stderr, logs.since());
+    assert!(out.stdout.contains(backend), "{}", out.stdout);
+    for t in TABLES {
+        assert!(out.stdout.contains(t), "{t}: {}", out.stdout);
+    }
+    let out = binary(&["verify", workload, "--backend", url]);
+    assert_eq!(out.code, 0, "{}\n{}\n{}", out.stdout, out.stderr, logs.since());
+
+    let store = open();
+    let there: Vec<String> = store.list_tables().unwrap().into_iter().map(|t| t.name).collect();
+    for t in TABLES {
+        assert!(there.iter().any(|n| n == t), "{t} made: {there:?}");
+    }
+    let mut first = None;
+    tallrow::store::scan_each(&*store, "chat:messages", &Scan::default(), 1, |r| {
+        first = Some(r.key);
+        false
+    })
+    .unwrap();
+    let key = first.expect("a message");
+    assert_eq!(key.len(), 1 + 8 + 8 + 8, "salt, reader, conversation, reversed stamp");
+    let reader = i64::from_be_bytes(key[1..9].try_into().unwrap());
+    let with_user = i64::from_be_bytes(key[9..17].try_into().unwrap());
+    let stamp = i64::MAX - i64::from_be_bytes(key[17..25].try_into().unwrap());
+    let gone = RowMutation::new(key, vec![Mutation::DeleteRow { timestamp: None }]);
+    store.mutate("chat:messages", &[gone]).unwrap();
+    // An embedded store has one process at a time.
+    drop(store);
+    let out = binary(&["verify", workload, "--backend", url]);
+    assert_eq!(
+        (out.code, out.stderr.trim()),
+        (1, "error: 1 differences"),
+        "{}\n{}\n{}",
+        out.stdout,
+        out.stderr,
+        logs.since()
+    );
+    let differences: Vec<&str> = out.stdout.lines().filter(|l| l.contains(" row ")).collect();
+    assert_eq!(
+        differences,
+        [format!(
+            "missing row chat:messages reader={reader} uid={with_user} stamp={stamp}"
+        )],
+        "{}",
+        out.stdout
+    );
+    drop_tables(&*open(), &names).unwrap();
+}
+
 /// Where each of the real cluster's logs (`TALLROW_HBASE_DIR/logs`) ended when taken: a
 /// test that fails shows the warnings the cluster logged since, which go with the cluster
 /// when the suite stops it.

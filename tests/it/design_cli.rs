@@ -83,3 +83,253 @@ fn explain_of_a_bad_workload_says_where_in_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.toml") && err.contains("data.users"), "{err}");
 }
+
+/// The messaging example's workload and design, copied into `dir` (the workload names its
+/// design from its own folder) with `users` users; returns the workload's path.
+fn messaging_in(dir: &std::path::Path, users: u64, design: Option<&str>) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+    let workload = std::fs::read_to_string(root.join("messaging.toml"))
+        .unwrap()
+        .replace("users = 2000", &format!("users = {users}"));
+    std::fs::create_dir_all(dir.join("designs")).unwrap();
+    std::fs::write(dir.join("messaging.toml"), workload).unwrap();
+    let text = match design {
+        Some(t) => t.to_string(),
+        None => std::fs::read_to_string(root.join("designs/messaging.toml")).unwrap(),
+    };
+    std::fs::write(dir.join("designs/messaging.toml"), text).unwrap();
+    dir.join("messaging.toml")
+}
+
+/// A design of the workload's own, none of the seeds' (the messaging example), on the
+/// embedded store: loaded into its own tables, verified whole, a missing message named by
+/// its key's segments; `design explain` reads its tables.
+#[test]
+fn a_design_of_its_own_loads_verifies_and_names_a_missing_row_by_its_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("embedded:{}", dir.path().join("data").display());
+    crate::common::own_design_loads_verifies_and_misses_a_row(&[], &url, "embedded (fjall");
+    let workload = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/messaging.toml");
+    let out = crate::common::tallrow(dir.path(), &["design", "explain", workload, "--examples", "1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("weibo:"), "no seed table: {}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("\nchat:conversations (tables.conversations), families c\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// Malformed designs, each through `tallrow load`: one line naming the design file, its
+/// line and the field at fault; exit 1; no table made.
+#[test]
+fn malformed_designs_of_a_workload_say_where_in_one_line_and_create_nothing() {
+    let good =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/designs/messaging.toml")).unwrap();
+    // (what is replaced, by what, the field named, words of the message)
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "{ int = \"reader\", bytes = 8 },\n  { int = \"uid\"",
+            "{ int = \"reader\", bytes = 8 },\n  { int = \"sender\"",
+            "tables.messages.key[3].int",
+            "has no field sender",
+        ),
+        (
+            "{ salt = \"reader\", buckets = 16 },\n  { int = \"reader\"",
+            "{ salt = \"reader\", buckets = 0 },\n  { int = \"reader\"",
+            "tables.messages.key[1].buckets",
+            "buckets",
+        ),
+        (
+            "{ int = \"uid\", bytes = 8 },\n  { stamp",
+            "{ int = \"uid\", bytes = 9 },\n  { stamp",
+            "tables.messages.key[3].bytes",
+            "1 to 8 bytes",
+        ),
+        (
+            "mean = 120, sd = 60",
+            "mean = -5, sd = 60",
+            "tables.messages.cells[2].value.mean",
+            "a mean size is 0 to",
+        ),
+        (
+            "sd = 60",
+            "sd = -1",
+            "tables.messages.cells[2].value.sd",
+            "a standard deviation is 0 to",
+        ),
+        (
+            "[[0, 4], [2048, 3], [16384, 1]]",
+            "[[0, 4], [-2048, 3]]",
+            "tables.accounts.cells[2].value.buckets[2]",
+            "a size is 0 to 10485760 bytes",
+        ),
+        (
+            "max = 2000",
+            "max = 20000000",
+            "tables.messages.cells[2].value.max",
+            "got 20000000",
+        ),
+        (
+            "qualifier = \"body\"",
+            "qualifier = \"from\"",
+            "tables.messages.cells[2].qualifier",
+            "cell 1 already writes m:from",
+        ),
+        (
+            "family = \"m\", qualifier = \"body\"",
+            "family = \"x\", qualifier = \"body\"",
+            "tables.messages.cells[2].family",
+            "not one of the table's families",
+        ),
+        (
+            "families = [\"m\"]",
+            "families = [\"m\", \"m\"]",
+            "tables.messages.families[2]",
+            "declared twice",
+        ),
+        (
+            "families = [\"m\"]",
+            "families = [\"m\", \"n\"]",
+            "tables.messages.families",
+            "no cell is written into it",
+        ),
+        (
+            "families = [\"m\"]",
+            "families = [\".m\"]",
+            "tables.messages.families[1]",
+            "not a family name",
+        ),
+        (
+            "versions = 1 }",
+            "versions = 0 }",
+            "tables.conversations.families[1].versions",
+            "a number from 1 to",
+        ),
+        (
+            "entity = \"delivery\"\nkey = [\n",
+            "entity = \"message\"\nkey = [\n",
+            "tables.messages.entity",
+            "is not an entity",
+        ),
+        (
+            "value = { key = \"messages\" }",
+            "value = { key = \"letters\" }",
+            "tables.conversations.cells[1].value.key",
+            "no table \"letters\"",
+        ),
+        (
+            "timestamp = \"stamp\" },\n  { family = \"m\", qualifier = \"body\"",
+            "timestamp = \"when\" },\n  { family = \"m\", qualifier = \"body\"",
+            "tables.messages.cells[1].timestamp",
+            "has no field when",
+        ),
+        (
+            "value = [{ decimal = \"uid\" }]",
+            "value = [{ text = \"uid\" }]",
+            "tables.messages.cells[1].value[1].text",
+            "is an integer",
+        ),
+        (
+            "value = [{ text = \"name\" }]",
+            "value = [{ int = \"name\" }]",
+            "tables.accounts.cells[1].value[1].int",
+            "is text",
+        ),
+        (
+            "name = \"chat:messages\"",
+            "name = \"chat:accounts\"",
+            "tables.messages.name",
+            "also tables.accounts's name",
+        ),
+        (
+            "name = \"chat:messages\"",
+            "name = \"chat:mess ages\"",
+            "tables.messages.name",
+            "table name",
+        ),
+        (
+            "{ stamp = \"stamp\", order = \"reverse\" }",
+            "{ stamp = \"stamp\", order = \"backwards\" }",
+            "tables.messages.key[4].order",
+            "reverse",
+        ),
+        (
+            "{ stamp = \"stamp\", order = \"reverse\" }",
+            "{ stamp = \"stamp\", int = \"uid\" }",
+            "tables.messages.key[4].stamp",
+            "a segment is one thing",
+        ),
+        (
+            "{ stamp = \"stamp\", order = \"reverse\" }",
+            "{ stamp = \"stamp\", colour = \"red\" }",
+            "tables.messages.key[4].colour",
+            "unknown field `colour`",
+        ),
+        (
+            "key = [{ salt = \"uid\", buckets = 16 }, { int = \"uid\", bytes = 8 }]",
+            "key = []",
+            "tables.accounts.key",
+            "segment",
+        ),
+        (
+            "size = \"histogram\"",
+            "size = \"bimodal\"",
+            "tables.accounts.cells[2].value.size",
+            "\"bimodal\" is not a size",
+        ),
+        (
+            "fill = \"random\"",
+            "fill = \"noise\"",
+            "tables.accounts.cells[2].value.fill",
+            "fill is \"text\"",
+        ),
+        ("name = \"chat:accounts\"", "name = 5", "tables.accounts.name", "string"),
+    ];
+    for (from, to, field, words) in cases {
+        assert!(good.contains(from), "{from:?} is in the design");
+        let dir = tempfile::tempdir().unwrap();
+        let workload = messaging_in(dir.path(), 50, Some(&good.replacen(from, to, 1)));
+        let data = dir.path().join("data");
+        let url = format!("embedded:{}", data.display());
+        let out = crate::common::tallrow(dir.path(), &["load", workload.to_str().unwrap(), "--backend", &url]);
+        let err = out.stderr.trim();
+        assert_eq!(out.code, 1, "{to}: {err}");
+        assert_eq!(err.lines().count(), 1, "{to}: one line: {err}");
+        assert!(
+            err.contains("designs/messaging.toml:") && err.contains(&format!(": {field}: ")) && err.contains(words),
+            "{to}: names the design file, its line, {field} and {words:?}: {err}"
+        );
+        let line: usize = err
+            .split("messaging.toml:")
+            .nth(1)
+            .unwrap()
+            .split(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let text = good.replacen(from, to, 1);
+        let at = text.lines().nth(line - 1).unwrap_or_default();
+        assert!(
+            to.lines().any(|l| at.contains(l.trim())) || at.starts_with("[tables."),
+            "{to}: line {line} is where the fault is: {at:?}"
+        );
+        assert!(
+            !data.exists() || std::fs::read_dir(&data).unwrap().next().is_none(),
+            "{to}: nothing made"
+        );
+    }
+    // A workload naming a design it cannot read says so, on its own `design` field.
+    let dir = tempfile::tempdir().unwrap();
+    let workload = messaging_in(dir.path(), 50, None);
+    std::fs::remove_file(dir.path().join("designs/messaging.toml")).unwrap();
+    let out = crate::common::tallrow(dir.path(), &["load", workload.to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("messaging.toml:5:") && out.stderr.contains("design: cannot read"),
+        "{}",
+        out.stderr
+    );
+}

@@ -464,6 +464,10 @@ fn the_table_of_mixes_is_each_workloads_own() {
     let mut wrong = Vec::new();
     for file in files {
         let w = tallrow::workload::Workload::from_file(&file).unwrap();
+        if w.design.is_some() {
+            // A design of the workload's own runs none of the seed designs' operations.
+            continue;
+        }
         let total: f64 = w.run.mix.iter().map(|(_, weight)| weight).sum();
         let share = |weight: f64| format!("{:.1}%", 100.0 * weight / total);
         let ops: Vec<String> = w

@@ -46,3 +46,14 @@ fn load_verify_and_run_on_real_hbase_thrift2() {
     let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
     load_verify_and_run(RealHBaseHarness::thrift2, &url, "Thrift2", small_fixture());
 }
+
+/// The messaging example, a design of the workload's own, through the Thrift2 gateway.
+#[test]
+fn a_design_of_its_own_loads_and_verifies_through_thrift2() {
+    if !real_hbase_there() {
+        return;
+    }
+    let tables = PrefixedSchemaTables::new(RealHBaseHarness::thrift2());
+    let url = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
+    crate::common::own_design_loads_verifies_and_misses_a_row(&[&tables.set()], &url, "(HBase Thrift2, ");
+}

@@ -176,6 +176,39 @@ fn hfiles_written_into_hdfs_are_renamed_into_hbase_and_verify() {
     c.delete(&path_of(&url), true).unwrap();
 }
 
+/// The messaging example, a design of the workload's own, as HFiles written into HDFS,
+/// renamed into HBase by `tallrow bulkload` and verified through HBase's RPC.
+#[test]
+fn a_design_of_its_own_written_as_hfiles_into_hdfs_loads_and_verifies() {
+    let Some(hdfs) = hdfs() else { return };
+    let native = real_hbase("TALLROW_HBASE_NATIVE").unwrap();
+    let tables = crate::common::PrefixedSchemaTables::new(crate::common::RealHBaseHarness::native());
+    let tmp = tempfile::tempdir().unwrap();
+    let url = scratch(&hdfs, "messaging");
+    let workload = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/messaging.toml");
+    let workload = workload.to_str().unwrap();
+    let prefix = tables.set();
+    let sets = ["--set", "data.users=200", "--set", prefix.as_str()];
+    write_into(tmp.path(), workload, &url, &sets);
+    let out = bulkload(tmp.path(), &[&url], &native);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let mut verify = vec!["verify", workload, "--backend", &native];
+    verify.extend(sets);
+    let out = tallrow(tmp.path(), &verify);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    for t in ["chat:accounts", "chat:messages", "chat:conversations"] {
+        assert!(out.stdout.contains(t), "{t}: {}", out.stdout);
+    }
+    let store = tallrow::store::backend::Backend::parse(&native, Path::new("."))
+        .unwrap()
+        .open()
+        .unwrap();
+    let store = tallrow::store::prefixed::over(store, tables.prefix());
+    let names = ["chat:accounts", "chat:messages", "chat:conversations"].map(String::from);
+    crate::common::drop_tables(&*store, &names).unwrap();
+    client(&hdfs).delete(&path_of(&url), true).unwrap();
+}
+
 #[test]
 fn two_shards_written_into_hdfs_apart_load_together() {
     let Some(hdfs) = hdfs() else { return };

@@ -357,7 +357,7 @@ fn transient_errors_are_retried_and_permanent_ones_say_where() {
     let out = load::load(broken.clone(), &g, &how.load, &how.opts).unwrap();
     let error = out.error.clone().expect("the load fails");
     assert!(error.contains("disk on fire"), "{error}");
-    let table = Table::ALL
+    let table = Table::SEEDS
         .iter()
         .find(|t| error.starts_with(&format!("table {}, batch of ", t.name())));
     assert!(table.is_some(), "names the table: {error}");
@@ -432,12 +432,12 @@ fn verify_names_exactly_the_rows_that_differ() {
     let report = verify_report(store.clone(), &g, 0);
     let name = |t: Table, key: &[u8]| format!("{} {}", t.name(), g.describe_row(t, key));
     let mut want = vec![
-        format!("missing row {}", name(Table::Actions, &gone_action)),
-        format!("missing row {}", name(Table::Content, &gone_post)),
-        format!("missing row {}", name(Table::Series, &gone_point)),
+        format!("missing row {}", name(Table::ACTIONS, &gone_action)),
+        format!("missing row {}", name(Table::CONTENT, &gone_post)),
+        format!("missing row {}", name(Table::SERIES, &gone_point)),
         format!(
             "mismatched row {}: cell d: at {ts} has a different value (8 bytes, expected {})",
-            name(Table::Blog, &changed_article),
+            name(Table::BLOG, &changed_article),
             row.cells[0].value.len()
         ),
         "unexpected row weibo:user uid=999999".to_string(),
@@ -450,9 +450,9 @@ fn verify_names_exactly_the_rows_that_differ() {
     let action = want.iter().find(|d| d.contains("useractions")).unwrap();
     assert!(action.contains(" userid=") && action.contains(" actionid="), "{action}");
     let counts: BTreeMap<Table, verify::Counts> = report.tables.iter().copied().collect();
-    assert_eq!(counts[&Table::Actions].missing, 1);
-    assert_eq!(counts[&Table::Actions].found + 1, counts[&Table::Actions].expected);
-    assert_eq!(counts[&Table::User].unexpected, 1);
+    assert_eq!(counts[&Table::ACTIONS].missing, 1);
+    assert_eq!(counts[&Table::ACTIONS].found + 1, counts[&Table::ACTIONS].expected);
+    assert_eq!(counts[&Table::USER].unexpected, 1);
 
     // With sampled queries on, the missing post also shows in the timelines that carry it,
     // and the report stays non-zero.

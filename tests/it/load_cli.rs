@@ -219,6 +219,7 @@ fn every_shipped_workload_is_valid() {
             "blog",
             "capacity",
             "fanout",
+            "messaging",
             "quickstart",
             "series",
             "social"

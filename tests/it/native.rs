@@ -129,6 +129,20 @@ fn load_verify_and_run_through_hbases_own_rpc() {
     assert!(cluster.len() >= 8, "the report names the cluster: {summary}");
 }
 
+/// The messaging example, a design of the workload's own, through HBase's own RPC.
+#[test]
+fn a_design_of_its_own_loads_and_verifies_through_hbases_own_rpc() {
+    if !real_hbase_there() {
+        return;
+    }
+    let tables = PrefixedSchemaTables::new(RealHBaseHarness::native());
+    crate::common::own_design_loads_verifies_and_misses_a_row(
+        &[&tables.set()],
+        &native_url(),
+        "(HBase native RPC, cluster ",
+    );
+}
+
 /// The 100,000-row fixture loaded through HBase's RPC into tables pre-split into 8 regions,
 /// and verified through the Thrift2 gateway: what one path wrote, the other reads.
 #[test]

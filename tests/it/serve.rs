@@ -381,6 +381,14 @@ fn load_verify_and_run_through_serve_thrift2() {
     assert!(summary.contains("HBase Thrift2"), "the report names the backend");
 }
 
+/// The messaging example, a design of the workload's own, through `serve`'s Thrift2.
+#[test]
+fn a_design_of_its_own_loads_and_verifies_through_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(&dir.path().join("data"), &["--api", "thrift2"]);
+    crate::common::own_design_loads_verifies_and_misses_a_row(&[], &served.url2(), "(HBase Thrift2, ");
+}
+
 /// A raw connection for malformed requests.
 fn raw(addr: std::net::SocketAddr) -> TcpStream {
     let s = TcpStream::connect(addr).unwrap();

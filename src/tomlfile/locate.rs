@@ -53,7 +53,17 @@ pub(crate) fn path_at(src: &str, at: usize) -> Option<String> {
     let root = DeTable::parse(src).ok()?;
     let mut best = Vec::new();
     walk(root.get_ref(), at, &mut Vec::new(), &mut best);
-    (!best.is_empty()).then(|| best.join("."))
+    (!best.is_empty()).then(|| {
+        // An array's item is `key[n]`, counted from 1, as validation names it.
+        let mut out = String::new();
+        for part in &best {
+            if !out.is_empty() && !part.starts_with('[') {
+                out.push('.');
+            }
+            out.push_str(part);
+        }
+        out
+    })
 }
 
 fn inside(s: Range<usize>, at: usize) -> bool {
@@ -76,7 +86,7 @@ fn descend(value: &Spanned<DeValue>, at: usize, path: &mut Vec<String>, best: &m
         DeValue::Table(t) => walk(t, at, path, best),
         DeValue::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                path.push(i.to_string());
+                path.push(format!("[{}]", i + 1));
                 if inside(item.span(), at) && path.len() > best.len() {
                     *best = path.clone();
                 }
@@ -91,7 +101,7 @@ fn descend(value: &Spanned<DeValue>, at: usize, path: &mut Vec<String>, best: &m
 /// The byte offset of the line whose key has the most dotted parts, and that count: where a
 /// recursion limit the TOML reader reports without a place comes from. Quoted parts count
 /// as one part, whatever dots they hold.
-pub(super) fn deepest_key(src: &str) -> Option<(usize, usize)> {
+pub(crate) fn deepest_key(src: &str) -> Option<(usize, usize)> {
     let mut best: Option<(usize, usize)> = None;
     let mut start = 0;
     for line in src.split_inclusive('\n') {
