@@ -1,8 +1,9 @@
 //! The loader against the limit of the store under it: one workload generated without a store
 //! (null), written raw from pre-built batches, and loaded through the loader, each into a fresh
 //! embedded store with the same threads and batch size: once in batches, once through the
-//! store's bulk load of empty tables. Best of `--repeat` runs each. First, generation alone
-//! through the seed descriptions against the hand-written codecs, rounds alternating.
+//! store's bulk load of empty tables. Best of `--repeat` runs each. First, the seed
+//! descriptions against the hand-written codecs, rounds alternating: generation alone, then
+//! generating and loading into `null:` and `embedded:` (all `--generation-only` runs).
 //!
 //! `cargo bench --bench load -- WORKLOAD [--users N] [--threads N] [--repeat N] [--generation-only]`
 
@@ -131,6 +132,37 @@ fn main() {
         ratios[0],
         ratios[ratios.len() - 1]
     );
+
+    // Generating and loading, the loader's whole work, through the descriptions against the
+    // codecs: into `null:` (the loader alone) and a fresh `embedded:` store, on the
+    // workload's threads, rounds alternating which goes first; per-round ratios of rows/s.
+    let described = g.clone().through_descriptions();
+    for (what, embedded) in [("null:", false), ("embedded:", true)] {
+        let mut ratios = Vec::new();
+        for round in 0..repeat.max(3) {
+            let mut rates = [0f64; 2];
+            for i in 0..2 {
+                let d = (round + i) % 2 == 1;
+                let dir = tempfile::tempdir().unwrap();
+                let store: Arc<dyn Store> = if embedded {
+                    Arc::new(Embedded::open(dir.path()).unwrap())
+                } else {
+                    Arc::new(Null::new())
+                };
+                let out = load::load(store, if d { &described } else { &g }, &l, &opts).unwrap();
+                rates[usize::from(d)] = rate(out.rows(), out.write_time);
+            }
+            ratios.push(rates[1] / rates[0]);
+        }
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "generating and loading into {what:<10} through the descriptions: {:.3}x the codecs' rows/s (median of {}, {:.3} to {:.3})",
+            ratios[ratios.len() / 2],
+            ratios.len(),
+            ratios[0],
+            ratios[ratios.len() - 1]
+        );
+    }
     if generation_only {
         return;
     }

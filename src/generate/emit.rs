@@ -186,7 +186,7 @@ impl Generator {
     /// Every row mutation of user `uid`: by the seeds' codecs for the seed designs
     /// ([`Generator::emit_user`]), by the workload's own design's descriptions otherwise.
     pub fn emit_user_rows(&self, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
-        if self.own_design().is_some() {
+        if self.own_design().is_some() || self.describes_seeds() {
             self.emit_user_described(uid, s, sink)
         } else {
             self.emit_user(uid, s, sink)

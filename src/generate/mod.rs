@@ -73,6 +73,8 @@ pub struct Generator {
     own: Option<Arc<crate::design::Design>>,
     /// Every table of the design, in its order: [`Table::SEEDS`] for the seed designs.
     all: Arc<[Table]>,
+    /// The seed designs' rows made by their descriptions, not the hand-written codecs.
+    describe: bool,
 }
 
 /// The texture of `data.compressibility`, found once per ratio.
@@ -155,7 +157,21 @@ impl Generator {
             )),
             own,
             all,
+            describe: false,
         }
+    }
+
+    /// The same generator making the seed designs' rows through their descriptions (the
+    /// general path a design of the workload's own takes) instead of the hand-written
+    /// codecs: the same rows, for measuring what the general path costs.
+    pub fn through_descriptions(mut self) -> Self {
+        self.describe = true;
+        self
+    }
+
+    /// Whether the seed designs' rows are made by their descriptions.
+    pub fn describes_seeds(&self) -> bool {
+        self.describe
     }
 
     /// Every table of the workload's design, in its order, whether the workload writes it
