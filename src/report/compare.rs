@@ -131,6 +131,28 @@ pub struct Figure {
     /// `regression`, `improvement`, `within the noise`, `beyond the threshold but within
     /// the noise`, `not judged`, `too few calls (...)`.
     pub verdict: String,
+    /// Runs a side that would see a change of the threshold's size (or, without one, of the
+    /// size the candidate moved for the worse) four times in five, where more than were
+    /// given; `MAX_RUNS + 1` where no count up to [`super::verdict::MAX_RUNS`] would.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_needed: Option<usize>,
+}
+
+impl Figure {
+    /// The verdict as shown, with the runs a side that would decide it.
+    pub fn verdict_shown(&self) -> String {
+        let size = |runs: usize| {
+            if runs > super::verdict::MAX_RUNS {
+                format!("more than {} runs a side", super::verdict::MAX_RUNS)
+            } else {
+                format!("{runs} runs a side")
+            }
+        };
+        match self.runs_needed {
+            Some(n) => format!("{} ({} would decide it)", self.verdict, size(n)),
+            None => self.verdict.clone(),
+        }
+    }
 }
 
 impl Figure {
@@ -279,6 +301,7 @@ pub fn compare(baseline: &RunData, candidate: &RunData, thresholds: &[Threshold]
                 } else {
                     "not judged".to_string()
                 },
+                runs_needed: None,
             });
             table.row(vec![
                 if k == 0 { name.to_string() } else { String::new() },

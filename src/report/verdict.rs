@@ -133,6 +133,63 @@ fn levels_differ(b: &[Estimate], c: &[Estimate]) -> Option<f64> {
     Some(student_t((mc - mb) / se2.sqrt(), df))
 }
 
+/// The variance of one run's figure (log scale) as `b` and `c` show it: the run-to-run
+/// variance [`levels_differ`] estimates, plus the runs' own noise on average.
+fn run_variance(b: &[Estimate], c: &[Estimate]) -> f64 {
+    let mean = |s: &[Estimate]| s.iter().map(|e| e.ln).sum::<f64>() / s.len() as f64;
+    let spread = |s: &[Estimate], m: f64| s.iter().map(|e| (e.ln - m).powi(2)).sum::<f64>();
+    let own = |s: &[Estimate]| s.iter().map(|e| e.within).sum::<f64>();
+    let (nb, nc) = (b.len() as f64, c.len() as f64);
+    let expected_own = own(b) * (1.0 - 1.0 / nb) + own(c) * (1.0 - 1.0 / nc);
+    let between = ((spread(b, mean(b)) + spread(c, mean(c)) - expected_own) / (nb + nc - 2.0)).max(0.0);
+    between + (own(b) + own(c)) / (nb + nc)
+}
+
+/// The `|t|` beyond which Student's t with `df` degrees of freedom has two-sided p below
+/// `alpha`.
+fn t_critical(alpha: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, 1e6);
+    for _ in 0..200 {
+        let mid = (lo + hi) / 2.0;
+        if student_t(mid, df) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// The power [`runs_needed`] is for: a change of the size asked is seen in four comparisons
+/// of five (the normal quantile of 0.8).
+const POWER_Z: f64 = 0.841_621_2;
+
+/// The most runs a side [`runs_needed`] names.
+pub const MAX_RUNS: usize = 50;
+
+/// The fewest runs a side with which a change of `size` (a share: 0.1 for 10%) in a figure
+/// whose runs vary by `variance` (log scale, [`run_variance`]) is significant at [`ALPHA`]
+/// four times in five, as one figure alone; `None` past [`MAX_RUNS`].
+pub fn runs_needed(variance: f64, size: f64) -> Option<usize> {
+    let d = (1.0 + size.abs()).ln();
+    (2..=MAX_RUNS).find(|&n| {
+        let se = (2.0 * variance / n as f64).sqrt();
+        se == 0.0 || d / se >= t_critical(ALPHA, 2.0 * n as f64 - 2.0) + POWER_Z
+    })
+}
+
+/// Whether every candidate run lies beyond every baseline run, for the worse, by more than
+/// `limit` (a share): a regression whatever the test says, as a person reading the runs
+/// would call it.
+fn separated(b: &[f64], c: &[f64], m: Metric, limit: f64) -> bool {
+    let range = |v: &[f64]| v.iter().fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
+    let ((blo, bhi), (clo, chi)) = (range(b), range(c));
+    match m {
+        Metric::Throughput => chi < blo * (1.0 - limit),
+        Metric::Latency(_) => clo > bhi * (1.0 + limit),
+    }
+}
+
 /// The median of `v` (not empty).
 fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
@@ -239,6 +296,8 @@ pub fn judge(
         c: Vec<f64>,
         p: Option<f64>,
         unjudged: Option<String>,
+        /// One run's variance (log scale), where judged.
+        variance: Option<f64>,
     }
     let mut rows = Vec::new();
     for name in &names {
@@ -255,14 +314,14 @@ pub fn judge(
                 .map(|d| value(op(d, name).expect("in every run"), m))
                 .collect();
             // Each run's estimate, or the first reason one of them cannot be judged.
-            let (p, unjudged) = if judged(m) {
+            let (p, unjudged, variance) = if judged(m) {
                 let side = |runs: &[&RunData]| runs.iter().map(|d| estimate(d, name, m)).collect::<Result<Vec<_>, _>>();
                 match (side(baseline), side(candidate)) {
-                    (Ok(eb), Ok(ec)) => (levels_differ(&eb, &ec), None),
-                    (Err(why), _) | (_, Err(why)) => (None, Some(why)),
+                    (Ok(eb), Ok(ec)) => (levels_differ(&eb, &ec), None, Some(run_variance(&eb, &ec))),
+                    (Err(why), _) | (_, Err(why)) => (None, Some(why), None),
                 }
             } else {
-                (None, None)
+                (None, None, None)
             };
             rows.push(Row {
                 name: name.clone(),
@@ -271,6 +330,7 @@ pub fn judge(
                 c,
                 p,
                 unjudged,
+                variance,
             });
         }
     }
@@ -278,6 +338,9 @@ pub fn judge(
     let cut = benjamini_hochberg(&rows.iter().filter_map(|r| r.p).collect::<Vec<_>>(), ALPHA);
     let mut figures = Vec::new();
     let mut regressions = Vec::new();
+    let runs = baseline.len().min(candidate.len());
+    // Thresholds whose change the runs vary too much to see: (figure, runs a side needed).
+    let mut too_few_runs: Vec<(String, Option<usize>)> = Vec::new();
     for Row {
         name,
         m,
@@ -285,6 +348,7 @@ pub fn judge(
         c,
         p,
         unjudged,
+        variance,
     } in rows
     {
         let (bm, cm) = (median(&b), median(&c));
@@ -306,11 +370,12 @@ pub fn judge(
             },
             (Some(_), None) => cm > 0.0 && m != Metric::Throughput,
         };
+        let separated = p.is_some() && limit.is_some_and(|l| separated(&b, &c, m, l));
         let verdict = if let Some(why) = &unjudged {
             why.as_str()
         } else if p.is_none() {
             "not judged"
-        } else if significant && worse && beyond {
+        } else if (significant && worse && beyond) || separated {
             "regression"
         } else if significant && !worse {
             "improvement"
@@ -321,6 +386,27 @@ pub fn judge(
         } else {
             "within the noise"
         };
+        // How many runs a side would see a change of the threshold's size (or, without one,
+        // of the size the candidate moved, where it moved for the worse).
+        let size = limit.or(change.filter(|_| worse));
+        let needed = match (variance, size) {
+            (Some(v), Some(size)) if verdict != "regression" && verdict != "improvement" => {
+                match runs_needed(v, size) {
+                    Some(n) if n <= runs => None,
+                    Some(n) => Some(n),
+                    None => Some(MAX_RUNS + 1),
+                }
+            }
+            _ => None,
+        };
+        if let (Some(l), Some(v)) = (limit, variance)
+            && verdict != "regression"
+        {
+            let n = runs_needed(v, l);
+            if n.is_none_or(|n| n > runs) {
+                too_few_runs.push((format!("{name} {}", m.label()), n));
+            }
+        }
         let show = |v: f64| match m {
             Metric::Throughput => format!("{v:.1}"),
             Metric::Latency(_) => fmt_ns(v as u64),
@@ -347,6 +433,7 @@ pub fn judge(
             p,
             significant,
             verdict: verdict.to_string(),
+            runs_needed: needed,
         });
     }
     let mut warnings = differences(baseline, candidate);
@@ -366,6 +453,19 @@ pub fn judge(
             if unjudged.len() == 1 { "it" } else { "them" },
         ));
     }
+    if !too_few_runs.is_empty() {
+        let named: Vec<String> = too_few_runs
+            .iter()
+            .map(|(f, n)| match n {
+                Some(n) => format!("{f} ({n})"),
+                None => format!("{f} (more than {MAX_RUNS})"),
+            })
+            .collect();
+        warnings.push(format!(
+            "too few runs to see a change of the threshold's size in {}, with {runs} runs a side: the runs a side that would, four times in five, in brackets",
+            named.join(", ")
+        ));
+    }
     if baseline.iter().chain(candidate).any(|d| writes(d)) {
         warnings.push(
             "the mix writes: each run changed the data the next one read; reload between runs (a fresh target, or `tallrow drop` and `load`) for runs on the same data".into(),
@@ -380,7 +480,7 @@ pub fn judge(
             "no regression"
         },
         method: format!(
-            "Student's t on the logarithm of each run's figure ({} baseline and {} candidate runs), each run's own noise (its histogram, its per-interval rates) added to the spread between runs, the {tested} figures' p-values taken together by Benjamini and Hochberg's procedure at {ALPHA} (here p <= {cut:.1e}); significant where kept and the candidate's median lies beyond every baseline run",
+            "Student's t on the logarithm of each run's figure ({} baseline and {} candidate runs), each run's own noise (its histogram, its per-interval rates) added to the spread between runs, the {tested} figures' p-values taken together by Benjamini and Hochberg's procedure at {ALPHA} (here p <= {cut:.1e}); significant where kept and the candidate's median lies beyond every baseline run; with a threshold, a regression too where every candidate run lies beyond every baseline run by more than it",
             baseline.len(),
             candidate.len(),
         ),
@@ -438,7 +538,7 @@ impl Verdict {
                 f.side(&f.candidate_runs, f.candidate),
                 pct(f.change),
                 f.p.map_or("-".into(), |p| format!("{p:.1e}")),
-                f.verdict.clone(),
+                f.verdict_shown(),
             ]);
             last = &f.operation;
         }
@@ -485,7 +585,7 @@ impl Verdict {
                 if f.verdict == "regression" {
                     "**regression**".to_string()
                 } else {
-                    f.verdict.clone()
+                    f.verdict_shown()
                 }
             ));
         }
@@ -629,6 +729,74 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The power to see a p99 25% slower, simulated with 3, 5 and 10 runs a side of 2,000
+    /// calls (a few stalls among them): significant as one figure (p under [`ALPHA`], the
+    /// candidate's median beyond every baseline run). docs/running.md quotes the rates
+    /// (`-- --nocapture` shows them); more runs see it more often.
+    #[test]
+    fn a_p99_a_quarter_slower_is_seen_more_often_with_more_runs() {
+        let mut sim = Sim(7);
+        let trials = 300;
+        let mut power = Vec::new();
+        for runs in [3, 5, 10] {
+            let (mut seen, mut alarms) = (0, 0);
+            for _ in 0..trials {
+                let side = |sim: &mut Sim, scale: f64| -> Vec<Histogram> {
+                    (0..runs).map(|_| sim.run(2000, 0.002, scale, 0.0)).collect()
+                };
+                let (a, b, c) = (side(&mut sim, 1.0), side(&mut sim, 1.0), side(&mut sim, 1.25));
+                let e = |h: &[Histogram]| estimates(h, "p99").unwrap();
+                let judged = |x: &[Histogram], y: &[Histogram]| {
+                    let p99 = |h: &Histogram| h.value_at_quantile(0.99) as f64;
+                    let slower = median(&y.iter().map(p99).collect::<Vec<_>>());
+                    levels_differ(&e(x), &e(y)).unwrap() < ALPHA && x.iter().all(|h| p99(h) < slower)
+                };
+                seen += judged(&a, &c) as u32;
+                alarms += judged(&a, &b) as u32;
+            }
+            let (p, f) = (
+                f64::from(seen) / f64::from(trials),
+                f64::from(alarms) / f64::from(trials),
+            );
+            eprintln!("p99 25% slower, {runs} runs a side: seen in {p:.3}, same build called slower in {f:.3}");
+            assert!(f <= 0.02, "{runs} runs: false alarms {f}");
+            power.push(p);
+        }
+        assert!(power[0] <= power[1] && power[1] <= power[2], "{power:?}");
+        assert!(power[2] >= 0.9, "ten runs a side: {power:?}");
+    }
+
+    /// More runs a side for a smaller change or noisier runs; two where the runs do not
+    /// vary; none up to [`MAX_RUNS`] where they vary far more than the change.
+    #[test]
+    fn the_runs_a_side_a_change_needs_grow_with_the_noise_and_shrink_with_the_change() {
+        let var = |sd: f64| (1.0 + sd).ln().powi(2);
+        // Runs 10% apart (one standard deviation), a 25% change: six a side.
+        assert_eq!(runs_needed(var(0.10), 0.25), Some(6));
+        assert_eq!(runs_needed(0.0, 0.01), Some(2));
+        let n = |sd: f64, size: f64| runs_needed(var(sd), size).unwrap_or(MAX_RUNS + 1);
+        assert!(n(0.10, 0.10) > n(0.10, 0.25) && n(0.10, 0.25) > n(0.10, 0.50));
+        assert!(n(0.20, 0.25) > n(0.10, 0.25) && n(0.10, 0.25) > n(0.05, 0.25));
+        assert_eq!(runs_needed(var(1.0), 0.01), None);
+        // Student's t at 4 degrees of freedom: 4.604 for a two-sided 1%.
+        assert!((t_critical(0.01, 4.0) - 4.604).abs() < 1e-3);
+    }
+
+    #[test]
+    fn every_candidate_run_beyond_every_baseline_run_by_the_threshold_is_separated() {
+        let p99 = Metric::Latency("p99");
+        let b = [100.0, 120.0, 140.0];
+        assert!(separated(&b, &[160.0, 170.0, 300.0], p99, 0.10));
+        assert!(
+            !separated(&b, &[150.0, 170.0, 300.0], p99, 0.10),
+            "one run within 10% of the slowest"
+        );
+        assert!(!separated(&b, &[60.0, 70.0, 80.0], p99, 0.10), "faster is not worse");
+        let ops = Metric::Throughput;
+        assert!(separated(&b, &[80.0, 85.0, 89.0], ops, 0.10));
+        assert!(!separated(&b, &[80.0, 85.0, 95.0], ops, 0.10));
     }
 
     #[test]
