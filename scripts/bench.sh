@@ -47,6 +47,16 @@
 #                               counted after each, capacity.toml at USERS (20,000: about
 #                               3.8M row writes), ROUNDS (3) rounds: the resumed process's
 #                               wall time over the whole one's (no HBase needed)
+#   scripts/bench.sh compare [N [noisy]]
+#                               compare's verdicts on real runs: N (10) comparisons, each of
+#                               three runs a side of the quickstart (300 users, 3 s after 1 s
+#                               of warm-up) on one embedded store, the sides' runs taken in
+#                               turn: a build against itself, and against the same build
+#                               through delay:2ms: (2 ms added to every call) with
+#                               --threshold p99=10%; each verdict and exit status, and the
+#                               counts (no HBase needed); with noisy, two busy loops
+#                               share the cores with the first baseline run of each
+#                               comparison, as a neighbour would
 #   scripts/bench.sh hfile [seeding|resume|codecs] [USERS [ROUNDS]]
 #                               both parts, or the one named (starts HBase on HDFS if none
 #                               runs): seeding: HBase's own bulk load (hfile:hdfs:// +
@@ -368,6 +378,44 @@ scaled() { # users name
 if [[ "${1:-}" == "resume" ]]; then
     w=$(scaled "${2:-20000}" capacity_resume)
     cargo bench --locked --quiet --bench hfile -- "$w" --rounds "${3:-3}" --resume-embedded
+    exit 0
+fi
+# compare over real runs of one build (no regression expected) and of that build slowed
+# by 2 ms a call (a regression expected), N comparisons of three runs a side.
+compare_runs() { # n [noisy]
+    local data="$tmp/compare-data" w=workloads/quickstart.toml same=0 slow=0 i k code hogs
+    local run=(run "$w" --set data.users=300 --duration 3s --warmup 1s)
+    "$bin" load "$w" --set data.users=300 --backend "embedded:$data" --reports "$tmp/reports" >/dev/null
+    echo "== compare: $1 comparisons, three runs a side, quickstart at 300 users on embedded:${2:+ $2 baseline}"
+    for i in $(seq 1 "$1"); do
+        rm -rf "$tmp/c"
+        for k in 1 2 3; do
+            hogs=()
+            if [[ $k == 1 && "${2:-}" == noisy ]]; then
+                for _ in 1 2; do
+                    (while :; do :; done) &
+                    hogs+=($!)
+                done
+            fi
+            "$bin" "${run[@]}" --backend "embedded:$data" --reports "$tmp/c/base" >/dev/null
+            [[ ${#hogs[@]} == 0 ]] || kill "${hogs[@]}"
+            "$bin" "${run[@]}" --backend "embedded:$data" --reports "$tmp/c/same" >/dev/null
+            "$bin" "${run[@]}" --backend "delay:2ms:embedded:$data" --reports "$tmp/c/slow" >/dev/null
+        done
+        code=0
+        "$bin" compare --baseline "$tmp"/c/base/*/ --candidate "$tmp"/c/same/*/ --reports "$tmp/c/v1" >"$tmp/c/same.txt" || code=$?
+        echo "  $i: same build: $(grep -m1 '^verdict' "$tmp/c/same.txt" | sed 's/ (.*//') (exit $code)"
+        [[ $code == 0 ]] && same=$((same + 1))
+        code=0
+        "$bin" compare --baseline "$tmp"/c/base/*/ --candidate "$tmp"/c/slow/*/ --threshold p99=10% \
+            --reports "$tmp/c/v2" >"$tmp/c/slow.txt" || code=$?
+        echo "     2 ms a call, p99=10%: $(grep -m1 '^verdict' "$tmp/c/slow.txt" | sed 's/ (.*//') (exit $code)"
+        [[ $code == 1 ]] && grep -q '^verdict: regression' "$tmp/c/slow.txt" && slow=$((slow + 1))
+    done
+    echo "same build: no regression in $same of $1; 2 ms a call: regression in $slow of $1"
+}
+if [[ "${1:-}" == "compare" ]]; then
+    compare_runs "${2:-10}" "${3:-}"
     exit 0
 fi
 if [[ "${1:-}" == "hfile" ]]; then
