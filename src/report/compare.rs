@@ -133,26 +133,9 @@ pub struct Figure {
     pub verdict: String,
     /// Runs a side that would see a change of the threshold's size (or, without one, of the
     /// size the candidate moved for the worse) four times in five, where more than were
-    /// given; `MAX_RUNS + 1` where no count up to [`super::verdict::MAX_RUNS`] would.
+    /// given; `MAX_RUNS + 1` where no count up to `report::verdict::MAX_RUNS` would.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs_needed: Option<usize>,
-}
-
-impl Figure {
-    /// The verdict as shown, with the runs a side that would decide it.
-    pub fn verdict_shown(&self) -> String {
-        let size = |runs: usize| {
-            if runs > super::verdict::MAX_RUNS {
-                format!("more than {} runs a side", super::verdict::MAX_RUNS)
-            } else {
-                format!("{runs} runs a side")
-            }
-        };
-        match self.runs_needed {
-            Some(n) => format!("{} ({} would decide it)", self.verdict, size(n)),
-            None => self.verdict.clone(),
-        }
-    }
 }
 
 impl Figure {

@@ -493,6 +493,23 @@ pub fn judge(
     }
 }
 
+impl Figure {
+    /// The verdict as shown, with the runs a side that would decide it.
+    pub fn verdict_shown(&self) -> String {
+        let size = |runs: usize| {
+            if runs > MAX_RUNS {
+                format!("more than {} runs a side", MAX_RUNS)
+            } else {
+                format!("{runs} runs a side")
+            }
+        };
+        match self.runs_needed {
+            Some(n) => format!("{} ({} would decide it)", self.verdict, size(n)),
+            None => self.verdict.clone(),
+        }
+    }
+}
+
 /// The largest p-value Benjamini and Hochberg's procedure keeps among `ps` at false
 /// discovery rate `q`; 0 where it keeps none.
 fn benjamini_hochberg(ps: &[f64], q: f64) -> f64 {
