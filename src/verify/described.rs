@@ -206,16 +206,7 @@ impl Verifier<'_> {
 pub(super) fn verify(store: &dyn Store, g: &Generator, show: usize) -> schema::Result<Report> {
     let design = g.own_design().expect("a workload of its own design");
     let tables = g.written_tables();
-    let mut absent = HashSet::new();
-    for &t in &tables {
-        match store.describe_table(t.name()) {
-            Ok(_) => {}
-            Err(store::Error::TableNotFound(_)) => {
-                absent.insert(t);
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
+    let absent = super::absent(store, &tables)?;
     let v = Verifier {
         store,
         g,

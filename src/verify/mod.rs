@@ -498,6 +498,21 @@ impl Verifier<'_> {
     }
 }
 
+/// The tables of `tables` the store does not have: verify reads them as empty.
+fn absent(store: &dyn Store, tables: &[Table]) -> schema::Result<HashSet<Table>> {
+    let mut absent = HashSet::new();
+    for &t in tables {
+        match store.describe_table(t.name()) {
+            Ok(_) => {}
+            Err(store::Error::TableNotFound(_)) => {
+                absent.insert(t);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(absent)
+}
+
 /// Verifies `store` against the workload of `g`, on a pool of `opts.threads`.
 pub fn verify(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> schema::Result<Report> {
     // What the loader acknowledged is the primaries' to answer for: a secondary replica may
@@ -513,16 +528,7 @@ pub fn verify(store: Arc<dyn Store>, g: &Generator, opts: &Options) -> schema::R
         }
         let plan = g.plan();
         let tables = g.written_tables();
-        let mut absent = HashSet::new();
-        for &t in &tables {
-            match store.describe_table(t.name()) {
-                Ok(_) => {}
-                Err(store::Error::TableNotFound(_)) => {
-                    absent.insert(t);
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
+        let absent = absent(&*store, &tables)?;
         let v = Verifier {
             store: &*store,
             g,
