@@ -156,6 +156,12 @@ impl Reply {
 struct Slot {
     reply: Option<Reply>,
     thread: Thread,
+    /// Whether its thread is parked in [`Shared::wait_for`] on this connection: the only
+    /// thread the turn to read may pass to. A call's sender may be waiting on another
+    /// connection (a read hedged over two servers) or not waiting yet; a turn passed to it
+    /// would be lost, and whoever is parked here would sleep to its deadline with its reply
+    /// unread in the socket.
+    parked: bool,
 }
 
 struct Shared {
@@ -420,6 +426,7 @@ impl Conn {
                 Slot {
                     reply: None,
                     thread: std::thread::current(),
+                    parked: false,
                 },
             );
         }
@@ -549,21 +556,22 @@ impl Shared {
         if let Some(slot) = calls.waiting.get_mut(&id) {
             slot.thread = std::thread::current();
         }
-        loop {
+        let answer = loop {
             match calls.waiting.get_mut(&id) {
                 Some(slot) => {
+                    slot.parked = false;
                     if let Some(reply) = slot.reply.take() {
-                        return Ok(reply);
+                        break Ok(reply);
                     }
                 }
-                None => return Err(calls.broken.clone()),
+                None => break Err(calls.broken.clone()),
             }
             if let Some(e) = &calls.broken {
-                return Err(Some(e.clone()));
+                break Err(Some(e.clone()));
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(None);
+                break Err(None);
             }
             if !calls.reading {
                 calls.reading = true;
@@ -571,19 +579,29 @@ impl Shared {
                 let mine = self.read_until(id, deadline);
                 calls = self.lock();
                 calls.reading = false;
-                // The turn passes to a call still waiting, if any.
-                if let Some(next) = calls.waiting.iter().find(|(i, s)| **i != id && s.reply.is_none()) {
-                    next.1.thread.unpark();
-                }
                 if let Some(reply) = mine {
-                    return Ok(reply);
+                    break Ok(reply);
                 }
                 continue;
+            }
+            if let Some(slot) = calls.waiting.get_mut(&id) {
+                slot.parked = true;
             }
             drop(calls);
             std::thread::park_timeout(deadline - now);
             calls = self.lock();
+        };
+        // Leaving with nobody reading: the turn passes to a call parked here, if any. One
+        // woken that finds its reply or its deadline passes it on in turn.
+        if !calls.reading
+            && let Some((_, next)) = calls
+                .waiting
+                .iter()
+                .find(|(i, s)| **i != id && s.parked && s.reply.is_none())
+        {
+            next.thread.unpark();
         }
+        answer
     }
 
     /// Reads replies, handing each to its call, until call `id`'s comes (returned), the
@@ -1366,5 +1384,53 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.to_string().contains("closed the connection"), "{e}");
+    }
+
+    /// A reader that leaves passes its turn to a caller parked on this connection, never to
+    /// a call whose sender waits elsewhere (a read hedged over two servers holds a call on
+    /// each): the parked caller's reply, read by nobody, would wait out its deadline.
+    #[test]
+    fn a_reader_passes_its_turn_to_a_caller_parked_here_not_to_a_call_nobody_waits_on() {
+        let (go_a, a_may_answer) = std::sync::mpsc::channel::<()>();
+        let (addr, server) = serve_with(move |mut s| {
+            // Calls: a, then the five held, then b; a answered once told, b straight after.
+            let mut ids = Vec::new();
+            for _ in 0..7 {
+                ids.push(read_call(&mut s).0);
+            }
+            a_may_answer.recv().unwrap();
+            s.write_all(&echo(ids[0], &request(b"a").encode_to_vec())).unwrap();
+            s.write_all(&echo(ids[6], &request(b"b").encode_to_vec())).unwrap();
+            let mut rest = Vec::new();
+            let _ = s.read_to_end(&mut rest);
+        });
+        let conn = Arc::new(Conn::open(&addr, Service::Client, &Options::default()).unwrap());
+        let long = Duration::from_secs(60);
+        let a = conn.send("Test", &request(b"a"), b"", long).unwrap();
+        let shared = conn.shared.clone();
+        let reader = std::thread::spawn(move || first_of(&a.wait(long).unwrap()));
+        while !shared.lock().reading {
+            std::thread::yield_now();
+        }
+        // Sent and held by this thread, which waits on none of them.
+        let held: Vec<Pending> = (0..5)
+            .map(|_| conn.send("Test", &request(b"x"), b"", long).unwrap())
+            .collect();
+        let b = conn.send("Test", &request(b"b"), b"", long).unwrap();
+        let b_id = b.id;
+        let parked = std::thread::spawn(move || b.wait_until(Instant::now() + long).unwrap().map(|r| first_of(&r)));
+        while !shared.lock().waiting.get(&b_id).is_some_and(|s| s.parked) {
+            std::thread::yield_now();
+        }
+        go_a.send(()).unwrap();
+        assert_eq!(reader.join().unwrap(), b"a");
+        assert_eq!(
+            parked.join().unwrap().as_deref(),
+            Some(&b"b"[..]),
+            "b's reply, read by b"
+        );
+        drop(held);
+        conn.close();
+        server.join().unwrap();
     }
 }

@@ -1036,6 +1036,22 @@ fn timeline_reads_answer_through_a_stopped_region_server_where_strong_ones_stall
         .expect("a region server without hbase:meta");
     primaries_on("replicas_", port, meta);
     let runs = ["timeline", "strong"].map(|c| timeline_run(&dir.path().join(c), c));
+    // Where hbase:meta and the replicas are as the server stops: what a failure names.
+    let placed: Vec<String> = tables
+        .iter()
+        .flat_map(|t| client.regions(t).unwrap())
+        .map(|r| {
+            let port_of = |s: Option<&hbase_client::zk::ServerName>| s.map_or(0, |s| s.port);
+            let secondary = r.replicas.first().and_then(|s| s.server.as_ref());
+            format!(
+                "{} on {}, its secondary on {}",
+                r.table,
+                port_of(r.server.as_ref()),
+                port_of(secondary)
+            )
+        })
+        .collect();
+    let meta_at_stop = crate::common::raw_client().cluster().meta.port;
     let victim = live_server(port);
     let pid: u32 = cluster_state(&format!("RS{n}_PID")).parse().unwrap();
     let _revive = Revive(n);
@@ -1060,6 +1076,12 @@ fn timeline_reads_answer_through_a_stopped_region_server_where_strong_ones_stall
         reopened_at - stopped_at,
         ended_at - stopped_at
     )];
+    figures.push(format!(
+        "stopped {port}; hbase:meta on {meta_at_stop} (chosen by {meta}); {}",
+        placed.join("; ")
+    ));
+    // Said now: a failed assertion below leaves it in the test's output.
+    eprintln!("{}", figures.join("\n"));
     let mut outcomes = Vec::new();
     for (mut run, _) in runs {
         assert!(run.running(), "a run ended before it was stopped:\n{}", run.output());
