@@ -23,11 +23,11 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let observe = crate::observe::choose(args.observe.as_deref(), &backend_url).map_err(anyhow::Error::msg)?;
     let (w, store) = args.target.open(&flags)?;
     args.settings.check(&w)?;
-    if let Some(own) = &w.design {
-        // The run's operations are the seed designs' DAOs; a design's own come with its
-        // operations.
+    if let Some(own) = &w.design
+        && w.run.mix.is_empty()
+    {
         bail!(
-            "{}: the workload's own design declares no operations for `run` to measure; `load`, `verify` and `design explain` take it",
+            "{}: the workload's own design declares no operations for `run` to measure (its [operations]); `load`, `verify` and `design explain` take it",
             own.file.display()
         );
     }

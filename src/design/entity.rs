@@ -107,6 +107,17 @@ impl Entity {
         }
     }
 
+    /// Its fields that hold a time (epoch milliseconds): what a new instance, written by
+    /// `run`, takes the time of the write in.
+    pub fn times(self) -> &'static [&'static str] {
+        match self {
+            Entity::User | Entity::Follow | Entity::Celebrity => &["at"],
+            Entity::Delivery | Entity::Post | Entity::Action => &["stamp"],
+            Entity::Article => &["post_at", "update_at"],
+            Entity::Point => &["time"],
+        }
+    }
+
     /// The position of field `name`.
     pub fn field(self, name: &str) -> Option<usize> {
         self.fields().iter().position(|(n, _)| *n == name)

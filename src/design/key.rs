@@ -719,22 +719,24 @@ pub(crate) fn write_salt(size: SaltSize, form: Form, v: i128, out: &mut Vec<u8>)
             write!(s, "{:08x}", h as u32).expect("writing to a String cannot fail");
             out.extend_from_slice(s.as_bytes());
         }
-        (SaltSize::Buckets(n), form) => {
-            let b = h as u32 % n;
-            match form {
-                Form::Bytes if n <= 256 => out.push(b as u8),
-                Form::Bytes => out.extend_from_slice(&(b as u16).to_be_bytes()),
-                Form::Digits => {
-                    let w = digits(u64::from(n - 1));
-                    let start = out.len();
-                    push_decimal(b, out);
-                    let len = out.len() - start;
-                    out.splice(start..start, std::iter::repeat_n(b'0', w - len));
-                }
-            }
-        }
+        (SaltSize::Buckets(n), form) => write_bucket(n, form, h as u32 % n, out),
     }
     true
+}
+
+/// Appends bucket `b` of a salt of `n` buckets, as a key writes it.
+pub fn write_bucket(n: u32, form: Form, b: u32, out: &mut Vec<u8>) {
+    match form {
+        Form::Bytes if n <= 256 => out.push(b as u8),
+        Form::Bytes => out.extend_from_slice(&(b as u16).to_be_bytes()),
+        Form::Digits => {
+            let w = digits(u64::from(n - 1));
+            let start = out.len();
+            push_decimal(b, out);
+            let len = out.len() - start;
+            out.splice(start..start, std::iter::repeat_n(b'0', w - len));
+        }
+    }
 }
 
 #[cfg(test)]

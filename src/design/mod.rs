@@ -6,6 +6,7 @@ pub mod emit;
 mod entity;
 pub mod explain;
 pub mod key;
+pub mod ops;
 pub mod seeds;
 
 use crate::tomlfile::{Error, locate};
@@ -60,6 +61,7 @@ struct KeyOnly {
 #[serde(deny_unknown_fields)]
 struct RawDesign {
     tables: Ordered<RawTable>,
+    operations: Option<Ordered<ops::RawOperation>>,
 }
 
 #[derive(Deserialize)]
@@ -118,6 +120,8 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
 pub struct Design {
     /// The tables, in the file's order.
     pub tables: Vec<Table>,
+    /// What `run` measures of them, in the file's order.
+    pub operations: Vec<ops::Operation>,
 }
 
 /// A table of a design: its HBase name, its families and the kinds of rows it holds.
@@ -355,8 +359,14 @@ impl Design {
                 rows,
             });
         }
-        let design = Design { tables };
+        let mut design = Design {
+            tables,
+            operations: Vec::new(),
+        };
         design.check_references(&cells_at)?;
+        if let Some(raw) = &raw.operations {
+            design.operations = ops::operations(&design, &raw.0)?;
+        }
         Ok(design)
     }
 
@@ -480,6 +490,21 @@ impl Design {
             .filter(|e| self.tables.iter().any(|t| t.rows.iter().any(|r| r.entity == Some(*e))))
             .collect()
     }
+}
+
+/// One `&'static str` per name a process meets (a design's tables and operations): they are
+/// few, and what names them (a `generate::Table`, a `workload::Op`) stays `Copy`.
+pub fn intern(name: &str) -> &'static str {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(n);
+    n
 }
 
 fn bad<T>(path: &str, message: impl Into<String>) -> Result<T, Invalid> {

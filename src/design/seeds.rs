@@ -71,5 +71,8 @@ pub fn combined(keys: [KeyOptions; 4]) -> Design {
             tables.push(t);
         }
     }
-    Design { tables }
+    Design {
+        tables,
+        operations: Vec::new(),
+    }
 }

@@ -56,7 +56,7 @@ impl Table {
         assert!(index < MAX_TABLES, "a design has at most {MAX_TABLES} tables");
         Table {
             index: index as u8,
-            name: intern(name),
+            name: crate::design::intern(name),
         }
     }
 
@@ -87,21 +87,6 @@ impl Table {
     pub fn index(self) -> usize {
         usize::from(self.index)
     }
-}
-
-/// One `&'static str` per table name a process meets: a design's tables are few, and a
-/// [`Table`] stays `Copy` with its name in it.
-fn intern(name: &str) -> &'static str {
-    use std::collections::BTreeSet;
-    use std::sync::Mutex;
-    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(n) = names.get(name) {
-        return n;
-    }
-    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.insert(n);
-    n
 }
 
 /// Where generated rows go.
@@ -267,52 +252,80 @@ impl Generator {
     /// in [`Entity::ALL`] order; a row keyed by the user's own fields alone (a reader's inbox)
     /// gathers the cells of all the user's instances of its entity into one mutation.
     pub fn emit_user_described(&self, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
+        let e = &*self.emitter;
+        let all = self.all_tables();
+        let mut gathered = std::mem::take(&mut s.gathered);
+        let r = self.each_instance(
+            uid,
+            s,
+            |entity| e.makes(entity),
+            |seen| match seen {
+                Visit::Instance(entity, values) => {
+                    e.emit(entity, values, &mut gathered, &mut |t, row| sink.row(all[t], row))
+                }
+                // The rows an entity's instances gather cells into go once they are all made.
+                Visit::End(_) => {
+                    for (t, row) in gathered.drain(..) {
+                        sink.row(all[t], row)?;
+                    }
+                    Ok(())
+                }
+            },
+        );
+        gathered.clear();
+        s.gathered = gathered;
+        r
+    }
+
+    /// Hands `visit` each instance of user `uid` of each entity `wants`, its field values in
+    /// the entity's order, entity by entity in [`Entity::ALL`] order, and the end of each
+    /// entity's instances. What the load writes of a user, and what `run` picks rows from.
+    pub fn each_instance<E>(
+        &self,
+        uid: u64,
+        s: &mut Scratch,
+        wants: impl Fn(Entity) -> bool,
+        mut visit: impl FnMut(Visit<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
         use crate::design::key::Value::{Bytes, Int};
         let w = self.workload();
         let plan = self.plan();
-        let e = &*self.emitter;
         let start = i128::from(w.data.start_ms);
         let id = i128::from(uid);
-        let gathered = &mut s.gathered;
-        let all = self.all_tables();
-        let mut put = |t: usize, row: RowMutation| sink.row(all[t], row);
-        // The rows an entity's instances gather cells into go once they are all made.
-        macro_rules! flush {
-            () => {
-                for (t, row) in gathered.drain(..) {
-                    put(t, row)?;
-                }
-            };
-        }
         macro_rules! emit {
             ($entity:expr, $values:expr) => {
-                e.emit($entity, $values, gathered, &mut put)?
+                visit(Visit::Instance($entity, $values))?
+            };
+        }
+        macro_rules! flush {
+            ($entity:expr) => {
+                visit(Visit::End($entity))?
             };
         }
         let users = self.own_design().is_some() || w.data.follows.is_some() || w.data.posts.is_some();
-        if users && e.makes(Entity::User) {
+        if users && wants(Entity::User) {
             let u = self.user(uid);
             emit!(
                 Entity::User,
                 &[Int(id), Bytes(u.name.as_bytes()), Bytes(u.sex.as_bytes()), Int(start)]
             );
-            flush!();
+            flush!(Entity::User);
         }
         self.followees(uid, &mut s.followees, &mut s.seen);
-        if e.makes(Entity::Follow) {
+        if wants(Entity::Follow) {
             for f in &s.followees {
                 emit!(Entity::Follow, &[Int(id), Int(f.target.into()), Int(f.at.into())]);
             }
-            flush!();
+            flush!(Entity::Follow);
         }
-        if plan.is_celebrity(uid) && e.makes(Entity::Celebrity) {
+        if plan.is_celebrity(uid) && wants(Entity::Celebrity) {
             emit!(
                 Entity::Celebrity,
                 &[Int(id), Int(plan.followers(uid).into()), Int(start)]
             );
-            flush!();
+            flush!(Entity::Celebrity);
         }
-        if w.data.posts.is_some() && e.makes(Entity::Delivery) {
+        if w.data.posts.is_some() && wants(Entity::Delivery) {
             let n = u64::from(w.microblog.inbox_versions);
             for f in &s.followees {
                 if plan.is_celebrity(f.target) {
@@ -324,18 +337,18 @@ impl Generator {
                     emit!(Entity::Delivery, &[Int(id), Int(f.target.into()), Int(stamp.into())]);
                 }
             }
-            flush!();
+            flush!(Entity::Delivery);
         }
-        if e.makes(Entity::Post) {
+        if wants(Entity::Post) {
             let count = self.post_count(uid);
             self.post_stamps(uid, count, count, &mut s.stamps);
             for (i, &stamp) in s.stamps.iter().enumerate() {
                 self.post_content(uid, i as u64, &mut s.text);
                 emit!(Entity::Post, &[Int(id), Int(stamp.into()), Bytes(s.text.as_bytes())]);
             }
-            flush!();
+            flush!(Entity::Post);
         }
-        if e.makes(Entity::Action) {
+        if wants(Entity::Action) {
             self.actions(uid, &s.followees, &mut s.stamps, &mut s.actions);
             for a in &s.actions {
                 emit!(
@@ -348,9 +361,9 @@ impl Generator {
                     ]
                 );
             }
-            flush!();
+            flush!(Entity::Action);
         }
-        if e.makes(Entity::Article) {
+        if wants(Entity::Article) {
             self.articles(uid, &mut s.articles);
             for a in &s.articles {
                 emit!(
@@ -368,9 +381,9 @@ impl Generator {
                     ]
                 );
             }
-            flush!();
+            flush!(Entity::Article);
         }
-        if e.makes(Entity::Point) {
+        if wants(Entity::Point) {
             self.points(uid, &mut s.points);
             for p in &s.points {
                 emit!(
@@ -383,10 +396,53 @@ impl Generator {
                     ]
                 );
             }
-            flush!();
+            flush!(Entity::Point);
         }
         Ok(())
     }
+
+    /// The rows one instance of `entity` makes in the workload's design, each with its table:
+    /// what an operation that writes an instance writes.
+    pub fn instance_rows(
+        &self,
+        entity: Entity,
+        values: &[crate::design::key::Value<'_>],
+    ) -> schema::Result<Vec<(Table, RowMutation)>> {
+        let all = self.all_tables();
+        let (mut gathered, mut out) = (Vec::new(), Vec::new());
+        self.emitter
+            .emit(entity, values, &mut gathered, &mut |t, row| -> schema::Result<()> {
+                out.push((all[t], row));
+                Ok(())
+            })?;
+        out.extend(gathered.into_iter().map(|(t, row)| (all[t], row)));
+        Ok(out)
+    }
+
+    /// User `uid`'s instances of `entity`, each its field values in the entity's order.
+    pub fn instances(&self, uid: u64, entity: Entity, s: &mut Scratch) -> Vec<Vec<crate::design::key::Owned>> {
+        let mut out = Vec::new();
+        let _ = self.each_instance::<std::convert::Infallible>(
+            uid,
+            s,
+            |e| e == entity,
+            |seen| {
+                if let Visit::Instance(_, values) = seen {
+                    out.push(values.iter().map(|v| v.owned()).collect());
+                }
+                Ok(())
+            },
+        );
+        out
+    }
+}
+
+/// What [`Generator::each_instance`] hands over.
+pub enum Visit<'a> {
+    /// One instance: its entity, and its field values in the entity's order.
+    Instance(Entity, &'a [crate::design::key::Value<'a>]),
+    /// The end of a user's instances of an entity.
+    End(Entity),
 }
 
 impl Generator {

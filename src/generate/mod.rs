@@ -14,7 +14,7 @@ pub mod text;
 
 pub use digest::Digest;
 pub use dist::{Scramble, Zipf, geometric};
-pub use emit::{MAX_TABLES, Scratch, Sink, Table, digest_row};
+pub use emit::{MAX_TABLES, Scratch, Sink, Table, Visit, digest_row};
 pub use plan::Plan;
 pub use text::{Texture, deflate_ratio, texture_for, words};
 

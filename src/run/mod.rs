@@ -12,6 +12,7 @@
 
 pub mod interrupt;
 pub mod ops;
+pub mod own;
 mod pick;
 pub mod profile;
 mod schedule;

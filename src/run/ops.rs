@@ -45,6 +45,7 @@ pub struct Ctx {
     actions: Actions,
     blog: Blog,
     series: Series,
+    own: Option<super::own::Own>,
 }
 
 /// One prepared DAO call.
@@ -84,6 +85,8 @@ pub enum Call {
     ArticleUpdate(Article, String, String, i64),
     /// Delete an article at a time.
     ArticleDelete(Article, i64),
+    /// An operation of the workload's own design.
+    Own(super::own::OwnCall),
 }
 
 /// A worker's scratch space and caches.
@@ -96,6 +99,9 @@ pub struct Scratch {
     actions: Vec<Action>,
     articles: Vec<Article>,
     action_keys: HashMap<u64, Rc<[Vec<u8>]>>,
+    generated: crate::generate::Scratch,
+    /// The last user's instances of an entity, for an own design's operations.
+    instances: Option<(u64, crate::design::Entity, Vec<Vec<crate::design::key::Owned>>)>,
 }
 
 impl Scratch {
@@ -110,6 +116,8 @@ impl Scratch {
             actions: Vec::new(),
             articles: Vec::new(),
             action_keys: HashMap::new(),
+            generated: Default::default(),
+            instances: None,
         }
     }
 }
@@ -119,8 +127,9 @@ impl Ctx {
     /// Users are picked by `r`'s skew.
     pub fn new(store: Arc<dyn Store>, g: Arc<Generator>, r: &crate::workload::Run) -> Result<Ctx> {
         let w = g.workload();
+        let own = super::own::Own::new(&g, store.clone());
         let mut microblog = Microblog::new(store.clone(), g.microblog_config());
-        if w.data.follows.is_some() && w.data.posts.is_some() {
+        if own.is_none() && w.data.follows.is_some() && w.data.posts.is_some() {
             let stars = microblog.load_celebrities()?;
             microblog = microblog.with_celebrities(stars);
         }
@@ -130,6 +139,7 @@ impl Ctx {
             actions: Actions::new(store.clone(), w.keys.actions),
             blog: Blog::new(store.clone(), w.keys.blog),
             series: Series::new(store, w.keys.series),
+            own,
             g,
         })
     }
@@ -154,6 +164,23 @@ impl Ctx {
         }
         let depth = 1 + geometric(s, 20, PAGE_DEPTH_P).min(MAX_DEPTH - 1);
         match op {
+            Op::Own(o) => {
+                let own = self.own.as_ref().expect("an own design's operation has its design");
+                let entity = own.entity(usize::from(o.index));
+                let call = match &x.instances {
+                    Some((u, e, list)) if *u == uid && *e == entity && !list.is_empty() => {
+                        own.prepare(g, usize::from(o.index), list, s).unwrap_or_else(|e| {
+                            super::own::OwnCall::Refused(format!("user {uid}'s {}: {e}", entity.name()))
+                        })
+                    }
+                    _ => super::own::OwnCall::Refused(format!(
+                        "none of the 9 users drawn has a {} for {}",
+                        entity.name(),
+                        o.name
+                    )),
+                };
+                Call::Own(call)
+            }
             Op::Timeline => Call::Timeline(uid, None),
             Op::TimelineLater => Call::Timeline(uid, Some(self.later_page_start(uid, s, x))),
             Op::TimelinePull => Call::TimelinePull(uid),
@@ -303,6 +330,11 @@ impl Ctx {
             Call::ArticlePost(a) => self.blog.post(a),
             Call::ArticleUpdate(a, title, content, at) => self.blog.update(a, title, content, *at).map(drop),
             Call::ArticleDelete(a, at) => self.blog.delete(a, *at),
+            Call::Own(c) => self
+                .own
+                .as_ref()
+                .expect("an own design's call has its design")
+                .execute(c),
         }
     }
 
@@ -320,6 +352,15 @@ impl Ctx {
                 !x.articles.is_empty()
             }
             Op::Publish | Op::ActionWrite | Op::Follow | Op::ArticlePost => true,
+            Op::Own(o) => {
+                let own = self.own.as_ref().expect("an own design's operation has its design");
+                let entity = own.entity(usize::from(o.index));
+                if !matches!(&x.instances, Some((u, e, _)) if *u == uid && *e == entity) {
+                    let list = g.instances(uid, entity, &mut x.generated);
+                    x.instances = Some((uid, entity, list));
+                }
+                x.instances.as_ref().is_some_and(|(_, _, l)| !l.is_empty())
+            }
         }
     }
 

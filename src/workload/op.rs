@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One kind of operation of the run phase; each is a DAO call on existing data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// One kind of operation of the run phase: a seed design's DAO call on existing data, or
+/// an operation a workload's own design declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Op {
     /// Home timeline, first page (push, celebrity posts merged at read).
     Timeline,
@@ -42,6 +42,46 @@ pub enum Op {
     ArticleUpdate,
     /// Delete an article.
     ArticleDelete,
+    /// An operation of the workload's own design.
+    Own(Own),
+}
+
+/// An operation of a workload's own design: its place among the design's operations, its
+/// name (interned: a run's few names live as long as the process), and whether it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Own {
+    /// Its place in the design's operations.
+    pub index: u8,
+    /// Its name.
+    pub name: &'static str,
+    /// Whether it writes.
+    pub writes: bool,
+}
+
+impl Own {
+    /// The design's operation `index`, named `name`.
+    pub fn new(index: usize, name: &str, writes: bool) -> Own {
+        Own {
+            index: u8::try_from(index).expect("a design's operations are counted in a byte"),
+            name: crate::design::intern(name),
+            writes,
+        }
+    }
+}
+
+impl Serialize for Op {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// A seed design's operation by its name; a design's own operations are named only with
+/// the design at hand (`validate`).
+impl<'de> Deserialize<'de> for Op {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Op::from_name(&name).ok_or_else(|| serde::de::Error::custom(format!("unknown operation {name:?}")))
+    }
 }
 
 /// The data an operation needs.
@@ -105,6 +145,7 @@ impl Op {
             Op::ArticlePost => "article_post",
             Op::ArticleUpdate => "article_update",
             Op::ArticleDelete => "article_delete",
+            Op::Own(o) => o.name,
         }
     }
 
@@ -113,16 +154,18 @@ impl Op {
         Op::ALL.into_iter().find(|op| op.name() == name)
     }
 
-    /// The data section the operation works on.
-    pub fn needs(self) -> Needs {
-        match self {
+    /// The data section the operation works on; none for a design's own, whose entity's
+    /// section the design's check asks for.
+    pub fn needs(self) -> Option<Needs> {
+        Some(match self {
             Op::Timeline | Op::TimelineLater | Op::TimelinePull => Needs::Timeline,
             Op::Followers | Op::Followees | Op::Follow | Op::Unfollow => Needs::Follows,
             Op::OwnPosts | Op::Publish => Needs::Posts,
             Op::ActionsOffset | Op::ActionsCursor | Op::ActionsRange | Op::ActionWrite => Needs::Actions,
             Op::Category | Op::ArticlePost | Op::ArticleUpdate | Op::ArticleDelete => Needs::Articles,
             Op::SeriesRange => Needs::Series,
-        }
+            Op::Own(_) => return None,
+        })
     }
 
     /// Whether the operation writes.
@@ -136,6 +179,7 @@ impl Op {
                 | Op::ArticlePost
                 | Op::ArticleUpdate
                 | Op::ArticleDelete
+                | Op::Own(Own { writes: true, .. })
         )
     }
 }

@@ -75,7 +75,18 @@ pub(super) fn workload(
         threads: num("load.threads", l.threads, 0, 0, super::MAX_THREADS as u32)? as usize,
         regions: num("load.regions", l.regions, 1, 1, MAX_REGIONS as u32)? as usize,
     };
-    let run = run(w.run, &data)?;
+    if let Some((_, d)) = &design
+        && let Some(o) = d.operations.iter().find(|o| Op::from_name(&o.name).is_some())
+    {
+        return bad(
+            "design",
+            format!(
+                "the design's operation {} has the name of a seed design's operation: name it otherwise",
+                o.name
+            ),
+        );
+    }
+    let run = run(w.run, &data, design.as_ref().map(|(_, d)| d))?;
     // Post stamps are kept distinct by stepping back from the span's start by at most 1 s.
     let oldest = data.start_ms - 1000;
     let tables = match &design {
@@ -382,7 +393,7 @@ fn duration(field: &str, text: &str) -> Result<Duration> {
     Ok(d)
 }
 
-fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
+fn run(r: Option<raw::Run>, data: &Data, design: Option<&crate::design::Design>) -> Result<Run> {
     let r = r.unwrap_or(raw::Run {
         threads: None,
         duration: None,
@@ -426,16 +437,39 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
             let mut out = Vec::new();
             for (name, weight) in m {
                 let field = format!("run.mix.{name}");
-                let Some(op) = Op::from_name(&name) else {
-                    let known: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
-                    return bad(&field, format!("unknown operation; known: {}", known.join(", ")));
+                let op = match design {
+                    Some(d) => {
+                        let Some(i) = d.operations.iter().position(|o| o.name == name) else {
+                            let known: Vec<&str> = d.operations.iter().map(|o| o.name.as_str()).collect();
+                            return bad(
+                                &field,
+                                match known[..] {
+                                    [] => "the workload's own design declares no operations".to_string(),
+                                    _ => format!(
+                                        "the workload's own design has no such operation; its operations: {}",
+                                        known.join(", ")
+                                    ),
+                                },
+                            );
+                        };
+                        Op::Own(super::op::Own::new(i, &name, d.operations[i].writes()))
+                    }
+                    None => {
+                        let Some(op) = Op::from_name(&name) else {
+                            let known: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+                            return bad(&field, format!("unknown operation; known: {}", known.join(", ")));
+                        };
+                        op
+                    }
                 };
                 if !(0.0..=1e6).contains(&weight) {
                     return bad(&field, format!("weight must be between 0 and 1000000, got {weight}"));
                 }
                 if weight > 0.0 {
-                    if !has(data, op.needs()) {
-                        return bad(&field, format!("needs a [{}] section", op.needs().section()));
+                    if let Some(needs) = op.needs()
+                        && !has(data, needs)
+                    {
+                        return bad(&field, format!("needs a [{}] section", needs.section()));
                     }
                     out.push((op, weight));
                 }
@@ -446,9 +480,18 @@ fn run(r: Option<raw::Run>, data: &Data) -> Result<Run> {
             out.sort_by_key(|(op, _)| *op);
             out
         }
-        None => default_mix(data),
+        // A design's own operations alike; none where it declares none (`run` says so).
+        None => match design {
+            Some(d) => d
+                .operations
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (Op::Own(super::op::Own::new(i, &o.name, o.writes())), 1.0))
+                .collect(),
+            None => default_mix(data),
+        },
     };
-    if mix.is_empty() {
+    if mix.is_empty() && design.is_none() {
         return bad("run.mix", "the workload's data supports no operation");
     }
     Ok(Run {
@@ -618,7 +661,10 @@ fn default_mix(data: &Data) -> Vec<(Op, f64)> {
         (Op::ArticleUpdate, 0.5),
         (Op::ArticleDelete, 0.2),
     ];
-    weights.into_iter().filter(|(op, _)| has(data, op.needs())).collect()
+    weights
+        .into_iter()
+        .filter(|(op, _)| op.needs().is_some_and(|n| has(data, n)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1083,7 +1083,9 @@ pub fn load_verify_run_and_miss_a_row_with(workload: &str, sets: &[&str], url: &
 /// end to end through the binary against `url` with `sets`: `load` (whose summary must name
 /// `backend` and each of the design's tables), `verify` of the whole, then one message
 /// deleted behind verify's back, which `verify` must report as the one difference, named by
-/// its key's segments. Its tables are dropped before and after.
+/// its key's segments; then `run` of the design's own operations (a get, a page, an index
+/// lookup and a write), none failing, the write's messages there after. Its tables are
+/// dropped before and after.
 pub fn own_design_loads_verifies_and_misses_a_row(sets: &[&str], url: &str, backend: &str) {
     use tallrow::store::{Mutation, RowMutation, Scan, backend::Backend};
     const TABLES: [&str; 3] = ["chat:accounts", "chat:messages", "chat:conversations"];
@@ -1159,6 +1161,55 @@ pub fn own_design_loads_verifies_and_misses_a_row(sets: &[&str], url: &str, back
         "{}",
         out.stdout
     );
+    // Its operations, as the design declares them and the workload's mix weighs them: each
+    // runs without an error, and `send` writes messages.
+    let count = |t: &str| {
+        let mut n = 0u64;
+        tallrow::store::scan_each(&*open(), t, &Scan::default(), 1000, |_| {
+            n += 1;
+            true
+        })
+        .unwrap();
+        n
+    };
+    let before = count("chat:messages");
+    let out = binary(&[
+        "run",
+        workload,
+        "--backend",
+        url,
+        "--set",
+        "run.ops=400",
+        "--set",
+        "run.warmup=0s",
+        "--set",
+        "run.threads=2",
+    ]);
+    assert_eq!(out.code, 0, "{}\n{}\n{}", out.stdout, out.stderr, logs.since());
+    let report = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("report: "))
+        .unwrap_or_else(|| panic!("a report: {}", out.stdout));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(report).join("summary.json")).unwrap()).unwrap();
+    let ops: Vec<(String, u64, u64)> = summary["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["op"].as_str().unwrap().to_string(),
+                o["count"].as_u64().unwrap(),
+                o["errors"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let op_names: Vec<&str> = ops.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(op_names, ["account", "conversation", "inbox", "send"], "{}", out.stdout);
+    assert!(ops.iter().all(|(_, n, e)| *n > 0 && *e == 0), "{ops:?}\n{}", out.stdout);
+    let sent = ops[3].1;
+    assert!(count("chat:messages") > before, "{sent} messages sent: {}", out.stdout);
     drop_tables(&*open(), &names).unwrap();
 }
 

@@ -101,6 +101,40 @@ fn messaging_in(dir: &std::path::Path, users: u64, design: Option<&str>) -> std:
     dir.join("messaging.toml")
 }
 
+/// A workload of its own design weighs the design's operations alone: a seed design's
+/// operation in its mix is named with the design's; a design's operation may not take a seed
+/// operation's name. Each a one-line error, exit 1, nothing made.
+#[test]
+fn a_mix_names_the_designs_own_operations() {
+    let good =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/designs/messaging.toml")).unwrap();
+    let cases = [
+        (
+            None,
+            "--set run.mix.timeline=1",
+            "run.mix.timeline: the workload's own design has no such operation; its operations: account, conversation, inbox, send",
+        ),
+        (
+            Some(good.replace("[operations.inbox]", "[operations.timeline]")),
+            "",
+            "design: the design's operation timeline has the name of a seed design's operation",
+        ),
+    ];
+    for (design, set, words) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let workload = messaging_in(dir.path(), 50, design.as_deref());
+        let data = dir.path().join("data");
+        let url = format!("embedded:{}", data.display());
+        let mut args = vec!["run", workload.to_str().unwrap(), "--backend", &url];
+        args.extend(set.split_whitespace());
+        let out = crate::common::tallrow(dir.path(), &args);
+        let err = out.stderr.trim();
+        assert_eq!((out.code, err.lines().count()), (1, 1), "{err}");
+        assert!(err.contains(words), "{words:?}: {err}");
+        assert!(!data.exists(), "nothing made: {err}");
+    }
+}
+
 /// A design of the workload's own, none of the seeds' (the messaging example), on the
 /// embedded store: loaded into its own tables, verified whole, a missing message named by
 /// its key's segments; `design explain` reads its tables.
@@ -286,6 +320,73 @@ fn malformed_designs_of_a_workload_say_where_in_one_line_and_create_nothing() {
             "fill is \"text\"",
         ),
         ("name = \"chat:accounts\"", "name = 5", "tables.accounts.name", "string"),
+        // Operations.
+        (
+            "by = [\"reader\", \"uid\"]",
+            "by = [\"uid\"]",
+            "operations.conversation.by",
+            "a page reads each of its 16 buckets; say buckets = \"all\"",
+        ),
+        (
+            "by = [\"reader\", \"uid\"]",
+            "by = [\"reader\", \"stamp\"]",
+            "operations.conversation.by[2]",
+            "field stamp is not among the key's leading fields",
+        ),
+        (
+            "by = [\"reader\", \"uid\"]",
+            "by = [\"reader\", \"sender\"]",
+            "operations.conversation.by[2]",
+            "has no field \"sender\"",
+        ),
+        (
+            "by = [\"reader\", \"uid\"]\nrows = 20",
+            "by = [\"reader\", \"uid\"]\nrows = 20\nbuckets = \"all\"",
+            "operations.conversation.buckets",
+            "there is one bucket to read",
+        ),
+        (
+            "by = [\"reader\", \"uid\"]\nrows = 20",
+            "by = [\"reader\", \"uid\"]\nrows = 0",
+            "operations.conversation.rows",
+            "must be 1 to 1000",
+        ),
+        (
+            "then = \"messages\"",
+            "then = \"accounts\"",
+            "operations.inbox.then",
+            "no cell of conversations holds a key of accounts",
+        ),
+        (
+            "get = \"accounts\"",
+            "get = \"contacts\"",
+            "operations.account.get",
+            "no table \"contacts\"",
+        ),
+        (
+            "get = \"accounts\"",
+            "get = \"accounts\"\nrows = 5",
+            "operations.account.rows",
+            "a get takes no rows",
+        ),
+        (
+            "[operations.account]\nget = \"accounts\"",
+            "[operations.account]\nget = \"accounts\"\npage = \"accounts\"",
+            "operations.account",
+            "not get and page",
+        ),
+        (
+            "write = \"delivery\"",
+            "write = \"message\"",
+            "operations.send.write",
+            "no entity \"message\"",
+        ),
+        (
+            "write = \"delivery\"",
+            "write = \"post\"",
+            "operations.send.write",
+            "no table of the design takes rows of entity post",
+        ),
     ];
     for (from, to, field, words) in cases {
         assert!(good.contains(from), "{from:?} is in the design");

@@ -177,7 +177,8 @@ fn hfiles_written_into_hdfs_are_renamed_into_hbase_and_verify() {
 }
 
 /// The messaging example, a design of the workload's own, as HFiles written into HDFS,
-/// renamed into HBase by `tallrow bulkload` and verified through HBase's RPC.
+/// renamed into HBase by `tallrow bulkload`, verified through HBase's RPC, and its
+/// operations run there.
 #[test]
 fn a_design_of_its_own_written_as_hfiles_into_hdfs_loads_and_verifies() {
     let Some(hdfs) = hdfs() else { return };
@@ -198,6 +199,29 @@ fn a_design_of_its_own_written_as_hfiles_into_hdfs_loads_and_verifies() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     for t in ["chat:accounts", "chat:messages", "chat:conversations"] {
         assert!(out.stdout.contains(t), "{t}: {}", out.stdout);
+    }
+    // The design's operations, on the rows the bulk load put in place: each ran, none failed.
+    let mut run = vec![
+        "run",
+        workload,
+        "--backend",
+        &native,
+        "--set",
+        "run.ops=200",
+        "--set",
+        "run.warmup=0s",
+    ];
+    run.extend(sets);
+    let out = tallrow(tmp.path(), &run);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    for op in ["account ", "conversation ", "inbox ", "send "] {
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.starts_with(op) && l.trim_end().ends_with(" 0")),
+            "{op}without errors: {}",
+            out.stdout
+        );
     }
     let store = tallrow::store::backend::Backend::parse(&native, Path::new("."))
         .unwrap()

@@ -1,0 +1,404 @@
+//! A design's operations: what `run` measures of its tables, each named in the design and
+//! weighed by that name in `[run.mix]`. A get of one row, a page of the rows that share a
+//! key prefix (newest first where the key's stamp is reversed, over every salt bucket where
+//! the prefix holds a salt of another field), an index lookup (a page of an index table,
+//! then the gets its cells name), and the write of an entity's new instance into every
+//! table it feeds.
+
+use super::key::{SaltSize, Segment};
+use super::{Design, Entity, Invalid, Part, bad};
+use serde::Deserialize;
+
+/// The most rows one page of an operation reads.
+pub const MAX_PAGE_ROWS: usize = 1000;
+
+/// An operation as written: exactly one of `get`, `page`, `lookup` and `write`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOperation {
+    get: Option<String>,
+    page: Option<String>,
+    lookup: Option<String>,
+    write: Option<String>,
+    by: Option<Vec<String>>,
+    rows: Option<i64>,
+    buckets: Option<String>,
+    then: Option<String>,
+}
+
+/// A named operation of a design.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    /// Its name, in `[run.mix]` and the reports.
+    pub name: String,
+    /// What it does.
+    pub does: Does,
+}
+
+/// What an operation does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Does {
+    /// Reads one row a user's instance made, by its whole key.
+    Get(Target),
+    /// Reads a page of rows sharing a prefix.
+    Page(Page),
+    /// Reads a page of an index, then gets the rows its cells' values name.
+    Lookup {
+        /// The index's page.
+        index: Page,
+        /// The family whose cells hold the keys.
+        family: String,
+        /// The qualifier of the cell holding the key, where it is the same in every row;
+        /// none: every cell of the family holds one.
+        qualifier: Option<Vec<u8>>,
+        /// The rows the keys name.
+        then: Target,
+    },
+    /// Writes a new instance of an entity (a user's instance made again at the time of the
+    /// write) into every table it feeds.
+    Write(Entity),
+}
+
+/// A kind of rows of a table: the table's place in the design and the kind's place in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    /// The table's place in [`Design::tables`].
+    pub table: usize,
+    /// The kind's place in its rows.
+    pub rows: usize,
+}
+
+/// A page: the rows of a kind that share the key's first `prefix` segments with a user's
+/// instance, `rows` of them, in key order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// What it reads.
+    pub target: Target,
+    /// How many of the key's segments the page's rows share.
+    pub prefix: usize,
+    /// A salt among them of a field the page is not by: its segment and bucket count. The
+    /// page reads each bucket's rows and merges them by what follows the salt.
+    pub spread: Option<(usize, u32)>,
+    /// Rows per page.
+    pub rows: usize,
+}
+
+impl Operation {
+    /// Whether it writes.
+    pub fn writes(&self) -> bool {
+        matches!(self.does, Does::Write(_))
+    }
+
+    /// The entity whose instances pick what it reads or writes.
+    pub fn entity(&self, design: &Design) -> Entity {
+        let of = |t: Target| {
+            design.tables[t.table].rows[t.rows]
+                .entity
+                .expect("checked: made by an entity")
+        };
+        match &self.does {
+            Does::Get(t) => of(*t),
+            Does::Page(p) | Does::Lookup { index: p, .. } => of(p.target),
+            Does::Write(e) => *e,
+        }
+    }
+}
+
+/// The operations of a design, in the file's order; `at` is where each is declared.
+pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Result<Vec<Operation>, Invalid> {
+    let mut out: Vec<Operation> = Vec::new();
+    for (name, r) in raw {
+        let path = format!("operations.{name}");
+        super::field_name(&path, name)?;
+        let kinds = [
+            ("get", &r.get),
+            ("page", &r.page),
+            ("lookup", &r.lookup),
+            ("write", &r.write),
+        ];
+        let named: Vec<(&str, &String)> = kinds.iter().filter_map(|(k, v)| v.as_ref().map(|v| (*k, v))).collect();
+        let (kind, what) = match named[..] {
+            [one] => one,
+            [] => return bad(&path, "an operation is one of get, page, lookup or write"),
+            _ => {
+                return bad(
+                    &path,
+                    format!(
+                        "an operation is one of get, page, lookup or write, not {}",
+                        named.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" and ")
+                    ),
+                );
+            }
+        };
+        let at = format!("{path}.{kind}");
+        let unused = |field: &str, set: bool| -> Result<(), Invalid> {
+            if set {
+                return bad(&format!("{path}.{field}"), format!("a {kind} takes no {field}"));
+            }
+            Ok(())
+        };
+        let does = match kind {
+            "get" => {
+                unused("by", r.by.is_some())?;
+                unused("rows", r.rows.is_some())?;
+                unused("buckets", r.buckets.is_some())?;
+                unused("then", r.then.is_some())?;
+                Does::Get(target(design, &at, what)?)
+            }
+            "page" => {
+                unused("then", r.then.is_some())?;
+                Does::Page(page(design, &path, &at, what, r)?)
+            }
+            "lookup" => {
+                let index = page(design, &path, &at, what, r)?;
+                let Some(then) = &r.then else {
+                    return bad(
+                        &path,
+                        "a lookup needs then: the table (or TABLE.ROWS) its cells name rows of",
+                    );
+                };
+                let then_at = format!("{path}.then");
+                let then_target = target(design, &then_at, then)?;
+                let t = &design.tables[then_target.table];
+                let (then_table, then_rows) = (&t.id, &t.rows[then_target.rows].name);
+                let index_rows = &design.tables[index.target.table].rows[index.target.rows];
+                let Some(cell) = index_rows.cells.iter().find(
+                    |c| matches!(&c.value, Part::Row { table, rows } if table == then_table && rows == then_rows),
+                ) else {
+                    return bad(
+                        &then_at,
+                        format!(
+                            "no cell of {what} holds a key of {then}: a lookup reads the keys an index's cells hold ({{ key = \"{then}\" }})"
+                        ),
+                    );
+                };
+                let qualifier = cell.qualifier.fixed();
+                // With a qualifier made of fields, every cell of the family is read as a key.
+                if qualifier.is_none()
+                    && let Some(other) = index_rows.cells.iter().find(|c| {
+                        c.family == cell.family && !matches!(&c.value, Part::Row { table, .. } if table == then_table)
+                    })
+                {
+                    return bad(
+                        &then_at,
+                        format!(
+                            "the cells holding keys of {then} are named by fields, and family {} holds other cells too ({}): a lookup could not tell them apart",
+                            cell.family,
+                            describe_qualifier(&other.qualifier)
+                        ),
+                    );
+                }
+                Does::Lookup {
+                    index,
+                    family: cell.family.clone(),
+                    qualifier,
+                    then: then_target,
+                }
+            }
+            _ => {
+                unused("by", r.by.is_some())?;
+                unused("rows", r.rows.is_some())?;
+                unused("buckets", r.buckets.is_some())?;
+                unused("then", r.then.is_some())?;
+                let Some(entity) = Entity::parse(what) else {
+                    return bad(
+                        &at,
+                        format!("no entity {what:?}; a write names one of {}", Entity::names()),
+                    );
+                };
+                if !design.entities().contains(&entity) {
+                    return bad(&at, format!("no table of the design takes rows of entity {what}"));
+                }
+                Does::Write(entity)
+            }
+        };
+        out.push(Operation {
+            name: name.clone(),
+            does,
+        });
+    }
+    Ok(out)
+}
+
+fn describe_qualifier(p: &Part) -> String {
+    match p.fixed() {
+        Some(q) => format!("qualifier {:?}", crate::keys::to_string_binary(&q)),
+        None => "a qualifier made of fields".into(),
+    }
+}
+
+/// The rows a `TABLE` or `TABLE.ROWS` names, which an entity must make.
+fn target(design: &Design, at: &str, name: &str) -> Result<Target, Invalid> {
+    design.named_key(name).map_err(|e| (at.to_string(), e))?;
+    let (table, rows) = name.split_once('.').unwrap_or((name, name));
+    let t = design
+        .tables
+        .iter()
+        .position(|t| t.id == table)
+        .expect("named_key found it");
+    let r = match name.contains('.') {
+        true => design.tables[t]
+            .rows
+            .iter()
+            .position(|r| r.name == rows)
+            .expect("found"),
+        false => 0,
+    };
+    if design.tables[t].rows[r].entity.is_none() {
+        return bad(
+            at,
+            format!("no entity makes the rows of {name}: there is nothing to read"),
+        );
+    }
+    Ok(Target { table: t, rows: r })
+}
+
+/// A page over `name` by the fields `r.by` names.
+fn page(design: &Design, path: &str, at: &str, name: &str, r: &RawOperation) -> Result<Page, Invalid> {
+    let target = target(design, at, name)?;
+    let key = &design.tables[target.table].rows[target.rows].key;
+    let by_at = format!("{path}.by");
+    let Some(by) = &r.by else {
+        return bad(
+            path,
+            format!(
+                "a page needs by: the key's leading fields its rows share (of {})",
+                names(key)
+            ),
+        );
+    };
+    if by.is_empty() {
+        return bad(
+            &by_at,
+            format!(
+                "names no field: name the key's leading fields a page shares (of {})",
+                names(key)
+            ),
+        );
+    }
+    let mut fields = Vec::new();
+    for (i, f) in by.iter().enumerate() {
+        let Some(at) = key.field(f) else {
+            return bad(
+                &format!("{by_at}[{}]", i + 1),
+                format!("the key of {name} has no field {f:?} ({})", names(key)),
+            );
+        };
+        if fields.contains(&at) {
+            return bad(&format!("{by_at}[{}]", i + 1), format!("field {f} is named twice"));
+        }
+        fields.push(at);
+    }
+    let all_buckets = match r.buckets.as_deref() {
+        None => false,
+        Some("all") => true,
+        Some(other) => {
+            return bad(
+                &format!("{path}.buckets"),
+                format!("{other:?}: the one choice is \"all\""),
+            );
+        }
+    };
+    let rows = match r.rows {
+        None => 10,
+        Some(n) if (1..=MAX_PAGE_ROWS as i64).contains(&n) => n as usize,
+        Some(n) => {
+            return bad(
+                &format!("{path}.rows"),
+                format!("must be 1 to {MAX_PAGE_ROWS}, got {n}"),
+            );
+        }
+    };
+    // The prefix: the leading segments each of which is a literal, a salt, or one of the
+    // fields named; a salt of another field is read bucket by bucket.
+    let mut prefix = 0;
+    let mut spread = None;
+    for (i, s) in key.segments.iter().enumerate() {
+        let inside = match s {
+            Segment::Literal(_) => true,
+            Segment::Salt {
+                size: SaltSize::Off, ..
+            } => true,
+            Segment::Salt { field, size, .. } if !fields.contains(field) => {
+                let f = &key.fields[*field].name;
+                match size {
+                    SaltSize::Buckets(n) if all_buckets => {
+                        spread = Some((i, *n));
+                        true
+                    }
+                    SaltSize::Buckets(n) => {
+                        return bad(
+                            &by_at,
+                            format!(
+                                "the key of {name} begins with a salt of {f}, which by does not name: a page reads each of its {n} buckets; say buckets = \"all\", or page by {f}"
+                            ),
+                        );
+                    }
+                    _ => {
+                        return bad(
+                            &by_at,
+                            format!(
+                                "the key of {name} begins with the whole hash of {f}, which by does not name: no page of rows sharing other fields lies together"
+                            ),
+                        );
+                    }
+                }
+            }
+            s => s.field().is_some_and(|f| fields.contains(&f)),
+        };
+        if !inside {
+            break;
+        }
+        prefix = i + 1;
+    }
+    let covered: Vec<usize> = key.segments[..prefix].iter().filter_map(Segment::field).collect();
+    if let Some(i) = fields.iter().position(|f| !covered.contains(f)) {
+        let lead = key.segments[..=prefix.min(key.segments.len() - 1)]
+            .iter()
+            .filter_map(|s| s.field().map(|f| key.fields[f].name.clone()))
+            .collect::<Vec<_>>();
+        return bad(
+            &format!("{by_at}[{}]", i + 1),
+            format!(
+                "field {} is not among the key's leading fields (its key begins {}): a page's rows share a prefix",
+                key.fields[fields[i]].name,
+                lead.join(", ")
+            ),
+        );
+    }
+    if all_buckets && spread.is_none() {
+        return bad(
+            &format!("{path}.buckets"),
+            format!(
+                "the page's prefix of {name} holds no salt of a field by does not name: there is one bucket to read"
+            ),
+        );
+    }
+    // A prefix that ends in a field of no fixed width would take longer values' rows too.
+    let last = &key.segments[prefix - 1];
+    if last.delimited() && prefix < key.segments.len() {
+        let f = key.fields[last.field().expect("a delimited segment has a field")]
+            .name
+            .clone();
+        return bad(
+            &by_at,
+            format!(
+                "field {f} ends the page's prefix and has no width, and no literal follows it: a page by it would take rows of longer values of {f} too"
+            ),
+        );
+    }
+    Ok(Page {
+        target,
+        prefix,
+        spread,
+        rows,
+    })
+}
+
+fn names(key: &super::key::Key) -> String {
+    key.fields
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

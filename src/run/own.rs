@@ -1,0 +1,349 @@
+//! The operations of a workload's own design ([`crate::design::ops`]): each prepared from a
+//! user's instances of the operation's entity (the rows the load wrote), untimed, then run
+//! as the store calls a client of that design makes, timed.
+
+use crate::design::key::{self, Key, Owned, Segment, Value};
+use crate::design::ops::{Does, Page, Target};
+use crate::design::{Design, Entity};
+use crate::generate::rng::Stream;
+use crate::generate::{Generator, geometric};
+use crate::schema::Result;
+use crate::store::{Get, Row, RowMutation, Scan, Store, now_millis};
+use std::sync::Arc;
+
+/// Probability of page 1 in a page's geometric depth, as the seeds' pages draw it.
+const PAGE_DEPTH_P: f64 = 0.4;
+/// Deepest page asked for.
+const MAX_DEPTH: u64 = 100;
+
+/// A design's operations over one store.
+pub struct Own {
+    design: Design,
+    /// The design's tables' names, as the loader wrote them.
+    names: Vec<&'static str>,
+    store: Arc<dyn Store>,
+}
+
+/// One prepared operation of a design.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OwnCall {
+    /// A get of one row.
+    Get {
+        /// The table.
+        table: &'static str,
+        /// The row.
+        row: Vec<u8>,
+    },
+    /// A page: one scan, or one per salt bucket merged by what follows the salt.
+    Page(PageCall),
+    /// A page of an index, then one multi-get of the rows its cells name.
+    Lookup {
+        /// The index's page.
+        index: PageCall,
+        /// The family holding the keys.
+        family: String,
+        /// The qualifier holding the key, if one.
+        qualifier: Option<Vec<u8>>,
+        /// Where the keys point.
+        then: &'static str,
+    },
+    /// Rows to write, table by table.
+    Write(Vec<(&'static str, Vec<RowMutation>)>),
+    /// Nothing to run: none of the users drawn has an instance of the entity, or its rows
+    /// could not be made. Counted as an error, with why.
+    Refused(String),
+}
+
+/// A prepared page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageCall {
+    table: &'static str,
+    /// One scan per bucket read.
+    scans: Vec<Scan>,
+    /// Where the salt lies in each row's key (merged rows compare what follows it); none
+    /// for a single scan.
+    salt: Option<std::ops::Range<usize>>,
+    rows: usize,
+}
+
+/// The values of `key`'s fields, one per field in the key's order, from an instance of
+/// `entity` whose values are in the entity's order.
+fn key_values<'v>(key: &Key, entity: Entity, values: &'v [Owned]) -> Vec<Value<'v>> {
+    key.fields
+        .iter()
+        .map(|f| values[entity.field(&f.name).expect("checked: the entity has the key's fields")].as_value())
+        .collect()
+}
+
+impl Own {
+    /// The operations of `g`'s own design over `store`.
+    pub fn new(g: &Generator, store: Arc<dyn Store>) -> Option<Own> {
+        let design = g.own_design()?.clone();
+        Some(Own {
+            names: g.all_tables().iter().map(|t| t.name()).collect(),
+            design,
+            store,
+        })
+    }
+
+    /// The design's operation `index`'s entity: whose instances a user must have.
+    pub fn entity(&self, index: usize) -> Entity {
+        self.design.operations[index].entity(&self.design)
+    }
+
+    /// Prepares operation `index` from `instances`, user `uid`'s instances of its entity
+    /// (one at least), with the draws of `s`.
+    pub fn prepare(&self, g: &Generator, index: usize, instances: &[Vec<Owned>], s: &Stream) -> Result<OwnCall> {
+        let op = &self.design.operations[index];
+        let entity = op.entity(&self.design);
+        let pick = &instances[s.below(60, instances.len() as u64) as usize];
+        Ok(match &op.does {
+            Does::Get(t) => OwnCall::Get {
+                table: self.names[t.table],
+                row: self.key_of(*t, entity, pick)?,
+            },
+            Does::Page(p) => OwnCall::Page(self.page(p, entity, pick, instances, s)?),
+            Does::Lookup {
+                index,
+                family,
+                qualifier,
+                then,
+            } => OwnCall::Lookup {
+                index: self.page(index, entity, pick, instances, s)?,
+                family: family.clone(),
+                qualifier: qualifier.clone(),
+                then: self.names[then.table],
+            },
+            Does::Write(e) => {
+                // The picked instance made again now: its times the write's.
+                let mut values = pick.clone();
+                let now = now_millis();
+                for f in e.times() {
+                    values[e.field(f).expect("an entity's time field")] = Owned::Int(i128::from(now));
+                }
+                let values: Vec<Value<'_>> = values.iter().map(Owned::as_value).collect();
+                let mut by_table: Vec<(&'static str, Vec<RowMutation>)> = Vec::new();
+                for (t, row) in g.instance_rows(*e, &values)? {
+                    match by_table.iter_mut().find(|(n, _)| *n == t.name()) {
+                        Some((_, rows)) => rows.push(row),
+                        None => by_table.push((t.name(), vec![row])),
+                    }
+                }
+                OwnCall::Write(by_table)
+            }
+        })
+    }
+
+    fn key(&self, t: Target) -> &Key {
+        &self.design.tables[t.table].rows[t.rows].key
+    }
+
+    fn key_of(&self, t: Target, entity: Entity, values: &[Owned]) -> Result<Vec<u8>> {
+        let key = self.key(t);
+        Ok(key.encode(&key_values(key, entity, values))?)
+    }
+
+    /// A page sharing `pick`'s prefix, at a geometric depth: past page 1 it resumes after
+    /// the key of the last row of the page before, among the user's own rows of the prefix
+    /// in the page's order (rows other users' instances put under the prefix are not
+    /// counted: the cursor is a row's real key, its depth a draw).
+    fn page(&self, p: &Page, entity: Entity, pick: &[Owned], instances: &[Vec<Owned>], s: &Stream) -> Result<PageCall> {
+        let key = self.key(p.target);
+        let row = self.key_of(p.target, entity, pick)?;
+        let spans = key.spans(&row)?;
+        let end = spans[p.prefix - 1].end;
+        let salt = p.spread.map(|(i, _)| spans[i].clone());
+        // What orders the merged rows: the key without its salt.
+        let order = |k: &[u8]| -> Vec<u8> {
+            match &salt {
+                Some(r) => [&k[..r.start], &k[r.end..]].concat(),
+                None => k.to_vec(),
+            }
+        };
+        let mut same: Vec<Vec<u8>> = Vec::new();
+        for v in instances {
+            let k = self.key_of(p.target, entity, v)?;
+            if k.len() >= end && order(&k[..end]) == order(&row[..end]) {
+                same.push(k);
+            }
+        }
+        same.sort_by_key(|k| order(k));
+        same.dedup();
+        let pages = same.len().div_ceil(p.rows).max(1) as u64;
+        let depth = (1 + geometric(s, 61, PAGE_DEPTH_P).min(MAX_DEPTH - 1)).min(pages) as usize;
+        let cursor = (depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone());
+        let scans = match p.spread {
+            None => vec![Scan {
+                prefix: row[..end].to_vec(),
+                start: cursor.clone().unwrap_or_default(),
+                start_exclusive: cursor.is_some(),
+                limit: Some(p.rows),
+                ..Scan::default()
+            }],
+            Some((i, n)) => {
+                let r = spans[i].clone();
+                let Segment::Salt { form, separator, .. } = &key.segments[i] else {
+                    unreachable!("a page spreads over a salt")
+                };
+                let with_bucket = |k: &[u8], b: u32| {
+                    let mut out = k[..r.start].to_vec();
+                    key::write_bucket(n, *form, b, &mut out);
+                    out.extend_from_slice(separator);
+                    out.extend_from_slice(&k[r.end..]);
+                    out
+                };
+                (0..n)
+                    .map(|b| Scan {
+                        prefix: with_bucket(&row[..end], b),
+                        start: cursor.as_deref().map(|c| with_bucket(c, b)).unwrap_or_default(),
+                        start_exclusive: cursor.is_some(),
+                        limit: Some(p.rows),
+                        ..Scan::default()
+                    })
+                    .collect()
+            }
+        };
+        Ok(PageCall {
+            table: self.names[p.target.table],
+            scans,
+            salt,
+            rows: p.rows,
+        })
+    }
+
+    /// Runs a prepared call.
+    pub fn execute(&self, call: &OwnCall) -> Result<()> {
+        match call {
+            OwnCall::Get { table, row } => self.store.get(table, &[Get::new(row.clone())]).map(drop)?,
+            OwnCall::Page(p) => drop(self.read_page(p)?),
+            OwnCall::Lookup {
+                index,
+                family,
+                qualifier,
+                then,
+            } => {
+                let gets: Vec<Get> = self
+                    .read_page(index)?
+                    .into_iter()
+                    .flat_map(|r| r.cells)
+                    .filter(|c| &c.family == family && qualifier.as_ref().is_none_or(|q| *q == c.qualifier))
+                    .map(|c| Get::new(c.value))
+                    .collect();
+                if !gets.is_empty() {
+                    self.store.get(then, &gets)?;
+                }
+            }
+            OwnCall::Write(tables) => {
+                for (table, rows) in tables {
+                    self.store.mutate(table, rows)?;
+                }
+            }
+            OwnCall::Refused(why) => return Err(crate::store::Error::BadArgument(why.clone()).into()),
+        }
+        Ok(())
+    }
+
+    /// A page's rows: one scan's, or each bucket's merged in order of what follows the salt.
+    fn read_page(&self, p: &PageCall) -> Result<Vec<Row>> {
+        let Some(salt) = &p.salt else {
+            return Ok(self.store.scan(p.table, &p.scans[0])?);
+        };
+        let mut rows = Vec::new();
+        for scan in &p.scans {
+            rows.extend(self.store.scan(p.table, scan)?);
+        }
+        rows.sort_by(|a, b| a.key[salt.end..].cmp(&b.key[salt.end..]));
+        rows.truncate(p.rows);
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::rng::{Kind, Rng};
+    use crate::store::{Mutation, memory::Memory};
+
+    /// Posts keyed by a salt of their stamp, the user, the stamp reversed: a user's posts
+    /// lie in all four buckets, and a page by user reads each and merges them newest first.
+    const DESIGN: &str = r#"
+        [tables.posts]
+        name = "t:posts"
+        families = ["p"]
+        entity = "post"
+        key = [{ salt = "stamp", buckets = 4 }, { int = "uid", bytes = 8 }, { stamp = "stamp", order = "reverse" }]
+        cells = [{ family = "p", qualifier = "c", value = [{ text = "content" }] }]
+
+        [operations.newest]
+        page = "posts"
+        by = ["uid"]
+        buckets = "all"
+        rows = 5
+    "#;
+
+    fn post(uid: i128, stamp: i128) -> Vec<Owned> {
+        vec![Owned::Int(uid), Owned::Int(stamp), Owned::Bytes(b"x".to_vec())]
+    }
+
+    #[test]
+    fn a_page_over_salt_buckets_merges_them_newest_first_and_resumes_after_its_cursor() {
+        let design = Design::parse(DESIGN).unwrap();
+        let Does::Page(page) = design.operations[0].does.clone() else {
+            panic!("a page")
+        };
+        assert_eq!((page.prefix, page.spread), (2, Some((0, 4))));
+        let store: Arc<dyn Store> = Arc::new(Memory::new());
+        store.create_table(&design.descriptors()[0]).unwrap();
+        let key = &design.tables[0].rows[0].key;
+        // User 7's twelve posts and user 8's three, at stamps whose salts differ.
+        let mut instances = Vec::new();
+        let mut rows = Vec::new();
+        for (uid, stamps) in [(7, 1000..1012), (8, 1000..1003)] {
+            for stamp in stamps {
+                let v = post(uid, stamp);
+                let k = key.encode(&key_values(key, Entity::Post, &v)).unwrap();
+                rows.push(RowMutation::new(
+                    k,
+                    vec![Mutation::Put {
+                        family: "p".into(),
+                        qualifier: b"c".to_vec(),
+                        timestamp: Some(1),
+                        value: b"x".to_vec(),
+                    }],
+                ));
+                if uid == 7 {
+                    instances.push(v);
+                }
+            }
+        }
+        store.mutate("t:posts", &rows).unwrap();
+        let own = Own {
+            design,
+            names: vec!["t:posts"],
+            store,
+        };
+        let stamps = |rows: &[Row]| -> Vec<i64> {
+            rows.iter()
+                .map(|r| i64::MAX - i64::from_be_bytes(r.key[9..17].try_into().unwrap()))
+                .collect()
+        };
+        let rng = Rng::new(5);
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..64 {
+            let s = rng.stream(Kind::Post, i, 0);
+            let call = own.page(&page, Entity::Post, &instances[0], &instances, &s).unwrap();
+            assert_eq!(call.scans.len(), 4, "one scan per bucket");
+            let got = stamps(&own.read_page(&call).unwrap());
+            // Newest first, five of user 7's: from the top, or after a cursor at a page's end.
+            let first = got[0];
+            assert!([1011, 1006, 1001].contains(&first), "{got:?}");
+            let expect: Vec<i64> = (0..5).map(|k| first - k).filter(|s| *s >= 1000).collect();
+            assert_eq!(got, expect);
+            seen.insert(first);
+        }
+        assert!(
+            seen.contains(&1011) && seen.len() > 1,
+            "page 1 and deeper pages: {seen:?}"
+        );
+    }
+}
