@@ -118,6 +118,34 @@ impl Entity {
         }
     }
 
+    /// The time fields an update of an instance sets to now: an article keeps the time it
+    /// was posted; anything else is made again at a new time.
+    pub fn updated(self) -> &'static [&'static str] {
+        match self {
+            Entity::Article => &["update_at"],
+            e => e.times(),
+        }
+    }
+
+    /// Ids for the `n`th new instance of the run, in place of `values`' own (as the seeds'
+    /// writes make them, above every generated one): an article's, past the user's
+    /// generated articles (indexes below 500,000); an action's, above every generated one
+    /// (below a million). Other entities are told apart by their user and time.
+    pub fn fresh_ids(self, values: &[super::key::Owned], n: u64) -> Vec<(usize, i128)> {
+        use super::key::Owned;
+        match self {
+            Entity::Article => {
+                let uid = match values[1] {
+                    Owned::Int(u) => u,
+                    Owned::Bytes(_) => 0,
+                };
+                vec![(0, uid * 1_000_000 + 500_000 + i128::from(n % 500_000))]
+            }
+            Entity::Action => vec![(2, 1_000_000_000 + i128::from(n % 1_000_000_000))],
+            _ => Vec::new(),
+        }
+    }
+
     /// The position of field `name`.
     pub fn field(self, name: &str) -> Option<usize> {
         self.fields().iter().position(|(n, _)| *n == name)

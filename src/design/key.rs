@@ -65,7 +65,7 @@ pub enum Value<'a> {
 }
 
 /// A decoded field's value.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Owned {
     /// An integer.
     Int(i128),

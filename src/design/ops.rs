@@ -20,6 +20,8 @@ pub(super) struct RawOperation {
     page: Option<String>,
     lookup: Option<String>,
     write: Option<String>,
+    update: Option<String>,
+    delete: Option<String>,
     by: Option<Vec<String>>,
     rows: Option<i64>,
     buckets: Option<String>,
@@ -57,6 +59,12 @@ pub enum Does {
     /// Writes a new instance of an entity (a user's instance made again at the time of the
     /// write) into every table it feeds.
     Write(Entity),
+    /// Rewrites one of a user's instances of an entity as of now ([`Entity::updated`]): its
+    /// rows written anew, and in the same write the cells of its old rows that the new
+    /// ones do not overwrite deleted (an index row whose key held the old time goes).
+    Update(Entity),
+    /// Deletes one of a user's instances of an entity: each cell it wrote, in every table.
+    Delete(Entity),
 }
 
 /// A kind of rows of a table: the table's place in the design and the kind's place in it.
@@ -86,7 +94,7 @@ pub struct Page {
 impl Operation {
     /// Whether it writes.
     pub fn writes(&self) -> bool {
-        matches!(self.does, Does::Write(_))
+        matches!(self.does, Does::Write(_) | Does::Update(_) | Does::Delete(_))
     }
 
     /// The entity whose instances pick what it reads or writes.
@@ -99,7 +107,7 @@ impl Operation {
         match &self.does {
             Does::Get(t) => of(*t),
             Does::Page(p) | Does::Lookup { index: p, .. } => of(p.target),
-            Does::Write(e) => *e,
+            Does::Write(e) | Does::Update(e) | Does::Delete(e) => *e,
         }
     }
 }
@@ -115,16 +123,23 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
             ("page", &r.page),
             ("lookup", &r.lookup),
             ("write", &r.write),
+            ("update", &r.update),
+            ("delete", &r.delete),
         ];
         let named: Vec<(&str, &String)> = kinds.iter().filter_map(|(k, v)| v.as_ref().map(|v| (*k, v))).collect();
         let (kind, what) = match named[..] {
             [one] => one,
-            [] => return bad(&path, "an operation is one of get, page, lookup or write"),
+            [] => {
+                return bad(
+                    &path,
+                    "an operation is one of get, page, lookup, write, update or delete",
+                );
+            }
             _ => {
                 return bad(
                     &path,
                     format!(
-                        "an operation is one of get, page, lookup or write, not {}",
+                        "an operation is one of get, page, lookup, write, update or delete, not {}",
                         named.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" and ")
                     ),
                 );
@@ -133,7 +148,7 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
         let at = format!("{path}.{kind}");
         let unused = |field: &str, set: bool| -> Result<(), Invalid> {
             if set {
-                return bad(&format!("{path}.{field}"), format!("a {kind} takes no {field}"));
+                return bad(&format!("{path}.{field}"), format!("{kind} takes no {field}"));
             }
             Ok(())
         };
@@ -203,13 +218,17 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
                 let Some(entity) = Entity::parse(what) else {
                     return bad(
                         &at,
-                        format!("no entity {what:?}; a write names one of {}", Entity::names()),
+                        format!("no entity {what:?}; {kind} names one of {}", Entity::names()),
                     );
                 };
                 if !design.entities().contains(&entity) {
                     return bad(&at, format!("no table of the design takes rows of entity {what}"));
                 }
-                Does::Write(entity)
+                match kind {
+                    "write" => Does::Write(entity),
+                    "update" => Does::Update(entity),
+                    _ => Does::Delete(entity),
+                }
             }
         };
         out.push(Operation {

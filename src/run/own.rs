@@ -8,8 +8,10 @@ use crate::design::{Design, Entity};
 use crate::generate::rng::Stream;
 use crate::generate::{Generator, geometric};
 use crate::schema::Result;
-use crate::store::{Get, Row, RowMutation, Scan, Store, now_millis};
-use std::sync::Arc;
+use crate::store::{Get, Mutation, Row, RowMutation, Scan, Store, now_millis};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Probability of page 1 in a page's geometric depth, as the seeds' pages draw it.
 const PAGE_DEPTH_P: f64 = 0.4;
@@ -22,6 +24,12 @@ pub struct Own {
     /// The design's tables' names, as the loader wrote them.
     names: Vec<&'static str>,
     store: Arc<dyn Store>,
+    /// What the run's updates and deletes made of the instances they took, by each one's
+    /// fields but those an update sets (`None`: deleted): the next update of one starts
+    /// from what the last one wrote, so that its old index rows are the ones there.
+    changed: Mutex<HashMap<Vec<Owned>, Option<Vec<Owned>>>>,
+    /// New ids, for the instances the run's writes make.
+    fresh: AtomicU64,
 }
 
 /// One prepared operation of a design.
@@ -75,6 +83,111 @@ fn key_values<'v>(key: &Key, entity: Entity, values: &'v [Owned]) -> Vec<Value<'
         .collect()
 }
 
+/// The values of an instance, to encode.
+fn values(v: &[Owned]) -> Vec<Value<'_>> {
+    v.iter().map(Owned::as_value).collect()
+}
+
+/// `v`, an instance of `entity`, with its fields `times` set to now.
+fn now_at(v: &[Owned], entity: Entity, times: &[&str]) -> Vec<Owned> {
+    let mut v = v.to_vec();
+    let now = i128::from(now_millis());
+    for f in times {
+        v[entity.field(f).expect("an entity's time field")] = Owned::Int(now);
+    }
+    v
+}
+
+/// What names instance `v` of `entity` across updates: its fields but those an update sets.
+fn now_at_zero(v: &[Owned], entity: Entity) -> Vec<Owned> {
+    let mut v = v.to_vec();
+    for f in entity.updated() {
+        v[entity.field(f).expect("an entity's time field")] = Owned::Int(0);
+    }
+    v
+}
+
+/// Deletes of the cells `puts` wrote: the very version where it was stamped, every version
+/// (up to now) of a column the write stamped.
+fn deletes(puts: &[Mutation]) -> Vec<Mutation> {
+    puts.iter()
+        .filter_map(|m| match m {
+            Mutation::Put {
+                family,
+                qualifier,
+                timestamp,
+                ..
+            } => Some(match timestamp {
+                Some(t) => Mutation::DeleteVersion {
+                    family: family.clone(),
+                    qualifier: qualifier.clone(),
+                    timestamp: *t,
+                },
+                None => Mutation::DeleteColumn {
+                    family: family.clone(),
+                    qualifier: qualifier.clone(),
+                    timestamp: None,
+                },
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Deletes of the cells of `old` that `new`, a row of the same key, does not write again:
+/// a column it does not write, and the old version of one it writes at another time (which
+/// would show again once the new one is deleted). An unstamped cell rewritten is left to
+/// the newer write.
+fn unwritten(old: &RowMutation, new: &RowMutation) -> Vec<Mutation> {
+    let written: Vec<(&String, &Vec<u8>, Option<i64>)> = new
+        .mutations
+        .iter()
+        .filter_map(|m| match m {
+            Mutation::Put {
+                family,
+                qualifier,
+                timestamp,
+                ..
+            } => Some((family, qualifier, *timestamp)),
+            _ => None,
+        })
+        .collect();
+    let gone: Vec<Mutation> = old
+        .mutations
+        .iter()
+        .filter(|m| match m {
+            Mutation::Put {
+                family,
+                qualifier,
+                timestamp,
+                ..
+            } => {
+                let again: Vec<Option<i64>> = written
+                    .iter()
+                    .filter(|(f, q, _)| *f == family && *q == qualifier)
+                    .map(|(_, _, t)| *t)
+                    .collect();
+                again.is_empty() || (timestamp.is_some() && !again.contains(timestamp))
+            }
+            _ => false,
+        })
+        .cloned()
+        .collect();
+    deletes(&gone)
+}
+
+/// Rows grouped by table, in the order the tables first come.
+fn by_table(rows: Vec<(crate::generate::Table, RowMutation)>) -> Vec<(&'static str, Vec<RowMutation>)> {
+    let mut out: Vec<(&'static str, Vec<RowMutation>)> = Vec::new();
+    for (t, row) in rows {
+        match out.iter_mut().find(|(n, _)| *n == t.name()) {
+            Some((_, rows)) => rows.push(row),
+            None => out.push((t.name(), vec![row])),
+        }
+    }
+    out
+}
+
 impl Own {
     /// The operations of `g`'s own design over `store`.
     pub fn new(g: &Generator, store: Arc<dyn Store>) -> Option<Own> {
@@ -83,6 +196,8 @@ impl Own {
             names: g.all_tables().iter().map(|t| t.name()).collect(),
             design,
             store,
+            changed: Mutex::default(),
+            fresh: AtomicU64::new(0),
         })
     }
 
@@ -114,22 +229,61 @@ impl Own {
                 qualifier: qualifier.clone(),
                 then: self.names[then.table],
             },
+            // The picked instance made again now, as a new one: its times the write's, its ids
+            // past every generated one.
             Does::Write(e) => {
-                // The picked instance made again now: its times the write's.
-                let mut values = pick.clone();
-                let now = now_millis();
-                for f in e.times() {
-                    values[e.field(f).expect("an entity's time field")] = Owned::Int(i128::from(now));
+                let mut v = now_at(pick, *e, e.times());
+                let n = self.fresh.fetch_add(1, Ordering::Relaxed);
+                for (f, id) in e.fresh_ids(&v, n) {
+                    v[f] = Owned::Int(id);
                 }
-                let values: Vec<Value<'_>> = values.iter().map(Owned::as_value).collect();
-                let mut by_table: Vec<(&'static str, Vec<RowMutation>)> = Vec::new();
-                for (t, row) in g.instance_rows(*e, &values)? {
-                    match by_table.iter_mut().find(|(n, _)| *n == t.name()) {
-                        Some((_, rows)) => rows.push(row),
-                        None => by_table.push((t.name(), vec![row])),
+                OwnCall::Write(by_table(g.instance_rows(*e, &values(&v))?))
+            }
+            Does::Update(e) => {
+                let (was, now) = {
+                    let mut changed = self.changed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let slot = changed
+                        .entry(now_at_zero(pick, *e))
+                        .or_insert_with(|| Some(pick.to_vec()));
+                    let was = slot.clone();
+                    let now = now_at(pick, *e, e.updated());
+                    *slot = Some(now.clone());
+                    (was, now)
+                };
+                // A deleted instance is written anew.
+                let old = match &was {
+                    Some(v) => g.instance_rows(*e, &values(v))?,
+                    None => Vec::new(),
+                };
+                let mut new = g.instance_rows(*e, &values(&now))?;
+                // What the new rows do not overwrite of the old ones goes.
+                for (t, row) in old {
+                    match new.iter_mut().find(|(n, r)| *n == t && r.row == row.row) {
+                        // Columns apart from those written: one row mutation.
+                        Some((_, kept)) => {
+                            let gone = unwritten(&row, kept);
+                            kept.mutations.extend(gone);
+                        }
+                        None => new.push((t, RowMutation::new(row.row, deletes(&row.mutations)))),
                     }
                 }
-                OwnCall::Write(by_table)
+                OwnCall::Write(by_table(new))
+            }
+            Does::Delete(e) => {
+                let was = {
+                    let mut changed = self.changed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    changed
+                        .insert(now_at_zero(pick, *e), None)
+                        .unwrap_or_else(|| Some(pick.to_vec()))
+                };
+                // Deleted before: its cells' deletes again, which change nothing.
+                let was = was.unwrap_or_else(|| pick.to_vec());
+                let rows = g.instance_rows(*e, &values(&was))?;
+                OwnCall::Write(by_table(
+                    rows.into_iter()
+                        .map(|(t, r)| (t, RowMutation::new(r.row, deletes(&r.mutations))))
+                        .collect(),
+                ))
             }
         })
     }
@@ -262,7 +416,7 @@ impl Own {
 mod tests {
     use super::*;
     use crate::generate::rng::{Kind, Rng};
-    use crate::store::{Mutation, memory::Memory};
+    use crate::store::memory::Memory;
 
     /// Posts keyed by a salt of their stamp, the user, the stamp reversed: a user's posts
     /// lie in all four buckets, and a page by user reads each and merges them newest first.
@@ -321,6 +475,8 @@ mod tests {
             design,
             names: vec!["t:posts"],
             store,
+            changed: Mutex::default(),
+            fresh: AtomicU64::new(0),
         };
         let stamps = |rows: &[Row]| -> Vec<i64> {
             rows.iter()

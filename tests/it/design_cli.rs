@@ -367,7 +367,7 @@ fn malformed_designs_of_a_workload_say_where_in_one_line_and_create_nothing() {
             "get = \"accounts\"",
             "get = \"accounts\"\nrows = 5",
             "operations.account.rows",
-            "a get takes no rows",
+            "get takes no rows",
         ),
         (
             "[operations.account]\nget = \"accounts\"",
@@ -380,6 +380,18 @@ fn malformed_designs_of_a_workload_say_where_in_one_line_and_create_nothing() {
             "write = \"message\"",
             "operations.send.write",
             "no entity \"message\"",
+        ),
+        (
+            "write = \"delivery\"",
+            "delete = \"message\"",
+            "operations.send.delete",
+            "no entity \"message\"; delete names one of",
+        ),
+        (
+            "write = \"delivery\"",
+            "update = \"delivery\"\nby = [\"reader\"]",
+            "operations.send.by",
+            "update takes no by",
         ),
         (
             "write = \"delivery\"",
@@ -432,5 +444,123 @@ fn malformed_designs_of_a_workload_say_where_in_one_line_and_create_nothing() {
         out.stderr.contains("messaging.toml:5:") && out.stderr.contains("design: cannot read"),
         "{}",
         out.stderr
+    );
+}
+
+/// An update and a delete of a design's own: articles in one table, and an index of each
+/// user's articles by category, newest update first, whose key holds the update's time. An
+/// update moves an article's index row (the old one deleted in the same write), a delete
+/// takes both rows, a write adds an article of a new id: after a run of the three, every
+/// article has exactly one index row and every index row its article, some updated since the
+/// load, some gone and some new.
+#[test]
+fn an_update_moves_an_index_row_and_a_delete_takes_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("designs")).unwrap();
+    std::fs::write(
+        dir.path().join("designs/articles.toml"),
+        r#"
+[tables.articles]
+name = "b:articles"
+families = ["a"]
+entity = "article"
+key = [{ int = "uid", bytes = 8 }, { int = "article_id", bytes = 8 }]
+cells = [{ family = "a", qualifier = "title", value = [{ text = "title" }], timestamp = "update_at" }]
+
+[tables.by_category]
+name = "b:by_category"
+families = ["i"]
+entity = "article"
+key = [{ int = "uid", bytes = 8 }, { int = "category", bytes = 4 }, { stamp = "update_at" }, { int = "article_id", bytes = 8 }]
+cells = [{ family = "i", qualifier = "a", value = { key = "articles" }, timestamp = "update_at" }]
+
+[operations.edit]
+update = "article"
+
+[operations.remove]
+delete = "article"
+
+[operations.post]
+write = "article"
+"#,
+    )
+    .unwrap();
+    let workload = dir.path().join("articles.toml");
+    std::fs::write(
+        &workload,
+        "name = \"articles\"\nseed = 7\ndesign = \"designs/articles.toml\"\n[data]\nusers = 20\n\
+         start = 2026-01-01T00:00:00Z\nspan_days = 30\n[data.articles]\nper_user = 6.0\ncategories = 4\n\
+         [run.mix]\nedit = 3\nremove = 1\npost = 1\n",
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    let url = format!("embedded:{}", data.display());
+    let w = workload.to_str().unwrap();
+    let out = crate::common::tallrow(dir.path(), &["load", w, "--backend", &url]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows = |t: &str| -> Vec<Vec<u8>> {
+        let store = tallrow::store::backend::Backend::parse(&url, dir.path())
+            .unwrap()
+            .open()
+            .unwrap();
+        store
+            .scan(t, &tallrow::store::Scan::default())
+            .unwrap()
+            .into_iter()
+            .map(|r| r.key)
+            .collect()
+    };
+    let loaded = rows("b:articles");
+    let loaded_at: Vec<Vec<u8>> = rows("b:by_category");
+    let out = crate::common::tallrow(
+        dir.path(),
+        &[
+            "run",
+            w,
+            "--backend",
+            &url,
+            "--set",
+            "run.ops=60",
+            "--set",
+            "run.warmup=0s",
+            "--set",
+            "run.threads=1",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    for op in ["edit ", "remove ", "post "] {
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.starts_with(op) && l.trim_end().ends_with(" 0")),
+            "{op}without errors: {}",
+            out.stdout
+        );
+    }
+    let articles = rows("b:articles");
+    let index = rows("b:by_category");
+    // (uid, article id) of each.
+    let of_article = |k: &Vec<u8>| (k[..8].to_vec(), k[8..16].to_vec());
+    let of_index = |k: &Vec<u8>| (k[..8].to_vec(), k[20..28].to_vec());
+    let mut a: Vec<_> = articles.iter().map(of_article).collect();
+    let mut i: Vec<_> = index.iter().map(of_index).collect();
+    a.sort();
+    i.sort();
+    assert_eq!(a, i, "one index row per article, and none of a deleted one");
+    let gone = loaded.iter().filter(|k| !articles.contains(k)).count();
+    assert!(gone > 0, "some deleted");
+    // A new article's id lies past its user's generated ones (below uid * 1,000,000 + 500,000).
+    let new = articles
+        .iter()
+        .filter(|k| {
+            let uid = i64::from_be_bytes(k[..8].try_into().unwrap());
+            i64::from_be_bytes(k[8..16].try_into().unwrap()) >= uid * 1_000_000 + 500_000
+        })
+        .count();
+    assert!(new > 0, "some written");
+    let moved = index.iter().filter(|k| !loaded_at.contains(k)).count();
+    assert!(
+        moved > new,
+        "some index rows moved by an update, besides the new articles'"
     );
 }
