@@ -22,10 +22,13 @@ pub(super) struct RawOperation {
     write: Option<String>,
     update: Option<String>,
     delete: Option<String>,
+    timeline: Option<String>,
     by: Option<Vec<String>>,
     rows: Option<i64>,
     buckets: Option<String>,
     then: Option<String>,
+    sources: Option<String>,
+    inbox: Option<String>,
 }
 
 /// A named operation of a design.
@@ -65,6 +68,36 @@ pub enum Does {
     Update(Entity),
     /// Deletes one of a user's instances of an entity: each cell it wrote, in every table.
     Delete(Entity),
+    /// A home timeline: the newest `rows` of what the user's followees wrote, merged newest
+    /// first by the key's stamp from each source's first page, and from the reader's inbox
+    /// where the design keeps one (a lookup whose cells hold the rows' keys), then the rows
+    /// the inbox named fetched with one multi-get.
+    Timeline(Timeline),
+}
+
+/// Whose pages a timeline reads at read time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sources {
+    /// Every user the reader follows (the pull timeline).
+    Followees,
+    /// The followees above `[microblog] celebrity_threshold` followers, whose writes are not
+    /// fanned out (seed 001's celebrities); the rest come by the inbox.
+    Celebrities,
+}
+
+/// A timeline's parts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// A source's first page: by the one field its id fills.
+    pub page: Page,
+    /// The field of the page's key a source's id fills.
+    pub by: usize,
+    /// The key's stamp segment: what orders the merge.
+    pub stamp: usize,
+    /// Whose pages are read.
+    pub sources: Sources,
+    /// The lookup (its place among the operations) whose index holds the reader's inbox.
+    pub inbox: Option<usize>,
 }
 
 /// A kind of rows of a table: the table's place in the design and the kind's place in it.
@@ -108,6 +141,8 @@ impl Operation {
             Does::Get(t) => of(*t),
             Does::Page(p) | Does::Lookup { index: p, .. } => of(p.target),
             Does::Write(e) | Does::Update(e) | Does::Delete(e) => *e,
+            // A timeline's user is a reader, its instances the follows that name its sources.
+            Does::Timeline(_) => Entity::Follow,
         }
     }
 }
@@ -125,6 +160,7 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
             ("write", &r.write),
             ("update", &r.update),
             ("delete", &r.delete),
+            ("timeline", &r.timeline),
         ];
         let named: Vec<(&str, &String)> = kinds.iter().filter_map(|(k, v)| v.as_ref().map(|v| (*k, v))).collect();
         let (kind, what) = match named[..] {
@@ -132,14 +168,14 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
             [] => {
                 return bad(
                     &path,
-                    "an operation is one of get, page, lookup, write, update or delete",
+                    "an operation is one of get, page, lookup, write, update, delete or timeline",
                 );
             }
             _ => {
                 return bad(
                     &path,
                     format!(
-                        "an operation is one of get, page, lookup, write, update or delete, not {}",
+                        "an operation is one of get, page, lookup, write, update, delete or timeline, not {}",
                         named.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" and ")
                     ),
                 );
@@ -152,7 +188,15 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
             }
             Ok(())
         };
+        if kind != "timeline" {
+            unused("sources", r.sources.is_some())?;
+            unused("inbox", r.inbox.is_some())?;
+        }
         let does = match kind {
+            "timeline" => {
+                unused("then", r.then.is_some())?;
+                Does::Timeline(timeline(design, &out, &path, &at, what, r)?)
+            }
             "get" => {
                 unused("by", r.by.is_some())?;
                 unused("rows", r.rows.is_some())?;
@@ -237,6 +281,94 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
         });
     }
     Ok(out)
+}
+
+/// A timeline over `name`'s rows, its pages by the one field a source's id fills.
+fn timeline(
+    design: &Design,
+    before: &[Operation],
+    path: &str,
+    at: &str,
+    name: &str,
+    r: &RawOperation,
+) -> Result<Timeline, Invalid> {
+    let page = page(design, path, at, name, r)?;
+    if page.spread.is_some() {
+        return bad(
+            &format!("{path}.buckets"),
+            "a timeline reads the first page of each source: its pages lie in one bucket",
+        );
+    }
+    let rows = &design.tables[page.target.table].rows[page.target.rows];
+    let key = &rows.key;
+    let by = match r.by.as_deref() {
+        Some([one]) => key.field(one).expect("page checked it"),
+        _ => {
+            return bad(
+                &format!("{path}.by"),
+                "a timeline's pages are by one field, which each source's id fills",
+            );
+        }
+    };
+    if !matches!(key.fields[by].kind, super::key::Kind::Int { .. }) {
+        return bad(
+            &format!("{path}.by"),
+            format!(
+                "{} is not an integer: a source's id does not fill it",
+                key.fields[by].name
+            ),
+        );
+    }
+    let Some(stamp) = key.segments.iter().position(|s| matches!(s, Segment::Stamp { .. })) else {
+        return bad(
+            at,
+            format!("the key of {name} holds no stamp: a timeline merges its sources' rows by one"),
+        );
+    };
+    let sources = match r.sources.as_deref() {
+        None | Some("followees") => Sources::Followees,
+        Some("celebrities") => Sources::Celebrities,
+        Some(other) => {
+            return bad(
+                &format!("{path}.sources"),
+                format!("{other:?} is not \"followees\" or \"celebrities\""),
+            );
+        }
+    };
+    let inbox = match &r.inbox {
+        None => None,
+        Some(op) => {
+            let inbox_at = format!("{path}.inbox");
+            let Some(i) = before.iter().position(|o| &o.name == op) else {
+                return bad(
+                    &inbox_at,
+                    format!("no operation {op:?} declared before it: an inbox names a lookup"),
+                );
+            };
+            match &before[i].does {
+                Does::Lookup { then, .. } if *then == page.target => Some(i),
+                _ => {
+                    return bad(
+                        &inbox_at,
+                        format!("operation {op} is not a lookup of {name}: an inbox's cells hold the timeline's keys"),
+                    );
+                }
+            }
+        }
+    };
+    if sources == Sources::Celebrities && inbox.is_none() {
+        return bad(
+            &format!("{path}.sources"),
+            "celebrities alone are pulled where the rest come by an inbox: name the inbox lookup",
+        );
+    }
+    Ok(Timeline {
+        page,
+        by,
+        stamp,
+        sources,
+        inbox,
+    })
 }
 
 fn describe_qualifier(p: &Part) -> String {

@@ -168,11 +168,11 @@ impl Ctx {
                 let own = self.own.as_ref().expect("an own design's operation has its design");
                 let entity = own.entity(usize::from(o.index));
                 let call = match &x.instances {
-                    Some((u, e, list)) if *u == uid && *e == entity && !list.is_empty() => {
-                        own.prepare(g, usize::from(o.index), list, s).unwrap_or_else(|e| {
+                    Some((u, e, list)) if *u == uid && *e == entity && !list.is_empty() => own
+                        .prepare(g, usize::from(o.index), list, s, &mut x.generated)
+                        .unwrap_or_else(|e| {
                             super::own::OwnCall::Refused(format!("user {uid}'s {}: {e}", entity.name()))
-                        })
-                    }
+                        }),
                     _ => super::own::OwnCall::Refused(format!(
                         "none of the 9 users drawn has a {} for {}",
                         entity.name(),

@@ -3,7 +3,7 @@
 //! as the store calls a client of that design makes, timed.
 
 use crate::design::key::{self, Key, Owned, Segment, Value};
-use crate::design::ops::{Does, Page, Target};
+use crate::design::ops::{Does, Page, Sources, Target, Timeline};
 use crate::design::{Design, Entity};
 use crate::generate::rng::Stream;
 use crate::generate::{Generator, geometric};
@@ -57,6 +57,23 @@ pub enum OwnCall {
     },
     /// Rows to write, table by table.
     Write(Vec<(&'static str, Vec<RowMutation>)>),
+    /// A timeline: the inbox's page (its keys, their stamps from the keys), each source's
+    /// first page, merged newest first; the newest `rows`, and a multi-get of those the
+    /// inbox named.
+    Timeline {
+        /// The inbox's page, and the family and qualifier of its cells holding keys.
+        inbox: Option<(PageCall, String, Option<Vec<u8>>)>,
+        /// Each source's first page.
+        pulls: Vec<PageCall>,
+        /// The timeline's table.
+        table: &'static str,
+        /// The timeline rows' key, to read each one's stamp.
+        key: Arc<Key>,
+        /// Where in the key's fields its stamp lies.
+        stamp: usize,
+        /// How many rows it shows.
+        rows: usize,
+    },
     /// Nothing to run: none of the users drawn has an instance of the entity, or its rows
     /// could not be made. Counted as an error, with why.
     Refused(String),
@@ -207,8 +224,16 @@ impl Own {
     }
 
     /// Prepares operation `index` from `instances`, user `uid`'s instances of its entity
-    /// (one at least), with the draws of `s`.
-    pub fn prepare(&self, g: &Generator, index: usize, instances: &[Vec<Owned>], s: &Stream) -> Result<OwnCall> {
+    /// (one at least), with the draws of `s`; `x` makes other users' instances (a
+    /// timeline's sources').
+    pub fn prepare(
+        &self,
+        g: &Generator,
+        index: usize,
+        instances: &[Vec<Owned>],
+        s: &Stream,
+        x: &mut crate::generate::Scratch,
+    ) -> Result<OwnCall> {
         let op = &self.design.operations[index];
         let entity = op.entity(&self.design);
         let pick = &instances[s.below(60, instances.len() as u64) as usize];
@@ -269,6 +294,7 @@ impl Own {
                 }
                 OwnCall::Write(by_table(new))
             }
+            Does::Timeline(t) => self.timeline(g, t, instances, s, x)?,
             Does::Delete(e) => {
                 let was = {
                     let mut changed = self.changed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -365,6 +391,74 @@ impl Own {
         })
     }
 
+    /// A timeline of the reader whose follows are `follows`: the inbox's page (drawn as its
+    /// lookup's is), and the first page of each source's rows.
+    fn timeline(
+        &self,
+        g: &Generator,
+        t: &Timeline,
+        follows: &[Vec<Owned>],
+        s: &Stream,
+        x: &mut crate::generate::Scratch,
+    ) -> Result<OwnCall> {
+        let reader = &follows[0];
+        let uid = match reader[0] {
+            Owned::Int(u) => u,
+            Owned::Bytes(_) => unreachable!("a follow's uid is an integer"),
+        };
+        let inbox = match t.inbox {
+            Some(i) => {
+                let Does::Lookup {
+                    index,
+                    family,
+                    qualifier,
+                    ..
+                } = &self.design.operations[i].does
+                else {
+                    unreachable!("checked: an inbox is a lookup")
+                };
+                let entity = self.design.operations[i].entity(&self.design);
+                let mine = g.instances(uid as u64, entity, x);
+                // Its first page: no instances to draw a depth from.
+                match mine.first() {
+                    Some(pick) => Some((
+                        self.page(index, entity, pick, &[], s)?,
+                        family.clone(),
+                        qualifier.clone(),
+                    )),
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        let target = t.page.target;
+        let entity = self.design.tables[target.table].rows[target.rows]
+            .entity
+            .expect("checked");
+        let followee = Entity::Follow.field("followee").expect("a follow's followee");
+        let mut pulls = Vec::new();
+        for f in follows {
+            let Owned::Int(source) = f[followee] else { continue };
+            if t.sources == Sources::Celebrities && !g.plan().is_celebrity(source as u64) {
+                continue;
+            }
+            // The source's first page: the key of any of its rows, cut at the page's prefix.
+            if let Some(pick) = g.instances(source as u64, entity, x).first() {
+                pulls.push(self.page(&t.page, entity, pick, &[], s)?);
+            }
+        }
+        let key = self.key(target);
+        let stamp = key.segments[t.stamp].field().expect("a stamp has its field");
+        Ok(OwnCall::Timeline {
+            inbox,
+            pulls,
+            table: self.names[target.table],
+            key: Arc::new(key.clone()),
+            stamp,
+            rows: t.page.rows,
+        })
+    }
+
     /// Runs a prepared call.
     pub fn execute(&self, call: &OwnCall) -> Result<()> {
         match call {
@@ -392,9 +486,61 @@ impl Own {
                     self.store.mutate(table, rows)?;
                 }
             }
+            OwnCall::Timeline { table, .. } => {
+                let gets: Vec<Get> = self
+                    .timeline_rows(call)?
+                    .into_iter()
+                    .filter(|(_, _, read)| !read)
+                    .map(|(_, k, _)| Get::new(k))
+                    .collect();
+                if !gets.is_empty() {
+                    self.store.get(table, &gets)?;
+                }
+            }
             OwnCall::Refused(why) => return Err(crate::store::Error::BadArgument(why.clone()).into()),
         }
         Ok(())
+    }
+
+    /// What a timeline shows, newest first: each row's stamp, key, and whether its page
+    /// read it already (a source's) or it is still to get (the inbox named it).
+    fn timeline_rows(&self, call: &OwnCall) -> Result<Vec<(i128, Vec<u8>, bool)>> {
+        let OwnCall::Timeline {
+            inbox,
+            pulls,
+            key,
+            stamp,
+            rows,
+            ..
+        } = call
+        else {
+            unreachable!("a timeline's call")
+        };
+        let stamp_of = |k: &[u8]| -> Result<i128> {
+            match key.decode(k)?.swap_remove(*stamp).1 {
+                Owned::Int(v) => Ok(v),
+                Owned::Bytes(_) => unreachable!("a stamp is an integer"),
+            }
+        };
+        let mut merged: Vec<(i128, Vec<u8>, bool)> = Vec::new();
+        if let Some((page, family, qualifier)) = inbox {
+            for r in self.read_page(page)? {
+                for c in r.cells {
+                    if &c.family == family && qualifier.as_ref().is_none_or(|q| *q == c.qualifier) {
+                        merged.push((stamp_of(&c.value)?, c.value, false));
+                    }
+                }
+            }
+        }
+        for p in pulls {
+            for r in self.read_page(p)? {
+                merged.push((stamp_of(&r.key)?, r.key, true));
+            }
+        }
+        merged.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        merged.dedup_by(|a, b| a.1 == b.1);
+        merged.truncate(*rows);
+        Ok(merged)
     }
 
     /// A page's rows: one scan's, or each bucket's merged in order of what follows the salt.
@@ -500,6 +646,146 @@ mod tests {
         assert!(
             seen.contains(&1011) && seen.len() > 1,
             "page 1 and deeper pages: {seen:?}"
+        );
+    }
+
+    /// A microblog of the workload's own: posts keyed by author and reversed stamp, and an
+    /// inbox row per reader gathering the keys of its non-celebrity followees' newest posts.
+    const MICROBLOG: &str = r#"
+        [tables.posts]
+        name = "m:posts"
+        families = ["p"]
+        entity = "post"
+        key = [{ int = "uid", bytes = 8 }, { stamp = "stamp" }]
+        cells = [{ family = "p", qualifier = "c", value = [{ text = "content" }], timestamp = "stamp" }]
+
+        [tables.inbox]
+        name = "m:inbox"
+        families = ["i"]
+        entity = "delivery"
+        key = [{ int = "reader", bytes = 8 }]
+        cells = [{ family = "i", qualifier = [{ int = "uid", bytes = 8 }, { stamp = "stamp" }], value = { key = "posts" }, timestamp = "stamp" }]
+
+        [operations.inbox]
+        lookup = "inbox"
+        by = ["reader"]
+        rows = 1
+        then = "posts"
+
+        [operations.pull]
+        timeline = "posts"
+        by = ["uid"]
+        rows = 10
+
+        [operations.home]
+        timeline = "posts"
+        by = ["uid"]
+        rows = 10
+        sources = "celebrities"
+        inbox = "inbox"
+    "#;
+
+    /// Each timeline shows what a reader would compute from the generator: the pull, the
+    /// newest 10 of every followee's newest 10; the home timeline, the newest 10 of the
+    /// inbox's posts and each celebrity followee's newest 10.
+    #[test]
+    fn timelines_merge_their_sources_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("designs")).unwrap();
+        std::fs::write(dir.path().join("designs/m.toml"), MICROBLOG).unwrap();
+        let path = dir.path().join("m.toml");
+        std::fs::write(
+            &path,
+            "name = \"m\"\nseed = 3\ndesign = \"designs/m.toml\"\n[data]\nusers = 40\n\
+             start = 2026-01-01T00:00:00Z\nspan_days = 30\n[data.follows]\nmean = 6.0\n\
+             [data.posts]\nper_month = 20.0\n[microblog]\ninbox_versions = 3\ncelebrity_threshold = 5\n",
+        )
+        .unwrap();
+        let w = crate::workload::Workload::from_file(&path).unwrap();
+        let g = Generator::new(&w);
+        let store: Arc<dyn Store> = Arc::new(Memory::new());
+        for t in g.tables() {
+            store.create_table(&t).unwrap();
+        }
+        let mut x = crate::generate::Scratch::default();
+        for uid in 1..=40 {
+            let mut rows: Vec<(crate::generate::Table, RowMutation)> = Vec::new();
+            g.emit_user_rows(uid, &mut x, &mut rows).unwrap();
+            for (t, r) in rows {
+                store.mutate(t.name(), &[r]).unwrap();
+            }
+        }
+        let own = Own::new(&g, store).unwrap();
+        let key = |uid: u64, stamp: i64| [uid.to_be_bytes(), (i64::MAX - stamp).to_be_bytes()].concat();
+        // A user's posts' stamps, newest first.
+        let posts = |uid: u64, x: &mut crate::generate::Scratch| -> Vec<i64> {
+            let mut v: Vec<i64> = g
+                .instances(uid, Entity::Post, x)
+                .iter()
+                .map(|p| match p[1] {
+                    Owned::Int(s) => s as i64,
+                    Owned::Bytes(_) => unreachable!(),
+                })
+                .collect();
+            v.sort_by(|a, b| b.cmp(a));
+            v
+        };
+        let newest = |mut v: Vec<(i64, Vec<u8>)>| -> Vec<Vec<u8>> {
+            v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            v.dedup_by(|a, b| a.1 == b.1);
+            v.into_iter().take(10).map(|(_, k)| k).collect()
+        };
+        let rng = Rng::new(9);
+        let (mut stars, mut inboxes) = (0, 0);
+        for uid in 1..=40u64 {
+            let follows = g.instances(uid, Entity::Follow, &mut x);
+            if follows.is_empty() {
+                continue;
+            }
+            let followees: Vec<u64> = follows
+                .iter()
+                .map(|f| match f[1] {
+                    Owned::Int(v) => v as u64,
+                    Owned::Bytes(_) => unreachable!(),
+                })
+                .collect();
+            let s = rng.stream(Kind::User, uid, 0);
+            // The pull.
+            let mut pulled = Vec::new();
+            for &f in &followees {
+                pulled.extend(posts(f, &mut x).into_iter().take(10).map(|st| (st, key(f, st))));
+            }
+            let call = own.prepare(&g, 1, &follows, &s, &mut x).unwrap();
+            let got: Vec<Vec<u8>> = own
+                .timeline_rows(&call)
+                .unwrap()
+                .into_iter()
+                .map(|(_, k, _)| k)
+                .collect();
+            assert_eq!(got, newest(pulled), "user {uid}'s pull");
+            // The home timeline: the inbox's deliveries, and the celebrities' pages.
+            let mut home: Vec<(i64, Vec<u8>)> = g
+                .instances(uid, Entity::Delivery, &mut x)
+                .iter()
+                .map(|d| match (&d[1], &d[2]) {
+                    (Owned::Int(u), Owned::Int(st)) => (*st as i64, key(*u as u64, *st as i64)),
+                    _ => unreachable!(),
+                })
+                .collect();
+            inboxes += usize::from(!home.is_empty());
+            for &f in followees.iter().filter(|&&f| g.plan().is_celebrity(f)) {
+                stars += 1;
+                home.extend(posts(f, &mut x).into_iter().take(10).map(|st| (st, key(f, st))));
+            }
+            let call = own.prepare(&g, 2, &follows, &s, &mut x).unwrap();
+            let shown = own.timeline_rows(&call).unwrap();
+            let got: Vec<Vec<u8>> = shown.iter().map(|(_, k, _)| k.clone()).collect();
+            assert_eq!(got, newest(home), "user {uid}'s home timeline");
+            own.execute(&call).unwrap();
+        }
+        assert!(
+            stars > 0 && inboxes > 0,
+            "celebrities followed ({stars}) and inboxes read ({inboxes})"
         );
     }
 }

@@ -111,9 +111,23 @@ pub(super) fn workload(
 }
 
 /// A design of the workload's own: each entity its tables name is one the workload's data
-/// makes.
+/// makes, and a timeline has followees to read.
 fn own_design(d: &crate::design::Design, data: &Data) -> Result<()> {
     use crate::design::Entity;
+    if data.follows.is_none()
+        && let Some(o) = d
+            .operations
+            .iter()
+            .find(|o| matches!(o.does, crate::design::ops::Does::Timeline(_)))
+    {
+        return bad(
+            "design",
+            format!(
+                "operation {} is a timeline of the users each user follows: it needs [data.follows]",
+                o.name
+            ),
+        );
+    }
     for e in d.entities() {
         let (made, section) = match e {
             Entity::User => (true, ""),

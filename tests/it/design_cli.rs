@@ -383,6 +383,30 @@ fn malformed_designs_of_a_workload_say_where_in_one_line_and_create_nothing() {
         ),
         (
             "write = \"delivery\"",
+            "timeline = \"accounts\"\nby = [\"uid\"]",
+            "operations.send.timeline",
+            "the key of accounts holds no stamp",
+        ),
+        (
+            "write = \"delivery\"",
+            "timeline = \"messages\"\nby = [\"reader\"]\nsources = \"celebrities\"",
+            "operations.send.sources",
+            "name the inbox lookup",
+        ),
+        (
+            "write = \"delivery\"",
+            "timeline = \"messages\"\nby = [\"reader\"]\ninbox = \"account\"",
+            "operations.send.inbox",
+            "operation account is not a lookup of messages",
+        ),
+        (
+            "write = \"delivery\"",
+            "timeline = \"messages\"\nby = [\"reader\", \"uid\"]",
+            "operations.send.by",
+            "a timeline's pages are by one field",
+        ),
+        (
+            "write = \"delivery\"",
             "delete = \"message\"",
             "operations.send.delete",
             "no entity \"message\"; delete names one of",
