@@ -1426,3 +1426,16 @@ pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
 }
+
+/// Each of `ops` (its name and a space, as the latency table starts its row) has a row in a
+/// run's latency table whose last column, its errors, is 0.
+pub fn ran_without_errors(stdout: &str, ops: &[&str]) {
+    for op in ops {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(op) && l.trim_end().ends_with(" 0")),
+            "{op}without errors: {stdout}"
+        );
+    }
+}
