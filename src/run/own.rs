@@ -67,8 +67,8 @@ pub enum OwnCall {
         pulls: Vec<PageCall>,
         /// The timeline's table.
         table: &'static str,
-        /// The timeline rows' key, to read each one's stamp.
-        key: Arc<Key>,
+        /// The timeline's rows, whose key gives each one's stamp.
+        target: Target,
         /// Where in the key's fields its stamp lies.
         stamp: usize,
         /// How many rows it shows.
@@ -453,7 +453,7 @@ impl Own {
             inbox,
             pulls,
             table: self.names[target.table],
-            key: Arc::new(key.clone()),
+            target,
             stamp,
             rows: t.page.rows,
         })
@@ -508,7 +508,7 @@ impl Own {
         let OwnCall::Timeline {
             inbox,
             pulls,
-            key,
+            target,
             stamp,
             rows,
             ..
@@ -516,6 +516,7 @@ impl Own {
         else {
             unreachable!("a timeline's call")
         };
+        let key = self.key(*target);
         let stamp_of = |k: &[u8]| -> Result<i128> {
             match key.decode(k)?.swap_remove(*stamp).1 {
                 Owned::Int(v) => Ok(v),
