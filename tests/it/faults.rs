@@ -293,7 +293,19 @@ fn retries(stdout: &str) -> (u64, String) {
 }
 
 fn verify(dir: &Path, url: &str) {
-    let out = crate::common::tallrow(dir, &["verify", &quickstart(), "--set", USERS, "--backend", url]);
+    let out = crate::common::tallrow(
+        dir,
+        &[
+            "verify",
+            &quickstart(),
+            "--set",
+            USERS,
+            "--backend",
+            url,
+            "--sample",
+            crate::common::SAMPLE,
+        ],
+    );
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert!(
         out.stdout.contains("OK: the store holds exactly the workload's data"),

@@ -9,7 +9,7 @@
 //! file that still belongs to the writer, with the time it was written, was moved, not
 //! copied.
 
-use crate::common::{SchemaTables, real_hbase, small_fixture, tallrow, tallrow_with};
+use crate::common::{SAMPLE, SchemaTables, real_hbase, small_fixture, tallrow, tallrow_with};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -171,7 +171,10 @@ fn hfiles_written_into_hdfs_are_renamed_into_hbase_and_verify() {
             );
         }
     }
-    let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &native]);
+    let out = tallrow(
+        tmp.path(),
+        &["verify", &workload, "--backend", &native, "--sample", SAMPLE],
+    );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     c.delete(&path_of(&url), true).unwrap();
 }
@@ -193,7 +196,7 @@ fn a_design_of_its_own_written_as_hfiles_into_hdfs_loads_and_verifies() {
     write_into(tmp.path(), workload, &url, &sets);
     let out = bulkload(tmp.path(), &[&url], &native);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    let mut verify = vec!["verify", workload, "--backend", &native];
+    let mut verify = vec!["verify", workload, "--backend", &native, "--sample", SAMPLE];
     verify.extend(sets);
     let out = tallrow(tmp.path(), &verify);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -271,7 +274,10 @@ fn two_shards_written_into_hdfs_apart_load_together() {
     let _turn = SchemaTables::native();
     let out = bulkload(tmp.path(), &[&a, &b], &native);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &native]);
+    let out = tallrow(
+        tmp.path(),
+        &["verify", &workload, "--backend", &native, "--sample", SAMPLE],
+    );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let c = client(&hdfs);
     for url in [a, b] {

@@ -4,7 +4,7 @@
 //! through Thrift2. The directory checks and the refusals need no HBase.
 
 use crate::common::{
-    PrefixedSchemaTables, RealHBaseHarness, SchemaTables, real_hbase, real_hbase_there, small_fixture, tallrow,
+    PrefixedSchemaTables, RealHBaseHarness, SAMPLE, SchemaTables, real_hbase, real_hbase_there, small_fixture, tallrow,
 };
 use std::path::Path;
 use tallrow::bulkload::fs::Dir;
@@ -155,7 +155,16 @@ fn two_shards_written_apart_load_together() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let out = tallrow(
         tmp.path(),
-        &["verify", &workload, "--backend", &thrift2(), "--set", &set],
+        &[
+            "verify",
+            &workload,
+            "--backend",
+            &thrift2(),
+            "--set",
+            &set,
+            "--sample",
+            SAMPLE,
+        ],
     );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     // Every version of every inbox column reads back: the shards' cells add up.
@@ -519,7 +528,10 @@ fn files_of_every_codec_bulk_load_compact_and_verify() {
         assert_eq!(cols[5], "0", "split by the tool: {line}");
     }
     let verify = |when: &str| {
-        let out = tallrow(tmp.path(), &["verify", &workload, "--backend", &native]);
+        let out = tallrow(
+            tmp.path(),
+            &["verify", &workload, "--backend", &native, "--sample", SAMPLE],
+        );
         assert_eq!(out.code, 0, "{when}: {}\n{}", out.stdout, out.stderr);
         assert!(
             out.stdout.contains("OK: the store holds exactly the workload's data"),

@@ -21,7 +21,7 @@
 //! Not enforced, as no scheduler or kubelet runs: the spread over nodes, requests and limits
 //! and the security context (the API validates them; the pods run as this test's user).
 
-use crate::common::{PrefixedSchemaTables, RealHBaseHarness, real_hbase, real_hbase_there, tallrow};
+use crate::common::{PrefixedSchemaTables, RealHBaseHarness, SAMPLE, real_hbase, real_hbase_there, tallrow};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
@@ -693,7 +693,7 @@ fn a_sharded_load_and_run_as_indexed_jobs() {
         3,
         "a load manifest per shard"
     );
-    let verify = tallrow(dir.path(), &["verify", wl, "--backend", &url]);
+    let verify = tallrow(dir.path(), &["verify", wl, "--backend", &url, "--sample", SAMPLE]);
     assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
     assert!(
         verify

@@ -5,8 +5,8 @@
 //! DAO suites run through `api=native` in `contract` and `dao`.
 
 use crate::common::{
-    Harness, PrefixedSchemaTables, RealHBaseHarness, SchemaTables, load_verify_run_and_miss_a_row_with, real_hbase,
-    real_hbase_there, small_fixture, tallrow,
+    Harness, PrefixedSchemaTables, RealHBaseHarness, SAMPLE, SchemaTables, load_verify_run_and_miss_a_row_with,
+    real_hbase, real_hbase_there, small_fixture, tallrow,
 };
 use std::path::Path;
 use std::time::Instant;
@@ -87,7 +87,7 @@ fn two_prefixes_load_run_and_drop_apart_on_one_hbase() {
         ["pfx1_unrelated"],
         "the table tallrow did not make stays"
     );
-    let verified = with("pfx2_", &["verify"]);
+    let verified = with("pfx2_", &["verify", "--sample", SAMPLE]);
     assert_eq!(verified.code, 0, "{}{}", verified.stdout, verified.stderr);
     // A workload table tallrow did not make: refused, nothing dropped.
     let out = with("pfx3_", &["drop"]);
@@ -166,7 +166,10 @@ fn a_presplit_native_load_verifies_through_thrift2() {
         out.stdout
     );
     let thrift2 = format!("hbase://{}?api=thrift2", real_hbase("TALLROW_HBASE_THRIFT2").unwrap());
-    let verify = tallrow(dir.path(), &["verify", workload, "--backend", &thrift2]);
+    let verify = tallrow(
+        dir.path(),
+        &["verify", workload, "--backend", &thrift2, "--sample", SAMPLE],
+    );
     assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
     assert!(
         verify
@@ -516,7 +519,10 @@ fn bulkload_and_split_from_go_through_hbases_own_rpc() {
         .unwrap_or_else(|| panic!("{}", out.stdout));
     let events = std::fs::read_to_string(tmp.path().join(events.trim())).unwrap();
     assert!(events.contains(",create_table,"), "{events}");
-    let verify = tallrow(tmp.path(), &["verify", fixture, "--backend", &native_url()]);
+    let verify = tallrow(
+        tmp.path(),
+        &["verify", fixture, "--backend", &native_url(), "--sample", SAMPLE],
+    );
     assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
     // The regions the bulk load created, read back through the native client, split the
     // next files where the first were split.
@@ -570,7 +576,10 @@ fn bulkload_and_split_from_go_through_hbases_own_rpc() {
         "{}",
         out.stdout
     );
-    let verify = tallrow(tmp.path(), &["verify", fixture, "--backend", &native_url()]);
+    let verify = tallrow(
+        tmp.path(),
+        &["verify", fixture, "--backend", &native_url(), "--sample", SAMPLE],
+    );
     assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
 }
 

@@ -1,7 +1,7 @@
 //! Region replicas and TIMELINE reads against the suite's HBase: tables of two copies, reads
 //! that a secondary answers while its primary is silent, and what those answers may be.
 
-use crate::common::{real_hbase, real_hbase_there};
+use crate::common::{SAMPLE, real_hbase, real_hbase_there};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -187,13 +187,13 @@ fn replicated_tables_verify_through_the_primaries_and_stale_answers_are_older_st
     let table = |name: &str| format!("{prefix}{name}");
     let described = open(&url).describe_table(&table("useractions")).unwrap();
     assert_eq!(described.region_replication, 2);
-    let out = small(dir.path(), &prefix, &["verify", "--backend", &url]);
+    let out = small(dir.path(), &prefix, &["verify", "--backend", &url, "--sample", SAMPLE]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     drop_all();
     // Loaded through the RPC, they verify too.
     let out = small(dir.path(), &prefix, &["load", "--backend", &url]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let out = small(dir.path(), &prefix, &["verify", "--backend", &url]);
+    let out = small(dir.path(), &prefix, &["verify", "--backend", &url, "--sample", SAMPLE]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     // The secondaries see the load once flushed; the run's writes only the primaries hold.
     let actions = table("useractions");

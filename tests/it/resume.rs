@@ -6,7 +6,7 @@
 //! The store is slowed by the `delay:` layer so that the kill lands part-way on any machine:
 //! the test waits until the journal records a few acknowledged blocks, then kills.
 
-use crate::common::{SchemaTables, real_hbase, small_fixture, tallrow};
+use crate::common::{SAMPLE, SchemaTables, real_hbase, small_fixture, tallrow};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use tallrow::load::journal::{self, File};
@@ -335,7 +335,7 @@ fn a_load_stopped_with_ctrl_c_resumes_without_its_delay_and_verifies() {
     );
     assert_eq!(manifest_in(&cwd.join("reports"))["status"], "stopped");
     resumed(cwd, &[wl.as_str(), "--backend", &db, "--no-bulk"], &left, &[]);
-    let out = tallrow(cwd, &["verify", &wl, "--backend", &db]);
+    let out = tallrow(cwd, &["verify", &wl, "--backend", &db, "--sample", SAMPLE]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("OK: the store holds exactly"), "{}", out.stdout);
 }
@@ -368,7 +368,10 @@ fn a_killed_load_through_thrift2_resumes_and_verifies() {
     ];
     let left = kill_part_way(cwd, &all, 2);
     resume_and_check(cwd, &all, &left, 2, &users);
-    let out = tallrow(cwd, &["verify", &wl, "--backend", &url, users[0], users[1]]);
+    let out = tallrow(
+        cwd,
+        &["verify", &wl, "--backend", &url, users[0], users[1], "--sample", SAMPLE],
+    );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
 }
 

@@ -7,7 +7,7 @@
 //! Store contract runs through them in `contract`.
 
 use crate::common::{
-    PrefixedSchemaTables, RealHBaseHarness, SchemaTables, load_verify_run_and_miss_a_row_with, real_hbase,
+    PrefixedSchemaTables, RealHBaseHarness, SAMPLE, SchemaTables, load_verify_run_and_miss_a_row_with, real_hbase,
     secure_hbase, secure_hbase_there, small_fixture, tallrow_with,
 };
 use std::path::Path;
@@ -248,9 +248,23 @@ fn a_zookeeper_that_requires_sasl_is_reached_with_zk_sasl() {
     let fixture = small_fixture();
     let fixture = fixture.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = tallrow_with(dir.path(), &["load", fixture, "--backend", &url], &[]);
+    let out = tallrow_with(
+        dir.path(),
+        &["load", fixture, "--backend", &url, "--set", FEWER_USERS],
+        &[],
+    );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    let out = tallrow_with(dir.path(), &["verify", fixture, "--backend", &url], &[]);
+    let verify = [
+        "verify",
+        fixture,
+        "--backend",
+        &url,
+        "--set",
+        FEWER_USERS,
+        "--sample",
+        SAMPLE,
+    ];
+    let out = tallrow_with(dir.path(), &verify, &[]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("OK: the store holds exactly"), "{}", out.stdout);
     let e = refused(&url.replace("&zk_sasl=gssapi", ""), &[]);
@@ -624,7 +638,16 @@ fn hfiles_written_into_kerberized_hdfs_at_each_protection_bulk_load_and_verify()
         assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);
         let out = tallrow_with(
             tmp.path(),
-            &["verify", fixture, "--backend", &native, "--set", FEWER_USERS],
+            &[
+                "verify",
+                fixture,
+                "--backend",
+                &native,
+                "--set",
+                FEWER_USERS,
+                "--sample",
+                SAMPLE,
+            ],
             &[],
         );
         assert_eq!(out.code, 0, "{level}: {}\n{}", out.stdout, out.stderr);
