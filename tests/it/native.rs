@@ -760,7 +760,9 @@ fn a_runs_events_name_the_flush_split_move_and_compaction_chaos_made() {
     }
     let _turn = SchemaTables::native();
     let dir = tempfile::tempdir().unwrap();
-    let workload = crate::common::hbase_fixture();
+    // The small fixture: its action log (3,633 rows) is rows enough to flush, split at one
+    // and compact.
+    let workload = small_fixture();
     let url = native_url();
     let out = tallrow(dir.path(), &["load", workload.to_str().unwrap(), "--backend", &url]);
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);

@@ -433,6 +433,8 @@ fn run_30s(dir: &Path, url: &str, env: &[(&str, &str)]) -> crate::common::Out {
         "2",
         "--reports",
         reports.to_str().unwrap(),
+        "--set",
+        FEWER_USERS,
     ];
     tallrow_with(dir, &args, env)
 }
@@ -445,7 +447,14 @@ fn a_ticket_expires_during_a_run(url: &str) {
     let setup = tempfile::tempdir().unwrap();
     let out = tallrow_with(
         setup.path(),
-        &["load", fixture.to_str().unwrap(), "--backend", url],
+        &[
+            "load",
+            fixture.to_str().unwrap(),
+            "--backend",
+            url,
+            "--set",
+            FEWER_USERS,
+        ],
         &[],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
