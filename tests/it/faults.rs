@@ -666,8 +666,9 @@ fn fail_over_from(n: u32) {
 /// its regions first). The load reaches the region servers through proxies that slow its
 /// calls from its first rows until its live metrics count the retries the restarts caused;
 /// then the proxies let its calls through at once, and it completes beside the faults that
-/// follow. The run goes on through ZooKeeper stopped for half a session (no server is lost), the loaded table's regions split and moved
-/// twice, and the active master killed again, whose change the run's observer must see; it
+/// follow. The run goes on through ZooKeeper stopped for half a session (no server is
+/// lost), the loaded table's regions split and moved twice, and the active master killed
+/// again, whose change the run's observer must see; it
 /// is stopped with Ctrl-C once it has measured on after that. It fails no operation, counts
 /// its retries by kind, names the seconds they were met in (spans over the restarts and the
 /// splits) and each region server's going and return in its events. `verify` passes after.

@@ -167,16 +167,11 @@ fn replicated_tables_verify_through_the_primaries_and_stale_answers_are_older_st
     let prefix = format!("rep{}_", std::process::id());
     let url = native_url();
     let client = crate::common::raw_client();
-    // All at once: the master drops several tables side by side.
     let drop_all = || {
         let mine: Vec<String> = (client.table_names().unwrap().into_iter())
             .filter(|t| t.contains(&prefix))
             .collect();
-        std::thread::scope(|s| {
-            for t in &mine {
-                s.spawn(|| client.delete_table(t).unwrap());
-            }
-        });
+        crate::common::drop_tables(&*open(&url), &mine).unwrap();
     };
     // HFiles, bulk-loaded into tables created with the manifest's replication, verify.
     let hfiles = dir.path().join("hfiles");
