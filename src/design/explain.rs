@@ -96,6 +96,8 @@ pub fn explain(g: &Generator, design: &Design, regions: usize, examples: usize) 
                 spread(&mut scaled),
                 100.0 * busiest as f64 / total.max(1) as f64
             );
+            let at: Vec<String> = points.iter().map(|p| to_string_binary(p)).collect();
+            let _ = writeln!(o, "  split at: {}", at.join(" · "));
         }
         for key in keys.iter().take(examples) {
             let _ = writeln!(o, "  row {} ({})", crate::keys::hex(key), to_string_binary(key));

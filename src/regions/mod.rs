@@ -1,14 +1,16 @@
 //! Regions: where a workload's tables are split before a load, and how a load or run spread
 //! over the regions a backend reports.
 //!
-//! Split points follow the key design: a bucket-salted layout splits at bucket boundaries, so
-//! each region takes whole buckets; every other layout (no salt, seed 002's `hash(id)`, the
+//! Split points follow the key design: a bucket-salted layout (a seed's, or a table of a
+//! design's own whose every key begins with one salt's buckets) splits at bucket boundaries,
+//! so each region takes whole buckets; every other layout (no salt, seed 002's `hash(id)`, the
 //! text `uid` keys of the microblog) splits at quantiles of the keys the generator writes,
 //! sampled deterministically from evenly spaced users. [`crate::store::counted`] tallies rows and bytes per
 //! region while a load or run works.
 
 pub mod report;
 
+use crate::design::key::{Form, SaltSize, Segment, write_bucket};
 use crate::generate::{Generator, Scratch, Sink, Table};
 use crate::keys::Salt;
 use crate::schema;
@@ -44,8 +46,10 @@ pub fn split_points(g: &Generator, regions: usize) -> schema::Result<Vec<(Table,
     Ok(tables
         .into_iter()
         .map(|t| {
-            let splits = match salt_of(g, t) {
-                (Salt::Buckets(n), binary) if regions <= usize::from(n) => bucket_splits(n, binary, regions),
+            let own = g.own_design().and_then(|d| own_buckets(&d.tables[t.index()]));
+            let splits = match (own, salt_of(g, t)) {
+                (Some(b), _) if regions as u64 <= u64::from(b.buckets) => b.splits(regions),
+                (None, (Salt::Buckets(n), binary)) if regions <= usize::from(n) => bucket_splits(n, binary, regions),
                 _ => quantiles(sampled.keys[t.index()].clone(), regions),
             };
             (t, splits)
@@ -68,6 +72,65 @@ fn bucket_splits(n: u16, binary: bool, regions: usize) -> Vec<Vec<u8>> {
             }
         })
         .collect()
+}
+
+/// Where every kind of rows of a table of a design's own begins with the same literals and
+/// then a salt of the same buckets: each region then takes whole buckets, as a seed's do.
+#[derive(Debug, PartialEq)]
+struct OwnBuckets {
+    prefix: Vec<u8>,
+    buckets: u32,
+    form: Form,
+}
+
+impl OwnBuckets {
+    /// The first key of each of `regions` groups of whole buckets, as even as they allow.
+    fn splits(&self, regions: usize) -> Vec<Vec<u8>> {
+        let n = u64::from(self.buckets);
+        (1..regions as u64)
+            .map(|i| {
+                let mut key = self.prefix.clone();
+                write_bucket(
+                    self.buckets,
+                    self.form,
+                    (i * n).div_ceil(regions as u64) as u32,
+                    &mut key,
+                );
+                key
+            })
+            .collect()
+    }
+}
+
+/// The salt buckets every row of `table` begins with, if it has them.
+fn own_buckets(table: &crate::design::Table) -> Option<OwnBuckets> {
+    let mut found: Option<OwnBuckets> = None;
+    for rows in &table.rows {
+        let mut prefix = Vec::new();
+        let mut segments = rows.key.segments.iter();
+        let this = loop {
+            match segments.next()? {
+                Segment::Literal(b) => prefix.extend_from_slice(b),
+                Segment::Salt {
+                    size: SaltSize::Buckets(buckets),
+                    form,
+                    ..
+                } => {
+                    break OwnBuckets {
+                        prefix,
+                        buckets: *buckets,
+                        form: *form,
+                    };
+                }
+                _ => return None,
+            }
+        };
+        match &found {
+            Some(f) if *f != this => return None,
+            _ => found = Some(this),
+        }
+    }
+    found
 }
 
 /// The keys at the `regions`-quantiles of `keys` (each key weighted by the row mutations
@@ -170,6 +233,40 @@ mod tests {
         assert_eq!(bucket_splits(16, false, 2), vec![b"08_".to_vec()]);
         assert_eq!(bucket_splits(8, false, 8).len(), 7);
         assert_eq!(bucket_splits(8, false, 8)[0], b"1_".to_vec());
+    }
+
+    #[test]
+    fn a_design_of_its_own_whose_keys_begin_with_one_salt_splits_at_whole_buckets() {
+        let d = crate::design::Design::parse(
+            r#"
+            [tables.m]
+            families = ["m"]
+            key = [{ literal = "m" }, { salt = "uid", buckets = 16 }, { int = "uid", bytes = 8 }, { stamp = "stamp" }]
+            [tables.d]
+            families = ["d"]
+            key = [{ salt = "uid", buckets = 100, form = "digits", separator = "_" }, { decimal = "uid" }]
+            [tables.two]
+            families = ["f"]
+            [tables.two.rows.a]
+            key = [{ salt = "uid", buckets = 8 }, { int = "uid", bytes = 8 }]
+            [tables.two.rows.b]
+            key = [{ salt = "followee", buckets = 4 }, { int = "followee", bytes = 8 }]
+            [tables.plain]
+            families = ["f"]
+            key = [{ int = "uid", bytes = 8 }, { salt = "uid", buckets = 4 }]
+            "#,
+        )
+        .unwrap();
+        let b = own_buckets(&d.tables[0]).unwrap();
+        assert_eq!(
+            b.splits(4),
+            vec![b"m\x04".to_vec(), b"m\x08".to_vec(), b"m\x0c".to_vec()]
+        );
+        let b = own_buckets(&d.tables[1]).unwrap();
+        assert_eq!(b.splits(3), vec![b"34".to_vec(), b"67".to_vec()]);
+        // Kinds of rows salted differently, or a salt after the key's start: quantiles.
+        assert_eq!(own_buckets(&d.tables[2]), None);
+        assert_eq!(own_buckets(&d.tables[3]), None);
     }
 
     #[test]

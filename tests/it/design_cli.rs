@@ -144,8 +144,14 @@ fn a_design_of_its_own_loads_verifies_and_names_a_missing_row_by_its_segments() 
     let url = format!("embedded:{}", dir.path().join("data").display());
     crate::common::own_design_loads_verifies_and_misses_a_row(&[], &url, "embedded (fjall");
     let workload = concat!(env!("CARGO_MANIFEST_DIR"), "/workloads/messaging.toml");
-    let out = crate::common::tallrow(dir.path(), &["design", "explain", workload, "--examples", "1"]);
+    let out = crate::common::tallrow(
+        dir.path(),
+        &["design", "explain", workload, "--examples", "1", "--regions", "4"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // Keys that begin with sixteen salt buckets split at whole buckets.
+    let messages = &out.stdout[out.stdout.find("\nchat:messages").unwrap()..];
+    assert!(messages.contains("\n  split at: \\x04 · \\x08 · \\x0C\n"), "{messages}");
     assert!(!out.stdout.contains("weibo:"), "no seed table: {}", out.stdout);
     assert!(
         out.stdout
