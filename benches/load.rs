@@ -5,7 +5,8 @@
 //! descriptions against the hand-written codecs, rounds alternating: generation alone, then
 //! generating and loading into `null:` and `embedded:` (all `--generation-only` runs).
 //!
-//! `cargo bench --bench load -- WORKLOAD [--users N] [--threads N] [--repeat N] [--generation-only]`
+//! `cargo bench --bench load -- WORKLOAD [--users N] [--threads N] [--repeat N] [--generation-only]
+//! [--one-path described|codecs]`
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -63,6 +64,7 @@ fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut path = None;
     let (mut users, mut threads, mut repeat, mut generation_only) = (None, None, 2usize, false);
+    let mut one_path: Option<String> = None;
     while let Some(a) = args.next() {
         let mut value = || {
             args.next()
@@ -74,6 +76,7 @@ fn main() {
             "--threads" => threads = Some(value() as usize),
             "--repeat" => repeat = value() as usize,
             "--generation-only" => generation_only = true,
+            "--one-path" => one_path = args.next(),
             other => path = Some(PathBuf::from(other)),
         }
     }
@@ -101,6 +104,25 @@ fn main() {
         opened: std::time::Duration::ZERO,
     };
     let g = Generator::new(&w);
+
+    // One path's generation alone, `repeat` times, for a profiler: `--one-path described`
+    // or `--one-path codecs`.
+    if let Some(path) = one_path {
+        let described = path == "described";
+        for _ in 0..repeat {
+            let (mut count, mut scratch, started) = (Count(0, 0), Scratch::default(), Instant::now());
+            for uid in 1..=w.data.users {
+                if described {
+                    g.emit_user_described(uid, &mut scratch, &mut count).unwrap();
+                } else {
+                    g.emit_user(uid, &mut scratch, &mut count).unwrap();
+                }
+            }
+            println!("{path}: {:.3} s", started.elapsed().as_secs_f64());
+            std::hint::black_box(&count);
+        }
+        return;
+    }
 
     // Generation alone, through the seed descriptions against the hand-written codecs, on
     // one thread: the cost of generality. The order alternates per round; per-round ratios.
