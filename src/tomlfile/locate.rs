@@ -50,7 +50,11 @@ pub(crate) fn span_of(src: &str, path: &str) -> Option<Range<usize>> {
 /// The dotted path of the innermost key or value that contains `at`. Every table is searched,
 /// since a table's own span covers its header, not the keys under it.
 pub(crate) fn path_at(src: &str, at: usize) -> Option<String> {
-    let root = DeTable::parse(src).ok()?;
+    // Text that does not parse (a key given twice, a value cut short) has no tree to search:
+    // its line and the table header above it name the field.
+    let Ok(root) = DeTable::parse(src) else {
+        return path_by_lines(src, at);
+    };
     let mut best = Vec::new();
     walk(root.get_ref(), at, &mut Vec::new(), &mut best);
     (!best.is_empty()).then(|| {
@@ -64,6 +68,77 @@ pub(crate) fn path_at(src: &str, at: usize) -> Option<String> {
         }
         out
     })
+}
+
+/// The dotted path of the key on the line holding `at`, under the table header above it
+/// (an array of tables' header counted as `name[n]`), or the header itself where `at` is on
+/// one.
+fn path_by_lines(src: &str, at: usize) -> Option<String> {
+    let mut table: Vec<String> = Vec::new();
+    let mut arrays: Vec<(String, usize)> = Vec::new();
+    let mut start = 0;
+    for line in src.split_inclusive('\n') {
+        let here = at >= start && at < start + line.len().max(1);
+        start += line.len();
+        let t = line.trim();
+        // A line opening with `[` inside a multi-line array is a value, not a header.
+        let header = |inner: &str| {
+            let inner = inner.trim();
+            !inner.is_empty()
+                && !inner.contains(',')
+                && !inner.starts_with(|c: char| c.is_ascii_digit() || "[{-+".contains(c))
+        };
+        if let Some(inner) = t
+            .strip_prefix("[[")
+            .and_then(|r| r.split("]]").next())
+            .filter(|i| header(i))
+        {
+            let name = dotted(inner).join(".");
+            let n = match arrays.iter_mut().find(|(a, _)| *a == name) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    arrays.push((name.clone(), 1));
+                    1
+                }
+            };
+            table = vec![format!("{name}[{n}]")];
+        } else if let Some(inner) = t
+            .strip_prefix('[')
+            .and_then(|r| r.split(']').next())
+            .filter(|i| header(i))
+        {
+            table = dotted(inner);
+        } else if here && let Some((key, _)) = t.split_once('=') {
+            let mut path = table.clone();
+            path.extend(dotted(key));
+            return Some(path.join(".")).filter(|p| !p.is_empty());
+        }
+        if here {
+            return (!table.is_empty()).then(|| table.join("."));
+        }
+    }
+    None
+}
+
+/// The parts of a dotted key as written (`a."b.c"` is `a` and `b.c`), each trimmed and
+/// unquoted.
+fn dotted(key: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut part = String::new();
+    let mut quote = None;
+    for c in key.chars() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '.') => parts.push(std::mem::take(&mut part).trim().to_string()),
+            _ => part.push(c),
+        }
+    }
+    parts.push(part.trim().to_string());
+    parts
 }
 
 fn inside(s: Range<usize>, at: usize) -> bool {
@@ -142,6 +217,20 @@ pub(crate) fn not_utf8(bytes: &[u8]) -> Option<(usize, String)> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn text_that_does_not_parse_is_placed_by_its_line_and_the_header_above_it() {
+        let src = "name = \"w\"\n[tables.messages]\nname = \"a\"\nname = \"b\"\n[[ops]]\nx = 1\n[[ops]]\n\"y.z\" = [\n  [1, 2],\n]\ny.\"q\" = 2\n[tables.messages]\n";
+        let line = |n: usize| src.split_inclusive('\n').take(n - 1).map(str::len).sum::<usize>();
+        assert!(DeTable::parse(src).is_err());
+        assert_eq!(path_at(src, line(1)).as_deref(), Some("name"));
+        assert_eq!(path_at(src, line(4)).as_deref(), Some("tables.messages.name"));
+        assert_eq!(path_at(src, line(8) + 2).as_deref(), Some("ops[2].y.z"));
+        // A line of a multi-line array is not a header.
+        assert_eq!(path_at(src, line(11)).as_deref(), Some("ops[2].y.q"));
+        assert_eq!(path_at(src, line(12) + 1).as_deref(), Some("tables.messages"));
+    }
+
     use super::*;
 
     const SRC: &str = "name = \"x\"\n[data]\nusers = 5\n[data.follows]\nmean = 3.5\n[run.mix]\npublish = 2\n";

@@ -429,6 +429,12 @@ fn malformed_designs_of_a_workload_say_where_in_one_line_and_create_nothing() {
             "operations.send.write",
             "no table of the design takes rows of entity post",
         ),
+        (
+            "name = \"chat:messages\"",
+            "name = \"chat:messages\"\nname = \"chat:again\"",
+            "tables.messages.name",
+            "duplicate key",
+        ),
     ];
     for (from, to, field, words) in cases {
         assert!(good.contains(from), "{from:?} is in the design");
