@@ -131,6 +131,7 @@ fn add_up_stages(reports: &[RunData], open: bool) -> Vec<super::summary::StageRe
                 reports.iter().filter_map(|r| r.summary.stages.get(k)).collect();
             let first = *parts.first()?;
             let mut names: Vec<String> = Vec::new();
+            let mut writes: Vec<bool> = Vec::new();
             let mut totals: Vec<OpStats> = Vec::new();
             let mut rates: Vec<f64> = Vec::new();
             for p in &parts {
@@ -144,6 +145,7 @@ fn add_up_stages(reports: &[RunData], open: bool) -> Vec<super::summary::StageRe
                         }
                         None => {
                             names.push(o.op.clone());
+                            writes.push(o.writes);
                             totals.push(t);
                             rates.push(o.ops_per_s);
                         }
@@ -153,11 +155,15 @@ fn add_up_stages(reports: &[RunData], open: bool) -> Vec<super::summary::StageRe
             let mut all = OpStats::default();
             let ops = names
                 .iter()
+                .zip(&writes)
                 .zip(&totals)
                 .zip(&rates)
-                .map(|((name, t), &rate)| {
+                .map(|(((name, &writes), t), &rate)| {
                     all.add(t);
-                    super::run::op_report_of(name, t, rate, open)
+                    super::summary::OpReport {
+                        writes,
+                        ..super::run::op_report_of(name, t, rate, open)
+                    }
                 })
                 .collect();
             let sum = |f: &dyn Fn(&super::summary::StageReport) -> Option<f64>| -> Option<f64> {
@@ -475,10 +481,12 @@ fn merge_regions(items: &[Part]) -> Result<Option<crate::store::counted::Spread>
 fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
     let first = &reports[0];
     let mut names: Vec<String> = Vec::new();
+    let mut writes: Vec<bool> = Vec::new();
     for r in &reports {
         for o in &r.summary.ops {
             if !names.contains(&o.op) {
                 names.push(o.op.clone());
+                writes.push(o.writes);
             }
         }
     }
@@ -538,7 +546,14 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
     summary.regions = Vec::new();
     // A shard's verdicts judged its own figures, not the merged ones.
     summary.slos = Vec::new();
-    summary.ops = names.iter().map(|n| super::run::empty_op(n)).collect();
+    summary.ops = names
+        .iter()
+        .zip(&writes)
+        .map(|(n, &writes)| super::summary::OpReport {
+            writes,
+            ..super::run::empty_op(n)
+        })
+        .collect();
     summary.stages = add_up_stages(&reports, summary.open_loop);
     if summary.open_loop {
         let (late, total) = totals.iter().fold((0, 0), |(l, t), s| (l + s.late, t + s.total()));

@@ -100,7 +100,14 @@ impl RunData {
             stages: stage_reports(out, &w.run),
             region_replication: None,
         };
-        summary.ops = out.ops.iter().map(|op| empty_op(op.name())).collect();
+        summary.ops = out
+            .ops
+            .iter()
+            .map(|op| OpReport {
+                writes: op.writes(),
+                ..empty_op(op.name())
+            })
+            .collect();
         RunData {
             events: stage_events(&summary.stages, out.started_ms),
             summary,
@@ -153,8 +160,11 @@ impl RunData {
             all.add(t);
             let rate = self.ops_per_s[i].unwrap_or(t.ok() as f64 / secs);
             all_rate += rate;
-            let name = self.summary.ops[i].op.clone();
-            ops.push(op_report(&name, t, rate, open, interval_rates(&|iv| iv.ops[i].ok)));
+            let (name, writes) = (self.summary.ops[i].op.clone(), self.summary.ops[i].writes);
+            ops.push(OpReport {
+                writes,
+                ..op_report(&name, t, rate, open, interval_rates(&|iv| iv.ops[i].ok))
+            });
         }
         self.summary.all = op_report(ALL, &all, all_rate, open, interval_rates(&|iv| iv.all.ok));
         if self.summary.config.run.consistency == crate::workload::Consistency::Timeline {
@@ -224,7 +234,8 @@ impl RunData {
             curves.push((o.op.clone(), t.response.clone()));
         }
         curves.push((ALL.to_string(), all));
-        let svg = super::plot::svg(&curves, &s.workload.name);
+        let writes: Vec<&str> = s.ops.iter().filter(|o| o.writes).map(|o| o.op.as_str()).collect();
+        let svg = super::plot::svg(&curves, &writes, &s.workload.name);
         write_file(&dir.join("latency.svg"), svg.as_bytes())?;
         let series: Vec<super::plot::Series> = s
             .ops
@@ -429,7 +440,10 @@ fn stage_reports(out: &Outcome, run: &crate::workload::Run) -> Vec<super::summar
                 .zip(&st.finished)
                 .map(|((op, t), &n)| {
                     all.add(t);
-                    op_report(op.name(), t, n as f64 / secs, out.open_loop, Vec::new())
+                    OpReport {
+                        writes: op.writes(),
+                        ..op_report(op.name(), t, n as f64 / secs, out.open_loop, Vec::new())
+                    }
                 })
                 .collect();
             stage_report(i + 1, (asked, before), st.bounds, ops, &all, out.open_loop)
@@ -498,6 +512,8 @@ pub(crate) fn empty_op(name: &str) -> OpReport {
 fn op_report(name: &str, t: &OpStats, rate: f64, open: bool, interval_ops_per_s: Vec<f64>) -> OpReport {
     OpReport {
         op: name.to_string(),
+        // A seed operation is known by its name; a design's own is set where its op is known.
+        writes: crate::workload::Op::from_name(name).is_some_and(|o| o.writes()),
         count: t.ok(),
         errors: t.failed(),
         errors_by_kind: t

@@ -235,6 +235,9 @@ pub struct RunConfig {
 pub struct OpReport {
     /// Operation name.
     pub op: String,
+    /// Whether it writes (a seed's write, or a design's own write, update or delete).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub writes: bool,
     /// Successful operations (those in the histograms).
     pub count: u64,
     /// Failed operations.

@@ -1223,6 +1223,14 @@ pub fn own_design_loads_verifies_and_misses_a_row(sets: &[&str], url: &str, back
         .collect();
     let op_names: Vec<&str> = ops.iter().map(|(n, _, _)| n.as_str()).collect();
     assert_eq!(op_names, ["account", "conversation", "inbox", "send"], "{}", out.stdout);
+    // The summary marks the design's write as one, for the plots' reads and writes apart.
+    let writes: Vec<bool> = summary["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["writes"].as_bool().unwrap_or(false))
+        .collect();
+    assert_eq!(writes, [false, false, false, true], "{summary}");
     assert!(ops.iter().all(|(_, n, e)| *n > 0 && *e == 0), "{ops:?}\n{}", out.stdout);
     let sent = ops[3].1;
     assert!(count("chat:messages") > before, "{sent} messages sent: {}", out.stdout);
