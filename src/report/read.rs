@@ -145,7 +145,7 @@ fn add_up_stages(reports: &[RunData], open: bool) -> Vec<super::summary::StageRe
                         }
                         None => {
                             names.push(o.op.clone());
-                            writes.push(writes_op(o));
+                            writes.push(o.writes_op());
                             totals.push(t);
                             rates.push(o.ops_per_s);
                         }
@@ -477,12 +477,6 @@ fn merge_regions(items: &[Part]) -> Result<Option<crate::store::counted::Spread>
     add_up(&parts, column).map(Some)
 }
 
-/// Whether an operation of a report writes: as the report marks it, or by a seed
-/// operation's name in a report from before the mark.
-fn writes_op(o: &super::summary::OpReport) -> bool {
-    o.writes || crate::workload::Op::from_name(&o.op).is_some_and(|op| op.writes())
-}
-
 /// Adds up reports already checked to be shards of one run.
 fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
     let first = &reports[0];
@@ -492,7 +486,7 @@ fn add_up(dirs: &[PathBuf], reports: Vec<RunData>) -> Result<RunData, Error> {
         for o in &r.summary.ops {
             if !names.contains(&o.op) {
                 names.push(o.op.clone());
-                writes.push(writes_op(o));
+                writes.push(o.writes_op());
             }
         }
     }

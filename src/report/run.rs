@@ -234,7 +234,7 @@ impl RunData {
             curves.push((o.op.clone(), t.response.clone()));
         }
         curves.push((ALL.to_string(), all));
-        let writes: Vec<&str> = s.ops.iter().filter(|o| o.writes).map(|o| o.op.as_str()).collect();
+        let writes: Vec<&str> = s.ops.iter().filter(|o| o.writes_op()).map(|o| o.op.as_str()).collect();
         let svg = super::plot::svg(&curves, &writes, &s.workload.name);
         write_file(&dir.join("latency.svg"), svg.as_bytes())?;
         let series: Vec<super::plot::Series> = s
@@ -512,8 +512,8 @@ pub(crate) fn empty_op(name: &str) -> OpReport {
 fn op_report(name: &str, t: &OpStats, rate: f64, open: bool, interval_ops_per_s: Vec<f64>) -> OpReport {
     OpReport {
         op: name.to_string(),
-        // A seed operation is known by its name; a design's own is set where its op is known.
-        writes: crate::workload::Op::from_name(name).is_some_and(|o| o.writes()),
+        // Set by the callers that know the operation.
+        writes: false,
         count: t.ok(),
         errors: t.failed(),
         errors_by_kind: t

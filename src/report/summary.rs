@@ -323,6 +323,12 @@ impl TimelineReads {
 }
 
 impl OpReport {
+    /// Whether the operation writes: as the report marks it, or by a seed operation's name
+    /// in a report from before the mark.
+    pub fn writes_op(&self) -> bool {
+        self.writes || crate::workload::Op::from_name(&self.op).is_some_and(|op| op.writes())
+    }
+
     /// The columns of [`OpReport::cells`] (the service columns only under a rate).
     pub const COLUMNS: [&'static str; 12] = [
         "operation",
