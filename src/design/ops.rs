@@ -2,8 +2,9 @@
 //! weighed by that name in `[run.mix]`. A get of one row, a page of the rows that share a
 //! key prefix (newest first where the key's stamp is reversed, over every salt bucket where
 //! the prefix holds a salt of another field), an index lookup (a page of an index table,
-//! then the gets its cells name), and the write of an entity's new instance into every
-//! table it feeds.
+//! then the gets its cells name), a time range, a page of a wide row's cells, a home
+//! timeline, and the write, update and delete of an entity's instance in every table it
+//! feeds.
 
 use super::key::{SaltSize, Segment};
 use super::{Design, Entity, Invalid, Part, bad};
@@ -12,7 +13,7 @@ use serde::Deserialize;
 /// The most rows one page of an operation reads.
 pub const MAX_PAGE_ROWS: usize = 1000;
 
-/// An operation as written: exactly one of `get`, `page`, `lookup` and `write`.
+/// An operation as written: exactly one of its kinds, with that kind's settings.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawOperation {
@@ -23,12 +24,20 @@ pub(super) struct RawOperation {
     update: Option<String>,
     delete: Option<String>,
     timeline: Option<String>,
+    range: Option<String>,
+    cells: Option<String>,
     by: Option<Vec<String>>,
+    span: Option<String>,
+    resume: Option<String>,
+    family: Option<String>,
     rows: Option<i64>,
     buckets: Option<String>,
     then: Option<String>,
     sources: Option<String>,
     inbox: Option<String>,
+    versions: Option<i64>,
+    per_source: Option<i64>,
+    later: Option<bool>,
 }
 
 /// A named operation of a design.
@@ -47,6 +56,12 @@ pub enum Does {
     Get(Target),
     /// Reads a page of rows sharing a prefix.
     Page(Page),
+    /// Reads the rows sharing a prefix whose stamp, the segment after it, lies in a window
+    /// of time: newest first, up to the page's rows.
+    Range(Range),
+    /// Reads a page of one wide row's cells of a family, in qualifier order, resumed after
+    /// a qualifier (a follower list: seed 001's `fans` family).
+    Cells(Cells),
     /// Reads a page of an index, then gets the rows its cells' values name.
     Lookup {
         /// The index's page.
@@ -98,6 +113,33 @@ pub struct Timeline {
     pub sources: Sources,
     /// The lookup (its place among the operations) whose index holds the reader's inbox.
     pub inbox: Option<usize>,
+    /// Rows of each source's first page that enter the merge.
+    pub per_source: usize,
+    /// A later page: what came before the time of one of a followee's newest rows, as the
+    /// last row of an earlier page would be.
+    pub later: bool,
+}
+
+/// A time range's parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// The rows and their prefix; `rows` is the most the range returns.
+    pub page: Page,
+    /// The stamp segment that follows the prefix.
+    pub stamp: usize,
+    /// The window's width, in milliseconds.
+    pub span_ms: i64,
+}
+
+/// A page of a wide row's cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cells {
+    /// The row, by an instance's whole key.
+    pub target: Target,
+    /// The family paged.
+    pub family: String,
+    /// Cells per page.
+    pub rows: usize,
 }
 
 /// A kind of rows of a table: the table's place in the design and the kind's place in it.
@@ -122,6 +164,11 @@ pub struct Page {
     pub spread: Option<(usize, u32)>,
     /// Rows per page.
     pub rows: usize,
+    /// Deeper pages skip the rows before them (seed 003's page by offset: a scan of every
+    /// row up to the page's end) rather than resume after a cursor.
+    pub offset: bool,
+    /// Versions read of each cell (a lookup of an inbox that keeps several).
+    pub versions: u32,
 }
 
 impl Operation {
@@ -139,7 +186,8 @@ impl Operation {
         };
         match &self.does {
             Does::Get(t) => of(*t),
-            Does::Page(p) | Does::Lookup { index: p, .. } => of(p.target),
+            Does::Page(p) | Does::Lookup { index: p, .. } | Does::Range(Range { page: p, .. }) => of(p.target),
+            Does::Cells(c) => of(c.target),
             Does::Write(e) | Does::Update(e) | Does::Delete(e) => *e,
             // A timeline's user is a reader, its instances the follows that name its sources.
             Does::Timeline(_) => Entity::Follow,
@@ -161,6 +209,8 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
             ("update", &r.update),
             ("delete", &r.delete),
             ("timeline", &r.timeline),
+            ("range", &r.range),
+            ("cells", &r.cells),
         ];
         let named: Vec<(&str, &String)> = kinds.iter().filter_map(|(k, v)| v.as_ref().map(|v| (*k, v))).collect();
         let (kind, what) = match named[..] {
@@ -168,14 +218,14 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
             [] => {
                 return bad(
                     &path,
-                    "an operation is one of get, page, lookup, write, update, delete or timeline",
+                    "an operation is one of get, page, lookup, range, cells, write, update, delete or timeline",
                 );
             }
             _ => {
                 return bad(
                     &path,
                     format!(
-                        "an operation is one of get, page, lookup, write, update, delete or timeline, not {}",
+                        "an operation is one of get, page, lookup, range, cells, write, update, delete or timeline, not {}",
                         named.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" and ")
                     ),
                 );
@@ -192,7 +242,33 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
             unused("sources", r.sources.is_some())?;
             unused("inbox", r.inbox.is_some())?;
         }
+        if kind != "range" {
+            unused("span", r.span.is_some())?;
+        }
+        if kind != "page" {
+            unused("resume", r.resume.is_some())?;
+        }
+        if kind != "cells" {
+            unused("family", r.family.is_some())?;
+        }
+        if kind != "lookup" {
+            unused("versions", r.versions.is_some())?;
+        }
+        if kind != "timeline" {
+            unused("per_source", r.per_source.is_some())?;
+            unused("later", r.later.is_some())?;
+        }
         let does = match kind {
+            "range" => {
+                unused("then", r.then.is_some())?;
+                Does::Range(range(design, &path, &at, what, r)?)
+            }
+            "cells" => {
+                unused("by", r.by.is_some())?;
+                unused("buckets", r.buckets.is_some())?;
+                unused("then", r.then.is_some())?;
+                Does::Cells(cells(design, &path, &at, what, r)?)
+            }
             "timeline" => {
                 unused("then", r.then.is_some())?;
                 Does::Timeline(timeline(design, &out, &path, &at, what, r)?)
@@ -206,10 +282,31 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
             }
             "page" => {
                 unused("then", r.then.is_some())?;
-                Does::Page(page(design, &path, &at, what, r)?)
+                let mut p = page(design, &path, &at, what, r)?;
+                p.offset = match r.resume.as_deref() {
+                    None | Some("cursor") => false,
+                    Some("offset") => true,
+                    Some(other) => {
+                        return bad(
+                            &format!("{path}.resume"),
+                            format!("{other:?} is not \"cursor\" or \"offset\""),
+                        );
+                    }
+                };
+                Does::Page(p)
             }
             "lookup" => {
-                let index = page(design, &path, &at, what, r)?;
+                let mut index = page(design, &path, &at, what, r)?;
+                index.versions = match r.versions {
+                    None => 1,
+                    Some(n) if (1..=i64::from(super::MAX_VERSIONS)).contains(&n) => n as u32,
+                    Some(n) => {
+                        return bad(
+                            &format!("{path}.versions"),
+                            format!("versions are a number from 1 to {}, got {n}", super::MAX_VERSIONS),
+                        );
+                    }
+                };
                 let Some(then) = &r.then else {
                     return bad(
                         &path,
@@ -362,12 +459,24 @@ fn timeline(
             "celebrities alone are pulled where the rest come by an inbox: name the inbox lookup",
         );
     }
+    let per_source = match r.per_source {
+        None => page.rows,
+        Some(n) if (1..=MAX_PAGE_ROWS as i64).contains(&n) => n as usize,
+        Some(n) => {
+            return bad(
+                &format!("{path}.per_source"),
+                format!("must be 1 to {MAX_PAGE_ROWS}, got {n}"),
+            );
+        }
+    };
     Ok(Timeline {
         page,
         by,
         stamp,
         sources,
         inbox,
+        per_source,
+        later: r.later.unwrap_or(false),
     })
 }
 
@@ -543,6 +652,97 @@ fn page(design: &Design, path: &str, at: &str, name: &str, r: &RawOperation) -> 
         prefix,
         spread,
         rows,
+        offset: false,
+        versions: 1,
+    })
+}
+
+/// The most a range's window spans: ten years.
+const MAX_SPAN_MS: i64 = 3650 * 86_400_000;
+
+/// A time range over `name`'s rows by the fields `r.by` names, whose key's next segment is
+/// a stamp.
+fn range(design: &Design, path: &str, at: &str, name: &str, r: &RawOperation) -> Result<Range, Invalid> {
+    let r2 = RawOperation {
+        by: r.by.clone(),
+        buckets: r.buckets.clone(),
+        rows: Some(r.rows.unwrap_or(100)),
+        ..RawOperation::default()
+    };
+    let page = page(design, path, at, name, &r2)?;
+    let key = &design.tables[page.target.table].rows[page.target.rows].key;
+    let stamp = page.prefix;
+    if !matches!(key.segments.get(stamp), Some(Segment::Stamp { .. })) {
+        let next = key
+            .segments
+            .get(stamp)
+            .and_then(Segment::field)
+            .map_or_else(|| "nothing".to_string(), |f| format!("field {}", key.fields[f].name));
+        return bad(
+            &format!("{path}.by"),
+            format!(
+                "a range reads the rows whose stamp lies in a window, and in the key of {name} {next} follows what by names, not a stamp: by names the fields before the key's stamp"
+            ),
+        );
+    }
+    let Some(span) = &r.span else {
+        return bad(path, "a range needs span: its window's width, such as \"7d\" or \"1h\"");
+    };
+    let span_at = format!("{path}.span");
+    let span_ms = match humantime::parse_duration(span) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(_) => {
+            return bad(&span_at, format!("{span:?} is not a width of time like 1h, 1d or 7d"));
+        }
+    };
+    if !(1..=MAX_SPAN_MS).contains(&span_ms) {
+        return bad(&span_at, format!("{span:?}: a window is 1 ms to 3650 days"));
+    }
+    Ok(Range { page, stamp, span_ms })
+}
+
+/// A page of the cells of `name`'s family `r.family`, one row by an instance's whole key.
+fn cells(design: &Design, path: &str, at: &str, name: &str, r: &RawOperation) -> Result<Cells, Invalid> {
+    let target = target(design, at, name)?;
+    let rows = &design.tables[target.table].rows[target.rows];
+    let Some(family) = &r.family else {
+        return bad(path, "a page of cells needs family: the family whose cells it pages");
+    };
+    let ours: Vec<&super::Cell> = rows.cells.iter().filter(|c| &c.family == family).collect();
+    if ours.is_empty() {
+        let mut have: Vec<&str> = rows.cells.iter().map(|c| c.family.as_str()).collect();
+        have.dedup();
+        return bad(
+            &format!("{path}.family"),
+            format!(
+                "the rows of {name} hold no cells of family {family:?} ({})",
+                have.join(", ")
+            ),
+        );
+    }
+    if let Some(c) = ours.iter().find(|c| c.qualifier.fixed().is_some()) {
+        return bad(
+            &format!("{path}.family"),
+            format!(
+                "family {family} of {name} holds {}: a page of cells pages a wide row, whose qualifiers are made of fields",
+                describe_qualifier(&c.qualifier)
+            ),
+        );
+    }
+    let n = match r.rows {
+        None => 20,
+        Some(n) if (1..=MAX_PAGE_ROWS as i64).contains(&n) => n as usize,
+        Some(n) => {
+            return bad(
+                &format!("{path}.rows"),
+                format!("must be 1 to {MAX_PAGE_ROWS}, got {n}"),
+            );
+        }
+    };
+    Ok(Cells {
+        target,
+        family: family.clone(),
+        rows: n,
     })
 }
 

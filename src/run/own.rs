@@ -3,12 +3,13 @@
 //! as the store calls a client of that design makes, timed.
 
 use crate::design::key::{self, Key, Owned, Segment, Value};
-use crate::design::ops::{Does, Page, Sources, Target, Timeline};
-use crate::design::{Design, Entity};
+use crate::design::ops::{Cells, Does, Page, Range, Sources, Target, Timeline};
+use crate::design::{Design, Entity, Part};
 use crate::generate::rng::Stream;
 use crate::generate::{Generator, geometric};
+use crate::keys;
 use crate::schema::Result;
-use crate::store::{Get, Mutation, Row, RowMutation, Scan, Store, now_millis};
+use crate::store::{Column, Get, Mutation, Row, RowMutation, Scan, Store, now_millis};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,8 +43,16 @@ pub enum OwnCall {
         /// The row.
         row: Vec<u8>,
     },
-    /// A page: one scan, or one per salt bucket merged by what follows the salt.
+    /// A page (or a time range): one scan, or one per salt bucket merged by what follows
+    /// the salt.
     Page(PageCall),
+    /// A page of one row's cells.
+    Cells {
+        /// The table.
+        table: &'static str,
+        /// The row, its family, the cursor and the page's size.
+        get: Get,
+    },
     /// A page of an index, then one multi-get of the rows its cells name.
     Lookup {
         /// The index's page.
@@ -73,6 +82,8 @@ pub enum OwnCall {
         stamp: usize,
         /// How many rows it shows.
         rows: usize,
+        /// A later page: only rows stamped before this.
+        before: Option<i64>,
     },
     /// Nothing to run: none of the users drawn has an instance of the entity, or its rows
     /// could not be made. Counted as an error, with why.
@@ -88,7 +99,33 @@ pub struct PageCall {
     /// Where the salt lies in each row's key (merged rows compare what follows it); none
     /// for a single scan.
     salt: Option<std::ops::Range<usize>>,
+    /// Newest first by a backward scan: merged rows in descending order.
+    reversed: bool,
+    /// Rows skipped before the page (a page by offset).
+    skip: usize,
     rows: usize,
+}
+
+/// Whether the rows after `prefix` segments of `key` are newest last: a forward stamp
+/// follows, so a page reads them backwards.
+fn newest_last(key: &Key, prefix: usize) -> bool {
+    matches!(
+        key.segments.get(prefix),
+        Some(Segment::Stamp {
+            order: crate::keys::Order::Forward,
+            ..
+        })
+    )
+}
+
+/// A window of `width` ms inside the data's span (the whole span when it is narrower), as
+/// the seeds' range reads draw it.
+fn window(start: i64, span: i64, width: i64, s: &Stream) -> (i64, i64) {
+    if span <= width {
+        return (start, start + span - 1);
+    }
+    let from = start + s.below(63, (span - width) as u64) as i64;
+    (from, from + width - 1)
 }
 
 /// The values of `key`'s fields, one per field in the key's order, from an instance of
@@ -243,6 +280,8 @@ impl Own {
                 row: self.key_of(*t, entity, pick)?,
             },
             Does::Page(p) => OwnCall::Page(self.page(p, entity, pick, instances, s)?),
+            Does::Range(r) => OwnCall::Page(self.range(g, r, entity, pick, s)?),
+            Does::Cells(c) => self.cells(c, entity, pick, s)?,
             Does::Lookup {
                 index,
                 family,
@@ -324,15 +363,18 @@ impl Own {
     }
 
     /// A page sharing `pick`'s prefix, at a geometric depth: past page 1 it resumes after
-    /// the key of the last row of the page before, among the user's own rows of the prefix
-    /// in the page's order (rows other users' instances put under the prefix are not
-    /// counted: the cursor is a row's real key, its depth a draw).
+    /// the key of the last row of the page before (or, by offset, skips the rows before it),
+    /// among the user's own rows of the prefix in the page's order (rows other users'
+    /// instances put under the prefix are not counted: the cursor is a row's real key, its
+    /// depth a draw). Newest first: where a forward stamp follows the prefix, the scans run
+    /// backwards.
     fn page(&self, p: &Page, entity: Entity, pick: &[Owned], instances: &[Vec<Owned>], s: &Stream) -> Result<PageCall> {
         let key = self.key(p.target);
         let row = self.key_of(p.target, entity, pick)?;
         let spans = key.spans(&row)?;
         let end = spans[p.prefix - 1].end;
         let salt = p.spread.map(|(i, _)| spans[i].clone());
+        let reversed = newest_last(key, p.prefix);
         // What orders the merged rows: the key without its salt.
         let order = |k: &[u8]| -> Vec<u8> {
             match &salt {
@@ -349,45 +391,174 @@ impl Own {
         }
         same.sort_by_key(|k| order(k));
         same.dedup();
+        if reversed {
+            same.reverse();
+        }
         let pages = same.len().div_ceil(p.rows).max(1) as u64;
         let depth = (1 + geometric(s, 61, PAGE_DEPTH_P).min(MAX_DEPTH - 1)).min(pages) as usize;
-        let cursor = (depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone());
-        let scans = match p.spread {
-            None => vec![Scan {
-                prefix: row[..end].to_vec(),
-                start: cursor.clone().unwrap_or_default(),
-                start_exclusive: cursor.is_some(),
-                limit: Some(p.rows),
-                ..Scan::default()
-            }],
-            Some((i, n)) => {
-                let r = spans[i].clone();
-                let Segment::Salt { form, separator, .. } = &key.segments[i] else {
-                    unreachable!("a page spreads over a salt")
-                };
-                let with_bucket = |k: &[u8], b: u32| {
-                    let mut out = k[..r.start].to_vec();
-                    key::write_bucket(n, *form, b, &mut out);
-                    out.extend_from_slice(separator);
-                    out.extend_from_slice(&k[r.end..]);
-                    out
-                };
-                (0..n)
-                    .map(|b| Scan {
-                        prefix: with_bucket(&row[..end], b),
-                        start: cursor.as_deref().map(|c| with_bucket(c, b)).unwrap_or_default(),
-                        start_exclusive: cursor.is_some(),
-                        limit: Some(p.rows),
-                        ..Scan::default()
-                    })
-                    .collect()
-            }
+        self.page_at(p, &row, &same, depth)
+    }
+
+    /// Page `depth` (from 1) of the rows sharing `row`'s prefix, `same` being the user's
+    /// rows of it in the page's order.
+    fn page_at(&self, p: &Page, row: &[u8], same: &[Vec<u8>], depth: usize) -> Result<PageCall> {
+        let key = self.key(p.target);
+        let spans = key.spans(row)?;
+        let end = spans[p.prefix - 1].end;
+        let salt = p.spread.map(|(i, _)| spans[i].clone());
+        let reversed = newest_last(key, p.prefix);
+        // A prefix that is the whole key of a delimited last field reads that row alone,
+        // not the rows of longer values that begin with it.
+        let exact = p.prefix == key.segments.len() && key.segments[p.prefix - 1].delimited();
+        let (cursor, skip) = match p.offset {
+            true => (None, (depth - 1) * p.rows),
+            false => ((depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone()), 0),
         };
+        let prefix = row[..end].to_vec();
+        let scans = self.spread(key, p.spread, &spans, &prefix, |prefix, bucket| {
+            let (start, start_exclusive) = match &cursor {
+                Some(c) => (bucket(c), true),
+                None if reversed => (keys::next_prefix(prefix), true),
+                None => (Vec::new(), false),
+            };
+            let stop = match () {
+                () if reversed => prefix.to_vec(),
+                () if exact => [prefix, &[0]].concat(),
+                () => Vec::new(),
+            };
+            Scan {
+                prefix: prefix.to_vec(),
+                start,
+                start_exclusive,
+                stop,
+                reversed,
+                limit: Some(skip + p.rows),
+                select: crate::store::Selection {
+                    max_versions: p.versions,
+                    ..Default::default()
+                },
+                ..Scan::default()
+            }
+        });
         Ok(PageCall {
             table: self.names[p.target.table],
             scans,
             salt,
+            reversed,
+            skip,
             rows: p.rows,
+        })
+    }
+
+    /// One scan per bucket of the salt at `spread` (or one scan): `make` is given the
+    /// prefix with each bucket's salt, and what puts that bucket into another key of the
+    /// same layout (`key` unchanged where there is no salt).
+    fn spread(
+        &self,
+        key: &Key,
+        spread: Option<(usize, u32)>,
+        spans: &[std::ops::Range<usize>],
+        prefix: &[u8],
+        make: impl Fn(&[u8], &dyn Fn(&[u8]) -> Vec<u8>) -> Scan,
+    ) -> Vec<Scan> {
+        let Some((i, n)) = spread else {
+            return vec![make(prefix, &|k: &[u8]| k.to_vec())];
+        };
+        let r = spans[i].clone();
+        let Segment::Salt { form, separator, .. } = &key.segments[i] else {
+            unreachable!("a page spreads over a salt")
+        };
+        let with_bucket = |k: &[u8], b: u32| {
+            let mut out = k[..r.start].to_vec();
+            key::write_bucket(n, *form, b, &mut out);
+            out.extend_from_slice(separator);
+            out.extend_from_slice(&k[r.end..]);
+            out
+        };
+        (0..n)
+            .map(|b| make(&with_bucket(prefix, b), &|k: &[u8]| with_bucket(k, b)))
+            .collect()
+    }
+
+    /// The rows sharing `pick`'s prefix whose stamp lies in a window of the data's span,
+    /// newest first, up to the range's rows.
+    fn range(&self, g: &Generator, r: &Range, entity: Entity, pick: &[Owned], s: &Stream) -> Result<PageCall> {
+        let data = &g.workload().data;
+        let (from, to) = window(data.start_ms, data.span_ms, r.span_ms, s);
+        self.range_at(r, entity, pick, from, to)
+    }
+
+    /// The rows sharing `pick`'s prefix stamped `from..=to`, newest first.
+    fn range_at(&self, r: &Range, entity: Entity, pick: &[Owned], from: i64, to: i64) -> Result<PageCall> {
+        let p = &r.page;
+        let key = self.key(p.target);
+        let row = self.key_of(p.target, entity, pick)?;
+        let spans = key.spans(&row)?;
+        let salt = p.spread.map(|(i, _)| spans[i].clone());
+        let field = &key.fields[key.segments[r.stamp].field().expect("a stamp has its field")].name;
+        let at = entity.field(field).expect("checked: the entity has the key's fields");
+        // The key of `pick` at another time, cut after its stamp.
+        let cut = |t: i64| -> Result<Vec<u8>> {
+            let mut v = pick.to_vec();
+            v[at] = Owned::Int(i128::from(t));
+            let k = self.key_of(p.target, entity, &v)?;
+            let end = key.spans(&k)?[r.stamp].end;
+            Ok(k[..end].to_vec())
+        };
+        let reversed = newest_last(key, p.prefix);
+        // In key order, the window's first and last stamps.
+        let (first, last) = if reversed {
+            (cut(from)?, cut(to)?)
+        } else {
+            (cut(to)?, cut(from)?)
+        };
+        let end = spans[p.prefix - 1].end;
+        let scans = self.spread(key, p.spread, &spans, &row[..end], |_, bucket| {
+            let (low, high) = (bucket(&first), keys::next_prefix(&bucket(&last)));
+            let (start, stop) = if reversed { (high, low) } else { (low, high) };
+            Scan {
+                start,
+                start_exclusive: reversed,
+                stop,
+                reversed,
+                limit: Some(p.rows),
+                ..Scan::default()
+            }
+        });
+        Ok(PageCall {
+            table: self.names[p.target.table],
+            scans,
+            salt,
+            reversed,
+            skip: 0,
+            rows: p.rows,
+        })
+    }
+
+    /// A page of the cells of one row: page 1 half the time, else after the qualifier of
+    /// `pick`'s own cell in it (a real cell, as a client deep in the list holds).
+    fn cells(&self, c: &Cells, entity: Entity, pick: &[Owned], s: &Stream) -> Result<OwnCall> {
+        self.cells_at(c, entity, pick, s.unit(62) >= 0.5)
+    }
+
+    /// A page of the cells of `pick`'s row: the first, or the one after `pick`'s own cell.
+    fn cells_at(&self, c: &Cells, entity: Entity, pick: &[Owned], after: bool) -> Result<OwnCall> {
+        let row = self.key_of(c.target, entity, pick)?;
+        let mut get = Get::new(row).columns(vec![Column::family(&c.family)]);
+        get.select.cell_limit = Some(c.rows);
+        if after {
+            let cell = self.design.tables[c.target.table].rows[c.target.rows]
+                .cells
+                .iter()
+                .find(|x| x.family == c.family)
+                .expect("checked: the rows hold the family's cells");
+            if let Part::Segments(q) = &cell.qualifier {
+                get.select.qualifier_after = Some(q.encode(&key_values(q, entity, pick))?);
+            }
+        }
+        Ok(OwnCall::Cells {
+            table: self.names[c.target.table],
+            get,
         })
     }
 
@@ -406,6 +577,14 @@ impl Own {
             Owned::Int(u) => u,
             Owned::Bytes(_) => unreachable!("a follow's uid is an integer"),
         };
+        let target = t.page.target;
+        let entity = self.design.tables[target.table].rows[target.rows]
+            .entity
+            .expect("checked");
+        let stamp = self.key(target).segments[t.stamp]
+            .field()
+            .expect("a stamp has its field");
+        let before = t.later.then(|| self.later_start(g, t, follows, entity, stamp, s, x));
         let inbox = match t.inbox {
             Some(i) => {
                 let Does::Lookup {
@@ -421,21 +600,27 @@ impl Own {
                 let mine = g.instances(uid as u64, entity, x);
                 // Its first page: no instances to draw a depth from.
                 match mine.first() {
-                    Some(pick) => Some((
-                        self.page(index, entity, pick, &[], s)?,
-                        family.clone(),
-                        qualifier.clone(),
-                    )),
+                    Some(pick) => {
+                        let mut page = self.page(index, entity, pick, &[], s)?;
+                        // A later page: the inbox's cells stamped before it, as many versions
+                        // of each as the lookup reads.
+                        if let Some(b) = before {
+                            for scan in &mut page.scans {
+                                scan.select.time_range = Some((0, b.max(0)));
+                            }
+                        }
+                        Some((page, family.clone(), qualifier.clone()))
+                    }
                     None => None,
                 }
             }
             None => None,
         };
-        let target = t.page.target;
-        let entity = self.design.tables[target.table].rows[target.rows]
-            .entity
-            .expect("checked");
         let followee = Entity::Follow.field("followee").expect("a follow's followee");
+        let first = Page {
+            rows: t.per_source,
+            ..t.page
+        };
         let mut pulls = Vec::new();
         for f in follows {
             let Owned::Int(source) = f[followee] else { continue };
@@ -444,11 +629,9 @@ impl Own {
             }
             // The source's first page: the key of any of its rows, cut at the page's prefix.
             if let Some(pick) = g.instances(source as u64, entity, x).first() {
-                pulls.push(self.page(&t.page, entity, pick, &[], s)?);
+                pulls.push(self.page(&first, entity, pick, &[], s)?);
             }
         }
-        let key = self.key(target);
-        let stamp = key.segments[t.stamp].field().expect("a stamp has its field");
         Ok(OwnCall::Timeline {
             inbox,
             pulls,
@@ -456,7 +639,47 @@ impl Own {
             target,
             stamp,
             rows: t.page.rows,
+            before,
         })
+    }
+
+    /// Where a later page of a timeline starts: the time of one of the `per_source` newest
+    /// rows of one of the reader's followees (up to four drawn until one has rows), as the
+    /// last row of an earlier page would be; the middle of the data's span if none has.
+    fn later_start(
+        &self,
+        g: &Generator,
+        t: &Timeline,
+        follows: &[Vec<Owned>],
+        entity: Entity,
+        stamp: usize,
+        s: &Stream,
+        x: &mut crate::generate::Scratch,
+    ) -> i64 {
+        let followee = Entity::Follow.field("followee").expect("a follow's followee");
+        let at = entity
+            .field(&self.key(t.page.target).fields[stamp].name)
+            .expect("checked: the entity has the key's fields");
+        for k in 0..4 {
+            let f = &follows[s.below(64 + k, follows.len() as u64) as usize];
+            let Owned::Int(source) = f[followee] else { continue };
+            let mut stamps: Vec<i128> = g
+                .instances(source as u64, entity, x)
+                .iter()
+                .filter_map(|v| match v[at] {
+                    Owned::Int(t) => Some(t),
+                    Owned::Bytes(_) => None,
+                })
+                .collect();
+            if stamps.is_empty() {
+                continue;
+            }
+            stamps.sort_unstable_by(|a, b| b.cmp(a));
+            let n = s.below(68, t.per_source as u64) as usize;
+            return stamps[n.min(stamps.len() - 1)] as i64;
+        }
+        let data = &g.workload().data;
+        data.start_ms + data.span_ms / 2
     }
 
     /// Runs a prepared call.
@@ -464,6 +687,7 @@ impl Own {
         match call {
             OwnCall::Get { table, row } => self.store.get(table, &[Get::new(row.clone())]).map(drop)?,
             OwnCall::Page(p) => drop(self.read_page(p)?),
+            OwnCall::Cells { table, get } => self.store.get(table, std::slice::from_ref(get)).map(drop)?,
             OwnCall::Lookup {
                 index,
                 family,
@@ -511,6 +735,7 @@ impl Own {
             target,
             stamp,
             rows,
+            before,
             ..
         } = call
         else {
@@ -535,25 +760,37 @@ impl Own {
         }
         for p in pulls {
             for r in self.read_page(p)? {
-                merged.push((stamp_of(&r.key)?, r.key, true));
+                let at = stamp_of(&r.key)?;
+                if before.is_none_or(|b| at < i128::from(b)) {
+                    merged.push((at, r.key, true));
+                }
             }
         }
-        merged.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        // Newest first; of one time, the greater key first, as seed 001's merge orders them.
+        merged.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
         merged.dedup_by(|a, b| a.1 == b.1);
         merged.truncate(*rows);
         Ok(merged)
     }
 
-    /// A page's rows: one scan's, or each bucket's merged in order of what follows the salt.
+    /// A page's rows: one scan's, or each bucket's merged in order of what follows the salt;
+    /// then the rows a page by offset skips dropped.
     fn read_page(&self, p: &PageCall) -> Result<Vec<Row>> {
-        let Some(salt) = &p.salt else {
-            return Ok(self.store.scan(p.table, &p.scans[0])?);
+        let mut rows = match &p.salt {
+            None => self.store.scan(p.table, &p.scans[0])?,
+            Some(salt) => {
+                let mut rows = Vec::new();
+                for scan in &p.scans {
+                    rows.extend(self.store.scan(p.table, scan)?);
+                }
+                rows.sort_by(|a, b| a.key[salt.end..].cmp(&b.key[salt.end..]));
+                if p.reversed {
+                    rows.reverse();
+                }
+                rows
+            }
         };
-        let mut rows = Vec::new();
-        for scan in &p.scans {
-            rows.extend(self.store.scan(p.table, scan)?);
-        }
-        rows.sort_by(|a, b| a.key[salt.end..].cmp(&b.key[salt.end..]));
+        rows.drain(..p.skip.min(rows.len()));
         rows.truncate(p.rows);
         Ok(rows)
     }
@@ -732,7 +969,7 @@ mod tests {
             v
         };
         let newest = |mut v: Vec<(i64, Vec<u8>)>| -> Vec<Vec<u8>> {
-            v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
             v.dedup_by(|a, b| a.1 == b.1);
             v.into_iter().take(10).map(|(_, k)| k).collect()
         };
@@ -787,6 +1024,386 @@ mod tests {
         assert!(
             stars > 0 && inboxes > 0,
             "celebrities followed ({stars}) and inboxes read ({inboxes})"
+        );
+    }
+}
+
+/// The shipped seed descriptions' operations read what the seed DAOs read: the same rows,
+/// in the same order, from a store the description loaded, for every user and page.
+#[cfg(test)]
+mod seed_operations {
+    use super::*;
+    use crate::generate::rng::{Kind, Rng};
+    use crate::store::memory::Memory;
+
+    /// A workload of the shipped design `file` (its text changed by `edit`) over 40 users,
+    /// loaded into a memory store.
+    fn loaded(file: &str, edit: impl Fn(String) -> String, body: &str) -> (Generator, Arc<dyn Store>, Own) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.toml");
+        let shipped = format!("{}/workloads/designs/{file}.toml", env!("CARGO_MANIFEST_DIR"));
+        let design = dir.path().join("d.toml");
+        std::fs::write(&design, edit(std::fs::read_to_string(shipped).unwrap())).unwrap();
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"s\"\nseed = 11\ndesign = {design:?}\n[data]\nusers = 40\n\
+                 start = 2026-01-01T00:00:00Z\nspan_days = 30\n{body}"
+            ),
+        )
+        .unwrap();
+        let w = crate::workload::Workload::from_file(&path).unwrap();
+        let g = Generator::new(&w);
+        let store: Arc<dyn Store> = Arc::new(Memory::new());
+        for t in g.tables() {
+            crate::store::ensure_table(&*store, &t).unwrap();
+        }
+        let mut x = crate::generate::Scratch::default();
+        for uid in 1..=w.data.users {
+            let mut rows: Vec<(crate::generate::Table, RowMutation)> = Vec::new();
+            g.emit_user_rows(uid, &mut x, &mut rows).unwrap();
+            for (t, r) in rows {
+                store.mutate(t.name(), &[r]).unwrap();
+            }
+        }
+        let own = Own::new(&g, store.clone()).unwrap();
+        (g, store, own)
+    }
+
+    /// The design's operation `name`.
+    fn op<'o>(own: &'o Own, name: &str) -> &'o Does {
+        &own.design.operations.iter().find(|o| o.name == name).unwrap().does
+    }
+
+    /// The integer fields of each row's key, in the key's order.
+    fn fields(own: &Own, t: Target, keys: impl IntoIterator<Item = Vec<u8>>) -> Vec<Vec<i128>> {
+        keys.into_iter()
+            .map(|k| {
+                own.key(t)
+                    .decode(&k)
+                    .unwrap()
+                    .into_iter()
+                    .filter_map(|(_, v)| match v {
+                        Owned::Int(i) => Some(i),
+                        Owned::Bytes(_) => None,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn int(v: &Owned) -> i128 {
+        match v {
+            Owned::Int(i) => *i,
+            Owned::Bytes(_) => panic!("an integer field"),
+        }
+    }
+
+    /// A page's row keys at every depth, with the user's rows of its prefix.
+    fn pages(own: &Own, p: &Page, entity: Entity, instances: &[Vec<Owned>]) -> Vec<(PageCall, Vec<Vec<u8>>)> {
+        let row = own.key_of(p.target, entity, &instances[0]).unwrap();
+        let s = Rng::new(1).stream(Kind::User, 0, 0);
+        // The user's rows of the prefix, as the page draws its cursor from them.
+        let mut all = own.page(p, entity, &instances[0], instances, &s).unwrap();
+        all.rows = usize::MAX;
+        all.skip = 0;
+        for scan in &mut all.scans {
+            scan.limit = None;
+            scan.start = if scan.reversed {
+                keys::next_prefix(&scan.prefix)
+            } else {
+                Vec::new()
+            };
+            scan.start_exclusive = scan.reversed;
+        }
+        let same: Vec<Vec<u8>> = own.read_page(&all).unwrap().into_iter().map(|r| r.key).collect();
+        (1..=same.len().div_ceil(p.rows).max(1))
+            .map(|depth| {
+                let call = own.page_at(p, &row, &same, depth).unwrap();
+                let keys = own.read_page(&call).unwrap().into_iter().map(|r| r.key).collect();
+                (call, keys)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_actions_description_pages_and_ranges_as_seeds_000_and_003() {
+        for order in ["reverse", "forward"] {
+            let (g, store, own) = loaded(
+                "actions",
+                |d| d.replace("order = \"reverse\"", &format!("order = \"{order}\"")),
+                "[data.follows]\n[data.posts]\nper_month = 10.0\n[data.actions]\nper_user = 40.0\n",
+            );
+            let w = g.workload();
+            let opts = crate::keys::KeyOptions {
+                order: if order == "forward" {
+                    keys::Order::Forward
+                } else {
+                    keys::Order::Reverse
+                },
+                ..w.keys.actions
+            };
+            let dao = crate::schema::actions::Actions::new(store.clone(), opts);
+            let (Does::Page(cursor), Does::Page(offset), Does::Range(range)) = (
+                op(&own, "actions_cursor"),
+                op(&own, "actions_offset"),
+                op(&own, "actions_range"),
+            ) else {
+                panic!("the actions description's operations")
+            };
+            let mut x = crate::generate::Scratch::default();
+            let (mut deep, mut ranged) = (0, 0);
+            for uid in 1..=w.data.users {
+                let mine = g.instances(uid, Entity::Action, &mut x);
+                if mine.is_empty() {
+                    continue;
+                }
+                let action = |a: &crate::schema::actions::Action| {
+                    vec![i128::from(a.userid), i128::from(a.stamp), i128::from(a.actionid)]
+                };
+                let t = cursor.target;
+                for (depth, (_, keys)) in pages(&own, cursor, Entity::Action, &mine).into_iter().enumerate() {
+                    let at = depth * 10;
+                    let seed: Vec<Vec<i128>> = dao
+                        .page_by_offset(uid as i32, at, 10)
+                        .unwrap()
+                        .iter()
+                        .map(action)
+                        .collect();
+                    assert_eq!(fields(&own, t, keys), seed, "{order}: user {uid}'s page {}", depth + 1);
+                    deep += usize::from(depth > 0);
+                }
+                for (depth, (call, keys)) in pages(&own, offset, Entity::Action, &mine).into_iter().enumerate() {
+                    assert_eq!(call.skip, depth * 10, "a page by offset skips the pages before it");
+                    let seed: Vec<Vec<i128>> = dao
+                        .page_by_offset(uid as i32, depth * 10, 10)
+                        .unwrap()
+                        .iter()
+                        .map(action)
+                        .collect();
+                    assert_eq!(
+                        fields(&own, t, keys),
+                        seed,
+                        "{order}: user {uid}'s page {} by offset",
+                        depth + 1
+                    );
+                }
+                let data = &w.data;
+                for k in 0..4 {
+                    let from = data.start_ms + k * (data.span_ms / 4);
+                    let to = from + 7 * 86_400_000 - 1;
+                    let call = own.range_at(range, Entity::Action, &mine[0], from, to).unwrap();
+                    let got = fields(&own, t, own.read_page(&call).unwrap().into_iter().map(|r| r.key));
+                    let seed: Vec<Vec<i128>> = dao
+                        .range(uid as i32, from, to, 100)
+                        .unwrap()
+                        .iter()
+                        .map(action)
+                        .collect();
+                    assert_eq!(got, seed, "{order}: user {uid}'s actions in [{from}, {to}]");
+                    ranged += usize::from(!seed.is_empty());
+                }
+            }
+            assert!(
+                deep > 10 && ranged > 10,
+                "{order}: {deep} deeper pages, {ranged} ranges with rows"
+            );
+        }
+    }
+
+    #[test]
+    fn the_series_description_reads_a_day_as_seed_004() {
+        let (g, store, own) = loaded("series", |d| d, "[data.series]\nper_user = 200.0\n");
+        let w = g.workload();
+        let dao = crate::schema::series::Series::new(store, w.keys.series);
+        let Does::Range(range) = op(&own, "series_range") else {
+            panic!("a range")
+        };
+        assert_eq!(range.span_ms, 86_400_000);
+        let mut x = crate::generate::Scratch::default();
+        let mut ranged = 0;
+        for uid in 1..=w.data.users {
+            let mine = g.instances(uid, Entity::Point, &mut x);
+            if mine.is_empty() {
+                continue;
+            }
+            let s = Rng::new(3).stream(Kind::User, uid, 0);
+            for k in 0..6 {
+                let (from, to) = window(w.data.start_ms, w.data.span_ms, range.span_ms, &s.child(k));
+                let call = own.range_at(range, Entity::Point, &mine[0], from, to).unwrap();
+                let got = fields(
+                    &own,
+                    range.page.target,
+                    own.read_page(&call).unwrap().into_iter().map(|r| r.key),
+                );
+                let seed: Vec<Vec<i128>> = dao
+                    .range(uid as i32, from, to, 100)
+                    .unwrap()
+                    .iter()
+                    .map(|p| vec![i128::from(p.userid), i128::from(p.time), i128::from(p.nanos)])
+                    .collect();
+                assert_eq!(got, seed, "user {uid}'s points in [{from}, {to}]");
+                ranged += usize::from(!seed.is_empty());
+            }
+        }
+        assert!(ranged > 20, "{ranged} ranges with points");
+    }
+
+    #[test]
+    fn the_blog_description_pages_a_category_as_seed_002() {
+        let (g, store, own) = loaded("blog", |d| d, "[data.articles]\nper_user = 30.0\ncategories = 2\n");
+        let w = g.workload();
+        let dao = crate::schema::blog::Blog::new(store, w.keys.blog);
+        let Does::Page(p) = op(&own, "category") else {
+            panic!("a page")
+        };
+        let mut x = crate::generate::Scratch::default();
+        let mut deep = 0;
+        for uid in 1..=w.data.users {
+            let mine = g.instances(uid, Entity::Article, &mut x);
+            for category in [0, 1] {
+                let of: Vec<Vec<Owned>> = mine.iter().filter(|a| int(&a[2]) == category).cloned().collect();
+                if of.is_empty() {
+                    continue;
+                }
+                let mut cursor: Option<Vec<u8>> = None;
+                for (depth, (_, keys)) in pages(&own, p, Entity::Article, &of).into_iter().enumerate() {
+                    let seed = dao
+                        .list_category(uid as i64, category as i32, cursor.as_deref(), 10)
+                        .unwrap();
+                    let want: Vec<Vec<i128>> = seed
+                        .items
+                        .iter()
+                        .map(|a| {
+                            vec![
+                                i128::from(a.uid),
+                                i128::from(a.category),
+                                i128::from(a.post_at),
+                                i128::from(a.article_id),
+                            ]
+                        })
+                        .collect();
+                    // The description's key holds the uid twice: once in its hash.
+                    let got: Vec<Vec<i128>> = fields(&own, p.target, keys.clone())
+                        .into_iter()
+                        .map(|f| f[f.len() - 4..].to_vec())
+                        .collect();
+                    assert_eq!(got, want, "user {uid}'s category {category}, page {}", depth + 1);
+                    cursor = keys.last().cloned();
+                    deep += usize::from(depth > 0);
+                }
+            }
+        }
+        assert!(deep > 5, "{deep} deeper pages");
+    }
+
+    #[test]
+    fn the_microblog_description_reads_timelines_posts_and_lists_as_seed_001() {
+        let (g, store, own) = loaded(
+            "microblog",
+            |d| d,
+            "[data.follows]\nmean = 8.0\n[data.posts]\nper_month = 20.0\n\
+             [microblog]\ninbox_versions = 3\ncelebrity_threshold = 6\n",
+        );
+        let w = g.workload();
+        let mut dao = crate::schema::microblog::Microblog::new(store, g.microblog_config());
+        let stars = dao.load_celebrities().unwrap();
+        assert!(!stars.is_empty(), "celebrities to pull");
+        dao = dao.with_celebrities(stars);
+        let Does::Page(posts) = op(&own, "own_posts") else {
+            panic!("a page")
+        };
+        let (Does::Cells(fans), Does::Cells(followees)) = (op(&own, "followers"), op(&own, "followees")) else {
+            panic!("pages of cells")
+        };
+        let index = |name: &str| own.design.operations.iter().position(|o| o.name == name).unwrap();
+        let post = |p: &crate::schema::microblog::Post| vec![i128::from(p.uid), i128::from(p.stamp)];
+        let cells = |call: &OwnCall| -> Vec<u64> {
+            let OwnCall::Cells { table, get } = call else {
+                panic!("cells")
+            };
+            own.store.get(table, std::slice::from_ref(get)).unwrap()[0]
+                .iter()
+                .flat_map(|r| &r.cells)
+                .map(|c| std::str::from_utf8(&c.qualifier).unwrap().parse().unwrap())
+                .collect()
+        };
+        let mut x = crate::generate::Scratch::default();
+        let (mut later, mut listed) = (0, 0);
+        for uid in 1..=w.data.users {
+            // A user's own posts, every page, after the cursor the page before ends at.
+            let mine = g.instances(uid, Entity::Post, &mut x);
+            if !mine.is_empty() {
+                let mut cursor: Option<Vec<u8>> = None;
+                for (depth, (_, keys)) in pages(&own, posts, Entity::Post, &mine).into_iter().enumerate() {
+                    let seed: Vec<Vec<i128>> = dao
+                        .posts(uid, cursor.as_deref(), 10)
+                        .unwrap()
+                        .items
+                        .iter()
+                        .map(post)
+                        .collect();
+                    assert_eq!(
+                        fields(&own, posts.target, keys.clone()),
+                        seed,
+                        "user {uid}'s posts, page {}",
+                        depth + 1
+                    );
+                    cursor = keys.last().cloned();
+                }
+            }
+            let follows = g.instances(uid, Entity::Follow, &mut x);
+            if follows.is_empty() {
+                continue;
+            }
+            // Its followees' list, and the followers of each it follows, from the top and
+            // after a cell.
+            for f in &follows {
+                let (me, them) = (int(&f[0]) as u64, int(&f[1]) as u64);
+                for after in [false, true] {
+                    let got = cells(&own.cells_at(followees, Entity::Follow, f, after).unwrap());
+                    assert_eq!(
+                        got,
+                        dao.followees(me, after.then_some(them), 20).unwrap(),
+                        "user {me}'s followees"
+                    );
+                    let got = cells(&own.cells_at(fans, Entity::Follow, f, after).unwrap());
+                    assert_eq!(
+                        got,
+                        dao.followers(them, after.then_some(me), 20).unwrap(),
+                        "user {them}'s followers"
+                    );
+                    listed += 1;
+                }
+            }
+            // The timelines: the pull, the home timeline, and later pages of it.
+            for k in 0..3 {
+                let s = Rng::new(7).stream(Kind::User, uid, k);
+                let shown = |call: &OwnCall| -> Vec<Vec<i128>> {
+                    let rows = own.timeline_rows(call).unwrap();
+                    fields(&own, posts.target, rows.into_iter().map(|(_, key, _)| key))
+                };
+                let call = own.prepare(&g, index("timeline_pull"), &follows, &s, &mut x).unwrap();
+                let seed: Vec<Vec<i128>> = dao.timeline_pull(uid, 10, None).unwrap().iter().map(post).collect();
+                assert_eq!(shown(&call), seed, "user {uid}'s pulled timeline");
+                let call = own.prepare(&g, index("timeline"), &follows, &s, &mut x).unwrap();
+                let seed: Vec<Vec<i128>> = dao.timeline(uid, 10, None).unwrap().iter().map(post).collect();
+                assert_eq!(shown(&call), seed, "user {uid}'s home timeline");
+                let call = own.prepare(&g, index("timeline_later"), &follows, &s, &mut x).unwrap();
+                let OwnCall::Timeline {
+                    before: Some(before), ..
+                } = call
+                else {
+                    panic!("a later page starts before a time")
+                };
+                let seed: Vec<Vec<i128>> = dao.timeline(uid, 10, Some(before)).unwrap().iter().map(post).collect();
+                assert_eq!(shown(&call), seed, "user {uid}'s home timeline before {before}");
+                later += usize::from(!seed.is_empty());
+            }
+        }
+        assert!(
+            later > 20 && listed > 40,
+            "{later} later pages with posts, {listed} lists"
         );
     }
 }

@@ -75,14 +75,23 @@ pub(super) fn workload(
         threads: num("load.threads", l.threads, 0, 0, super::MAX_THREADS as u32)? as usize,
         regions: num("load.regions", l.regions, 1, 1, MAX_REGIONS as u32)? as usize,
     };
+    // A design's operation may take a seed operation's name (the shipped descriptions do),
+    // as long as it writes where that one writes: an older report's writes are known by name.
     if let Some((_, d)) = &design
-        && let Some(o) = d.operations.iter().find(|o| Op::from_name(&o.name).is_some())
+        && let Some((o, seed)) = d.operations.iter().find_map(|o| {
+            Op::from_name(&o.name)
+                .filter(|s| s.writes() != o.writes())
+                .map(|s| (o, s))
+        })
     {
+        let does = |w: bool| if w { "writes" } else { "reads" };
         return bad(
             "design",
             format!(
-                "the design's operation {} has the name of a seed design's operation: name it otherwise",
-                o.name
+                "the design's operation {} {}, and the seed operation of that name {}: name it otherwise",
+                o.name,
+                does(o.writes()),
+                does(seed.writes())
             ),
         );
     }
