@@ -38,6 +38,9 @@ pub(super) struct RawOperation {
     versions: Option<i64>,
     per_source: Option<i64>,
     later: Option<bool>,
+    fanout: Option<String>,
+    backfill: Option<String>,
+    recall: Option<bool>,
 }
 
 /// A named operation of a design.
@@ -47,6 +50,33 @@ pub struct Operation {
     pub name: String,
     /// What it does.
     pub does: Does,
+    /// How a write or delete reaches readers' inboxes besides (seed 001's fan-out).
+    pub deliver: Option<Deliver>,
+}
+
+/// How a write of a post or a follow, or a follow's delete, reaches the readers' inboxes:
+/// the `delivery` rows of the design, as seed 001's publish, follow and unfollow do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deliver {
+    /// A post's write: one delivery to each follower the author's row of `list` names, by
+    /// the follower's id in the qualifier of each cell of `family` (read a page at a time);
+    /// none where the author is a celebrity, whose posts are read at read time.
+    Fanout {
+        /// The rows listing a user's followers, keyed by the followee.
+        list: Target,
+        /// The family whose cells name them.
+        family: String,
+    },
+    /// A follow's write: the followee's newest posts (the first page of `posts`,
+    /// `[microblog] inbox_versions` rows) delivered to the new follower; none where the
+    /// followee is a celebrity.
+    Backfill {
+        /// The page of the followee's posts, by `uid`.
+        posts: Page,
+    },
+    /// A follow's delete: every version of each cell a delivery from the followee wrote
+    /// into the reader's rows.
+    Recall,
 }
 
 /// What an operation does.
@@ -372,12 +402,161 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
                 }
             }
         };
+        let deliver = deliver(design, &path, kind, &does, r)?;
         out.push(Operation {
             name: name.clone(),
             does,
+            deliver,
         });
     }
     Ok(out)
+}
+
+/// How an operation reaches the readers' inboxes: `fanout` on a post's write, `backfill` on
+/// a follow's, `recall` on a follow's delete.
+fn deliver(design: &Design, path: &str, kind: &str, does: &Does, r: &RawOperation) -> Result<Option<Deliver>, Invalid> {
+    let asked = [
+        (
+            "fanout",
+            r.fanout.is_some(),
+            Does::Write(Entity::Post),
+            "write = \"post\"",
+        ),
+        (
+            "backfill",
+            r.backfill.is_some(),
+            Does::Write(Entity::Follow),
+            "write = \"follow\"",
+        ),
+        (
+            "recall",
+            r.recall.is_some(),
+            Does::Delete(Entity::Follow),
+            "delete = \"follow\"",
+        ),
+    ];
+    let Some((field, _, on, said)) = asked.into_iter().find(|(_, set, _, _)| *set) else {
+        return Ok(None);
+    };
+    let at = format!("{path}.{field}");
+    if *does != on {
+        return bad(&at, format!("{field} goes with {said}, not {kind}"));
+    }
+    if let Some(other) = other_delivery(r, field) {
+        return bad(
+            &format!("{path}.{other}"),
+            format!("{other} and {field} do not go together"),
+        );
+    }
+    // Every row a delivery writes, by the fields of its key and qualifier.
+    let delivered: Vec<(&super::Table, &super::Rows)> = design
+        .tables
+        .iter()
+        .flat_map(|t| t.rows.iter().map(move |r| (t, r)))
+        .filter(|(_, r)| r.entity == Some(Entity::Delivery))
+        .collect();
+    if delivered.is_empty() {
+        return bad(
+            &at,
+            "no table of the design takes rows of entity delivery: there is no inbox to write",
+        );
+    }
+    Ok(Some(match field {
+        "fanout" => {
+            let name = r.fanout.as_deref().expect("asked");
+            let list = target(design, &at, name)?;
+            let rows = &design.tables[list.table].rows[list.rows];
+            let fields: Vec<&str> = rows.key.fields.iter().map(|f| f.name.as_str()).collect();
+            if rows.entity != Some(Entity::Follow) || fields != ["followee"] {
+                return bad(
+                    &at,
+                    format!(
+                        "the rows of {name} are not a user's followers: a fan-out reads rows of entity follow keyed by followee alone"
+                    ),
+                );
+            }
+            let Some(cell) = rows.cells.iter().find(|c| match &c.qualifier {
+                Part::Segments(q) => q.fields.iter().map(|f| f.name.as_str()).eq(["uid"]),
+                _ => false,
+            }) else {
+                return bad(
+                    &at,
+                    format!(
+                        "no cell of {name} is named by the follower's uid alone: a fan-out finds the followers by their cells"
+                    ),
+                );
+            };
+            Deliver::Fanout {
+                list,
+                family: cell.family.clone(),
+            }
+        }
+        "backfill" => {
+            let name = r.backfill.as_deref().expect("asked");
+            let raw = RawOperation {
+                by: Some(vec!["uid".into()]),
+                ..RawOperation::default()
+            };
+            let posts = page(design, path, &at, name, &raw).map_err(|(_, why)| (at.clone(), why))?;
+            let rows = &design.tables[posts.target.table].rows[posts.target.rows];
+            if rows.entity != Some(Entity::Post) || rows.key.field("stamp").is_none() {
+                return bad(
+                    &at,
+                    format!(
+                        "the rows of {name} are not posts keyed by their stamp: a backfill delivers a followee's newest posts"
+                    ),
+                );
+            }
+            Deliver::Backfill { posts }
+        }
+        _ => {
+            if r.recall == Some(false) {
+                return Ok(None);
+            }
+            // A recall names each cell by the reader and the followee alone.
+            for (t, rows) in delivered {
+                let qualifier = match &rows.cells[..] {
+                    [] => Vec::new(),
+                    cells => cells
+                        .iter()
+                        .flat_map(|c| match &c.qualifier {
+                            Part::Segments(q) => q.fields.iter().map(|f| f.name.clone()).collect(),
+                            _ => Vec::new(),
+                        })
+                        .collect(),
+                };
+                if let Some(f) = rows
+                    .key
+                    .fields
+                    .iter()
+                    .map(|f| &f.name)
+                    .chain(&qualifier)
+                    .find(|f| !["reader", "uid"].contains(&f.as_str()))
+                {
+                    return bad(
+                        &at,
+                        format!(
+                            "the deliveries in {} are named by their {f}: a recall deletes a followee's cells by the reader and the followee alone",
+                            t.id
+                        ),
+                    );
+                }
+            }
+            Deliver::Recall
+        }
+    }))
+}
+
+/// Another of the delivery settings than `field`, if one is set.
+fn other_delivery(r: &RawOperation, field: &str) -> Option<&'static str> {
+    [
+        ("fanout", r.fanout.is_some()),
+        ("backfill", r.backfill.is_some()),
+        ("recall", r.recall.is_some()),
+    ]
+    .into_iter()
+    .find(|(f, set)| *set && *f != field)
+    .map(|(f, _)| f)
 }
 
 /// A timeline over `name`'s rows, its pages by the one field a source's id fills.

@@ -334,7 +334,7 @@ impl Ctx {
                 .own
                 .as_ref()
                 .expect("an own design's call has its design")
-                .execute(c),
+                .execute(&self.g, c),
         }
     }
 

@@ -3,7 +3,7 @@
 //! as the store calls a client of that design makes, timed.
 
 use crate::design::key::{self, Key, Owned, Segment, Value};
-use crate::design::ops::{Cells, Does, Page, Range, Sources, Target, Timeline};
+use crate::design::ops::{Cells, Deliver, Does, Page, Range, Sources, Target, Timeline};
 use crate::design::{Design, Entity, Part};
 use crate::generate::rng::Stream;
 use crate::generate::{Generator, geometric};
@@ -85,10 +85,53 @@ pub enum OwnCall {
         /// A later page: only rows stamped before this.
         before: Option<i64>,
     },
+    /// A write, then what it delivers to the readers' inboxes.
+    Deliver {
+        /// The write.
+        write: Vec<(&'static str, Vec<RowMutation>)>,
+        /// What follows it.
+        then: Delivery,
+    },
     /// Nothing to run: none of the users drawn has an instance of the entity, or its rows
     /// could not be made. Counted as an error, with why.
     Refused(String),
 }
+
+/// What a write delivers after it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delivery {
+    /// A post to each follower its author's list names.
+    Fanout {
+        /// The list's table.
+        table: &'static str,
+        /// The list's rows.
+        list: Target,
+        /// The author's list.
+        row: Vec<u8>,
+        /// The family naming the followers.
+        family: String,
+        /// The author.
+        author: i128,
+        /// The post's time.
+        stamp: i128,
+    },
+    /// The followee's newest posts to the new follower.
+    Backfill {
+        /// The followee's first page of posts.
+        posts: PageCall,
+        /// The posts' rows.
+        target: Target,
+        /// The new follower.
+        reader: i128,
+        /// The followee.
+        followee: i128,
+    },
+}
+
+/// Cells of a follower list read a call, as seed 001 pages it.
+const LIST_PAGE: usize = 1000;
+/// Inbox rows written a call by a fan-out, as seed 001 batches them.
+const FANOUT_BATCH: usize = 1000;
 
 /// A prepared page.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,6 +178,14 @@ fn key_values<'v>(key: &Key, entity: Entity, values: &'v [Owned]) -> Vec<Value<'
         .iter()
         .map(|f| values[entity.field(&f.name).expect("checked: the entity has the key's fields")].as_value())
         .collect()
+}
+
+/// An integer field's value.
+fn int_of(v: &Owned) -> i128 {
+    match v {
+        Owned::Int(i) => *i,
+        Owned::Bytes(_) => unreachable!("an integer field"),
+    }
 }
 
 /// The values of an instance, to encode.
@@ -301,7 +352,20 @@ impl Own {
                 for (f, id) in e.fresh_ids(&v, n) {
                     v[f] = Owned::Int(id);
                 }
-                OwnCall::Write(by_table(g.instance_rows(*e, &values(&v))?))
+                // A new follow: of any other user, as seed 001's follow draws one.
+                if *e == Entity::Follow {
+                    let (users, uid) = (g.workload().data.users, int_of(&v[0]) as u64);
+                    let mut followee = s.below(65, users) + 1;
+                    if followee == uid {
+                        followee = uid % users + 1;
+                    }
+                    v[1] = Owned::Int(i128::from(followee));
+                }
+                let write = by_table(g.instance_rows(*e, &values(&v))?);
+                match &op.deliver {
+                    Some(d) => self.delivering(g, d, write, &v, s)?,
+                    None => OwnCall::Write(write),
+                }
             }
             Does::Update(e) => {
                 let (was, now) = {
@@ -343,14 +407,209 @@ impl Own {
                 };
                 // Deleted before: its cells' deletes again, which change nothing.
                 let was = was.unwrap_or_else(|| pick.to_vec());
-                let rows = g.instance_rows(*e, &values(&was))?;
-                OwnCall::Write(by_table(
-                    rows.into_iter()
-                        .map(|(t, r)| (t, RowMutation::new(r.row, deletes(&r.mutations))))
-                        .collect(),
-                ))
+                let recall = op.deliver == Some(Deliver::Recall);
+                let mut rows: Vec<(crate::generate::Table, RowMutation)> = g
+                    .instance_rows(*e, &values(&was))?
+                    .into_iter()
+                    .map(|(t, r)| {
+                        let mut gone = deletes(&r.mutations);
+                        // An unfollow: every version of the follow's cells, as seed 001's.
+                        if recall {
+                            for m in &mut gone {
+                                if let Mutation::DeleteVersion { family, qualifier, .. } = m {
+                                    *m = Mutation::DeleteColumn {
+                                        family: std::mem::take(family),
+                                        qualifier: std::mem::take(qualifier),
+                                        timestamp: None,
+                                    };
+                                }
+                            }
+                        }
+                        (t, RowMutation::new(r.row, gone))
+                    })
+                    .collect();
+                if recall {
+                    rows.extend(self.recall(g, &was)?);
+                }
+                OwnCall::Write(by_table(rows))
             }
         })
+    }
+
+    /// A write of a post or a follow with what it delivers to the readers' inboxes: the
+    /// followers the author's list names, read when it runs; or the followee's newest posts.
+    /// A celebrity's post, or a follow of one, delivers nothing (its posts are read at read
+    /// time).
+    fn delivering(
+        &self,
+        g: &Generator,
+        d: &Deliver,
+        write: Vec<(&'static str, Vec<RowMutation>)>,
+        v: &[Owned],
+        s: &Stream,
+    ) -> Result<OwnCall> {
+        let int = int_of;
+        Ok(match d {
+            Deliver::Fanout { list, family } => {
+                let (author, stamp) = (int(&v[0]), int(&v[1]));
+                if g.plan().is_celebrity(author as u64) {
+                    return Ok(OwnCall::Write(write));
+                }
+                let follow = [Owned::Int(0), Owned::Int(author), Owned::Int(0)];
+                OwnCall::Deliver {
+                    write,
+                    then: Delivery::Fanout {
+                        table: self.names[list.table],
+                        list: *list,
+                        row: self.key_of(*list, Entity::Follow, &follow)?,
+                        family: family.clone(),
+                        author,
+                        stamp,
+                    },
+                }
+            }
+            Deliver::Backfill { posts } => {
+                let (reader, followee) = (int(&v[0]), int(&v[1]));
+                if g.plan().is_celebrity(followee as u64) {
+                    return Ok(OwnCall::Write(write));
+                }
+                // The followee's first page: any post of theirs names its prefix.
+                let post = [Owned::Int(followee), Owned::Int(0), Owned::Bytes(Vec::new())];
+                let first = Page {
+                    rows: g.workload().microblog.inbox_versions as usize,
+                    ..*posts
+                };
+                OwnCall::Deliver {
+                    write,
+                    then: Delivery::Backfill {
+                        posts: self.page(&first, Entity::Post, &post, &[], s)?,
+                        target: posts.target,
+                        reader,
+                        followee,
+                    },
+                }
+            }
+            Deliver::Recall => unreachable!("a recall goes with a delete"),
+        })
+    }
+
+    /// Deletes of every version of each cell a delivery from the followee of follow `f`
+    /// wrote into its reader's rows.
+    fn recall(&self, g: &Generator, f: &[Owned]) -> Result<Vec<(crate::generate::Table, RowMutation)>> {
+        let delivery = [f[0].clone(), f[1].clone(), Owned::Int(0)];
+        let all = g.all_tables();
+        let mut out = Vec::new();
+        for (t, table) in self.design.tables.iter().enumerate() {
+            for rows in table.rows.iter().filter(|r| r.entity == Some(Entity::Delivery)) {
+                let row = rows.key.encode(&key_values(&rows.key, Entity::Delivery, &delivery))?;
+                let mut gone = Vec::new();
+                for c in &rows.cells {
+                    let qualifier = match &c.qualifier {
+                        Part::Segments(q) => q.encode(&key_values(q, Entity::Delivery, &delivery))?,
+                        _ => unreachable!("checked: a qualifier of the delivery's fields"),
+                    };
+                    gone.push(Mutation::DeleteColumn {
+                        family: c.family.clone(),
+                        qualifier,
+                        timestamp: None,
+                    });
+                }
+                out.push((all[t], RowMutation::new(row, gone)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The deliveries of a post to each follower its author's list names, a page of the
+    /// list at a time, written [`FANOUT_BATCH`] rows a call.
+    fn fan_out(&self, g: &Generator, d: &Delivery) -> Result<()> {
+        let Delivery::Fanout {
+            table,
+            list,
+            row,
+            family,
+            author,
+            stamp,
+        } = d
+        else {
+            unreachable!("a fan-out")
+        };
+        let cell = self.design.tables[list.table].rows[list.rows]
+            .cells
+            .iter()
+            .find(|c| &c.family == family && matches!(&c.qualifier, Part::Segments(_)))
+            .expect("checked: a cell named by the follower");
+        let Part::Segments(q) = &cell.qualifier else {
+            unreachable!("found so")
+        };
+        let at = q.field("uid").expect("checked: named by the follower's uid");
+        let mut batch = Vec::new();
+        let mut after = None;
+        loop {
+            let mut get = Get::new(row.clone()).columns(vec![Column::family(family)]);
+            get.select.qualifier_after = after.take();
+            get.select.cell_limit = Some(LIST_PAGE);
+            let cells = self
+                .store
+                .get(table, &[get])?
+                .pop()
+                .flatten()
+                .map(|r| r.cells)
+                .unwrap_or_default();
+            for c in &cells {
+                let reader = q.decode(&c.qualifier)?.swap_remove(at).1;
+                let delivery = [reader, Owned::Int(*author), Owned::Int(*stamp)];
+                batch.extend(g.instance_rows(Entity::Delivery, &values(&delivery))?);
+                if batch.len() >= FANOUT_BATCH {
+                    self.write(&by_table(std::mem::take(&mut batch)))?;
+                }
+            }
+            if cells.len() < LIST_PAGE {
+                break;
+            }
+            after = cells.last().map(|c| c.qualifier.clone());
+        }
+        if !batch.is_empty() {
+            self.write(&by_table(batch))?;
+        }
+        Ok(())
+    }
+
+    /// The followee's newest posts delivered to the new follower, in one write.
+    fn backfill(&self, g: &Generator, d: &Delivery) -> Result<()> {
+        let Delivery::Backfill {
+            posts,
+            target,
+            reader,
+            followee,
+        } = d
+        else {
+            unreachable!("a backfill")
+        };
+        let key = self.key(*target);
+        let at = key.field("stamp").expect("checked: posts keyed by their stamp");
+        let mut rows = Vec::new();
+        for r in self.read_page(posts)? {
+            let stamp = key.decode(&r.key)?.swap_remove(at).1;
+            let delivery = [Owned::Int(*reader), Owned::Int(*followee), stamp];
+            rows.extend(g.instance_rows(Entity::Delivery, &values(&delivery))?);
+        }
+        // One row of the reader's with every delivery's cells, as the seed writes it.
+        let mut merged: Vec<(crate::generate::Table, RowMutation)> = Vec::new();
+        for (t, row) in rows {
+            match merged.iter_mut().find(|(n, r)| *n == t && r.row == row.row) {
+                Some((_, r)) => r.mutations.extend(row.mutations),
+                None => merged.push((t, row)),
+            }
+        }
+        self.write(&by_table(merged))
+    }
+
+    fn write(&self, tables: &[(&'static str, Vec<RowMutation>)]) -> Result<()> {
+        for (table, rows) in tables {
+            self.store.mutate(table, rows)?;
+        }
+        Ok(())
     }
 
     fn key(&self, t: Target) -> &Key {
@@ -437,7 +696,6 @@ impl Own {
                     max_versions: p.versions,
                     ..Default::default()
                 },
-                ..Scan::default()
             }
         });
         Ok(PageCall {
@@ -584,7 +842,10 @@ impl Own {
         let stamp = self.key(target).segments[t.stamp]
             .field()
             .expect("a stamp has its field");
-        let before = t.later.then(|| self.later_start(g, t, follows, entity, stamp, s, x));
+        let at = entity
+            .field(&self.key(target).fields[stamp].name)
+            .expect("checked: the entity has the key's fields");
+        let before = t.later.then(|| self.later_start(g, t, follows, (entity, at), s, x));
         let inbox = match t.inbox {
             Some(i) => {
                 let Does::Lookup {
@@ -651,15 +912,11 @@ impl Own {
         g: &Generator,
         t: &Timeline,
         follows: &[Vec<Owned>],
-        entity: Entity,
-        stamp: usize,
+        (entity, at): (Entity, usize),
         s: &Stream,
         x: &mut crate::generate::Scratch,
     ) -> i64 {
         let followee = Entity::Follow.field("followee").expect("a follow's followee");
-        let at = entity
-            .field(&self.key(t.page.target).fields[stamp].name)
-            .expect("checked: the entity has the key's fields");
         for k in 0..4 {
             let f = &follows[s.below(64 + k, follows.len() as u64) as usize];
             let Owned::Int(source) = f[followee] else { continue };
@@ -682,9 +939,16 @@ impl Own {
         data.start_ms + data.span_ms / 2
     }
 
-    /// Runs a prepared call.
-    pub fn execute(&self, call: &OwnCall) -> Result<()> {
+    /// Runs a prepared call; `g` makes the rows a write delivers.
+    pub fn execute(&self, g: &Generator, call: &OwnCall) -> Result<()> {
         match call {
+            OwnCall::Deliver { write, then } => {
+                self.write(write)?;
+                match then {
+                    Delivery::Fanout { .. } => self.fan_out(g, then)?,
+                    Delivery::Backfill { .. } => self.backfill(g, then)?,
+                }
+            }
             OwnCall::Get { table, row } => self.store.get(table, &[Get::new(row.clone())]).map(drop)?,
             OwnCall::Page(p) => drop(self.read_page(p)?),
             OwnCall::Cells { table, get } => self.store.get(table, std::slice::from_ref(get)).map(drop)?,
@@ -705,11 +969,7 @@ impl Own {
                     self.store.get(then, &gets)?;
                 }
             }
-            OwnCall::Write(tables) => {
-                for (table, rows) in tables {
-                    self.store.mutate(table, rows)?;
-                }
-            }
+            OwnCall::Write(tables) => self.write(tables)?,
             OwnCall::Timeline { table, .. } => {
                 let gets: Vec<Get> = self
                     .timeline_rows(call)?
@@ -1019,7 +1279,7 @@ mod tests {
             let shown = own.timeline_rows(&call).unwrap();
             let got: Vec<Vec<u8>> = shown.iter().map(|(_, k, _)| k.clone()).collect();
             assert_eq!(got, newest(home), "user {uid}'s home timeline");
-            own.execute(&call).unwrap();
+            own.execute(&g, &call).unwrap();
         }
         assert!(
             stars > 0 && inboxes > 0,
@@ -1404,6 +1664,113 @@ mod seed_operations {
         assert!(
             later > 20 && listed > 40,
             "{later} later pages with posts, {listed} lists"
+        );
+    }
+
+    /// Every row of a table, each cell's every version.
+    fn dump(store: &dyn Store, table: &str) -> Vec<Row> {
+        let mut scan = Scan::default();
+        scan.select.max_versions = 1000;
+        store.scan(table, &scan).unwrap()
+    }
+
+    #[test]
+    fn the_microblog_descriptions_writes_deliver_as_seed_001s() {
+        let body = "[data.follows]\nmean = 8.0\n[data.posts]\nper_month = 20.0\n\
+                    [microblog]\ninbox_versions = 3\ncelebrity_threshold = 6\n";
+        let (g, store, own) = loaded("microblog", |d| d, body);
+        let (_, seed_store, _) = loaded("microblog", |d| d, body);
+        let tables = ["weibo:content", "weibo:inbox", "weibo:relation"];
+        for t in tables {
+            assert_eq!(dump(&*store, t), dump(&*seed_store, t), "{t}: the two loads alike");
+        }
+        let mut dao = crate::schema::microblog::Microblog::new(seed_store.clone(), g.microblog_config());
+        let stars = dao.load_celebrities().unwrap();
+        dao = dao.with_celebrities(stars);
+        let index = |name: &str| own.design.operations.iter().position(|o| o.name == name).unwrap();
+        let text = |b: &[u8]| -> u64 { std::str::from_utf8(b).unwrap().parse().unwrap() };
+        let mut x = crate::generate::Scratch::default();
+        let (mut fanned, mut backfilled, mut unfollowed) = (0, 0, 0);
+        for uid in 1..=g.workload().data.users {
+            let s = Rng::new(5).stream(Kind::User, uid, 0);
+            let posts = g.instances(uid, Entity::Post, &mut x);
+            if !posts.is_empty() {
+                let call = own.prepare(&g, index("publish"), &posts, &s, &mut x).unwrap();
+                let write = match &call {
+                    OwnCall::Deliver { write, .. } => {
+                        fanned += 1;
+                        write
+                    }
+                    OwnCall::Write(write) => write,
+                    other => panic!("a write: {other:?}"),
+                };
+                let row = &write[0].1[0];
+                let Mutation::Put { value, .. } = &row.mutations[0] else {
+                    panic!("a put")
+                };
+                let content = Target {
+                    table: own.design.tables.iter().position(|t| t.id == "content").unwrap(),
+                    rows: 0,
+                };
+                let fields = own.key(content).decode(&row.row).unwrap();
+                let stamp = fields.iter().find(|(n, _)| *n == "stamp").map(|(_, v)| int(v)).unwrap();
+                own.execute(&g, &call).unwrap();
+                dao.publish(&crate::schema::microblog::Post {
+                    uid,
+                    stamp: stamp as i64,
+                    content: String::from_utf8(value.clone()).unwrap(),
+                })
+                .unwrap();
+            }
+            let follows = g.instances(uid, Entity::Follow, &mut x);
+            if follows.is_empty() {
+                continue;
+            }
+            // A follow written again now, then one (perhaps another) unfollowed.
+            let call = own.prepare(&g, index("follow"), &follows, &s, &mut x).unwrap();
+            backfilled += usize::from(matches!(call, OwnCall::Deliver { .. }));
+            let (OwnCall::Deliver { write, .. } | OwnCall::Write(write)) = &call else {
+                panic!("a write")
+            };
+            let attention = write
+                .iter()
+                .flat_map(|(_, rows)| rows)
+                .find(|r| text(&r.row) == uid)
+                .unwrap();
+            let Mutation::Put {
+                qualifier,
+                timestamp: Some(at),
+                ..
+            } = &attention.mutations[0]
+            else {
+                panic!("a put")
+            };
+            own.execute(&g, &call).unwrap();
+            dao.follow(uid, text(qualifier), *at).unwrap();
+            let call = own
+                .prepare(&g, index("unfollow"), &follows, &s.child(1), &mut x)
+                .unwrap();
+            let OwnCall::Write(write) = &call else {
+                panic!("a write")
+            };
+            let attention = write
+                .iter()
+                .flat_map(|(_, rows)| rows)
+                .find(|r| r.row == uid.to_string().into_bytes())
+                .unwrap();
+            let Mutation::DeleteColumn { qualifier, .. } = &attention.mutations[0] else {
+                panic!("every version")
+            };
+            own.execute(&g, &call).unwrap();
+            dao.unfollow(uid, text(qualifier)).unwrap();
+            unfollowed += 1;
+        }
+        for t in tables {
+            assert_eq!(dump(&*store, t), dump(&*seed_store, t), "{t} after the writes");
+        }
+        assert!(
+            fanned > 10 && backfilled > 5 && unfollowed > 20,
+            "{fanned} fan-outs, {backfilled} backfills, {unfollowed} unfollows"
         );
     }
 }
