@@ -646,3 +646,122 @@ write = "article"
         "some index rows moved by an update, besides the new articles'"
     );
 }
+
+/// Each shipped seed description, as a workload's own design, loads and runs every one of
+/// its operations through the binary on the embedded store: the seeds' eighteen operations
+/// (and the inbox lookup) under their names, none failing, the writes marked as writes.
+#[test]
+fn the_seed_descriptions_run_the_seed_operations_through_the_binary() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/designs");
+    let designs: [(&str, &str, &[&str]); 4] = [
+        (
+            "actions",
+            "[data.follows]\n[data.posts]\nper_month = 6.0\n[data.actions]\nper_user = 40.0\n",
+            &["actions_offset", "actions_cursor", "actions_range", "action_write"],
+        ),
+        ("series", "[data.series]\nper_user = 100.0\n", &["series_range"]),
+        (
+            "blog",
+            "[data.articles]\nper_user = 6.0\ncategories = 4\n",
+            &["category", "article_post", "article_update", "article_delete"],
+        ),
+        (
+            "microblog",
+            "[data.follows]\nmean = 8.0\n[data.posts]\nper_month = 6.0\n\
+             [microblog]\ninbox_versions = 3\ncelebrity_threshold = 10\n",
+            &[
+                "own_posts",
+                "inbox",
+                "timeline",
+                "timeline_later",
+                "timeline_pull",
+                "followers",
+                "followees",
+                "publish",
+                "follow",
+                "unfollow",
+            ],
+        ),
+    ];
+    let mut seen = Vec::new();
+    for (file, data, names) in designs {
+        let dir = tempfile::tempdir().unwrap();
+        let workload = dir.path().join("w.toml");
+        std::fs::write(
+            &workload,
+            format!(
+                "name = \"{file}\"\nseed = 5\ndesign = {:?}\n[data]\nusers = 120\nspan_days = 30\n{data}",
+                root.join(format!("{file}.toml"))
+            ),
+        )
+        .unwrap();
+        let url = format!("embedded:{}", dir.path().join("data").display());
+        let w = workload.to_str().unwrap();
+        let out = crate::common::tallrow(dir.path(), &["load", w, "--backend", &url]);
+        assert_eq!(out.code, 0, "{file}: {}", out.stderr);
+        let out = crate::common::tallrow(
+            dir.path(),
+            &[
+                "run",
+                w,
+                "--backend",
+                &url,
+                "--ops",
+                "600",
+                "--warmup",
+                "0s",
+                "--threads",
+                "2",
+            ],
+        );
+        assert_eq!(out.code, 0, "{file}: {}\n{}", out.stdout, out.stderr);
+        let report = out
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("report: "))
+            .unwrap_or_else(|| panic!("{file}: a report: {}", out.stdout));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(report).join("summary.json")).unwrap())
+                .unwrap();
+        let mut ran: Vec<(String, u64, u64, bool)> = summary["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["op"].as_str().unwrap().to_string(),
+                    o["count"].as_u64().unwrap(),
+                    o["errors"].as_u64().unwrap(),
+                    o["writes"].as_bool().unwrap_or(false),
+                )
+            })
+            .collect();
+        ran.sort();
+        let mut want: Vec<&str> = names.to_vec();
+        want.sort_unstable();
+        assert_eq!(
+            ran.iter().map(|(n, ..)| n.as_str()).collect::<Vec<_>>(),
+            want,
+            "{file}: every operation of the description ran"
+        );
+        for (name, count, errors, writes) in &ran {
+            assert!(
+                *count > 0 && *errors == 0,
+                "{file}: {name}: {count} operations, {errors} errors: {}",
+                out.stdout
+            );
+            let seed = tallrow::workload::Op::from_name(name);
+            assert_eq!(
+                Some(*writes),
+                seed.map(|o| o.writes()).or(Some(false)),
+                "{file}: {name} writes as the seed's"
+            );
+            seen.push(name.clone());
+        }
+    }
+    seen.retain(|n| n != "inbox");
+    seen.sort();
+    let mut all: Vec<&str> = tallrow::workload::Op::ALL.iter().map(|o| o.name()).collect();
+    all.sort_unstable();
+    assert_eq!(seen, all, "the seeds' eighteen operations");
+}
