@@ -6,8 +6,12 @@
 //!    interval hand-over cost.
 //! 2. Cursor vs offset: action pages 1, 10 and 100 of users with over 1,000 actions on the
 //!    embedded store, each page read by offset (the seed's scan-and-skip) and by cursor.
+//! 3. With `--descriptions ROUNDS` alone: each seed operation through the seed's code and
+//!    through its seed description's operation of the same name, on the same rows, the
+//!    same draws, `null:` and `embedded:`, sides alternating first per round: the cost of a
+//!    prepare and execute, and the description's over the code's.
 //!
-//! `cargo bench --bench run -- [--ops N] [--samples N]`
+//! `cargo bench --bench run -- [--ops N] [--samples N] | --descriptions ROUNDS`
 
 use std::path::Path;
 use std::sync::Arc;
@@ -33,6 +37,7 @@ fn main() {
     }
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let (mut ops, mut samples) = (2_000_000u64, 3_000usize);
+    let mut descriptions = None;
     while let Some(a) = args.next() {
         let v: u64 = args
             .next()
@@ -41,8 +46,13 @@ fn main() {
         match a.as_str() {
             "--ops" => ops = v,
             "--samples" => samples = v as usize,
+            "--descriptions" => descriptions = Some(v as usize),
             other => panic!("unknown argument {other}"),
         }
+    }
+    if let Some(rounds) = descriptions {
+        described(rounds);
+        return;
     }
     overhead(ops);
     paging(samples);
@@ -193,4 +203,111 @@ fn paging(samples: usize) {
         p99[2].1 as f64 / p99[0].1 as f64,
         p99[2].0 as f64 / p99[0].0 as f64
     );
+}
+
+/// The seed designs' data sections, a description each, and its operations.
+const DESIGNS: [(&str, &str); 4] = [
+    (
+        "actions",
+        "[data.follows]\n[data.posts]\nper_month = 6.0\n[data.actions]\nper_user = 40.0\n",
+    ),
+    ("series", "[data.series]\nper_user = 100.0\n"),
+    ("blog", "[data.articles]\nper_user = 2.0\ncategories = 16\n"),
+    (
+        "microblog",
+        "[data.follows]\nmax_followees = 1000\nmax_followers = 0.2\n[data.posts]\nper_month = 4.0\n\
+         [microblog]\ninbox_versions = 3\ncelebrity_threshold = 300\n",
+    ),
+];
+
+/// Each seed operation through the seed's code and through its description, per op.
+fn described(rounds: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::env::current_dir().unwrap();
+    let mut all: Vec<(String, &str, Vec<f64>, Vec<f64>)> = Vec::new();
+    for backend in ["null", "embedded"] {
+        let n: u64 = if backend == "null" { 20_000 } else { 3_000 };
+        println!(
+            "== the seed operations through their descriptions, {backend}: ({n} operations each, {rounds} rounds)"
+        );
+        println!("operation         code ns/op   description ns/op   description / code [range]");
+        for (file, data) in DESIGNS {
+            let text = format!(
+                "name = \"{file}\"\nseed = 20260101\n[data]\nusers = 2000\nstart = 2026-01-01T00:00:00Z\nspan_days = 90\n{data}"
+            );
+            let seed_path = dir.path().join(format!("{file}-seed.toml"));
+            std::fs::write(&seed_path, &text).unwrap();
+            let own_path = dir.path().join(format!("{file}-own.toml"));
+            let design = root.join(format!("workloads/designs/{file}.toml"));
+            std::fs::write(&own_path, format!("design = {design:?}\n{text}")).unwrap();
+            let open = |name: &str| -> Arc<dyn Store> {
+                match backend {
+                    "null" => Arc::new(Null::new()),
+                    _ => Arc::new(Embedded::open(&dir.path().join(format!("{backend}-{file}-{name}"))).unwrap()),
+                }
+            };
+            let sides: Vec<(Workload, Ctx)> = [&seed_path, &own_path]
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let w = Workload::from_file(p).unwrap_or_else(|e| panic!("{e}"));
+                    let store = open(["seed", "own"][i]);
+                    let g = load_into(&w, store.clone());
+                    let ctx = Ctx::new(store, g, &w.run).unwrap();
+                    (w, ctx)
+                })
+                .collect();
+            for (own, _) in &sides[1].0.run.mix {
+                let name = own.name();
+                let code = tallrow::workload::Op::from_name(name).expect("a seed operation's name");
+                let ops = [code, *own];
+                let (mut ns, mut ratios) = ([Vec::new(), Vec::new()], Vec::new());
+                for round in 0..rounds {
+                    let mut took = [0.0f64; 2];
+                    for k in 0..2 {
+                        let side = (k + round) % 2;
+                        let ctx = &sides[side].1;
+                        let draws = Rng::new(7).stream(Kind::Run, round as u64, 0);
+                        let mut scratch = Scratch::new(0);
+                        let started = Instant::now();
+                        let mut failed = 0u64;
+                        for i in 0..n {
+                            let s = draws.child(i);
+                            let call = ctx.prepare(ops[side], &s, &mut scratch);
+                            failed += u64::from(ctx.execute(&call).is_err());
+                        }
+                        took[side] = started.elapsed().as_secs_f64() * 1e9 / n as f64;
+                        assert_eq!(failed, 0, "{file}: {name}: failures");
+                    }
+                    ns[0].push(took[0]);
+                    ns[1].push(took[1]);
+                    ratios.push(took[1] / took[0]);
+                }
+                let (c, d) = (median(&ns[0]), median(&ns[1]));
+                println!(
+                    "{name:<16} {c:>11.0} {d:>19.0}   {:.3} [{:.3}..{:.3}]",
+                    median(&ratios),
+                    ratios.iter().copied().fold(f64::MAX, f64::min),
+                    ratios.iter().copied().fold(f64::MIN, f64::max)
+                );
+                all.push((name.to_string(), backend, ns[0].clone(), ns[1].clone()));
+            }
+        }
+        // The geometric mean of the operations' median ratios: one figure per store.
+        let logs: Vec<f64> = all
+            .iter()
+            .filter(|(_, b, _, _)| *b == backend)
+            .map(|(_, _, c, d)| (median(d) / median(c)).ln())
+            .collect();
+        println!(
+            "all operations (geometric mean of the medians): {:.3} (target <= 1.05)",
+            (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+        );
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }

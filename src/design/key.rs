@@ -357,10 +357,22 @@ impl Key {
     /// Appends the key of `values` (one per field, in field order) to `out`; on an error
     /// `out` holds what was written before it.
     pub fn encode_into(&self, values: &[Value<'_>], out: &mut Vec<u8>) -> Result<()> {
+        self.encode_upto(values, self.segments.len(), out)
+    }
+
+    /// The first `segments` segments of the key of `values`: a prefix, whose fields alone
+    /// need real values.
+    pub fn prefix(&self, values: &[Value<'_>], segments: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(32);
+        self.encode_upto(values, segments, &mut out)?;
+        Ok(out)
+    }
+
+    fn encode_upto(&self, values: &[Value<'_>], upto: usize, out: &mut Vec<u8>) -> Result<()> {
         if values.len() != self.fields.len() {
             return Err(self.malformed(format!("{} values for {} fields", values.len(), self.fields.len())));
         }
-        for (i, s) in self.segments.iter().enumerate() {
+        for (i, s) in self.segments.iter().enumerate().take(upto) {
             match s {
                 Segment::Salt {
                     field,

@@ -708,6 +708,60 @@ impl Own {
         })
     }
 
+    /// The first page of `p` for an instance of `entity` whose fields `known` are given (by
+    /// their place in the entity), made without the instances: none where the page spreads
+    /// over buckets or its prefix holds a field not known.
+    fn first_page(&self, p: &Page, entity: Entity, known: &[(Option<usize>, Owned)]) -> Result<Option<PageCall>> {
+        let key = self.key(p.target);
+        let mut values: Vec<Owned> = entity
+            .fields()
+            .iter()
+            .map(|(_, kind)| match kind {
+                crate::design::FieldKind::Int => Owned::Int(0),
+                crate::design::FieldKind::Bytes => Owned::Bytes(Vec::new()),
+            })
+            .collect();
+        for (at, v) in known {
+            let Some(at) = at else { return Ok(None) };
+            values[*at] = v.clone();
+        }
+        let given = |f: usize| known.iter().any(|(at, _)| *at == entity.field(&key.fields[f].name));
+        if p.spread.is_some() || !key.segments[..p.prefix].iter().filter_map(Segment::field).all(given) {
+            return Ok(None);
+        }
+        let prefix = key.prefix(&key_values(key, entity, &values), p.prefix)?;
+        let reversed = newest_last(key, p.prefix);
+        let exact = p.prefix == key.segments.len() && key.segments[p.prefix - 1].delimited();
+        let scan = Scan {
+            start: if reversed {
+                keys::next_prefix(&prefix)
+            } else {
+                Vec::new()
+            },
+            start_exclusive: reversed,
+            stop: match () {
+                () if reversed => prefix.clone(),
+                () if exact => [&prefix[..], &[0]].concat(),
+                () => Vec::new(),
+            },
+            prefix,
+            reversed,
+            limit: Some(p.rows),
+            select: crate::store::Selection {
+                max_versions: p.versions,
+                ..Default::default()
+            },
+        };
+        Ok(Some(PageCall {
+            table: self.names[p.target.table],
+            scans: vec![scan],
+            salt: None,
+            reversed,
+            skip: 0,
+            rows: p.rows,
+        }))
+    }
+
     /// One scan per bucket of the salt at `spread` (or one scan): `make` is given the
     /// prefix with each bucket's salt, and what puts that bucket into another key of the
     /// same layout (`key` unchanged where there is no salt).
@@ -858,11 +912,17 @@ impl Own {
                     unreachable!("checked: an inbox is a lookup")
                 };
                 let entity = self.design.operations[i].entity(&self.design);
-                let mine = g.instances(uid as u64, entity, x);
+                let reader = [(entity.field("reader"), Owned::Int(uid))];
                 // Its first page: no instances to draw a depth from.
-                match mine.first() {
-                    Some(pick) => {
-                        let mut page = self.page(index, entity, pick, &[], s)?;
+                let first = match self.first_page(index, entity, &reader)? {
+                    Some(page) => Some(page),
+                    None => match g.instances(uid as u64, entity, x).first() {
+                        Some(pick) => Some(self.page(index, entity, pick, &[], s)?),
+                        None => None,
+                    },
+                };
+                match first {
+                    Some(mut page) => {
                         // A later page: the inbox's cells stamped before it, as many versions
                         // of each as the lookup reads.
                         if let Some(b) = before {
@@ -888,9 +948,15 @@ impl Own {
             if t.sources == Sources::Celebrities && !g.plan().is_celebrity(source as u64) {
                 continue;
             }
-            // The source's first page: the key of any of its rows, cut at the page's prefix.
-            if let Some(pick) = g.instances(source as u64, entity, x).first() {
-                pulls.push(self.page(&first, entity, pick, &[], s)?);
+            // The source's first page, read whether or not it has rows, as a client does.
+            let by = entity.field(&self.key(target).fields[t.by].name);
+            match self.first_page(&first, entity, &[(by, Owned::Int(source))])? {
+                Some(page) => pulls.push(page),
+                None => {
+                    if let Some(pick) = g.instances(source as u64, entity, x).first() {
+                        pulls.push(self.page(&first, entity, pick, &[], s)?);
+                    }
+                }
             }
         }
         Ok(OwnCall::Timeline {
