@@ -259,7 +259,10 @@ fn described(rounds: usize) {
                 .collect();
             for (own, _) in &sides[1].0.run.mix {
                 let name = own.name();
-                let code = tallrow::workload::Op::from_name(name).expect("a seed operation's name");
+                // The description's inbox lookup is a part of its timelines, not a seed's.
+                let Some(code) = tallrow::workload::Op::from_name(name) else {
+                    continue;
+                };
                 let ops = [code, *own];
                 let (mut ns, mut ratios) = ([Vec::new(), Vec::new()], Vec::new());
                 for round in 0..rounds {

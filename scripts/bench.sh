@@ -57,6 +57,13 @@
 #                               counts (no HBase needed); with noisy, two busy loops
 #                               share the cores with the first baseline run of each
 #                               comparison, as a neighbour would
+#   scripts/bench.sh descriptions [ROUNDS]
+#                               each seed operation through the seed's code and through its
+#                               seed description's operation of the same name (workloads/
+#                               designs/), the same draws on the same rows, null: and
+#                               embedded:, the order alternating per round, ROUNDS (5)
+#                               rounds: ns per operation, the description's over the code's,
+#                               medians and ranges (no HBase needed)
 #   scripts/bench.sh hfile [seeding|resume|codecs] [USERS [ROUNDS]]
 #                               both parts, or the one named (starts HBase on HDFS if none
 #                               runs): seeding: HBase's own bulk load (hfile:hdfs:// +
@@ -416,6 +423,10 @@ compare_runs() { # n [noisy]
 }
 if [[ "${1:-}" == "compare" ]]; then
     compare_runs "${2:-10}" "${3:-}"
+    exit 0
+fi
+if [[ "${1:-}" == "descriptions" ]]; then
+    cargo bench --locked --quiet --bench run -- --descriptions "${2:-5}"
     exit 0
 fi
 if [[ "${1:-}" == "hfile" ]]; then

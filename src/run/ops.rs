@@ -99,9 +99,10 @@ pub struct Scratch {
     actions: Vec<Action>,
     articles: Vec<Article>,
     action_keys: HashMap<u64, Rc<[Vec<u8>]>>,
-    generated: crate::generate::Scratch,
-    /// The last user's instances of an entity, for an own design's operations.
-    instances: Option<(u64, crate::design::Entity, Vec<Vec<crate::design::key::Owned>>)>,
+    own: super::own::Scratch,
+    /// Users' instances of an entity, for an own design's operations (as many users' as
+    /// the seeds' action keys keep).
+    instances: HashMap<(u64, crate::design::Entity), Rc<[Vec<crate::design::key::Owned>]>>,
 }
 
 impl Scratch {
@@ -116,8 +117,8 @@ impl Scratch {
             actions: Vec::new(),
             articles: Vec::new(),
             action_keys: HashMap::new(),
-            generated: Default::default(),
-            instances: None,
+            own: Default::default(),
+            instances: HashMap::new(),
         }
     }
 }
@@ -167,9 +168,9 @@ impl Ctx {
             Op::Own(o) => {
                 let own = self.own.as_ref().expect("an own design's operation has its design");
                 let entity = own.entity(usize::from(o.index));
-                let call = match &x.instances {
-                    Some((u, e, list)) if *u == uid && *e == entity && !list.is_empty() => own
-                        .prepare(g, usize::from(o.index), list, s, &mut x.generated)
+                let call = match x.instances.get(&(uid, entity)).cloned() {
+                    Some(list) if !list.is_empty() => own
+                        .prepare(g, usize::from(o.index), (uid, &list), s, &mut x.own)
                         .unwrap_or_else(|e| {
                             super::own::OwnCall::Refused(format!("user {uid}'s {}: {e}", entity.name()))
                         }),
@@ -355,11 +356,14 @@ impl Ctx {
             Op::Own(o) => {
                 let own = self.own.as_ref().expect("an own design's operation has its design");
                 let entity = own.entity(usize::from(o.index));
-                if !matches!(&x.instances, Some((u, e, _)) if *u == uid && *e == entity) {
-                    let list = g.instances(uid, entity, &mut x.generated);
-                    x.instances = Some((uid, entity, list));
+                if !x.instances.contains_key(&(uid, entity)) {
+                    if x.instances.len() >= CACHE_USERS {
+                        x.instances.clear();
+                    }
+                    let list = g.instances(uid, entity, &mut x.own.generated);
+                    x.instances.insert((uid, entity), list.into());
                 }
-                x.instances.as_ref().is_some_and(|(_, _, l)| !l.is_empty())
+                !x.instances[&(uid, entity)].is_empty()
             }
         }
     }

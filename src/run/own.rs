@@ -11,6 +11,7 @@ use crate::keys;
 use crate::schema::Result;
 use crate::store::{Column, Get, Mutation, Row, RowMutation, Scan, Store, now_millis};
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -32,6 +33,20 @@ pub struct Own {
     /// New ids, for the instances the run's writes make.
     fresh: AtomicU64,
 }
+
+/// A worker's scratch space for a design's operations: the generator's, and each page's
+/// keys of users' instances in its order, kept between operations as the seeds' runner
+/// keeps a user's action keys.
+#[derive(Default)]
+pub struct Scratch {
+    /// The generator's scratch space.
+    pub generated: crate::generate::Scratch,
+    /// By user and operation.
+    keys: HashMap<(u64, usize), Rc<[Vec<u8>]>>,
+}
+
+/// Users whose page keys a worker keeps.
+const CACHE_KEYS: usize = 4096;
 
 /// One prepared operation of a design.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,7 +182,7 @@ fn window(start: i64, span: i64, width: i64, s: &Stream) -> (i64, i64) {
     if span <= width {
         return (start, start + span - 1);
     }
-    let from = start + s.below(63, (span - width) as u64) as i64;
+    let from = start + s.below(45, (span - width) as u64) as i64;
     (from, from + width - 1)
 }
 
@@ -312,16 +327,17 @@ impl Own {
     }
 
     /// Prepares operation `index` from `instances`, user `uid`'s instances of its entity
-    /// (one at least), with the draws of `s`; `x` makes other users' instances (a
-    /// timeline's sources').
+    /// (one at least), with the draws of `s`; `x` keeps the user's page keys, and makes
+    /// other users' instances (a timeline's sources').
     pub fn prepare(
         &self,
         g: &Generator,
         index: usize,
-        instances: &[Vec<Owned>],
+        (uid, instances): (u64, &[Vec<Owned>]),
         s: &Stream,
-        x: &mut crate::generate::Scratch,
+        x: &mut Scratch,
     ) -> Result<OwnCall> {
+        let op_index = index;
         let op = &self.design.operations[index];
         let entity = op.entity(&self.design);
         let pick = &instances[s.below(60, instances.len() as u64) as usize];
@@ -330,7 +346,10 @@ impl Own {
                 table: self.names[t.table],
                 row: self.key_of(*t, entity, pick)?,
             },
-            Does::Page(p) => OwnCall::Page(self.page(p, entity, pick, instances, s)?),
+            Does::Page(p) => {
+                let all = self.keys_of(index, p, entity, (uid, instances), &mut x.keys)?;
+                OwnCall::Page(self.page(p, entity, pick, &all, s)?)
+            }
             Does::Range(r) => OwnCall::Page(self.range(g, r, entity, pick, s)?),
             Does::Cells(c) => self.cells(c, entity, pick, s)?,
             Does::Lookup {
@@ -339,7 +358,10 @@ impl Own {
                 qualifier,
                 then,
             } => OwnCall::Lookup {
-                index: self.page(index, entity, pick, instances, s)?,
+                index: {
+                    let all = self.keys_of(op_index, index, entity, (uid, instances), &mut x.keys)?;
+                    self.page(index, entity, pick, &all, s)?
+                },
                 family: family.clone(),
                 qualifier: qualifier.clone(),
                 then: self.names[then.table],
@@ -397,7 +419,7 @@ impl Own {
                 }
                 OwnCall::Write(by_table(new))
             }
-            Does::Timeline(t) => self.timeline(g, t, instances, s, x)?,
+            Does::Timeline(t) => self.timeline(g, t, instances, s, &mut x.generated)?,
             Does::Delete(e) => {
                 let was = {
                     let mut changed = self.changed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -627,40 +649,74 @@ impl Own {
     /// instances put under the prefix are not counted: the cursor is a row's real key, its
     /// depth a draw). Newest first: where a forward stamp follows the prefix, the scans run
     /// backwards.
-    fn page(&self, p: &Page, entity: Entity, pick: &[Owned], instances: &[Vec<Owned>], s: &Stream) -> Result<PageCall> {
+    fn page(&self, p: &Page, entity: Entity, pick: &[Owned], all: &[Vec<u8>], s: &Stream) -> Result<PageCall> {
         let key = self.key(p.target);
         let row = self.key_of(p.target, entity, pick)?;
         let spans = key.spans(&row)?;
         let end = spans[p.prefix - 1].end;
-        let salt = p.spread.map(|(i, _)| spans[i].clone());
-        let reversed = newest_last(key, p.prefix);
-        // What orders the merged rows: the key without its salt.
-        let order = |k: &[u8]| -> Vec<u8> {
-            match &salt {
-                Some(r) => [&k[..r.start], &k[r.end..]].concat(),
-                None => k.to_vec(),
-            }
-        };
-        let mut same: Vec<Vec<u8>> = Vec::new();
-        for v in instances {
-            let k = self.key_of(p.target, entity, v)?;
-            if k.len() >= end && order(&k[..end]) == order(&row[..end]) {
-                same.push(k);
-            }
-        }
-        same.sort_by_key(|k| order(k));
-        same.dedup();
-        if reversed {
-            same.reverse();
-        }
+        // The user's rows under the same prefix (salt aside), in the page's order.
+        let salt = p.spread.map(|(i, _)| spans[i].clone()).unwrap_or(0..0);
+        let same: Vec<&Vec<u8>> = all
+            .iter()
+            .filter(|k| {
+                k.len() >= end && k[..salt.start] == row[..salt.start] && k[salt.end..end] == row[salt.end..end]
+            })
+            .collect();
         let pages = same.len().div_ceil(p.rows).max(1) as u64;
-        let depth = (1 + geometric(s, 61, PAGE_DEPTH_P).min(MAX_DEPTH - 1)).min(pages) as usize;
-        self.page_at(p, &row, &same, depth)
+        let depth = (1 + geometric(s, 20, PAGE_DEPTH_P).min(MAX_DEPTH - 1)).min(pages) as usize;
+        let cursor = (!p.offset && depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone());
+        self.page_from(p, &row, cursor, depth)
+    }
+
+    /// The keys of user `uid`'s `instances` under page `p` of operation `op`, in the page's
+    /// order (by what follows a salt it spreads over; newest first), each once: made once a
+    /// user and kept in `cache`.
+    fn keys_of(
+        &self,
+        op: usize,
+        p: &Page,
+        entity: Entity,
+        (uid, instances): (u64, &[Vec<Owned>]),
+        cache: &mut HashMap<(u64, usize), Rc<[Vec<u8>]>>,
+    ) -> Result<Rc<[Vec<u8>]>> {
+        if let Some(k) = cache.get(&(uid, op)) {
+            return Ok(k.clone());
+        }
+        let key = self.key(p.target);
+        let mut all: Vec<Vec<u8>> = instances
+            .iter()
+            .map(|v| self.key_of(p.target, entity, v))
+            .collect::<Result<_>>()?;
+        match p.spread {
+            // What follows the salt orders the merged buckets' rows.
+            Some((i, _)) => {
+                let cut = |k: &Vec<u8>| key.spans(k).map(|s| s[i].end).unwrap_or(0);
+                all.sort_by(|a, b| a[cut(a)..].cmp(&b[cut(b)..]).then_with(|| a.cmp(b)));
+            }
+            None => all.sort(),
+        }
+        all.dedup();
+        if newest_last(key, p.prefix) {
+            all.reverse();
+        }
+        if cache.len() >= CACHE_KEYS {
+            cache.clear();
+        }
+        let all: Rc<[Vec<u8>]> = all.into();
+        cache.insert((uid, op), all.clone());
+        Ok(all)
     }
 
     /// Page `depth` (from 1) of the rows sharing `row`'s prefix, `same` being the user's
     /// rows of it in the page's order.
+    #[cfg(test)]
     fn page_at(&self, p: &Page, row: &[u8], same: &[Vec<u8>], depth: usize) -> Result<PageCall> {
+        let cursor = (!p.offset && depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone());
+        self.page_from(p, row, cursor, depth)
+    }
+
+    /// Page `depth` of the rows sharing `row`'s prefix: after `cursor`, or by offset.
+    fn page_from(&self, p: &Page, row: &[u8], cursor: Option<Vec<u8>>, depth: usize) -> Result<PageCall> {
         let key = self.key(p.target);
         let spans = key.spans(row)?;
         let end = spans[p.prefix - 1].end;
@@ -669,10 +725,7 @@ impl Own {
         // A prefix that is the whole key of a delimited last field reads that row alone,
         // not the rows of longer values that begin with it.
         let exact = p.prefix == key.segments.len() && key.segments[p.prefix - 1].delimited();
-        let (cursor, skip) = match p.offset {
-            true => (None, (depth - 1) * p.rows),
-            false => ((depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone()), 0),
-        };
+        let skip = if p.offset { (depth - 1) * p.rows } else { 0 };
         let prefix = row[..end].to_vec();
         let scans = self.spread(key, p.spread, &spans, &prefix, |prefix, bucket| {
             let (start, start_exclusive) = match &cursor {
@@ -804,18 +857,13 @@ impl Own {
     fn range_at(&self, r: &Range, entity: Entity, pick: &[Owned], from: i64, to: i64) -> Result<PageCall> {
         let p = &r.page;
         let key = self.key(p.target);
-        let row = self.key_of(p.target, entity, pick)?;
-        let spans = key.spans(&row)?;
-        let salt = p.spread.map(|(i, _)| spans[i].clone());
         let field = &key.fields[key.segments[r.stamp].field().expect("a stamp has its field")].name;
         let at = entity.field(field).expect("checked: the entity has the key's fields");
-        // The key of `pick` at another time, cut after its stamp.
-        let cut = |t: i64| -> Result<Vec<u8>> {
-            let mut v = pick.to_vec();
+        // The key of `pick` at another time, up to its stamp.
+        let mut v = pick.to_vec();
+        let mut cut = |t: i64| -> Result<Vec<u8>> {
             v[at] = Owned::Int(i128::from(t));
-            let k = self.key_of(p.target, entity, &v)?;
-            let end = key.spans(&k)?[r.stamp].end;
-            Ok(k[..end].to_vec())
+            Ok(key.prefix(&key_values(key, entity, &v), r.stamp + 1)?)
         };
         let reversed = newest_last(key, p.prefix);
         // In key order, the window's first and last stamps.
@@ -824,8 +872,13 @@ impl Own {
         } else {
             (cut(to)?, cut(from)?)
         };
-        let end = spans[p.prefix - 1].end;
-        let scans = self.spread(key, p.spread, &spans, &row[..end], |_, bucket| {
+        // Where the salt lies, where the range spreads over its buckets.
+        let spans = match p.spread {
+            Some(_) => key.spans(&self.key_of(p.target, entity, pick)?)?,
+            None => Vec::new(),
+        };
+        let salt = p.spread.map(|(i, _)| spans[i].clone());
+        let scans = self.spread(key, p.spread, &spans, &first, |_, bucket| {
             let (low, high) = (bucket(&first), keys::next_prefix(&bucket(&last)));
             let (start, stop) = if reversed { (high, low) } else { (low, high) };
             Scan {
@@ -850,7 +903,7 @@ impl Own {
     /// A page of the cells of one row: page 1 half the time, else after the qualifier of
     /// `pick`'s own cell in it (a real cell, as a client deep in the list holds).
     fn cells(&self, c: &Cells, entity: Entity, pick: &[Owned], s: &Stream) -> Result<OwnCall> {
-        self.cells_at(c, entity, pick, s.unit(62) >= 0.5)
+        self.cells_at(c, entity, pick, s.unit(21) >= 0.5)
     }
 
     /// A page of the cells of `pick`'s row: the first, or the one after `pick`'s own cell.
@@ -1197,7 +1250,10 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for i in 0..64 {
             let s = rng.stream(Kind::Post, i, 0);
-            let call = own.page(&page, Entity::Post, &instances[0], &instances, &s).unwrap();
+            let all = own
+                .keys_of(0, &page, Entity::Post, (7, &instances), &mut HashMap::new())
+                .unwrap();
+            let call = own.page(&page, Entity::Post, &instances[0], &all, &s).unwrap();
             assert_eq!(call.scans.len(), 4, "one scan per bucket");
             let got = stamps(&own.read_page(&call).unwrap());
             // Newest first, five of user 7's: from the top, or after a cursor at a page's end.
@@ -1272,6 +1328,7 @@ mod tests {
             store.create_table(&t).unwrap();
         }
         let mut x = crate::generate::Scratch::default();
+        let mut ox = Scratch::default();
         for uid in 1..=40 {
             let mut rows: Vec<(crate::generate::Table, RowMutation)> = Vec::new();
             g.emit_user_rows(uid, &mut x, &mut rows).unwrap();
@@ -1319,7 +1376,7 @@ mod tests {
             for &f in &followees {
                 pulled.extend(posts(f, &mut x).into_iter().take(10).map(|st| (st, key(f, st))));
             }
-            let call = own.prepare(&g, 1, &follows, &s, &mut x).unwrap();
+            let call = own.prepare(&g, 1, (uid, &follows), &s, &mut ox).unwrap();
             let got: Vec<Vec<u8>> = own
                 .timeline_rows(&call)
                 .unwrap()
@@ -1341,7 +1398,7 @@ mod tests {
                 stars += 1;
                 home.extend(posts(f, &mut x).into_iter().take(10).map(|st| (st, key(f, st))));
             }
-            let call = own.prepare(&g, 2, &follows, &s, &mut x).unwrap();
+            let call = own.prepare(&g, 2, (uid, &follows), &s, &mut ox).unwrap();
             let shown = own.timeline_rows(&call).unwrap();
             let got: Vec<Vec<u8>> = shown.iter().map(|(_, k, _)| k.clone()).collect();
             assert_eq!(got, newest(home), "user {uid}'s home timeline");
@@ -1430,7 +1487,8 @@ mod seed_operations {
         let row = own.key_of(p.target, entity, &instances[0]).unwrap();
         let s = Rng::new(1).stream(Kind::User, 0, 0);
         // The user's rows of the prefix, as the page draws its cursor from them.
-        let mut all = own.page(p, entity, &instances[0], instances, &s).unwrap();
+        let keys = own.keys_of(0, p, entity, (0, instances), &mut HashMap::new()).unwrap();
+        let mut all = own.page(p, entity, &instances[0], &keys, &s).unwrap();
         all.rows = usize::MAX;
         all.skip = 0;
         for scan in &mut all.scans {
@@ -1655,6 +1713,7 @@ mod seed_operations {
                 .collect()
         };
         let mut x = crate::generate::Scratch::default();
+        let mut ox = Scratch::default();
         let (mut later, mut listed) = (0, 0);
         for uid in 1..=w.data.users {
             // A user's own posts, every page, after the cursor the page before ends at.
@@ -1709,13 +1768,19 @@ mod seed_operations {
                     let rows = own.timeline_rows(call).unwrap();
                     fields(&own, posts.target, rows.into_iter().map(|(_, key, _)| key))
                 };
-                let call = own.prepare(&g, index("timeline_pull"), &follows, &s, &mut x).unwrap();
+                let call = own
+                    .prepare(&g, index("timeline_pull"), (uid, &follows), &s, &mut ox)
+                    .unwrap();
                 let seed: Vec<Vec<i128>> = dao.timeline_pull(uid, 10, None).unwrap().iter().map(post).collect();
                 assert_eq!(shown(&call), seed, "user {uid}'s pulled timeline");
-                let call = own.prepare(&g, index("timeline"), &follows, &s, &mut x).unwrap();
+                let call = own
+                    .prepare(&g, index("timeline"), (uid, &follows), &s, &mut ox)
+                    .unwrap();
                 let seed: Vec<Vec<i128>> = dao.timeline(uid, 10, None).unwrap().iter().map(post).collect();
                 assert_eq!(shown(&call), seed, "user {uid}'s home timeline");
-                let call = own.prepare(&g, index("timeline_later"), &follows, &s, &mut x).unwrap();
+                let call = own
+                    .prepare(&g, index("timeline_later"), (uid, &follows), &s, &mut ox)
+                    .unwrap();
                 let OwnCall::Timeline {
                     before: Some(before), ..
                 } = call
@@ -1756,12 +1821,13 @@ mod seed_operations {
         let index = |name: &str| own.design.operations.iter().position(|o| o.name == name).unwrap();
         let text = |b: &[u8]| -> u64 { std::str::from_utf8(b).unwrap().parse().unwrap() };
         let mut x = crate::generate::Scratch::default();
+        let mut ox = Scratch::default();
         let (mut fanned, mut backfilled, mut unfollowed) = (0, 0, 0);
         for uid in 1..=g.workload().data.users {
             let s = Rng::new(5).stream(Kind::User, uid, 0);
             let posts = g.instances(uid, Entity::Post, &mut x);
             if !posts.is_empty() {
-                let call = own.prepare(&g, index("publish"), &posts, &s, &mut x).unwrap();
+                let call = own.prepare(&g, index("publish"), (uid, &posts), &s, &mut ox).unwrap();
                 let write = match &call {
                     OwnCall::Deliver { write, .. } => {
                         fanned += 1;
@@ -1793,7 +1859,7 @@ mod seed_operations {
                 continue;
             }
             // A follow written again now, then one (perhaps another) unfollowed.
-            let call = own.prepare(&g, index("follow"), &follows, &s, &mut x).unwrap();
+            let call = own.prepare(&g, index("follow"), (uid, &follows), &s, &mut ox).unwrap();
             backfilled += usize::from(matches!(call, OwnCall::Deliver { .. }));
             let (OwnCall::Deliver { write, .. } | OwnCall::Write(write)) = &call else {
                 panic!("a write")
@@ -1814,7 +1880,7 @@ mod seed_operations {
             own.execute(&g, &call).unwrap();
             dao.follow(uid, text(qualifier), *at).unwrap();
             let call = own
-                .prepare(&g, index("unfollow"), &follows, &s.child(1), &mut x)
+                .prepare(&g, index("unfollow"), (uid, &follows), &s.child(1), &mut ox)
                 .unwrap();
             let OwnCall::Write(write) = &call else {
                 panic!("a write")
