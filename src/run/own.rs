@@ -1037,7 +1037,7 @@ impl Own {
     ) -> i64 {
         let followee = Entity::Follow.field("followee").expect("a follow's followee");
         for k in 0..4 {
-            let f = &follows[s.below(64 + k, follows.len() as u64) as usize];
+            let f = &follows[s.below(40 + k, follows.len() as u64) as usize];
             let Owned::Int(source) = f[followee] else { continue };
             let mut stamps: Vec<i128> = g
                 .instances(source as u64, entity, x)
@@ -1051,7 +1051,7 @@ impl Own {
                 continue;
             }
             stamps.sort_unstable_by(|a, b| b.cmp(a));
-            let n = s.below(68, t.per_source as u64) as usize;
+            let n = s.below(44, t.per_source as u64) as usize;
             return stamps[n.min(stamps.len() - 1)] as i64;
         }
         let data = &g.workload().data;
