@@ -8,10 +8,11 @@
 //!    embedded store, each page read by offset (the seed's scan-and-skip) and by cursor.
 //! 3. With `--descriptions ROUNDS` alone: each seed operation through the seed's code and
 //!    through its seed description's operation of the same name, on the same rows, the
-//!    same draws, `null:` and `embedded:`, sides alternating first per round: the cost of a
-//!    prepare and execute, and the description's over the code's.
+//!    same draws, `null:` and `embedded:`, sides alternating first per round, each side's
+//!    worker warmed by an untimed pass: the cost of a prepare and execute, and the
+//!    description's over the code's.
 //!
-//! `cargo bench --bench run -- [--ops N] [--samples N] | --descriptions ROUNDS`
+//! `cargo bench --bench run -- [--ops N] [--samples N] | --descriptions ROUNDS [--only OP]...`
 
 use std::path::Path;
 use std::sync::Arc;
@@ -38,7 +39,12 @@ fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let (mut ops, mut samples) = (2_000_000u64, 3_000usize);
     let mut descriptions = None;
+    let mut only: Vec<String> = Vec::new();
     while let Some(a) = args.next() {
+        if a == "--only" {
+            only.push(args.next().expect("an operation's name after --only"));
+            continue;
+        }
         let v: u64 = args
             .next()
             .and_then(|v| v.parse().ok())
@@ -51,7 +57,7 @@ fn main() {
         }
     }
     if let Some(rounds) = descriptions {
-        described(rounds);
+        described(rounds, &only);
         return;
     }
     overhead(ops);
@@ -220,8 +226,9 @@ const DESIGNS: [(&str, &str); 4] = [
     ),
 ];
 
-/// Each seed operation through the seed's code and through its description, per op.
-fn described(rounds: usize) {
+/// Each seed operation (or those `only` names) through the seed's code and through its
+/// description, per op.
+fn described(rounds: usize, only: &[String]) {
     let dir = tempfile::tempdir().unwrap();
     let root = std::env::current_dir().unwrap();
     let mut all: Vec<(String, &str, Vec<f64>, Vec<f64>)> = Vec::new();
@@ -263,20 +270,32 @@ fn described(rounds: usize) {
                 let Some(code) = tallrow::workload::Op::from_name(name) else {
                     continue;
                 };
+                if !only.is_empty() && !only.iter().any(|o| o == name) {
+                    continue;
+                }
                 let ops = [code, *own];
                 let (mut ns, mut ratios) = ([Vec::new(), Vec::new()], Vec::new());
+                // Each side's worker keeps its scratch (its caches of users' keys) from an
+                // untimed pass through the rounds, as a run's worker keeps it for the run.
+                let mut scratch = [Scratch::new(0), Scratch::new(0)];
+                for (side, ctx) in sides.iter().map(|(_, c)| c).enumerate() {
+                    for i in 0..n {
+                        let s = Rng::new(8).stream(Kind::Run, 0, 0).child(i);
+                        let _ = ctx.execute(&ctx.prepare(ops[side], &s, &mut scratch[side]));
+                    }
+                }
                 for round in 0..rounds {
                     let mut took = [0.0f64; 2];
                     for k in 0..2 {
                         let side = (k + round) % 2;
                         let ctx = &sides[side].1;
                         let draws = Rng::new(7).stream(Kind::Run, round as u64, 0);
-                        let mut scratch = Scratch::new(0);
+                        let scratch = &mut scratch[side];
                         let started = Instant::now();
                         let mut failed = 0u64;
                         for i in 0..n {
                             let s = draws.child(i);
-                            let call = ctx.prepare(ops[side], &s, &mut scratch);
+                            let call = ctx.prepare(ops[side], &s, scratch);
                             failed += u64::from(ctx.execute(&call).is_err());
                         }
                         took[side] = started.elapsed().as_secs_f64() * 1e9 / n as f64;
@@ -302,6 +321,9 @@ fn described(rounds: usize) {
             .filter(|(_, b, _, _)| *b == backend)
             .map(|(_, _, c, d)| (median(d) / median(c)).ln())
             .collect();
+        if logs.is_empty() {
+            continue;
+        }
         println!(
             "all operations (geometric mean of the medians): {:.3} (target <= 1.05)",
             (logs.iter().sum::<f64>() / logs.len() as f64).exp()

@@ -654,18 +654,32 @@ impl Own {
         let row = self.key_of(p.target, entity, pick)?;
         let spans = key.spans(&row)?;
         let end = spans[p.prefix - 1].end;
-        // The user's rows under the same prefix (salt aside), in the page's order.
-        let salt = p.spread.map(|(i, _)| spans[i].clone()).unwrap_or(0..0);
-        let same: Vec<&Vec<u8>> = all
-            .iter()
-            .filter(|k| {
-                k.len() >= end && k[..salt.start] == row[..salt.start] && k[salt.end..end] == row[salt.end..end]
-            })
-            .collect();
+        // The user's rows under the same prefix (salt aside), in the page's order: without a
+        // salt, a run of the sorted keys, found by bisection.
+        let same: Vec<&Vec<u8>> = match p.spread {
+            None => {
+                let at = |k: &Vec<u8>| k[..end.min(k.len())].cmp(&row[..end]);
+                let (before, after) = match newest_last(key, p.prefix) {
+                    false => (std::cmp::Ordering::Less, std::cmp::Ordering::Greater),
+                    true => (std::cmp::Ordering::Greater, std::cmp::Ordering::Less),
+                };
+                let from = all.partition_point(|k| at(k) == before);
+                let to = from + all[from..].partition_point(|k| at(k) != after);
+                all[from..to].iter().collect()
+            }
+            Some((i, _)) => {
+                let salt = spans[i].clone();
+                all.iter()
+                    .filter(|k| {
+                        k.len() >= end && k[..salt.start] == row[..salt.start] && k[salt.end..end] == row[salt.end..end]
+                    })
+                    .collect()
+            }
+        };
         let pages = same.len().div_ceil(p.rows).max(1) as u64;
         let depth = (1 + geometric(s, 20, PAGE_DEPTH_P).min(MAX_DEPTH - 1)).min(pages) as usize;
         let cursor = (!p.offset && depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone());
-        self.page_from(p, &row, cursor, depth)
+        self.page_from(p, &row, &spans, cursor, depth)
     }
 
     /// The keys of user `uid`'s `instances` under page `p` of operation `op`, in the page's
@@ -712,13 +726,20 @@ impl Own {
     #[cfg(test)]
     fn page_at(&self, p: &Page, row: &[u8], same: &[Vec<u8>], depth: usize) -> Result<PageCall> {
         let cursor = (!p.offset && depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone());
-        self.page_from(p, row, cursor, depth)
+        self.page_from(p, row, &self.key(p.target).spans(row)?, cursor, depth)
     }
 
-    /// Page `depth` of the rows sharing `row`'s prefix: after `cursor`, or by offset.
-    fn page_from(&self, p: &Page, row: &[u8], cursor: Option<Vec<u8>>, depth: usize) -> Result<PageCall> {
+    /// Page `depth` of the rows sharing `row`'s prefix (`spans` its segments' places):
+    /// after `cursor`, or by offset.
+    fn page_from(
+        &self,
+        p: &Page,
+        row: &[u8],
+        spans: &[std::ops::Range<usize>],
+        cursor: Option<Vec<u8>>,
+        depth: usize,
+    ) -> Result<PageCall> {
         let key = self.key(p.target);
-        let spans = key.spans(row)?;
         let end = spans[p.prefix - 1].end;
         let salt = p.spread.map(|(i, _)| spans[i].clone());
         let reversed = newest_last(key, p.prefix);
@@ -727,7 +748,7 @@ impl Own {
         let exact = p.prefix == key.segments.len() && key.segments[p.prefix - 1].delimited();
         let skip = if p.offset { (depth - 1) * p.rows } else { 0 };
         let prefix = row[..end].to_vec();
-        let scans = self.spread(key, p.spread, &spans, &prefix, |prefix, bucket| {
+        let scans = self.spread(key, p.spread, spans, &prefix, |prefix, bucket| {
             let (start, start_exclusive) = match &cursor {
                 Some(c) => (bucket(c), true),
                 None if reversed => (keys::next_prefix(prefix), true),
