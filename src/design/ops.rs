@@ -638,16 +638,7 @@ fn timeline(
             "celebrities alone are pulled where the rest come by an inbox: name the inbox lookup",
         );
     }
-    let per_source = match r.per_source {
-        None => page.rows,
-        Some(n) if (1..=MAX_PAGE_ROWS as i64).contains(&n) => n as usize,
-        Some(n) => {
-            return bad(
-                &format!("{path}.per_source"),
-                format!("must be 1 to {MAX_PAGE_ROWS}, got {n}"),
-            );
-        }
-    };
+    let per_source = count(&format!("{path}.per_source"), r.per_source, page.rows)?;
     Ok(Timeline {
         page,
         by,
@@ -738,16 +729,7 @@ fn page(design: &Design, path: &str, at: &str, name: &str, r: &RawOperation) -> 
             );
         }
     };
-    let rows = match r.rows {
-        None => 10,
-        Some(n) if (1..=MAX_PAGE_ROWS as i64).contains(&n) => n as usize,
-        Some(n) => {
-            return bad(
-                &format!("{path}.rows"),
-                format!("must be 1 to {MAX_PAGE_ROWS}, got {n}"),
-            );
-        }
-    };
+    let rows = count(&format!("{path}.rows"), r.rows, 10)?;
     // The prefix: the leading segments each of which is a literal, a salt, or one of the
     // fields named; a salt of another field is read bucket by bucket.
     let mut prefix = 0;
@@ -908,21 +890,21 @@ fn cells(design: &Design, path: &str, at: &str, name: &str, r: &RawOperation) ->
             ),
         );
     }
-    let n = match r.rows {
-        None => 20,
-        Some(n) if (1..=MAX_PAGE_ROWS as i64).contains(&n) => n as usize,
-        Some(n) => {
-            return bad(
-                &format!("{path}.rows"),
-                format!("must be 1 to {MAX_PAGE_ROWS}, got {n}"),
-            );
-        }
-    };
+    let n = count(&format!("{path}.rows"), r.rows, 20)?;
     Ok(Cells {
         target,
         family: family.clone(),
         rows: n,
     })
+}
+
+/// A count of rows or cells a read takes, 1 to [`MAX_PAGE_ROWS`]; `default` where unset.
+fn count(at: &str, n: Option<i64>, default: usize) -> Result<usize, Invalid> {
+    match n {
+        None => Ok(default),
+        Some(n) if (1..=MAX_PAGE_ROWS as i64).contains(&n) => Ok(n as usize),
+        Some(n) => bad(at, format!("must be 1 to {MAX_PAGE_ROWS}, got {n}")),
+    }
 }
 
 fn names(key: &super::key::Key) -> String {

@@ -1202,39 +1202,55 @@ pub fn own_design_loads_verifies_and_misses_a_row(sets: &[&str], url: &str, back
         "run.threads=2",
     ]);
     assert_eq!(out.code, 0, "{}\n{}\n{}", out.stdout, out.stderr, logs.since());
-    let report = out
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("report: "))
-        .unwrap_or_else(|| panic!("a report: {}", out.stdout));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join(report).join("summary.json")).unwrap()).unwrap();
-    let ops: Vec<(String, u64, u64)> = summary["ops"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            (
-                o["op"].as_str().unwrap().to_string(),
-                o["count"].as_u64().unwrap(),
-                o["errors"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    let op_names: Vec<&str> = ops.iter().map(|(n, _, _)| n.as_str()).collect();
+    let ops = run_ops(dir.path(), &out.stdout);
+    let op_names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(op_names, ["account", "conversation", "inbox", "send"], "{}", out.stdout);
     // The summary marks the design's write as one, for the plots' reads and writes apart.
-    let writes: Vec<bool> = summary["ops"]
+    let writes: Vec<bool> = ops.iter().map(|o| o.writes).collect();
+    assert_eq!(writes, [false, false, false, true], "{ops:?}");
+    assert!(
+        ops.iter().all(|o| o.count > 0 && o.errors == 0),
+        "{ops:?}\n{}",
+        out.stdout
+    );
+    let sent = ops[3].count;
+    assert!(count("chat:messages") > before, "{sent} messages sent: {}", out.stdout);
+    drop_tables(&*open(), &names).unwrap();
+}
+
+/// An operation of a run's summary.json.
+#[derive(Debug)]
+pub struct RunOp {
+    /// Its name.
+    pub name: String,
+    /// Operations measured.
+    pub count: u64,
+    /// Of them, failed.
+    pub errors: u64,
+    /// Whether it writes.
+    pub writes: bool,
+}
+
+/// The operations of the run whose `run` printed `stdout` (its `report: DIR` line, from
+/// `dir`), as its summary.json has them.
+pub fn run_ops(dir: &Path, stdout: &str) -> Vec<RunOp> {
+    let report = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("report: "))
+        .unwrap_or_else(|| panic!("a report: {stdout}"));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(report).join("summary.json")).unwrap()).unwrap();
+    summary["ops"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| o["writes"].as_bool().unwrap_or(false))
-        .collect();
-    assert_eq!(writes, [false, false, false, true], "{summary}");
-    assert!(ops.iter().all(|(_, n, e)| *n > 0 && *e == 0), "{ops:?}\n{}", out.stdout);
-    let sent = ops[3].1;
-    assert!(count("chat:messages") > before, "{sent} messages sent: {}", out.stdout);
-    drop_tables(&*open(), &names).unwrap();
+        .map(|o| RunOp {
+            name: o["op"].as_str().unwrap().to_string(),
+            count: o["count"].as_u64().unwrap(),
+            errors: o["errors"].as_u64().unwrap(),
+            writes: o["writes"].as_bool().unwrap_or(false),
+        })
+        .collect()
 }
 
 /// Where each of the real cluster's logs (`TALLROW_HBASE_DIR/logs`) ended when taken: a

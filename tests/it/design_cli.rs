@@ -715,48 +715,27 @@ fn the_seed_descriptions_run_the_seed_operations_through_the_binary() {
             ],
         );
         assert_eq!(out.code, 0, "{file}: {}\n{}", out.stdout, out.stderr);
-        let report = out
-            .stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("report: "))
-            .unwrap_or_else(|| panic!("{file}: a report: {}", out.stdout));
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join(report).join("summary.json")).unwrap())
-                .unwrap();
-        let mut ran: Vec<(String, u64, u64, bool)> = summary["ops"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| {
-                (
-                    o["op"].as_str().unwrap().to_string(),
-                    o["count"].as_u64().unwrap(),
-                    o["errors"].as_u64().unwrap(),
-                    o["writes"].as_bool().unwrap_or(false),
-                )
-            })
-            .collect();
-        ran.sort();
+        let mut ran = crate::common::run_ops(dir.path(), &out.stdout);
+        ran.sort_by(|a, b| a.name.cmp(&b.name));
         let mut want: Vec<&str> = names.to_vec();
         want.sort_unstable();
         assert_eq!(
-            ran.iter().map(|(n, ..)| n.as_str()).collect::<Vec<_>>(),
+            ran.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
             want,
             "{file}: every operation of the description ran"
         );
-        for (name, count, errors, writes) in &ran {
+        for o in &ran {
             assert!(
-                *count > 0 && *errors == 0,
-                "{file}: {name}: {count} operations, {errors} errors: {}",
+                o.count > 0 && o.errors == 0,
+                "{file}: {}: {} operations, {} errors: {}",
+                o.name,
+                o.count,
+                o.errors,
                 out.stdout
             );
-            let seed = tallrow::workload::Op::from_name(name);
-            assert_eq!(
-                Some(*writes),
-                seed.map(|o| o.writes()).or(Some(false)),
-                "{file}: {name} writes as the seed's"
-            );
-            seen.push(name.clone());
+            let seed = tallrow::workload::Op::from_name(&o.name).is_some_and(|s| s.writes());
+            assert_eq!(o.writes, seed, "{file}: {} writes as the seed's", o.name);
+            seen.push(o.name.clone());
         }
     }
     seen.retain(|n| n != "inbox");
