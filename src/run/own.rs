@@ -679,7 +679,7 @@ impl Own {
         let pages = same.len().div_ceil(p.rows).max(1) as u64;
         let depth = (1 + geometric(s, 20, PAGE_DEPTH_P).min(MAX_DEPTH - 1)).min(pages) as usize;
         let cursor = (!p.offset && depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone());
-        self.page_from(p, &row, &spans, cursor, depth)
+        Ok(self.page_from(p, &row[..end], &spans, cursor, depth))
     }
 
     /// The keys of user `uid`'s `instances` under page `p` of operation `op`, in the page's
@@ -726,29 +726,29 @@ impl Own {
     #[cfg(test)]
     fn page_at(&self, p: &Page, row: &[u8], same: &[Vec<u8>], depth: usize) -> Result<PageCall> {
         let cursor = (!p.offset && depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone());
-        self.page_from(p, row, &self.key(p.target).spans(row)?, cursor, depth)
+        let spans = self.key(p.target).spans(row)?;
+        Ok(self.page_from(p, &row[..spans[p.prefix - 1].end], &spans, cursor, depth))
     }
 
-    /// Page `depth` of the rows sharing `row`'s prefix (`spans` its segments' places):
-    /// after `cursor`, or by offset.
+    /// Page `depth` of the rows under `prefix`, the first segments of a key whose places
+    /// are `spans` (needed only where the page spreads over a salt's buckets): after
+    /// `cursor`, or by offset.
     fn page_from(
         &self,
         p: &Page,
-        row: &[u8],
+        prefix: &[u8],
         spans: &[std::ops::Range<usize>],
         cursor: Option<Vec<u8>>,
         depth: usize,
-    ) -> Result<PageCall> {
+    ) -> PageCall {
         let key = self.key(p.target);
-        let end = spans[p.prefix - 1].end;
         let salt = p.spread.map(|(i, _)| spans[i].clone());
         let reversed = newest_last(key, p.prefix);
         // A prefix that is the whole key of a delimited last field reads that row alone,
         // not the rows of longer values that begin with it.
         let exact = p.prefix == key.segments.len() && key.segments[p.prefix - 1].delimited();
         let skip = if p.offset { (depth - 1) * p.rows } else { 0 };
-        let prefix = row[..end].to_vec();
-        let scans = self.spread(key, p.spread, spans, &prefix, |prefix, bucket| {
+        let scans = self.spread(key, p.spread, spans, prefix, |prefix, bucket| {
             let (start, start_exclusive) = match &cursor {
                 Some(c) => (bucket(c), true),
                 None if reversed => (keys::next_prefix(prefix), true),
@@ -772,14 +772,14 @@ impl Own {
                 },
             }
         });
-        Ok(PageCall {
+        PageCall {
             table: self.names[p.target.table],
             scans,
             salt,
             reversed,
             skip,
             rows: p.rows,
-        })
+        }
     }
 
     /// The first page of `p` for an instance of `entity` whose fields `known` are given (by
@@ -804,36 +804,7 @@ impl Own {
             return Ok(None);
         }
         let prefix = key.prefix(&key_values(key, entity, &values), p.prefix)?;
-        let reversed = newest_last(key, p.prefix);
-        let exact = p.prefix == key.segments.len() && key.segments[p.prefix - 1].delimited();
-        let scan = Scan {
-            start: if reversed {
-                keys::next_prefix(&prefix)
-            } else {
-                Vec::new()
-            },
-            start_exclusive: reversed,
-            stop: match () {
-                () if reversed => prefix.clone(),
-                () if exact => [&prefix[..], &[0]].concat(),
-                () => Vec::new(),
-            },
-            prefix,
-            reversed,
-            limit: Some(p.rows),
-            select: crate::store::Selection {
-                max_versions: p.versions,
-                ..Default::default()
-            },
-        };
-        Ok(Some(PageCall {
-            table: self.names[p.target.table],
-            scans: vec![scan],
-            salt: None,
-            reversed,
-            skip: 0,
-            rows: p.rows,
-        }))
+        Ok(Some(self.page_from(p, &prefix, &[], None, 1)))
     }
 
     /// One scan per bucket of the salt at `spread` (or one scan): `make` is given the
