@@ -87,7 +87,7 @@ if kerberos_build_deps; then
     features=(--features kerberos)
 fi
 cargo build --release --locked --quiet "${features[@]}"
-bin=target/release/tallrow
+bin=${CARGO_TARGET_DIR:-target}/release/tallrow
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -417,7 +417,12 @@ compare_runs() { # n [noisy]
         "$bin" compare --baseline "$tmp"/c/base/*/ --candidate "$tmp"/c/slow/*/ --threshold p99=10% \
             --reports "$tmp/c/v2" >"$tmp/c/slow.txt" || code=$?
         echo "     2 ms a call, p99=10%: $(grep -m1 '^verdict' "$tmp/c/slow.txt" | sed 's/ (.*//') (exit $code)"
-        [[ $code == 1 ]] && grep -q '^verdict: regression' "$tmp/c/slow.txt" && slow=$((slow + 1))
+        if [[ $code == 1 ]] && grep -q '^verdict: regression' "$tmp/c/slow.txt"; then
+            slow=$((slow + 1))
+        else
+            # What kept it from a regression: the figures the threshold names.
+            grep -E '^(REGRESSION|warning)|  p99  ' "$tmp/c/slow.txt" | sed 's/^/       /'
+        fi
     done
     echo "same build: no regression in $same of $1; 2 ms a call: regression in $slow of $1"
 }

@@ -415,6 +415,29 @@ fn compare_judges_three_runs_a_side_against_the_noise_between_them() {
         "{}",
         out.stdout
     );
+    // A percentile too few calls place is still decided where every run's interval lies
+    // beyond every baseline run's: 2 ms a call against the baseline's microseconds (each
+    // operation's 300 to 600 calls a run cannot place its p99 by the test), and not for
+    // the same build.
+    let gate = |cand: &[String]| {
+        let mut args = vec!["compare", "--threshold", "p99=10%", "--baseline"];
+        args.extend(a.iter().map(String::as_str));
+        args.push("--candidate");
+        args.extend(cand.iter().map(String::as_str));
+        tallrow(dir.path(), &args)
+    };
+    let out = gate(&slow);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("verdict: regression ("), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("REGRESSION: timeline p99: ") && l.ends_with(", every run's interval apart)")),
+        "{}",
+        out.stdout
+    );
+    let out = gate(&b);
+    assert!(!out.stdout.contains("REGRESSION: "), "{}", out.stdout);
     let refused = tallrow(dir.path(), &["compare", "--baseline", &a[0], "--candidate"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
 }
