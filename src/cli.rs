@@ -5,6 +5,7 @@ mod compare;
 mod design;
 mod drop;
 pub mod help;
+mod history;
 mod keys;
 mod load;
 mod report;
@@ -51,6 +52,10 @@ pub enum Command {
     /// Compare runs: one or several a side; exits 1 on a regression (several a side) or a
     /// crossed threshold (one a side), and writes the verdict as JSON and Markdown.
     Compare(CompareArgs),
+    /// Many runs' reports as series per operation and figure, grouped by what makes runs
+    /// comparable, with their change points (E-divisive means with Student's t, as Apache
+    /// Otava finds them); writes history.json, history.md and history.csv.
+    History(HistoryArgs),
     /// Work on run reports.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -737,6 +742,59 @@ pub struct CompareArgs {
     pub reports: PathBuf,
 }
 
+/// `tallrow history`
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Report folders, or folders holding them (searched a few levels down), in any order:
+    /// runs are ordered by their start.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<std::path::PathBuf>,
+    /// Runs per window of the change-point search (at least 2; Otava's `--window`).
+    #[arg(long, default_value_t = 50, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=100_000))]
+    pub window: usize,
+    /// The largest p-value of a change point (Otava's `-P`).
+    #[arg(long, value_name = "P", default_value_t = 0.001, value_parser = parse_p)]
+    pub p_value: f64,
+    /// The smallest change of a change point, a share (Otava's `--magnitude`).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0, value_parser = parse_magnitude)]
+    pub magnitude: f64,
+    /// Gate a CI job: exit 4 where a regression starts within the last K runs (at least
+    /// --fail-above large, p at most --p-value over the series searched, not acknowledged).
+    #[arg(long, value_name = "K", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub fail_within: Option<usize>,
+    /// The smallest regression that fails the gate, e.g. 5%.
+    #[arg(long, value_name = "PERCENT", default_value = "0%", value_parser = parse_percent, requires = "fail_within")]
+    pub fail_above: f64,
+    /// A file of change points the team has accepted, one a line: RUN OPERATION FIGURE (the
+    /// run as its report folder's name); they do not fail the gate.
+    #[arg(long, value_name = "FILE", requires = "fail_within")]
+    pub acknowledged: Option<std::path::PathBuf>,
+    /// Folder the history (history.json, history.md, history.csv) goes under.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub reports: std::path::PathBuf,
+}
+
+fn parse_p(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        _ => Err("must be a number above 0 and at most 1".into()),
+    }
+}
+
+fn parse_percent(text: &str) -> Result<f64, String> {
+    match text.strip_suffix('%').map(str::parse::<f64>) {
+        Some(Ok(p)) if (0.0..=1e6).contains(&p) => Ok(p / 100.0),
+        _ => Err("must be a percentage of 0 or more, as 5%".into()),
+    }
+}
+
+fn parse_magnitude(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(m) if (0.0..1e6).contains(&m) => Ok(m),
+        _ => Err("must be a number of 0 or more (0.05 for 5%)".into()),
+    }
+}
+
 /// `tallrow report ...`
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
@@ -879,6 +937,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Drop(args) => drop::drop(args),
         Command::Compare(args) => compare::compare(args),
+        Command::History(args) => history::history(args),
         Command::Report(ReportCommand::Merge(args)) => report::merge(args),
         Command::Keys(cmd) => keys::command(cmd),
         Command::Design(DesignCommand::Explain(args)) => design::explain(args),

@@ -209,6 +209,10 @@ pub const EXIT_CODES: &[(u8, &str)] = &[
     (2, "the command line is wrong (one line says what)"),
     (3, "run --start-at: the time had passed; nothing was measured"),
     (
+        4,
+        "history --fail-within K: a regression starts within the last K runs, at least --fail-above large, and no --acknowledged line names it",
+    ),
+    (
         130,
         "load stopped by Ctrl-C (SIGINT) or SIGTERM: what it wrote is journaled, and --resume continues it",
     ),

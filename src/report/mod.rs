@@ -7,6 +7,7 @@ pub mod compare;
 pub mod console;
 pub mod findmax;
 mod hgrm;
+pub mod history;
 pub mod keys;
 pub mod load;
 mod plot;

@@ -7,6 +7,7 @@ use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 use std::collections::BTreeMap;
 
+pub mod changepoint;
 mod significance;
 
 pub use significance::{quantile_shift, student_t, welch, welch_histograms};

@@ -13,6 +13,7 @@ mod faults;
 mod hbase;
 mod hdfs;
 mod hfile;
+mod history_cli;
 mod keys_cli;
 mod keys_compare;
 mod kill;

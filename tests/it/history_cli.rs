@@ -1,0 +1,212 @@
+//! `tallrow history` through the real binary: 24 runs against `delay:` over one embedded
+//! store, the delay stepped up at one run, found at that run with its size; and what is not
+//! a history refused in one line.
+
+use super::common::tallrow;
+use std::path::Path;
+
+#[test]
+fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let reads = dir.path().join("reads.toml");
+    let mut w =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/quickstart.toml")).unwrap();
+    w.push_str("\n[run.mix]\nown_posts = 1\n");
+    std::fs::write(&reads, w).unwrap();
+    let load = tallrow(
+        dir.path(),
+        &[
+            "load",
+            "reads.toml",
+            "--backend",
+            "embedded:db",
+            "--set",
+            "data.users=100",
+        ],
+    );
+    assert_eq!(load.code, 0, "{}", load.stderr);
+    // Runs 0 to 13 at 1 ms a call, 14 to 23 at 2 ms: a step at run 14.
+    for i in 0..24 {
+        let backend = format!("delay:{}:embedded:db", if i < 14 { "1ms" } else { "2ms" });
+        let out = tallrow(
+            dir.path(),
+            &[
+                "run",
+                "reads.toml",
+                "--backend",
+                &backend,
+                "--set",
+                "data.users=100",
+                "--ops",
+                "150",
+                "--threads",
+                "1",
+                "--warmup",
+                "0s",
+                "--reports",
+                "runs",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    }
+    // The runs are delay-bound and vary by a percent or two, so shifts of a few percent in
+    // the machine's state are significant: the change asked for is a fifth at least.
+    let out = tallrow(
+        dir.path(),
+        &["history", "runs", "--reports", "out", "--magnitude", "0.2"],
+    );
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let at = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("history: "))
+        .expect("a history line");
+    let md = dir.path().join(at);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(md.with_file_name("history.json")).unwrap()).unwrap();
+    let group = &json["groups"][0];
+    assert_eq!(group["runs"].as_array().unwrap().len(), 24, "{}", out.stdout);
+    assert_eq!(json["groups"].as_array().unwrap().len(), 1, "{}", out.stdout);
+    let changes: Vec<&serde_json::Value> = group["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["operation"] == "own_posts" && c["figure"] == "p50")
+        .collect();
+    // One change point; a last run unlike the rest would be a single run apart, not one.
+    assert_eq!(changes.len(), 1, "{}", out.stdout);
+    assert!(
+        group["single_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["figure"] != "p50" || !(13..=15).contains(&c["run"].as_u64().unwrap())),
+        "{}",
+        out.stdout
+    );
+    let c = changes[0];
+    let run = c["run"].as_u64().unwrap();
+    assert!((13..=15).contains(&run), "{c}");
+    assert_eq!(c["verdict"], "regression");
+    // Its size within 20% of the series' own step (median after over median before).
+    let series = group["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["operation"] == "own_posts" && s["figure"] == "p50")
+        .unwrap();
+    let values: Vec<f64> = series["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let median = |v: &[f64]| {
+        let mut s = v.to_vec();
+        s.sort_by(f64::total_cmp);
+        s[s.len() / 2]
+    };
+    let truth = median(&values[14..]) / median(&values[..14]) - 1.0;
+    let found = c["change"].as_f64().unwrap();
+    assert!((found - truth).abs() <= 0.2 * truth, "found {found}, true {truth}");
+    let (lo, hi) = (c["interval"][0].as_f64().unwrap(), c["interval"][1].as_f64().unwrap());
+    assert!(lo < found && found < hi, "{c}");
+    assert!(out.stdout.contains("| own_posts | p50 | "), "{}", out.stdout);
+    // The CSV Otava reads: a time column, and each figure's logarithm beside it.
+    let csv = std::fs::read_to_string(md.with_file_name("history.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 25);
+    let header = csv.lines().next().unwrap();
+    assert!(header.starts_with("time,run,"), "{header}");
+    assert!(header.contains(",own_posts.p50,own_posts.p50.ln,"), "{header}");
+
+    // The gate: the step, within the last 12 runs and above 5%, fails it (exit 4); not
+    // within the last 3; and, acknowledged, it passes.
+    let gate = |extra: &[&str]| {
+        let mut args = vec!["history", "runs", "--reports", "out", "--magnitude", "0.2"];
+        args.extend_from_slice(extra);
+        tallrow(dir.path(), &args)
+    };
+    let out = gate(&["--fail-within", "12", "--fail-above", "5%"]);
+    assert_eq!(out.code, 4, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("**Gate: regression.**"), "{}", out.stdout);
+    let at = out.stdout.lines().find_map(|l| l.strip_prefix("history: ")).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(at).with_file_name("history.json")).unwrap())
+            .unwrap();
+    let failing = json["gate"]["failing"].as_array().unwrap();
+    assert!(
+        failing
+            .iter()
+            .any(|c| c["operation"] == "own_posts" && c["figure"] == "p50")
+    );
+    let ack: String = failing
+        .iter()
+        .map(|c| {
+            let run = Path::new(c["dir"].as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            format!(
+                "{run} {} {}  # seen\n",
+                c["operation"].as_str().unwrap(),
+                c["figure"].as_str().unwrap()
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("accepted.txt"), format!("# accepted changes\n{ack}")).unwrap();
+    let out = gate(&[
+        "--fail-within",
+        "12",
+        "--fail-above",
+        "5%",
+        "--acknowledged",
+        "accepted.txt",
+    ]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("**Gate: no regression.**") && out.stdout.contains("- Acknowledged: own_posts p50 "),
+        "{}",
+        out.stdout
+    );
+    let out = gate(&["--fail-within", "3"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    std::fs::write(dir.path().join("bad.txt"), "run-1 own_posts\n").unwrap();
+    let out = gate(&["--fail-within", "3", "--acknowledged", "bad.txt"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("bad.txt:1: a line names one change point as RUN OPERATION FIGURE"),
+        "{}",
+        out.stderr
+    );
+
+    // Two runs: shown, not searched.
+    let runs: Vec<String> = std::fs::read_dir(dir.path().join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    let out = tallrow(dir.path(), &["history", &runs[0], &runs[1], "--reports", "out"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("Not searched: 2 runs: too few to find a change (at least 3)."),
+        "{}",
+        out.stdout
+    );
+    // An empty folder, and a folder whose summary.json is cut short: one line each.
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let out = tallrow(dir.path(), &["history", "empty", "--reports", "refused"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("empty: no report folder"), "{}", out.stderr);
+    let cut = dir.path().join("cut");
+    std::fs::create_dir(&cut).unwrap();
+    let summary = std::fs::read_to_string(Path::new(&runs[0]).join("summary.json")).unwrap();
+    std::fs::write(cut.join("summary.json"), &summary[..summary.len() / 2]).unwrap();
+    let out = tallrow(dir.path(), &["history", "cut", "--reports", "refused"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("summary.json"), "{}", out.stderr);
+    assert!(!dir.path().join("refused").exists(), "nothing written for a refusal");
+}
