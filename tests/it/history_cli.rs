@@ -2,7 +2,8 @@
 //! store, the delay stepped up at one run, found at that run with its size; and what is not
 //! a history refused in one line.
 
-use super::common::tallrow;
+use super::common::{python, tallrow};
+use std::collections::BTreeSet;
 use std::path::Path;
 
 #[test]
@@ -181,6 +182,10 @@ fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_histor
         out.stderr
     );
 
+    // Apache Otava, given the CSV as it is (the `.ln` columns and `errors`), finds the same
+    // change points at a magnitude of 0: the same series, the same runs.
+    otava_agrees(dir.path());
+
     // Two runs: shown, not searched.
     let runs: Vec<String> = std::fs::read_dir(dir.path().join("runs"))
         .unwrap()
@@ -209,4 +214,71 @@ fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_histor
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("summary.json"), "{}", out.stderr);
     assert!(!dir.path().join("refused").exists(), "nothing written for a refusal");
+}
+
+/// `tallrow history runs --magnitude 0` and Otava 0.8.0's `analyze` on its `history.csv`:
+/// the same change points (series and run) in every series.
+fn otava_agrees(dir: &Path) {
+    let Some(python) = python() else { return };
+    let out = tallrow(dir, &["history", "runs", "--reports", "otava"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let at = out.stdout.lines().find_map(|l| l.strip_prefix("history: ")).unwrap();
+    let md = dir.join(at);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(md.with_file_name("history.json")).unwrap()).unwrap();
+    let group = &json["groups"][0];
+    let metric = |c: &serde_json::Value| {
+        let (op, figure) = (c["operation"].as_str().unwrap(), c["figure"].as_str().unwrap());
+        if figure == "errors" {
+            format!("{op}.{figure}")
+        } else {
+            format!("{op}.{figure}.ln")
+        }
+    };
+    let ours: BTreeSet<(String, u64)> = ["changes", "single_runs"]
+        .iter()
+        .flat_map(|k| group[*k].as_array().unwrap().iter())
+        .map(|c| (metric(c), c["run"].as_u64().unwrap()))
+        .collect();
+    let metrics: Vec<String> = group["series"].as_array().unwrap().iter().map(&metric).collect();
+    let csv = md.with_file_name("history.csv");
+    let config = format!(
+        "tests:\n  history:\n    type: csv\n    file: {}\n    time_column: time\n    attributes: [run]\n    metrics: [{}]\n    csv_options:\n      delimiter: \",\"\n      quote_char: '\"'\n",
+        csv.display(),
+        metrics
+            .iter()
+            .map(|m| format!("\"{m}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    std::fs::write(dir.join("otava.yaml"), config).unwrap();
+    let run = std::process::Command::new(python.with_file_name("otava"))
+        .current_dir(dir)
+        .env("TZ", "UTC")
+        .args([
+            "analyze",
+            "history",
+            "--config-file",
+            "otava.yaml",
+            "--since",
+            "2000-01-01",
+        ])
+        .args(["--window", "50", "-P", "0.001", "-M", "0", "--output", "json"])
+        .output()
+        .expect("otava runs (apache-otava in tests/requirements.txt)");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let theirs: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let theirs: BTreeSet<(String, u64)> = theirs["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["changes"].as_array().unwrap().iter())
+        .map(|c| (c["metric"].as_str().unwrap().to_string(), c["index"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(ours, theirs, "{}", out.stdout);
+    // The series agree in more than the step: Otava finds it in every latency and throughput.
+    assert!(
+        theirs.iter().filter(|(_, i)| (13..=15).contains(i)).count() >= 4,
+        "{theirs:?}"
+    );
 }
