@@ -54,7 +54,7 @@ pub enum Command {
     Compare(CompareArgs),
     /// Many runs' reports as series per operation and figure, grouped by what makes runs
     /// comparable, with their change points (E-divisive means with Student's t, as Apache
-    /// Otava finds them); writes history.json, history.md and history.csv.
+    /// Otava finds them); writes history.html, history.json, history.md and history.csv.
     History(HistoryArgs),
     /// Work on run reports.
     #[command(subcommand)]
@@ -769,7 +769,7 @@ pub struct HistoryArgs {
     /// run as its report folder's name); they do not fail the gate.
     #[arg(long, value_name = "FILE", requires = "fail_within")]
     pub acknowledged: Option<std::path::PathBuf>,
-    /// Folder the history (history.json, history.md, history.csv) goes under.
+    /// Folder the history (history.html, .json, .md, .csv) goes under.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub reports: std::path::PathBuf,
 }

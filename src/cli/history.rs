@@ -1,5 +1,6 @@
 //! `tallrow history`: many runs' reports as series with their change points, on the terminal
-//! and as `history.json`, `history.md` and `history.csv` in a folder of its own.
+//! and as `history.html`, `history.json`, `history.md` and `history.csv` in a folder of its
+//! own.
 
 use super::HistoryArgs;
 use crate::report::history;
@@ -32,7 +33,11 @@ pub(super) fn history(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     let dir = history::folder(&args.reports, crate::store::now_millis());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let json = serde_json::to_string_pretty(&h).expect("serializable") + "\n";
-    let mut files = vec![("history.json", json), ("history.md", h.markdown())];
+    let mut files = vec![
+        ("history.json", json),
+        ("history.md", h.markdown()),
+        ("history.html", crate::report::history_page::page(&h, &dir)),
+    ];
     if let Some(csv) = h.csv() {
         files.push(("history.csv", csv));
     }

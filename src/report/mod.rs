@@ -8,6 +8,7 @@ pub mod console;
 pub mod findmax;
 mod hgrm;
 pub mod history;
+pub mod history_page;
 pub mod keys;
 pub mod load;
 mod plot;

@@ -113,6 +113,29 @@ fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_histor
     let (lo, hi) = (c["interval"][0].as_f64().unwrap(), c["interval"][1].as_f64().unwrap());
     assert!(lo < found && found < hi, "{c}");
     assert!(out.stdout.contains("| own_posts | p50 | "), "{}", out.stdout);
+    // The page: a chart per operation and figure, each run a point linking to its report,
+    // the change point marked, the settings printed.
+    let html = std::fs::read_to_string(md.with_file_name("history.html")).unwrap();
+    assert!(html.contains("<p id=\"settings\">E-divisive means"), "{html}");
+    assert_eq!(
+        html.matches("<svg ").count(),
+        10,
+        "own_posts and all, five figures each"
+    );
+    assert_eq!(html.matches("<circle class=\"run\"").count(), 10 * 24);
+    let first = Path::new(group["runs"][0]["dir"].as_str().unwrap())
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        html.contains(&format!("href=\"../../runs/{first}/index.html\"")),
+        "{html}"
+    );
+    assert!(
+        html.contains("<line class=\"change\"") && html.contains("regression at run 1"),
+        "{html}"
+    );
     // The CSV Otava reads: a time column, and each figure's logarithm beside it.
     let csv = std::fs::read_to_string(md.with_file_name("history.csv")).unwrap();
     assert_eq!(csv.lines().count(), 25);
