@@ -527,7 +527,7 @@ impl Client {
     }
 
     /// [`Client::backoff`] for an error the caller classified as `retry`.
-    fn backoff_as(&self, e: Error, retry: Retry, tries: u32, started: Instant, actions: u64) -> Result<()> {
+    pub(crate) fn backoff_as(&self, e: Error, retry: Retry, tries: u32, started: Instant, actions: u64) -> Result<()> {
         if retry == Retry::Never {
             return Err(e);
         }
@@ -1374,6 +1374,46 @@ mod tests {
             assert_eq!(&client.locate("t", b"r").unwrap().name[..], b"t,,1.x.");
             assert_eq!(scans.load(Ordering::SeqCst), 3);
             assert_eq!(client.retries().total(), 2);
+        }
+
+        /// A scanner the server resets as it opens (its region closing under the open's
+        /// first read) is opened again, as HBase's `ClientScanner.handleScanError` does, and
+        /// the scan goes on: seen in a rolling restart as `ScannerResetException: Scanner is
+        /// closed on the server-side`, which failed the read.
+        #[test]
+        fn a_scanner_reset_as_it_opens_is_opened_again() {
+            for class in [
+                "org.apache.hadoop.hbase.exceptions.ScannerResetException",
+                "org.apache.hadoop.hbase.UnknownScannerException",
+            ] {
+                let me: Arc<std::sync::OnceLock<String>> = Arc::default();
+                let scans = Arc::new(AtomicUsize::new(0));
+                let (at, n) = (me.clone(), scans.clone());
+                let addr = fake::serve(Arc::new(move |method: &str, _req: Bytes| {
+                    assert_eq!(method, "Scan");
+                    match n.fetch_add(1, Ordering::SeqCst) {
+                        // The region's lookup in meta, then the table's scan: reset, then done.
+                        0 => region_on(at.get().expect("the fake's address")),
+                        1 => Err(class),
+                        _ => {
+                            let resp = pb::ScanResponse {
+                                more_results: Some(false),
+                                ..Default::default()
+                            };
+                            Ok((resp.encode_to_vec(), Vec::new()))
+                        }
+                    }
+                }));
+                me.set(addr.clone()).unwrap();
+                let opts = Options {
+                    pause: Duration::from_millis(1),
+                    ..Options::default()
+                };
+                let client = Client::connect(Registry::Rpc { servers: vec![addr] }, opts).unwrap();
+                let rows = client.scan("t", crate::scan::ScanSpec::default()).collect_rows();
+                assert!(rows.unwrap().is_empty(), "{class}");
+                assert_eq!(scans.load(Ordering::SeqCst), 3, "{class}");
+            }
         }
 
         /// A region opening where the cache says is tried there again, its location kept,

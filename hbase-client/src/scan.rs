@@ -162,11 +162,14 @@ impl Scanner<'_> {
                             continue;
                         }
                     }
-                    let retriable = e.retry() != Retry::Never || gone(&e);
-                    if !retriable {
+                    // A scanner the server reset or lost as it opened (a region closing
+                    // under the open's first read) is opened again, as HBase's
+                    // `ClientScanner.handleScanError` does, not handed to the caller.
+                    let retry = if gone(&e) { Retry::Same } else { e.retry() };
+                    if retry == Retry::Never {
                         return Err(e);
                     }
-                    self.client.backoff(e, tries, started, 1)?;
+                    self.client.backoff_as(e, retry, tries, started, 1)?;
                 }
             }
         }
