@@ -705,6 +705,7 @@ impl Verdict {
 mod tests {
     use super::*;
     use crate::stats;
+    use crate::stats::sim::Sim;
 
     #[test]
     fn benjamini_hochberg_keeps_the_p_values_under_its_rising_line() {
@@ -718,22 +719,8 @@ mod tests {
         assert_eq!(benjamini_hochberg(&[], 0.05), 0.0);
     }
 
-    /// A small generator for the simulations: xorshift64*, and normal draws by Box and Muller.
-    struct Sim(u64);
-
+    // The runs of a simulated operation, for the comparisons.
     impl Sim {
-        fn uniform(&mut self) -> f64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-        }
-
-        fn normal(&mut self) -> f64 {
-            let (u, v) = (self.uniform().max(1e-300), self.uniform());
-            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-        }
-
         /// One run of `n` calls on a shared machine: a body of about 15 µs, the whole run
         /// slower or faster by a few percent, and a share `stalls` of calls held 2 to 8 ms
         /// by a neighbour; the body `scale` times as slow, and every call `add_ns` longer.

@@ -429,6 +429,7 @@ fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::sim::Sim;
 
     /// Otava's own test (`tests/analysis_test.py::test_single_series`): one step down at 10.
     #[test]
@@ -509,23 +510,6 @@ mod tests {
             }
         }
         assert!(points > 100, "{points}");
-    }
-
-    /// A small generator for the simulations: xorshift64*, normal draws by Box and Muller.
-    struct Sim(u64);
-
-    impl Sim {
-        fn uniform(&mut self) -> f64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-        }
-
-        fn normal(&mut self) -> f64 {
-            let (u, v) = (self.uniform().max(1e-300), self.uniform());
-            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-        }
     }
 
     /// Histories of 24 runs on the logarithm of a figure that varies by 3% a run (now and

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 pub mod changepoint;
 mod significance;
+#[cfg(test)]
+pub(crate) mod sim;
 
 pub use significance::{quantile_shift, student_t, welch, welch_histograms};
 

@@ -1479,3 +1479,18 @@ pub fn ran_without_errors(stdout: &str, ops: &[&str]) {
         );
     }
 }
+
+/// `reads.toml` in `dir`: the quickstart with `mix` as its `[run.mix]` (reads alone, so that
+/// no run changes what the next one reads), loaded into `embedded:db` at `users` users.
+pub fn loaded_reads(dir: &Path, mix: &str, users: u32) {
+    let mut w =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/quickstart.toml")).unwrap();
+    w.push_str(&format!("\n[run.mix]\n{mix}\n"));
+    std::fs::write(dir.join("reads.toml"), w).unwrap();
+    let users = format!("data.users={users}");
+    let load = tallrow(
+        dir,
+        &["load", "reads.toml", "--backend", "embedded:db", "--set", &users],
+    );
+    assert_eq!(load.code, 0, "{}", load.stderr);
+}

@@ -2,7 +2,7 @@
 //! every file in it, a third-party reader of its HdrHistogram logs, compare's exit codes, and
 //! merging shards.
 
-use super::common::{Out, small_fixture, tallrow};
+use super::common::{Out, loaded_reads, small_fixture, tallrow};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -279,24 +279,11 @@ fn compare_passes_identical_runs_and_fails_a_regression() {
 #[test]
 fn compare_judges_three_runs_a_side_against_the_noise_between_them() {
     let dir = tempfile::tempdir().unwrap();
-    // The quickstart's reads alone, so that no run changes what the next one reads.
-    let reads = dir.path().join("reads.toml");
-    let mut w =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/quickstart.toml")).unwrap();
-    w.push_str("\n[run.mix]\ntimeline = 4\nown_posts = 2\nactions_offset = 2\nfollowers = 1\ncategory = 1\n");
-    std::fs::write(&reads, w).unwrap();
-    let load = tallrow(
+    loaded_reads(
         dir.path(),
-        &[
-            "load",
-            "reads.toml",
-            "--backend",
-            "embedded:db",
-            "--set",
-            "data.users=200",
-        ],
+        "timeline = 4\nown_posts = 2\nactions_offset = 2\nfollowers = 1\ncategory = 1",
+        200,
     );
-    assert_eq!(load.code, 0, "{}", load.stderr);
     let one = |backend: &str| {
         let out = tallrow(
             dir.path(),
