@@ -11,7 +11,7 @@
 
 use super::run::RunData;
 use super::summary::ALL;
-use crate::stats::changepoint::{self, ChangePoint};
+use crate::stats::changepoint;
 use crate::stats::{Histogram, student_t};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -180,10 +180,6 @@ fn op<'a>(d: &'a RunData, name: &str) -> Option<&'a super::summary::OpReport> {
         return Some(&d.summary.all);
     }
     d.summary.ops.iter().find(|o| o.op == name)
-}
-
-fn quantile(figure: &str) -> f64 {
-    super::compare::quantile(figure)
 }
 
 /// A run's figure; `None` where it has no value to judge (a latency of no calls).
@@ -391,16 +387,12 @@ fn search(
                 after,
                 change,
                 interval,
-                pvalue: cp_p(c),
+                pvalue: c.stats.pvalue,
                 verdict: if worse { "regression" } else { "improvement" },
                 single: at - lo < 2 || hi - at < 2,
             }
         })
         .collect()
-}
-
-fn cp_p(c: &ChangePoint) -> f64 {
-    c.stats.pvalue
 }
 
 /// A segment's level: a latency's percentile of its runs' histograms merged, throughput's
@@ -421,7 +413,7 @@ fn level(name: &str, figure: &str, runs_of: &[usize], judged: &[f64], runs: &[(P
                 }
             }
             match all {
-                Some(h) if !h.is_empty() => h.value_at_quantile(quantile(f)) as f64,
+                Some(h) if !h.is_empty() => h.value_at_quantile(super::compare::quantile(f)) as f64,
                 _ => mean.exp(),
             }
         }
