@@ -575,6 +575,25 @@ pub struct RunSettings {
     /// the workload's [[run.stages]]), e.g. --stage 30s:500 --stage 1m:5000:ramp.
     #[arg(long = "stage", value_name = "DURATION:RATE[:ramp]", value_parser = parse_stage, conflicts_with_all = ["duration", "ops", "rate"])]
     pub stages: Vec<StageFlag>,
+    /// What to say of the run in its report (repeatable), e.g. --label commit=3f2a9c1:
+    /// `tallrow history --key commit` orders runs by it.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label, action = clap::ArgAction::Append)]
+    pub labels: Vec<(String, String)>,
+}
+
+/// `KEY=VALUE`: a key of letters, digits, `_`, `-` and `.`, a value of one line.
+fn parse_label(s: &str) -> Result<(String, String), String> {
+    let Some((k, v)) = s.split_once('=') else {
+        return Err("the form is KEY=VALUE, e.g. commit=3f2a9c1".into());
+    };
+    let (k, v) = (k.trim(), v.trim());
+    if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
+        return Err(format!("{k:?} is not a key: letters, digits, _, - and . only"));
+    }
+    if v.is_empty() || v.contains(['\n', '\r']) {
+        return Err(format!("the value of {k} must be one line, not empty"));
+    }
+    Ok((k.to_string(), v.to_string()))
 }
 
 /// One `--stage`, as given and as the workload's table.
@@ -683,6 +702,17 @@ impl RunSettings {
         out
     }
 
+    /// The `--label`s by key; a key given twice is an error.
+    pub fn labels(&self) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+        let mut out = std::collections::BTreeMap::new();
+        for (k, v) in &self.labels {
+            if out.insert(k.clone(), v.clone()).is_some() {
+                anyhow::bail!("--label {k} is given twice");
+            }
+        }
+        Ok(out)
+    }
+
     /// Checks the run's thread count against this machine and its rate against its
     /// workers, naming the flag where one set them.
     pub fn check(&self, w: &Workload) -> anyhow::Result<()> {
@@ -749,6 +779,11 @@ pub struct HistoryArgs {
     /// runs are ordered by their start.
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<std::path::PathBuf>,
+    /// Order runs by this label (`tallrow run --label KEY=VALUE`) or setting (as `threads`)
+    /// instead of their start: numbers, versions and dates by value, other values (commits)
+    /// in the order each was first run. Runs without it are left out.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
     /// Runs per window of the change-point search (at least 2; Otava's `--window`).
     #[arg(long, default_value_t = 50, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=100_000))]
     pub window: usize,

@@ -20,7 +20,7 @@ pub(super) fn history(args: HistoryArgs) -> anyhow::Result<ExitCode> {
         Some(f) => history::acknowledged(f).map_err(|e| anyhow::anyhow!(e))?,
         None => Vec::new(),
     };
-    let mut h = history::history(&args.dirs, &o);
+    let mut h = history::history(&args.dirs, &o, args.key.as_deref());
     if let Some(within) = args.fail_within {
         h.gate = h.gate(within, args.fail_above, &acked);
     }

@@ -110,6 +110,7 @@ fn compare(args: KeysCompareArgs) -> anyhow::Result<ExitCode> {
     flags.extend(super::regions_set(args.regions));
     let w = Workload::from_file_with(&args.workload, &flags)?;
     args.settings.check(&w)?;
+    let labels = args.settings.labels()?;
     let mut out = std::io::stdout().lock();
     let (report, dir) = Comparison {
         file: &args.workload,
@@ -118,6 +119,7 @@ fn compare(args: KeysCompareArgs) -> anyhow::Result<ExitCode> {
         variants: &args.variants,
         backend: args.backend.as_deref(),
         interval: args.settings.interval,
+        labels: &labels,
         replace: args.replace,
         keep: args.keep,
         reports: &args.reports,

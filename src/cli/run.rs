@@ -23,6 +23,7 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let observe = crate::observe::choose(args.observe.as_deref(), &backend_url).map_err(anyhow::Error::msg)?;
     let (w, store) = args.target.open(&flags)?;
     args.settings.check(&w)?;
+    let labels = args.settings.labels()?;
     if let Some(own) = &w.design
         && w.run.mix.is_empty()
     {
@@ -80,6 +81,7 @@ pub(super) fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             run: &w.run,
             metrics,
             observe: observe.as_deref(),
+            labels: &labels,
         };
         if args.find_max {
             let search = Search {

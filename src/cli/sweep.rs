@@ -21,6 +21,7 @@ pub(super) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let sets: Vec<Set> = args.set.iter().cloned().chain(args.settings.sets()).collect();
+    let labels = args.settings.labels()?;
     let mut out = std::io::stdout().lock();
     let (report, dir) = Sweep {
         file: &args.workload,
@@ -29,6 +30,7 @@ pub(super) fn sweep(args: SweepArgs) -> anyhow::Result<ExitCode> {
         force_threads: args.settings.force_threads,
         backend: args.backend.as_deref(),
         interval: args.settings.interval,
+        labels: &labels,
         replace: args.replace,
         keep: args.keep,
         reports: &args.reports,

@@ -76,6 +76,16 @@ pub struct Run {
     pub started: String,
     /// The same, in milliseconds since the epoch.
     pub started_ms: i64,
+    /// Its value of the history's key (`--key`), where one orders the runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl Run {
+    /// How the run is named to the reader: its key's value, or its start.
+    pub fn name(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.started)
+    }
 }
 
 /// One operation's figure over the runs of a group: `None` where a run lacks the operation.
@@ -104,6 +114,9 @@ pub struct Change {
     pub dir: String,
     /// When it started.
     pub started: String,
+    /// Its value of the history's key, where one orders the runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// The level before (from the previous change point, or the first run).
     pub before: f64,
     /// The level after (up to the next change point, or the last run).
@@ -118,6 +131,69 @@ pub struct Change {
     pub verdict: &'static str,
     /// Whether one of its segments holds a single run.
     pub single: bool,
+}
+
+impl Change {
+    /// How its run is named to the reader: its key's value, or its start.
+    pub fn name(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.started)
+    }
+}
+
+/// A drift: a series that moves by about the same share each run, over the runs of the
+/// last window, rather than by steps.
+#[derive(Debug, Clone, Serialize)]
+pub struct Drift {
+    /// The operation.
+    pub operation: String,
+    /// The figure.
+    pub figure: &'static str,
+    /// The first and last runs of the line (indexes in the group's runs).
+    pub runs: (usize, usize),
+    /// The line's level at its first run and at its last.
+    pub from: f64,
+    /// See `from`.
+    pub to: f64,
+    /// The change each run, a share (for the error share, an amount), with its 95% interval.
+    pub per_run: f64,
+    /// See `per_run`.
+    pub per_run_interval: (f64, f64),
+    /// The change from the first run to the last, a share.
+    pub change: f64,
+    /// Student's t of the slope.
+    pub pvalue: f64,
+    /// `regression` or `improvement`.
+    pub verdict: &'static str,
+}
+
+impl Drift {
+    /// The drift in a sentence, its runs named as `runs` name them.
+    pub fn line(&self, runs: &[Run]) -> String {
+        let per = |x: f64| {
+            if self.figure == "errors" {
+                format!("{:+.3} points", x * 100.0)
+            } else {
+                pct(x)
+            }
+        };
+        format!(
+            "{} {} drifts {} a run [{}..{}] over runs {} to {} ({} to {}): {} -> {} ({}), p={:.1e}: {}",
+            self.operation,
+            self.figure,
+            per(self.per_run),
+            per(self.per_run_interval.0),
+            per(self.per_run_interval.1),
+            self.runs.0 + 1,
+            self.runs.1 + 1,
+            runs.get(self.runs.0).map_or("", Run::name),
+            runs.get(self.runs.1).map_or("", Run::name),
+            show(self.figure, self.from),
+            show(self.figure, self.to),
+            pct(self.change),
+            self.pvalue,
+            self.verdict
+        )
+    }
 }
 
 /// One group of comparable runs, in order, with its series and their change points.
@@ -135,6 +211,9 @@ pub struct Group {
     /// spike), or the last run so far (a change point once a run after it agrees). Otava
     /// reports them as change points; here they are shown apart and fail no gate.
     pub single_runs: Vec<Change>,
+    /// Series that drift: a line through their last runs fits them better than their
+    /// segments' levels, and its slope is significant.
+    pub drifts: Vec<Drift>,
     /// Why its series were not searched, where they were not.
     pub unjudged: Option<String>,
 }
@@ -159,6 +238,9 @@ pub struct History {
     pub max_pvalue: f64,
     /// The smallest change of a change point, a share.
     pub min_magnitude: f64,
+    /// The label or setting runs are ordered by (`--key`); none: their start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
     /// The groups, largest first.
     pub groups: Vec<Group>,
     /// What was left out.
@@ -204,9 +286,65 @@ fn logged(figure: &str) -> bool {
     figure != "errors"
 }
 
+/// A run's value of `key`: its `--label` of that name, or else the setting of that name
+/// (a dotted path into its `config`, as `threads` or `rate`).
+fn key_value(d: &RunData, key: &str) -> Option<String> {
+    if let Some(v) = d.summary.config.labels.get(key) {
+        return Some(v.clone());
+    }
+    let mut v = serde_json::to_value(&d.summary.config).ok()?;
+    for part in key.split('.') {
+        v = v.get(part)?.clone();
+    }
+    match v {
+        serde_json::Value::String(s) => Some(s),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A run's folder, its data and its key's value.
+type Labelled = (PathBuf, RunData, String);
+
+/// A version's numbers (`v1.2.10`, `2026-11-03`, `41`), where `text` is one.
+fn version(text: &str) -> Option<Vec<u64>> {
+    let t = text.strip_prefix(['v', 'V']).unwrap_or(text);
+    t.split(['.', '-', '_'])
+        .map(|p| {
+            (!p.is_empty() && p.len() <= 19 && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse().ok())
+                .flatten()
+        })
+        .collect()
+}
+
+/// The order of runs (given by start) by their key's `values`, as indexes into them: by
+/// number where every value is one, as versions or dates where every value is one, and
+/// otherwise (commits, names) in the order each value was first run; runs of one value stay
+/// together, by start.
+fn key_order(values: &[&str]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    let numbers: Option<Vec<f64>> = values
+        .iter()
+        .map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite()))
+        .collect();
+    let versions: Option<Vec<Vec<u64>>> = values.iter().map(|v| version(v)).collect();
+    if let Some(n) = numbers {
+        order.sort_by(|a, b| n[*a].total_cmp(&n[*b]));
+    } else if let Some(v) = versions {
+        order.sort_by(|a, b| v[*a].cmp(&v[*b]));
+    } else {
+        let first = |v: &str| values.iter().position(|w| *w == v).expect("its own value");
+        order.sort_by_key(|i| first(values[*i]));
+    }
+    order
+}
+
 /// The runs `dirs` name, read, grouped and searched: each folder that holds a report is a
-/// run; others are left out with the reason.
-pub fn history(dirs: &[PathBuf], o: &changepoint::Options) -> History {
+/// run; others are left out with the reason. Runs are ordered by their start, or by `key`
+/// ([`key_order`]), where one is given; a run without it is left out.
+pub fn history(dirs: &[PathBuf], o: &changepoint::Options, key: Option<&str>) -> History {
     let mut left_out = Vec::new();
     let mut runs: Vec<(PathBuf, RunData)> = Vec::new();
     for dir in dirs {
@@ -233,16 +371,45 @@ pub fn history(dirs: &[PathBuf], o: &changepoint::Options) -> History {
         }
     }
     runs.sort_by(|a, b| (a.1.summary.started_ms, &a.0).cmp(&(b.1.summary.started_ms, &b.0)));
-    let mut keyed: Vec<(Key, Vec<(PathBuf, RunData)>)> = Vec::new();
+    let mut labelled: Vec<Labelled> = Vec::new();
     for (dir, data) in runs {
+        match key.map(|k| key_value(&data, k)) {
+            None => labelled.push((dir, data, String::new())),
+            Some(Some(v)) => labelled.push((dir, data, v)),
+            Some(None) => left_out.push(Left {
+                dir: dir.display().to_string(),
+                why: format!(
+                    "no label or setting {} to order it by (`tallrow run --label {}=VALUE` gives one)",
+                    key.unwrap_or_default(),
+                    key.unwrap_or_default()
+                ),
+            }),
+        }
+    }
+    if key.is_some() {
+        let values: Vec<&str> = labelled.iter().map(|r| r.2.as_str()).collect();
+        let order = key_order(&values);
+        let mut slots: Vec<Option<Labelled>> = labelled.into_iter().map(Some).collect();
+        labelled = order.into_iter().map(|i| slots[i].take().expect("each once")).collect();
+    }
+    let mut keyed: Vec<(Key, Vec<Labelled>)> = Vec::new();
+    for (dir, data, label) in labelled {
         let key = Key::of(&data);
         match keyed.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, g)) => g.push((dir, data)),
-            None => keyed.push((key, vec![(dir, data)])),
+            Some((_, g)) => g.push((dir, data, label)),
+            None => keyed.push((key, vec![(dir, data, label)])),
         }
     }
     keyed.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
-    let groups: Vec<Group> = keyed.into_iter().map(|(key, runs)| group(key, &runs, o)).collect();
+    let labelled = key.is_some();
+    let groups: Vec<Group> = keyed
+        .into_iter()
+        .map(|(k, runs)| {
+            let labels: Vec<Option<String>> = runs.iter().map(|r| labelled.then(|| r.2.clone())).collect();
+            let runs: Vec<(PathBuf, RunData)> = runs.into_iter().map(|(d, r, _)| (d, r)).collect();
+            group(k, &runs, &labels, o)
+        })
+        .collect();
     // Runs apart from the largest group are said to be, with what differs.
     if let Some(first) = groups.first() {
         for g in &groups[1..] {
@@ -272,13 +439,14 @@ pub fn history(dirs: &[PathBuf], o: &changepoint::Options) -> History {
         window: o.window,
         max_pvalue: o.max_pvalue,
         min_magnitude: o.min_magnitude,
+        key: key.map(str::to_string),
         groups,
         left_out,
         gate: None,
     }
 }
 
-fn group(key: Key, runs: &[(PathBuf, RunData)], o: &changepoint::Options) -> Group {
+fn group(key: Key, runs: &[(PathBuf, RunData)], labels: &[Option<String>], o: &changepoint::Options) -> Group {
     let mut names: Vec<String> = Vec::new();
     for (_, d) in runs {
         for op in &d.summary.ops {
@@ -290,6 +458,7 @@ fn group(key: Key, runs: &[(PathBuf, RunData)], o: &changepoint::Options) -> Gro
     names.push(ALL.to_string());
     let mut series = Vec::new();
     let mut changes: Vec<Change> = Vec::new();
+    let mut drifts: Vec<Drift> = Vec::new();
     let unjudged = (runs.len() < MIN_RUNS).then(|| {
         format!(
             "{} run{}: too few to find a change (at least {MIN_RUNS})",
@@ -301,7 +470,9 @@ fn group(key: Key, runs: &[(PathBuf, RunData)], o: &changepoint::Options) -> Gro
         for figure in FIGURES {
             let values: Vec<Option<f64>> = runs.iter().map(|(_, d)| value(d, name, figure)).collect();
             if unjudged.is_none() {
-                changes.extend(search(name, figure, &values, runs, o));
+                let (found, drift) = search(name, figure, &values, runs, labels, o);
+                changes.extend(found);
+                drifts.extend(drift);
             }
             series.push(Series {
                 operation: name.clone(),
@@ -317,15 +488,18 @@ fn group(key: Key, runs: &[(PathBuf, RunData)], o: &changepoint::Options) -> Gro
         key,
         runs: runs
             .iter()
-            .map(|(dir, d)| Run {
+            .zip(labels)
+            .map(|((dir, d), label)| Run {
                 dir: dir.display().to_string(),
                 started: d.summary.started.clone(),
                 started_ms: d.summary.started_ms,
+                label: label.clone(),
             })
             .collect(),
         series,
         changes,
         single_runs,
+        drifts,
         unjudged,
     }
 }
@@ -336,8 +510,9 @@ fn search(
     figure: &'static str,
     values: &[Option<f64>],
     runs: &[(PathBuf, RunData)],
+    labels: &[Option<String>],
     o: &changepoint::Options,
-) -> Vec<Change> {
+) -> (Vec<Change>, Option<Drift>) {
     // The runs with a value, and the value judged.
     let present: Vec<(usize, f64)> = values
         .iter()
@@ -346,7 +521,7 @@ fn search(
         .filter(|(_, v)| !logged(figure) || *v > 0.0)
         .collect();
     if present.len() < MIN_RUNS {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let judged: Vec<f64> = present
         .iter()
@@ -361,7 +536,9 @@ fn search(
         .chain(cps.iter().map(|c| c.index))
         .chain(std::iter::once(judged.len()))
         .collect();
-    cps.iter()
+    let drift = drift(name, figure, &present, &judged, &bounds, &o);
+    let changes = cps
+        .iter()
         .enumerate()
         .map(|(k, c)| {
             let (lo, at, hi) = (bounds[k], c.index, bounds[k + 2]);
@@ -383,6 +560,7 @@ fn search(
                 run,
                 dir: runs[run].0.display().to_string(),
                 started: runs[run].1.summary.started.clone(),
+                label: labels[run].clone(),
                 before,
                 after,
                 change,
@@ -392,7 +570,81 @@ fn search(
                 single: at - lo < 2 || hi - at < 2,
             }
         })
-        .collect()
+        .collect();
+    (changes, drift)
+}
+
+/// The drift of one series over its last `o.window` runs, where there is one: the least-
+/// squares line through them has a slope with p at most `o.max_pvalue`, moves the series by
+/// at least `o.min_magnitude` over those runs, and leaves less unexplained than the levels
+/// of the segments between the change points (`bounds`) do, so that a step is not called
+/// a drift.
+fn drift(
+    name: &str,
+    figure: &'static str,
+    present: &[(usize, f64)],
+    judged: &[f64],
+    bounds: &[usize],
+    o: &changepoint::Options,
+) -> Option<Drift> {
+    let from = judged.len().saturating_sub(o.window);
+    let (xs, ys): (Vec<f64>, &[f64]) = (
+        present[from..].iter().map(|(i, _)| *i as f64).collect(),
+        &judged[from..],
+    );
+    let n = ys.len() as f64;
+    if ys.len() < MIN_RUNS + 1 {
+        return None;
+    }
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let slope = sxy / sxx;
+    let line = |x: f64| my + slope * (x - mx);
+    let sse_line: f64 = xs.iter().zip(ys).map(|(x, y)| (y - line(*x)).powi(2)).sum();
+    // The segments' levels, over the same runs.
+    let mut sse_steps = 0.0;
+    for w in bounds.windows(2) {
+        let (lo, hi) = (w[0].max(from), w[1].max(from));
+        if hi > lo {
+            let seg = &judged[lo..hi];
+            let m = seg.iter().sum::<f64>() / seg.len() as f64;
+            sse_steps += seg.iter().map(|y| (y - m).powi(2)).sum::<f64>();
+        }
+    }
+    let se = (sse_line / (n - 2.0) / sxx).sqrt();
+    let pvalue = if se > 0.0 {
+        student_t(slope / se, n - 2.0)
+    } else if slope != 0.0 {
+        0.0
+    } else {
+        1.0
+    };
+    let (x0, x1) = (xs[0], xs[xs.len() - 1]);
+    let level = |v: f64| if logged(figure) { v.exp() } else { v };
+    let (a, b) = (level(line(x0)), level(line(x1)));
+    let change = if a == 0.0 { 0.0 } else { b / a - 1.0 };
+    if pvalue > o.max_pvalue || change.abs() < o.min_magnitude || sse_line >= sse_steps {
+        return None;
+    }
+    let half = t95(n - 2.0) * se;
+    let share = |d: f64| if logged(figure) { d.exp() - 1.0 } else { d };
+    let worse = match figure {
+        "throughput" => slope < 0.0,
+        _ => slope > 0.0,
+    };
+    Some(Drift {
+        operation: name.to_string(),
+        figure,
+        runs: (present[from].0, present[present.len() - 1].0),
+        from: a,
+        to: b,
+        per_run: share(slope),
+        per_run_interval: (share(slope - half), share(slope + half)),
+        change,
+        pvalue,
+        verdict: if worse { "regression" } else { "improvement" },
+    })
 }
 
 /// A segment's level: a latency's percentile of its runs' histograms merged, throughput's
@@ -480,14 +732,15 @@ impl History {
     pub fn markdown(&self) -> String {
         let mut s = String::from("## tallrow history\n\n");
         s.push_str(&format!("{}.\n", self.method));
+        let by = self.key.as_ref().map_or(String::new(), |k| format!("{k} "));
         for g in &self.groups {
             s.push_str(&format!(
-                "\n### {} on {}: {} runs, {} to {}\n\n",
+                "\n### {} on {}: {} runs, {by}{} to {}\n\n",
                 g.key.workload,
                 g.key.backend,
                 g.runs.len(),
-                g.runs.first().map_or("", |r| r.started.as_str()),
-                g.runs.last().map_or("", |r| r.started.as_str()),
+                g.runs.first().map_or("", Run::name),
+                g.runs.last().map_or("", Run::name),
             ));
             s.push_str(&format!("Machine {}, tallrow {}.\n\n", g.key.machine, g.key.tallrow));
             if let Some(why) = &g.unjudged {
@@ -500,7 +753,7 @@ impl History {
                     c.operation,
                     c.figure,
                     c.run + 1,
-                    c.started,
+                    c.name(),
                     show(c.figure, c.before),
                     show(c.figure, c.after),
                     pct(c.change)
@@ -508,32 +761,41 @@ impl History {
             }
             if g.changes.is_empty() {
                 s.push_str("No change point.\n");
-                continue;
+            } else {
+                if !g.single_runs.is_empty() {
+                    s.push('\n');
+                }
+                s.push_str(&format!(
+                    "| run | {} | operation | figure | before | after | change [95%] | p | verdict |\n",
+                    self.key.as_deref().unwrap_or("started")
+                ));
+                s.push_str("|---:|---|---|---|---:|---:|---:|---:|---|\n");
+                for c in &g.changes {
+                    s.push_str(&format!(
+                        "| {} | {} | {} | {} | {} | {} | {} [{}..{}] | {:.1e} | {} |\n",
+                        c.run + 1,
+                        c.name(),
+                        c.operation,
+                        c.figure,
+                        show(c.figure, c.before),
+                        show(c.figure, c.after),
+                        pct(c.change),
+                        pct(c.interval.0),
+                        pct(c.interval.1),
+                        c.pvalue,
+                        if c.verdict == "regression" {
+                            "**regression**"
+                        } else {
+                            "improvement"
+                        },
+                    ));
+                }
             }
-            if !g.single_runs.is_empty() {
+            if !g.drifts.is_empty() {
                 s.push('\n');
             }
-            s.push_str("| run | started | operation | figure | before | after | change [95%] | p | verdict |\n");
-            s.push_str("|---:|---|---|---|---:|---:|---:|---:|---|\n");
-            for c in &g.changes {
-                s.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {} [{}..{}] | {:.1e} | {} |\n",
-                    c.run + 1,
-                    c.started,
-                    c.operation,
-                    c.figure,
-                    show(c.figure, c.before),
-                    show(c.figure, c.after),
-                    pct(c.change),
-                    pct(c.interval.0),
-                    pct(c.interval.1),
-                    c.pvalue,
-                    if c.verdict == "regression" {
-                        "**regression**"
-                    } else {
-                        "improvement"
-                    },
-                ));
+            for d in &g.drifts {
+                s.push_str(&format!("- {}\n", d.line(&g.runs)));
             }
         }
         if let Some(g) = &self.gate {
@@ -576,6 +838,7 @@ impl History {
         let g = self.groups.first()?;
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut header = vec!["time".to_string(), "run".to_string()];
+        header.extend(self.key.clone());
         for s in &g.series {
             let name = format!("{}.{}", s.operation, s.figure);
             if logged(s.figure) {
@@ -588,6 +851,9 @@ impl History {
         w.write_record(&header).expect("in memory");
         for (i, r) in g.runs.iter().enumerate() {
             let mut row = vec![crate::date::iso(r.started_ms), r.dir.clone()];
+            if self.key.is_some() {
+                row.push(r.name().to_string());
+            }
             for s in &g.series {
                 let v = s.values[i];
                 row.push(v.map_or(String::new(), |v| format!("{v}")));
@@ -716,4 +982,78 @@ impl History {
 /// Where a history's files go: `DIR/history-UTC/`.
 pub fn folder(reports: &Path, now_ms: i64) -> PathBuf {
     super::run::folder(reports, "history", now_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::sim::Sim;
+
+    #[test]
+    fn runs_are_ordered_by_number_version_or_first_run() {
+        assert_eq!(key_order(&["10", "9", "2.5"]), vec![2, 1, 0]);
+        // Versions and dates by their numbers, not as text.
+        assert_eq!(key_order(&["v1.2.10", "v1.2.9", "v1.10.0"]), vec![1, 0, 2]);
+        assert_eq!(key_order(&["2026-11-10", "2026-11-09", "2026-12-01"]), vec![1, 0, 2]);
+        // Commits as they were first run, the reruns of one beside it.
+        assert_eq!(
+            key_order(&["9f1c", "3a2b", "9f1c", "77d0", "3a2b"]),
+            vec![0, 2, 1, 4, 3]
+        );
+        // One name among numbers: all by first run.
+        assert_eq!(key_order(&["2", "1", "rc1"]), vec![0, 1, 2]);
+    }
+
+    /// 24 runs' logarithms: `level`, times `1 + step` from run 12, times `1 + drift` a run,
+    /// with a normal noise of sd `sd` (a share).
+    fn series(sim: &mut Sim, step: f64, drift: f64, sd: f64) -> Vec<f64> {
+        (0..24)
+            .map(|i| {
+                let stepped = if i >= 12 { (1.0 + step).ln() } else { 0.0 };
+                (1e6f64).ln() + stepped + (1.0 + drift).ln() * f64::from(i) + sd * sim.normal()
+            })
+            .collect()
+    }
+
+    fn drift_of(judged: &[f64], o: &changepoint::Options) -> Option<Drift> {
+        let present: Vec<(usize, f64)> = judged.iter().enumerate().map(|(i, v)| (i, v.exp())).collect();
+        let o = changepoint::Options { logarithms: true, ..*o };
+        let cps = changepoint::change_points(judged, &o);
+        let bounds: Vec<usize> = std::iter::once(0)
+            .chain(cps.iter().map(|c| c.index))
+            .chain(std::iter::once(judged.len()))
+            .collect();
+        drift("op", "p50", &present, judged, &bounds, &o)
+    }
+
+    #[test]
+    fn a_drift_is_found_with_its_rate_and_a_step_or_noise_is_not_one() {
+        let o = changepoint::Options::default();
+        let mut sim = Sim(0x9e37_79b9_7f4a_7c15);
+        let trials = 500;
+        let (mut drifts, mut steps, mut flats, mut within) = (0, 0, 0, 0);
+        for _ in 0..trials {
+            // 3% a run with 2% noise: about doubled over 24 runs.
+            if let Some(d) = drift_of(&series(&mut sim, 0.0, 0.03, 0.02), &o) {
+                drifts += 1;
+                assert_eq!(d.verdict, "regression");
+                assert_eq!(d.runs, (0, 23));
+                within += (d.per_run_interval.0 <= 0.03 && 0.03 <= d.per_run_interval.1) as u32;
+            }
+            steps += drift_of(&series(&mut sim, 0.3, 0.0, 0.02), &o).is_some() as u32;
+            flats += drift_of(&series(&mut sim, 0.0, 0.0, 0.02), &o).is_some() as u32;
+        }
+        let rate = |k: u32| f64::from(k) / f64::from(trials);
+        eprintln!(
+            "24 runs, {trials} series each: a 3% drift a run found in {:.3} (its rate within the interval in {:.3}); a 30% step called a drift in {:.3}; no change called one in {:.3}",
+            rate(drifts),
+            rate(within) / rate(drifts).max(1e-9),
+            rate(steps),
+            rate(flats)
+        );
+        assert!(rate(drifts) >= 0.99, "{}", rate(drifts));
+        assert!(f64::from(within) >= 0.9 * f64::from(drifts), "{within} of {drifts}");
+        assert!(rate(steps) <= 0.01, "{}", rate(steps));
+        assert!(rate(flats) <= 0.01, "{}", rate(flats));
+    }
 }

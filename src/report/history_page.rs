@@ -155,8 +155,23 @@ fn chart(g: &Group, operation: &str, figure: &'static str, links: &[String]) -> 
             x(*i as f64),
             y(*v),
             i + 1,
-            escape(&g.runs[*i].started),
+            escape(g.runs[*i].name()),
             escape(&show(figure, *v))
+        );
+    }
+    for d in g
+        .drifts
+        .iter()
+        .filter(|d| d.operation == operation && d.figure == figure)
+    {
+        let _ = writeln!(
+            s,
+            r##"<line class="drift" x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#d70" stroke-width="2" stroke-dasharray="6 3"><title>{}</title></line>"##,
+            x(d.runs.0 as f64),
+            x(d.runs.1 as f64),
+            y(d.from).clamp(TOP, H - BOTTOM),
+            y(d.to).clamp(TOP, H - BOTTOM),
+            escape(&d.line(&g.runs))
         );
     }
     for c in &mine {
@@ -239,12 +254,20 @@ pub fn page(h: &History, dir: &Path) -> String {
             let _ = writeln!(p, "<p>Not searched: {}.</p>", escape(why));
         }
         if !g.changes.is_empty() {
-            p.push_str("<table><tr><th>run</th><th>operation</th><th>figure</th><th>before</th><th>after</th><th>change [95%]</th><th>p</th><th>verdict</th></tr>\n");
+            let _ = write!(
+                p,
+                "<table><tr><th>run</th><th>{}</th><th>operation</th>",
+                escape(h.key.as_deref().unwrap_or("started"))
+            );
+            p.push_str(
+                "<th>figure</th><th>before</th><th>after</th><th>change [95%]</th><th>p</th><th>verdict</th></tr>\n",
+            );
             for c in &g.changes {
                 let _ = writeln!(
                     p,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1}% [{:+.1}%..{:+.1}%]</td><td>{:.1e}</td><td class=\"{}\">{}</td></tr>",
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1}% [{:+.1}%..{:+.1}%]</td><td>{:.1e}</td><td class=\"{}\">{}</td></tr>",
                     c.run + 1,
+                    escape(c.name()),
                     escape(&c.operation),
                     c.figure,
                     escape(&show(c.figure, c.before)),
@@ -258,6 +281,18 @@ pub fn page(h: &History, dir: &Path) -> String {
                 );
             }
             p.push_str("</table>\n");
+        }
+        if !g.drifts.is_empty() {
+            p.push_str("<ul class=\"drifts\">\n");
+            for d in &g.drifts {
+                let _ = writeln!(
+                    p,
+                    "<li class=\"{}\">{}</li>",
+                    if d.verdict == "regression" { "bad" } else { "" },
+                    escape(&d.line(&g.runs))
+                );
+            }
+            p.push_str("</ul>\n");
         }
         let links: Vec<String> = g.runs.iter().map(|r| link(dir, Path::new(&r.dir))).collect();
         let mut operations: Vec<&str> = Vec::new();

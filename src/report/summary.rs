@@ -228,6 +228,10 @@ pub struct RunConfig {
     /// How many shards the run was cut into.
     #[serde(default)]
     pub shard_count: Option<u64>,
+    /// What the user said of the run (`--label KEY=VALUE`): a commit, a build, a change of
+    /// configuration; `tallrow history --key KEY` orders runs by one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
 }
 
 /// One operation's figures; latencies in nanoseconds.

@@ -49,6 +49,8 @@ pub struct Measure<'a> {
     pub metrics: Option<&'a crate::metrics::Metrics>,
     /// The cluster to observe meanwhile (a URL of HBase's own RPC), if any.
     pub observe: Option<&'a str>,
+    /// The run's labels (`--label`), kept in its settings.
+    pub labels: &'a std::collections::BTreeMap<String, String>,
 }
 
 impl Measure<'_> {
@@ -137,6 +139,7 @@ impl Measure<'_> {
                 shard: self.shard.to_string(),
                 shard_index: Some(self.shard.index),
                 shard_count: Some(self.shard.count),
+                labels: self.labels.clone(),
             },
         };
         let mut data = RunData::from_run(&outcome, &cx);

@@ -29,6 +29,8 @@ pub struct Sweep<'a> {
     pub backend: Option<&'a str>,
     /// Reporting interval of each run.
     pub interval: Duration,
+    /// Each run's labels (`--label`).
+    pub labels: &'a std::collections::BTreeMap<String, String>,
     /// Drop the workload's tables from a shared backend first.
     pub replace: bool,
     /// Keep the loaded data.
@@ -220,6 +222,7 @@ impl Sweep<'_> {
                 url: &url,
                 shard: Shard::ALL,
                 interval: args.interval,
+                labels: args.labels,
                 targets: &[],
                 run: &w.run,
                 metrics: None,

@@ -1,6 +1,7 @@
 //! `tallrow history` through the real binary: 24 runs against `delay:` over one embedded
-//! store, the delay stepped up at one run, found at that run with its size; and what is not
-//! a history refused in one line.
+//! store, the delay stepped up at one run, found at that run with its size; 24 more whose
+//! delay drifts up by build, run out of order and put back in it by `--key`; and what is
+//! not a history refused in one line.
 
 use super::common::{loaded_reads, python, tallrow};
 use std::collections::BTreeSet;
@@ -94,6 +95,16 @@ fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_histor
     let (lo, hi) = (c["interval"][0].as_f64().unwrap(), c["interval"][1].as_f64().unwrap());
     assert!(lo < found && found < hi, "{c}");
     assert!(out.stdout.contains("| own_posts | p50 | "), "{}", out.stdout);
+    // A step is not a drift: a line fits it worse than its two levels.
+    assert!(
+        group["drifts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["figure"] != "p50" || d["operation"] != "own_posts"),
+        "{}",
+        out.stdout
+    );
     // The page: a chart per operation and figure, each run a point linking to its report,
     // the change point marked, the settings printed.
     let html = std::fs::read_to_string(md.with_file_name("history.html")).unwrap();
@@ -219,6 +230,112 @@ fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_histor
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("summary.json"), "{}", out.stderr);
     assert!(!dir.path().join("refused").exists(), "nothing written for a refusal");
+}
+
+#[test]
+fn history_finds_a_drift_in_the_order_of_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    loaded_reads(dir.path(), "own_posts = 1", 100);
+    // Builds 0 to 23, each 5% slower a call than the one before (1 ms to 3.07 ms), run in a
+    // scrambled order (build 11 x run mod 24, uncorrelated with the runs' order) and
+    // labelled with their build.
+    let build = |run: u32| (11 * run) % 24;
+    for run in 0..24 {
+        let b = build(run);
+        let delay = format!("delay:{}us:embedded:db", (1000.0 * 1.05f64.powi(b as i32)).round());
+        let label = format!("build={b}");
+        let out = tallrow(
+            dir.path(),
+            &[
+                "run",
+                "reads.toml",
+                "--backend",
+                &delay,
+                "--set",
+                "data.users=100",
+                "--ops",
+                "100",
+                "--threads",
+                "1",
+                "--warmup",
+                "0s",
+                "--label",
+                &label,
+                "--reports",
+                "runs",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    }
+    let history = |extra: &[&str]| {
+        let mut args = vec!["history", "runs", "--reports", "out", "--magnitude", "0.2"];
+        args.extend_from_slice(extra);
+        let out = tallrow(dir.path(), &args);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        let at = out.stdout.lines().find_map(|l| l.strip_prefix("history: ")).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(at).with_file_name("history.json")).unwrap())
+                .unwrap();
+        (out.stdout, json)
+    };
+    let own_p50 = |d: &&serde_json::Value| d["operation"] == "own_posts" && d["figure"] == "p50";
+    // By start, the builds are scrambled: no drift.
+    let (stdout, json) = history(&[]);
+    assert!(
+        !json["groups"][0]["drifts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| own_p50(&d)),
+        "{stdout}"
+    );
+    // By build (numbers, ordered by value), the drift over every run, rising.
+    let (stdout, json) = history(&["--key", "build"]);
+    let group = &json["groups"][0];
+    let labels: Vec<&str> = group["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    let builds: Vec<String> = (0..24).map(|b| b.to_string()).collect();
+    assert_eq!(labels, builds, "{stdout}");
+    assert!(stdout.contains("24 runs, build 0 to 23"), "{stdout}");
+    let drifts = group["drifts"].as_array().unwrap();
+    let d = drifts.iter().find(own_p50).unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(d["verdict"], "regression", "{d}");
+    assert_eq!(
+        (d["runs"][0].as_u64(), d["runs"][1].as_u64()),
+        (Some(0), Some(23)),
+        "{d}"
+    );
+    // The line rises by the 2.07 ms put in, within 20%: a busy machine stretches every
+    // sleep by about as much at both ends.
+    let rise = d["to"].as_f64().unwrap() - d["from"].as_f64().unwrap();
+    assert!((rise - 2.07e6).abs() <= 0.2 * 2.07e6, "{d}: {rise} ns");
+    assert!(stdout.contains("own_posts p50 drifts +"), "{stdout}");
+    // The page draws it; the CSV keeps the key beside each run.
+    let at = stdout.lines().find_map(|l| l.strip_prefix("history: ")).unwrap();
+    let md = dir.path().join(at);
+    let html = std::fs::read_to_string(md.with_file_name("history.html")).unwrap();
+    assert!(html.contains("<line class=\"drift\""), "{html}");
+    let csv = std::fs::read_to_string(md.with_file_name("history.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().starts_with("time,run,build,"), "{csv}");
+    // A setting orders them too (all alike here); a key no run has leaves every run out.
+    let out = tallrow(dir.path(), &["history", "runs", "--reports", "out", "--key", "commit"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("no label or setting commit"), "{}", out.stderr);
+    let (stdout, _) = history(&["--key", "threads"]);
+    assert!(stdout.contains("24 runs, threads 1 to 1"), "{stdout}");
+    // A label given twice, or not KEY=VALUE: one line, before anything runs.
+    for bad in [["--label", "a=1", "--label", "a=2"], ["--label", "a", "--label", "b=1"]] {
+        let mut args = vec!["run", "reads.toml", "--backend", "embedded:db", "--ops", "1"];
+        args.extend_from_slice(&bad);
+        let out = tallrow(dir.path(), &args);
+        assert_ne!(out.code, 0, "{}", out.stdout);
+        assert!(out.stderr.contains("--label"), "{}", out.stderr);
+    }
 }
 
 /// `tallrow history runs --magnitude 0` and Otava 0.8.0's `analyze` on its `history.csv`:
