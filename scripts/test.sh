@@ -159,6 +159,25 @@ else
   missing "the kerberos build" "apt-get install pkg-config libkrb5-dev libclang-dev"
 fi
 
+# Debian's Chromium, headless, reads the report pages as a browser shows them
+# (tests/browser.py, over the DevTools protocol on a pipe).
+step "Chromium"
+chromium_ok() { /usr/bin/chromium --version >/dev/null 2>&1; }
+if ! chromium_ok; then
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo -n)
+  apt_log="$(mktemp -t tallrow-apt.XXXXXX)"
+  { DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends chromium ||
+    { "${sudo[@]}" apt-get update -q &&
+      DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends chromium; }; } \
+    >"$apt_log" 2>&1 || true
+fi
+if chromium_ok; then
+  export TALLROW_CHROMIUM=/usr/bin/chromium
+else
+  missing "Chromium" "apt-get install chromium (see ${apt_log:-the apt log})"
+fi
+
 # The services, before the builds: a component that cannot be had fails a strict run in
 # minutes, not after the build.
 step "Bigtable emulator"

@@ -164,6 +164,11 @@ pub struct Drift {
     pub pvalue: f64,
     /// `regression` or `improvement`.
     pub verdict: &'static str,
+    /// The runs where the change-point search cut the drift into steps (not reported as
+    /// change points: the line tells the series better).
+    pub steps: Vec<usize>,
+    /// The run folder of its last run.
+    pub dir: String,
 }
 
 impl Drift {
@@ -536,8 +541,8 @@ fn search(
         .chain(cps.iter().map(|c| c.index))
         .chain(std::iter::once(judged.len()))
         .collect();
-    let drift = drift(name, figure, &present, &judged, &bounds, &o);
-    let changes = cps
+    let mut drift = drift(name, figure, &present, &judged, &bounds, &o);
+    let changes: Vec<Change> = cps
         .iter()
         .enumerate()
         .map(|(k, c)| {
@@ -571,6 +576,13 @@ fn search(
             }
         })
         .collect();
+    // Within a drift, the change points are its steps, not changes of their own.
+    let Some(d) = &mut drift else {
+        return (changes, None);
+    };
+    d.dir = runs[d.runs.1].0.display().to_string();
+    let (steps, changes): (Vec<Change>, Vec<Change>) = changes.into_iter().partition(|c| c.run > d.runs.0);
+    d.steps = steps.iter().map(|c| c.run).collect();
     (changes, drift)
 }
 
@@ -644,6 +656,8 @@ fn drift(
         change,
         pvalue,
         verdict: if worse { "regression" } else { "improvement" },
+        steps: Vec::new(),
+        dir: String::new(),
     })
 }
 
@@ -800,7 +814,7 @@ impl History {
         }
         if let Some(g) = &self.gate {
             s.push_str(&format!(
-                "\n**Gate: {}.** A regression fails it where it starts within the last {} runs, is at least {} large, and has p <= {:.1e} (the p-value over the series searched).\n",
+                "\n**Gate: {}.** A regression fails it where it starts within the last {} runs (a drift goes on to the last), is at least {} large, and has p <= {:.1e} (the p-value over the series searched).\n",
                 g.verdict,
                 g.within,
                 pct(g.above).trim_start_matches('+'),
@@ -818,6 +832,15 @@ impl History {
                         show(c.figure, c.after),
                         pct(c.change)
                     ));
+                }
+            }
+            let runs = self.groups.first().map_or(&[][..], |g| &g.runs[..]);
+            for (what, list) in [
+                ("Fails it", &g.failing_drifts),
+                ("Acknowledged", &g.acknowledged_drifts),
+            ] {
+                for d in list.iter() {
+                    s.push_str(&format!("- {what}: {} (to {})\n", d.line(runs), d.dir));
                 }
             }
         }
@@ -934,6 +957,11 @@ pub struct Gate {
     pub failing: Vec<Change>,
     /// Those acknowledged, which do not.
     pub acknowledged: Vec<Change>,
+    /// The drifts that fail it: regressions that go on to the last run, at least `above`
+    /// over their runs, with p at most `pvalue`.
+    pub failing_drifts: Vec<Drift>,
+    /// Those acknowledged (a line naming any run the drift covers), which do not.
+    pub acknowledged_drifts: Vec<Drift>,
 }
 
 impl History {
@@ -964,8 +992,24 @@ impl History {
                 failing.push(c.clone());
             }
         }
+        let (mut failing_drifts, mut acknowledged_drifts) = (Vec::new(), Vec::new());
+        for d in &g.drifts {
+            if d.verdict != "regression" || d.change.abs() < above || d.pvalue > pvalue {
+                continue;
+            }
+            let named = acked.iter().any(|a| {
+                a.operation == d.operation
+                    && a.figure == d.figure
+                    && g.runs[d.runs.0..=d.runs.1].iter().any(|r| a.run == name(&r.dir))
+            });
+            if named {
+                acknowledged_drifts.push(d.clone());
+            } else {
+                failing_drifts.push(d.clone());
+            }
+        }
         Some(Gate {
-            verdict: if failing.is_empty() {
+            verdict: if failing.is_empty() && failing_drifts.is_empty() {
                 "no regression"
             } else {
                 "regression"
@@ -975,6 +1019,8 @@ impl History {
             pvalue,
             failing,
             acknowledged,
+            failing_drifts,
+            acknowledged_drifts,
         })
     }
 }

@@ -10,9 +10,10 @@ use std::path::{Component, Path, PathBuf};
 /// Chart size and margins.
 const W: f64 = 300.0;
 const H: f64 = 130.0;
-const LEFT: f64 = 52.0;
+const LEFT: f64 = 66.0;
 const RIGHT: f64 = 8.0;
-const TOP: f64 = 18.0;
+/// The title's line, then a line for the change points' labels, above the points.
+const TOP: f64 = 30.0;
 const BOTTOM: f64 = 18.0;
 
 /// `to` as a link from a page in `from`: relative where both resolve, absolute otherwise.
@@ -33,6 +34,16 @@ fn link(from: &Path, to: &Path) -> String {
         rel.push(c.as_os_str());
     }
     rel.join("index.html").display().to_string()
+}
+
+/// A value on a chart's axis, short enough for its margin.
+fn axis(figure: &str, v: f64) -> String {
+    match figure {
+        "throughput" if v >= 1e6 => format!("{:.2}M ops/s", v / 1e6),
+        "throughput" if v >= 1e4 => format!("{:.1}k ops/s", v / 1e3),
+        "throughput" => format!("{v:.0} ops/s"),
+        _ => show(figure, v),
+    }
 }
 
 fn show(figure: &str, v: f64) -> String {
@@ -85,7 +96,7 @@ fn chart(g: &Group, operation: &str, figure: &'static str, links: &[String]) -> 
             r##"<text x="{:.1}" y="{:.1}" text-anchor="end" fill="#666">{}</text>"##,
             LEFT - 4.0,
             y(v) + 3.0,
-            escape(&show(figure, v))
+            escape(&axis(figure, v))
         );
     }
     let _ = writeln!(
@@ -105,7 +116,16 @@ fn chart(g: &Group, operation: &str, figure: &'static str, links: &[String]) -> 
     let mut edges = vec![0usize];
     edges.extend(mine.iter().map(|c| c.run));
     edges.push(g.runs.len());
+    // A drift's runs have its line, not a level.
+    let drift_from = g
+        .drifts
+        .iter()
+        .find(|d| d.operation == operation && d.figure == figure)
+        .map_or(usize::MAX, |d| d.runs.0);
     for (k, w) in edges.windows(2).enumerate() {
+        if w[1] > drift_from {
+            break;
+        }
         let level = if k == 0 {
             mine.first().map(|c| c.before)
         } else {
@@ -174,6 +194,8 @@ fn chart(g: &Group, operation: &str, figure: &'static str, links: &[String]) -> 
             escape(&d.line(&g.runs))
         );
     }
+    // Where labels would overlap, the later change keeps only its mark (its title says all).
+    let mut labelled_to = f64::MIN;
     for c in &mine {
         let color = if c.verdict == "regression" { "#c00" } else { "#070" };
         let cx = x(c.run as f64 - 0.5);
@@ -188,14 +210,24 @@ fn chart(g: &Group, operation: &str, figure: &'static str, links: &[String]) -> 
             c.change * 100.0,
             c.pvalue
         );
+        // Its label in the band above the points, on the side of the mark with more room.
+        let label = format!("{:+.0}% p={:.0e}", c.change * 100.0, c.pvalue);
+        // About 5.5 px a character at 10 px sans-serif.
+        let width = 5.5 * label.len() as f64;
+        let (tx, anchor, from, to) = if cx > LEFT + (W - LEFT - RIGHT) / 2.0 {
+            (cx - 3.0, "end", cx - 3.0 - width, cx)
+        } else {
+            (cx + 3.0, "start", cx, cx + 3.0 + width)
+        };
+        if from < labelled_to + 4.0 {
+            continue;
+        }
+        labelled_to = to;
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" fill="{color}">{:+.1}% p={:.0e} (run {})</text>"#,
-            (cx + 3.0).min(W - 110.0),
-            TOP + 10.0,
-            c.change * 100.0,
-            c.pvalue,
-            c.run + 1
+            r#"<text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" fill="{color}">{}</text>"#,
+            TOP - 5.0,
+            escape(&label)
         );
     }
     s.push_str("</svg>");
@@ -219,22 +251,15 @@ pub fn page(h: &History, dir: &Path) -> String {
          .bad{color:#b00;font-weight:bold}</style></head><body>\n",
     );
     let _ = writeln!(p, "<h1>{}</h1>", escape(&title));
-    let _ = writeln!(
-        p,
-        "<p id=\"settings\">{}. Window {} runs, p &le; {}, magnitude above {}.</p>",
-        escape(&h.method),
-        h.window,
-        h.max_pvalue,
-        h.min_magnitude
-    );
+    let _ = writeln!(p, "<p id=\"settings\">{}.</p>", escape(&h.method));
     if let Some(gate) = &h.gate {
         let _ = writeln!(
             p,
             "<p class=\"{}\">Gate: {} ({} failing, {} acknowledged; within the last {} runs, at least {:.1}%, p &le; {:.1e}).</p>",
             if gate.verdict == "regression" { "bad" } else { "" },
             gate.verdict,
-            gate.failing.len(),
-            gate.acknowledged.len(),
+            gate.failing.len() + gate.failing_drifts.len(),
+            gate.acknowledged.len() + gate.acknowledged_drifts.len(),
             gate.within,
             gate.above * 100.0,
             gate.pvalue

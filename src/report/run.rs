@@ -5,7 +5,8 @@
 //!   `report merge` can recompute any percentile);
 //! - `ops.csv`: one row per operation (and `all`), latencies in microseconds;
 //! - `timeseries.csv`: per interval and operation, throughput and p50/p99;
-//! - `<op>.hgrm`: HdrHistogram's percentile distribution of the response times;
+//! - `<op>.hgrm`: HdrHistogram's percentile distribution of the response times (and
+//!   `all.hgrm`, every operation's together);
 //! - `<op>.hlog`: HdrHistogram's interval log of the response times, one per operation;
 //! - `latency.svg` and `index.html`: the percentile curves beside the table;
 //! - `timeseries.svg`: throughput, p50 and p99 per interval and operation, in `index.html`
@@ -233,6 +234,11 @@ impl RunData {
             all.add(&t.response).expect("same bounds");
             curves.push((o.op.clone(), t.response.clone()));
         }
+        // The table's `all` row links to it, as each operation's row to its own.
+        write_file(
+            &dir.join(format!("{ALL}.hgrm")),
+            super::hgrm::percentiles(&all, 1_000_000.0).as_bytes(),
+        )?;
         curves.push((ALL.to_string(), all));
         let writes: Vec<&str> = s.ops.iter().filter(|o| o.writes_op()).map(|o| o.op.as_str()).collect();
         let svg = super::plot::svg(&curves, &writes, &s.workload.name);

@@ -1394,6 +1394,29 @@ pub fn python() -> Option<PathBuf> {
     found
 }
 
+/// `page` as headless Chromium renders it (tests/browser.py): its text, links, each chart's
+/// size and what is drawn outside it, console messages and failed loads; a screenshot where
+/// asked. `None` where Chromium is absent (scripts/test.sh installs Debian's).
+pub fn browser(page: &Path, screenshot: Option<&Path>) -> Option<serde_json::Value> {
+    let chromium = std::env::var("TALLROW_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !Path::new(&chromium).exists() {
+        tallrow::testkit::absent(
+            "Chromium",
+            "no TALLROW_CHROMIUM and no /usr/bin/chromium (scripts/test.sh installs it)",
+        );
+        return None;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser.py");
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(script).arg(page).env("CHROMIUM", &chromium);
+    if let Some(s) = screenshot {
+        cmd.arg("--screenshot").arg(s);
+    }
+    let out = cmd.output().expect("python3 runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Some(serde_json::from_slice(&out.stdout).expect("browser.py prints JSON"))
+}
+
 /// A process's live metrics (`--metrics 127.0.0.1:0`), read as Prometheus reads them.
 pub struct Metrics(pub String);
 

@@ -3,7 +3,7 @@
 //! delay drifts up by build, run out of order and put back in it by `--key`; and what is
 //! not a history refused in one line.
 
-use super::common::{loaded_reads, python, tallrow};
+use super::common::{browser, loaded_reads, python, tallrow};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -127,6 +127,13 @@ fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_histor
     assert!(
         html.contains("<line class=\"change\"") && html.contains("regression at run 1"),
         "{html}"
+    );
+    read_in_a_browser(&md.with_file_name("history.html"), 10);
+    read_in_a_browser(
+        &dir.path()
+            .join(group["runs"][14]["dir"].as_str().unwrap())
+            .join("index.html"),
+        0,
     );
     // The CSV Otava reads: a time column, and each figure's logarithm beside it.
     let csv = std::fs::read_to_string(md.with_file_name("history.csv")).unwrap();
@@ -314,11 +321,78 @@ fn history_finds_a_drift_in_the_order_of_its_key() {
     let rise = d["to"].as_f64().unwrap() - d["from"].as_f64().unwrap();
     assert!((rise - 2.07e6).abs() <= 0.2 * 2.07e6, "{d}: {rise} ns");
     assert!(stdout.contains("own_posts p50 drifts +"), "{stdout}");
+    // The change points the search cut the drift into are its steps, not changes.
+    assert!(
+        !group["changes"].as_array().unwrap().iter().any(|c| own_p50(&c)),
+        "{stdout}"
+    );
+    // The gate: the drift goes on to the last run, and fails it; acknowledged by any of its
+    // runs, it passes.
+    let gated = |extra: &[&str]| {
+        let mut args = vec![
+            "history",
+            "runs",
+            "--reports",
+            "out",
+            "--magnitude",
+            "0.2",
+            "--key",
+            "build",
+            "--fail-within",
+            "3",
+            "--fail-above",
+            "50%",
+        ];
+        args.extend_from_slice(extra);
+        tallrow(dir.path(), &args)
+    };
+    let out = gated(&[]);
+    assert_eq!(out.code, 4, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("- Fails it: own_posts p50 drifts +"),
+        "{}",
+        out.stdout
+    );
+    let some_run = Path::new(group["runs"][5]["dir"].as_str().unwrap())
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let ack: String = ["own_posts", "all"]
+        .iter()
+        .flat_map(|op| ["p50", "p99", "throughput"].map(|f| format!("{some_run} {op} {f}\n")))
+        .collect();
+    std::fs::write(dir.path().join("accepted.txt"), ack).unwrap();
+    let out = gated(&["--acknowledged", "accepted.txt"]);
+    let json_at = out.stdout.lines().find_map(|l| l.strip_prefix("history: ")).unwrap();
+    let gate: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(json_at).with_file_name("history.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        gate["gate"]["acknowledged_drifts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| own_p50(&d)),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !gate["gate"]["failing_drifts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| own_p50(&d)),
+        "{}",
+        out.stdout
+    );
     // The page draws it; the CSV keeps the key beside each run.
     let at = stdout.lines().find_map(|l| l.strip_prefix("history: ")).unwrap();
     let md = dir.path().join(at);
     let html = std::fs::read_to_string(md.with_file_name("history.html")).unwrap();
     assert!(html.contains("<line class=\"drift\""), "{html}");
+    read_in_a_browser(&md.with_file_name("history.html"), 10);
     let csv = std::fs::read_to_string(md.with_file_name("history.csv")).unwrap();
     assert!(csv.lines().next().unwrap().starts_with("time,run,build,"), "{csv}");
     // A setting orders them too (all alike here); a key no run has leaves every run out.
@@ -335,6 +409,48 @@ fn history_finds_a_drift_in_the_order_of_its_key() {
         let out = tallrow(dir.path(), &args);
         assert_ne!(out.code, 0, "{}", out.stdout);
         assert!(out.stderr.contains("--label"), "{}", out.stderr);
+    }
+}
+
+/// `page` as headless Chromium shows it: loaded without an error, a failed load or a
+/// message on the console; `charts` charts at least (inline SVGs), none empty and nothing
+/// drawn outside one; no page wider than the window; and every link to a file that is there.
+fn read_in_a_browser(page: &Path, charts: usize) {
+    let shot = std::env::var_os("TALLROW_SCREENSHOTS").map(|d| {
+        Path::new(&d).join(format!(
+            "{}.png",
+            page.parent().unwrap().file_name().unwrap().to_string_lossy()
+        ))
+    });
+    let Some(seen) = browser(page, shot.as_deref()) else {
+        return;
+    };
+    let at = page.display();
+    for list in ["console", "exceptions", "log", "failed"] {
+        assert_eq!(seen[list].as_array().unwrap().len(), 0, "{at}: {list}: {}", seen[list]);
+    }
+    assert!(
+        seen["title"].as_str().unwrap().starts_with("tallrow"),
+        "{at}: {}",
+        seen["title"]
+    );
+    let svgs = seen["svgs"].as_array().unwrap();
+    assert!(svgs.len() >= charts, "{at}: {} charts", svgs.len());
+    for svg in svgs {
+        assert_eq!(svg["empty"], false, "{at}: {svg}");
+        assert_eq!(svg["outside"], 0, "{at}: drawn outside its chart: {svg}");
+    }
+    assert_eq!(seen["overflow_x"], false, "{at}: wider than the window");
+    for l in seen["links"].as_array().unwrap() {
+        let resolved = l["resolved"].as_str().unwrap();
+        if let Some(file) = resolved.strip_prefix("file://") {
+            let file = file.split('#').next().unwrap();
+            assert!(
+                Path::new(file).exists(),
+                "{at}: a link to {resolved} ({}) leads nowhere",
+                l["href"]
+            );
+        }
     }
 }
 
