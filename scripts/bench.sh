@@ -57,6 +57,12 @@
 #                               counts (no HBase needed); with noisy, two busy loops
 #                               share the cores with the first baseline run of each
 #                               comparison, as a neighbour would
+#   scripts/bench.sh history [RUNS [OPS [ROUNDS]]]
+#                               tallrow history over RUNS (1,000) nightly report folders of
+#                               OPS (20) operations made from one real run, against Apache
+#                               Otava's analysis of its history.csv, the order alternating,
+#                               ROUNDS (3) rounds: seconds and peak memory, medians and
+#                               ranges, and whether both found the same change points
 #   scripts/bench.sh descriptions [ROUNDS]
 #                               each seed operation through the seed's code and through its
 #                               seed description's operation of the same name (workloads/
@@ -428,6 +434,72 @@ compare_runs() { # n [noisy]
 }
 if [[ "${1:-}" == "compare" ]]; then
     compare_runs "${2:-10}" "${3:-}"
+    exit 0
+fi
+# tallrow history over a long history against Apache Otava's analysis of its CSV: RUNS
+# nightly report folders of OPS operations (scripts/history_runs.py, from one real run),
+# ROUNDS rounds, the order alternating, each command warmed once first; wall seconds and
+# peak memory, medians and ranges, and whether both found the same change points.
+history_runs() { # runs ops rounds
+    local runs=$1 ops=$2 rounds=$3 h="$tmp/history" r t o src
+    [ -x .venv/bin/otava ] || {
+        [ -x .venv/bin/python ] || python3 -m venv .venv
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+    }
+    rm -rf "$h"
+    "$bin" run workloads/social.toml --backend memory: --set data.users=200 --ops 4000 --threads 1 \
+        --warmup 0s --reports "$h/src" >/dev/null
+    src=$(ls -d "$h"/src/social-2*/)
+    python3 scripts/history_runs.py "$src" "$h/runs" "$runs" "$ops"
+    echo "== history: $runs runs of $ops operations ($(du -sh "$h/runs" | cut -f1)), tallrow history against otava analyze on its history.csv, $rounds rounds"
+    "$bin" history "$h/runs" --reports "$h/out" >/dev/null
+    local csv
+    csv=$(ls -d "$h"/out/history-*/ | tail -1)history.csv
+    python3 - "$csv" >"$h/otava.yaml" <<'PY'
+import csv, sys
+header = next(csv.reader(open(sys.argv[1])))
+metrics = [c for c in header if c.endswith((".ln", ".errors"))]
+print("tests:\n  history:\n    type: csv\n    file: %s\n    time_column: time\n    attributes: [run]\n"
+      "    metrics: [%s]\n    csv_options:\n      delimiter: \",\"\n      quote_char: '\"'"
+      % (sys.argv[1], ", ".join('"%s"' % m for m in metrics)))
+PY
+    local otava=(.venv/bin/otava analyze history --config-file "$h/otava.yaml" --since 2000-01-01
+        --window 50 -P 0.001 -M 0 --output json)
+    TZ=UTC "${otava[@]}" >"$h/otava.json" 2>/dev/null
+    : >"$h/t.tsv"
+    for r in $(seq 1 "$rounds"); do
+        for which in $( ((r % 2)) && echo "tallrow otava" || echo "otava tallrow"); do
+            if [[ $which == tallrow ]]; then
+                /usr/bin/time -f "tallrow\t%e\t%M" -a -o "$h/t.tsv" "$bin" history "$h/runs" --reports "$h/out" >/dev/null
+            else
+                TZ=UTC /usr/bin/time -f "otava\t%e\t%M" -a -o "$h/t.tsv" "${otava[@]}" >/dev/null 2>&1
+            fi
+        done
+    done
+    python3 - "$h/t.tsv" "$(ls -d "$h"/out/history-*/ | tail -1)history.json" "$h/otava.json" <<'PY'
+import json, statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if "\t" in l]
+def figures(who):
+    s = [float(r[1]) for r in rows if r[0] == who]
+    m = [int(r[2]) for r in rows if r[0] == who]
+    return s, m
+(ts, tm), (os_, om) = figures("tallrow"), figures("otava")
+med = statistics.median
+print(f"tallrow history: {med(ts):.2f} s [{min(ts):.2f}..{max(ts):.2f}], peak {max(tm) / 1024:.0f} MiB (reads every summary.json, writes the page, JSON, Markdown and CSV)")
+print(f"otava analyze:   {med(os_):.2f} s [{min(os_):.2f}..{max(os_):.2f}], peak {max(om) / 1024:.0f} MiB (the CSV's series alone)")
+ratios = sorted(t / o for t, o in zip(ts, os_))
+print(f"tallrow over otava: {med(ratios):.2f}x [{ratios[0]:.2f}..{ratios[-1]:.2f}]")
+g = json.load(open(sys.argv[2]))["groups"][0]
+def metric(c):
+    return f"{c['operation']}.{c['figure']}" + ("" if c["figure"] == "errors" else ".ln")
+ours = {(metric(c), c["run"]) for k in ("changes", "single_runs") for c in g[k]}
+ours |= {(metric(d), s) for d in g["drifts"] for s in d["steps"]}
+theirs = {(c["metric"], c["index"]) for t in json.load(open(sys.argv[3]))["history"] for c in t["changes"]}
+print(f"change points: tallrow {len(ours)}, otava {len(theirs)}, the same: {'yes' if ours == theirs else 'no'}")
+PY
+}
+if [[ "${1:-}" == "history" ]]; then
+    history_runs "${2:-1000}" "${3:-20}" "${4:-3}"
     exit 0
 fi
 if [[ "${1:-}" == "descriptions" ]]; then

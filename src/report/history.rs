@@ -9,8 +9,8 @@
 //! their percentiles); for throughput, the geometric mean of its runs; for the error share,
 //! the mean.
 
-use super::run::RunData;
 use super::summary::ALL;
+use super::summary::RunSummary;
 use crate::stats::changepoint;
 use crate::stats::{Histogram, student_t};
 use serde::Serialize;
@@ -24,6 +24,20 @@ pub const EXIT_REGRESSION: u8 = 4;
 
 /// The fewest runs a group needs before its series are searched for change points.
 pub const MIN_RUNS: usize = 3;
+
+/// What a history reads of a run: its summary alone, its histograms decoded only where a
+/// segment's level needs them, so that a long history holds little in memory.
+struct RunData {
+    summary: RunSummary,
+}
+
+impl RunData {
+    /// The response times of operation `name` (`all` for every one), where its histogram
+    /// reads.
+    fn responses(&self, name: &str) -> Option<Histogram> {
+        crate::stats::decode(&op(self, name)?.response_histogram).ok()
+    }
+}
 
 /// What makes runs comparable: runs that differ in any of these are never in one series.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -356,7 +370,7 @@ pub fn history(dirs: &[PathBuf], o: &changepoint::Options, key: Option<&str>) ->
         match super::read::find(std::slice::from_ref(dir)) {
             Ok(found) => {
                 for d in found {
-                    match super::read(&d) {
+                    match super::read::summary(&d).map(|summary| RunData { summary }) {
                         Ok(data) if data.summary.config.shard_count.is_some_and(|n| n > 1) => left_out.push(Left {
                             dir: d.display().to_string(),
                             why: "one shard's report: give the merged report (`tallrow report merge`)".into(),

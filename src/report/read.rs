@@ -12,13 +12,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Reads the report folder `dir` (or the folder of a `summary.json` path).
-pub fn read(dir: &Path) -> Result<RunData, Error> {
-    let dir = if dir.file_name().is_some_and(|n| n == "summary.json") {
-        dir.parent().unwrap_or(Path::new("."))
-    } else {
-        dir
-    };
+/// A report folder's `summary.json` alone, its layout's version checked: what a reader of
+/// many runs' figures needs (`tallrow history`), without their interval logs.
+pub fn summary(dir: &Path) -> Result<RunSummary, Error> {
     let file = dir.join("summary.json");
     let text = std::fs::read_to_string(&file).map_err(|e| Error::at(&file, e))?;
     let summary: RunSummary = serde_json::from_str(&text).map_err(|e| Error::at(&file, e))?;
@@ -28,6 +24,18 @@ pub fn read(dir: &Path) -> Result<RunData, Error> {
             format!("format {} is not {}", summary.format, super::summary::FORMAT),
         ));
     }
+    Ok(summary)
+}
+
+/// Reads the report folder `dir` (or the folder of a `summary.json` path).
+pub fn read(dir: &Path) -> Result<RunData, Error> {
+    let dir = if dir.file_name().is_some_and(|n| n == "summary.json") {
+        dir.parent().unwrap_or(Path::new("."))
+    } else {
+        dir
+    };
+    let file = dir.join("summary.json");
+    let summary = summary(dir)?;
     let mut totals = Vec::with_capacity(summary.ops.len());
     for (i, o) in summary.ops.iter().enumerate() {
         totals.push(op_stats(o).map_err(|(f, e)| Error::at(&file, format!("ops[{i}] ({}).{f}: {e}", o.op)))?);
