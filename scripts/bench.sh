@@ -485,10 +485,10 @@ def figures(who):
     return s, m
 (ts, tm), (os_, om) = figures("tallrow"), figures("otava")
 med = statistics.median
-print(f"tallrow history: {med(ts):.2f} s [{min(ts):.2f}..{max(ts):.2f}], peak {max(tm) / 1024:.0f} MiB (reads every summary.json, writes the page, JSON, Markdown and CSV)")
-print(f"otava analyze:   {med(os_):.2f} s [{min(os_):.2f}..{max(os_):.2f}], peak {max(om) / 1024:.0f} MiB (the CSV's series alone)")
+print(f"history (tallrow): {med(ts):.2f} s [{min(ts):.2f}..{max(ts):.2f}], peak {max(tm) / 1024:.0f} MiB (reads every summary.json, writes the page, JSON, Markdown and CSV)")
+print(f"analyze (otava):   {med(os_):.2f} s [{min(os_):.2f}..{max(os_):.2f}], peak {max(om) / 1024:.0f} MiB (the CSV's series alone)")
 ratios = sorted(t / o for t, o in zip(ts, os_))
-print(f"tallrow over otava: {med(ratios):.2f}x [{ratios[0]:.2f}..{ratios[-1]:.2f}]")
+print(f"ratio, tallrow over otava: {med(ratios):.2f}x [{ratios[0]:.2f}..{ratios[-1]:.2f}]")
 g = json.load(open(sys.argv[2]))["groups"][0]
 def metric(c):
     return f"{c['operation']}.{c['figure']}" + ("" if c["figure"] == "errors" else ".ln")
