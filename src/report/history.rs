@@ -827,13 +827,21 @@ impl History {
             }
         }
         if let Some(g) = &self.gate {
-            s.push_str(&format!(
-                "\n**Gate: {}.** A regression fails it where it starts within the last {} runs (a drift goes on to the last), is at least {} large, and has p <= {:.1e} (the p-value over the series searched).\n",
+            if let Some(why) = &g.why {
+                s.push_str(&format!(
+                    "\n**Gate: undecided.** Over {}: {why}; it fails nothing until there are runs enough to search.\n",
+                    g.group
+                ));
+            } else {
+                s.push_str(&format!(
+                "\n**Gate: {}.** Over {}. A regression fails it where it starts within the last {} runs (a drift goes on to the last), is at least {} large, and has p <= {:.1e} (the p-value over the series searched).\n",
                 g.verdict,
+                g.group,
                 g.within,
                 pct(g.above).trim_start_matches('+'),
                 g.pvalue
             ));
+            }
             for (what, list) in [("Fails it", &g.failing), ("Acknowledged", &g.acknowledged)] {
                 for c in list.iter() {
                     s.push_str(&format!(
@@ -848,7 +856,7 @@ impl History {
                     ));
                 }
             }
-            let runs = self.groups.first().map_or(&[][..], |g| &g.runs[..]);
+            let runs = self.groups.get(g.index).map_or(&[][..], |g| &g.runs[..]);
             for (what, list) in [
                 ("Fails it", &g.failing_drifts),
                 ("Acknowledged", &g.acknowledged_drifts),
@@ -953,13 +961,21 @@ pub fn acknowledged(path: &Path) -> Result<Vec<Acknowledged>, String> {
     Ok(out)
 }
 
-/// A CI gate's verdict on the largest group: the regressions that start within its last
+/// A CI gate's verdict on the newest run's group: the regressions that start within its last
 /// runs, large enough, significant once the number of series searched is counted, and not
 /// acknowledged.
 #[derive(Debug, Clone, Serialize)]
 pub struct Gate {
-    /// `regression` or `no regression`.
+    /// `regression`, `no regression`, or `undecided` where the group has too few runs to
+    /// be searched (it then fails nothing).
     pub verdict: &'static str,
+    /// The group it judges (the newest run's): its workload and backend.
+    pub group: String,
+    /// Why it is undecided, where it is.
+    pub why: Option<String>,
+    /// The group's place in the history's groups.
+    #[serde(skip)]
+    pub index: usize,
     /// The last runs a regression must start in to fail the gate.
     pub within: usize,
     /// The smallest change that fails it, a share.
@@ -983,7 +999,13 @@ impl History {
     /// runs, is at least `above` large and has p at most the p-value over the number of
     /// series searched fails it, unless `acked` names it.
     pub fn gate(&self, within: usize, above: f64, acked: &[Acknowledged]) -> Option<Gate> {
-        let g = self.groups.first()?;
+        // The newest run's group: the question is whether the latest runs regressed, and
+        // runs of an older version or another machine do not answer it.
+        let (index, g) = self
+            .groups
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, g)| g.runs.iter().map(|r| r.started_ms).max())?;
         let searched = g.series.len().max(1) as f64;
         let pvalue = self.max_pvalue / searched;
         let first = g.runs.len().saturating_sub(within);
@@ -1023,11 +1045,16 @@ impl History {
             }
         }
         Some(Gate {
-            verdict: if failing.is_empty() && failing_drifts.is_empty() {
+            verdict: if g.unjudged.is_some() {
+                "undecided"
+            } else if failing.is_empty() && failing_drifts.is_empty() {
                 "no regression"
             } else {
                 "regression"
             },
+            group: format!("{} on {}", g.key.workload, g.key.backend),
+            why: g.unjudged.clone(),
+            index,
             within,
             above,
             pvalue,

@@ -255,9 +255,11 @@ pub fn page(h: &History, dir: &Path) -> String {
     if let Some(gate) = &h.gate {
         let _ = writeln!(
             p,
-            "<p class=\"{}\">Gate: {} ({} failing, {} acknowledged; within the last {} runs, at least {:.1}%, p &le; {:.1e}).</p>",
+            "<p class=\"{}\">Gate: {}{} over {} ({} failing, {} acknowledged; within the last {} runs, at least {:.1}%, p &le; {:.1e}).</p>",
             if gate.verdict == "regression" { "bad" } else { "" },
             gate.verdict,
+            gate.why.as_ref().map_or(String::new(), |w| format!(", {}", escape(w))),
+            escape(&gate.group),
             gate.failing.len() + gate.failing_drifts.len(),
             gate.acknowledged.len() + gate.acknowledged_drifts.len(),
             gate.within,

@@ -222,12 +222,32 @@ fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_histor
         "{}",
         out.stdout
     );
+    // Nor gated: no verdict it cannot make.
+    let out = tallrow(
+        dir.path(),
+        &["history", &runs[0], &runs[1], "--reports", "out", "--fail-within", "1"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("**Gate: undecided.** Over quickstart ")
+            && out.stdout.contains("2 runs: too few to find a change")
+            && !out.stdout.contains("no regression"),
+        "{}",
+        out.stdout
+    );
     // An empty folder, and a folder whose summary.json is cut short: one line each.
     std::fs::create_dir(dir.path().join("empty")).unwrap();
     let out = tallrow(dir.path(), &["history", "empty", "--reports", "refused"]);
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("empty: no report folder"), "{}", out.stderr);
+    // A folder of other things is not a report either.
+    std::fs::create_dir_all(dir.path().join("notes/2026")).unwrap();
+    std::fs::write(dir.path().join("notes/2026/run.txt"), "ran fine\n").unwrap();
+    let out = tallrow(dir.path(), &["history", "notes", "--reports", "refused"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("notes: no report folder"), "{}", out.stderr);
     let cut = dir.path().join("cut");
     std::fs::create_dir(&cut).unwrap();
     let summary = std::fs::read_to_string(Path::new(&runs[0]).join("summary.json")).unwrap();
