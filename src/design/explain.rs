@@ -113,7 +113,112 @@ pub fn explain(g: &Generator, design: &Design, regions: usize, examples: usize) 
             }
         }
     }
+    operations(&mut o, design, &w.run.mix);
     Ok(o)
+}
+
+/// The design's operations, each with what it reads or writes and its share of the run's
+/// mix.
+fn operations(o: &mut String, design: &Design, mix: &[(crate::workload::Op, f64)]) {
+    use super::ops::{Deliver, Does};
+    if design.operations.is_empty() {
+        return;
+    }
+    let total: f64 = mix.iter().map(|(_, w)| w).sum();
+    let table = |t: &super::ops::Target| {
+        let table = &design.tables[t.table];
+        match table.rows.get(t.rows) {
+            Some(r) if table.rows.len() > 1 => format!("{} ({})", table.name, r.name),
+            _ => table.name.clone(),
+        }
+    };
+    let page = |p: &super::ops::Page| {
+        let mut s = format!(
+            "{} row{} of {} sharing the key's first {} segment{}",
+            p.rows,
+            if p.rows == 1 { "" } else { "s" },
+            table(&p.target),
+            p.prefix,
+            if p.prefix == 1 { "" } else { "s" }
+        );
+        if let Some((_, buckets)) = p.spread {
+            s.push_str(&format!(", over its {buckets} salt buckets"));
+        }
+        s.push_str(if p.offset {
+            ", deeper pages by offset"
+        } else {
+            ", resumed from a cursor"
+        });
+        s
+    };
+    let feeds = |e: super::entity::Entity, into: &str| {
+        let names: Vec<String> = design
+            .tables
+            .iter()
+            .filter(|t| t.rows.iter().any(|r| r.entity == Some(e)))
+            .map(|t| t.name.clone())
+            .collect();
+        format!("a {} ({into} {})", e.name(), names.join(", "))
+    };
+    let _ = writeln!(o, "\noperations (share of [run.mix])");
+    for (i, op) in design.operations.iter().enumerate() {
+        let does = match &op.does {
+            Does::Get(t) => format!("gets a row of {}", table(t)),
+            Does::Page(p) => format!("reads a page: {}", page(p)),
+            Does::Range(r) => format!(
+                "reads a time range: up to {} within {} s of a stamp, newest first",
+                page(&r.page),
+                r.span_ms / 1000
+            ),
+            Does::Cells(c) => format!(
+                "reads {} cells of family {} of a row of {}",
+                c.rows,
+                c.family,
+                table(&c.target)
+            ),
+            Does::Lookup {
+                index, family, then, ..
+            } => format!(
+                "looks up an index: {}, then gets the rows of {} its {family} cells name",
+                page(index),
+                table(then)
+            ),
+            Does::Write(e) => format!("writes {}", feeds(*e, "into")),
+            Does::Update(e) => format!(
+                "updates {}, its old index rows deleted in the same batch",
+                feeds(*e, "in")
+            ),
+            Does::Delete(e) => format!("deletes {}", feeds(*e, "from")),
+            Does::Timeline(t) => format!(
+                "a home timeline: the first pages ({} rows each) of {} of {}, merged newest first{}{}",
+                t.per_source,
+                table(&t.page.target),
+                match t.sources {
+                    super::ops::Sources::Followees => "every followee",
+                    super::ops::Sources::Celebrities => "each celebrity followed",
+                },
+                t.inbox
+                    .and_then(|k| design.operations.get(k))
+                    .map_or(String::new(), |l| format!(", with the reader's inbox ({})", l.name)),
+                if t.later { ", a later page" } else { "" }
+            ),
+        };
+        let deliver = match &op.deliver {
+            Some(Deliver::Fanout { list, .. }) => format!("; delivered to each follower {} lists", table(list)),
+            Some(Deliver::Backfill { .. }) => "; the followee's newest posts delivered to the new follower".into(),
+            Some(Deliver::Recall) => "; the followee's deliveries taken back from the reader's inbox".into(),
+            None => String::new(),
+        };
+        let share = mix
+            .iter()
+            .find(|(m, _)| {
+                matches!(m, crate::workload::Op::Own(own) if usize::from(own.index) == i) || m.name() == op.name
+            })
+            .map_or("not in the mix".to_string(), |(_, w)| {
+                format!("{:.1}%", 100.0 * w / total.max(1e-300))
+            });
+        let _ = writeln!(o, "  {} ({share}): {does}{deliver}", op.name);
+    }
 }
 
 /// `min`, median and `max` (and p99 where there are 100 or more), sorting `v`.

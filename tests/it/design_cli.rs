@@ -159,6 +159,18 @@ fn a_design_of_its_own_loads_verifies_and_names_a_missing_row_by_its_segments() 
         "{}",
         out.stdout
     );
+    // Its operations, each with what it reads or writes and its share of the mix.
+    let ops = &out.stdout[out
+        .stdout
+        .find("\noperations (share of [run.mix])\n")
+        .expect("operations listed")..];
+    for line in [
+        "  account (14.3%): gets a row of chat:accounts\n",
+        "  inbox (47.6%): looks up an index: 20 rows of chat:conversations sharing the key's first 2 segments, resumed from a cursor, then gets the rows of chat:messages its c cells name\n",
+        "  send (9.5%): writes a delivery (into chat:messages, chat:conversations)\n",
+    ] {
+        assert!(ops.contains(line), "{line}{ops}");
+    }
 }
 
 /// Malformed designs, each through `tallrow load`: one line naming the design file, its
