@@ -550,19 +550,30 @@ mod tests {
                 .collect()
         };
         let gate = o.max_pvalue / 100.0;
+        // A magnitude above the runs' own spread (3%), as the history chapter advises.
+        let sized = Options {
+            min_magnitude: 0.1,
+            ..o
+        };
+        let (mut sized_alarms, mut sized_quiet, mut sized_found) = (0, 0, 0);
         let (mut alarms, mut gate_alarms, mut found, mut gate_found) = (0, 0, 0, 0);
         let (mut quiet_alarms, mut quiet_gate_alarms) = (0, 0);
         for _ in 0..trials {
             let x = series(&mut sim, 0.0, 0.0);
             let quiet = change_points(&x, &o);
             quiet_alarms += !confirmed(&quiet, 1.0).is_empty() as u32;
+            sized_quiet += !confirmed(&change_points(&x, &sized), 1.0).is_empty() as u32;
             quiet_gate_alarms += !confirmed(&quiet, gate).is_empty() as u32;
             let x = series(&mut sim, 0.0, 0.01);
             let flat = change_points(&x, &o);
+            sized_alarms += !confirmed(&change_points(&x, &sized), 1.0).is_empty() as u32;
             alarms += !confirmed(&flat, 1.0).is_empty() as u32;
             gate_alarms += !confirmed(&flat, gate).is_empty() as u32;
             let x = series(&mut sim, 0.15, 0.01);
             let stepped = change_points(&x, &o);
+            sized_found += confirmed(&change_points(&x, &sized), 1.0)
+                .iter()
+                .any(|&i| (11..=13).contains(&i)) as u32;
             let at = |p: f64| confirmed(&stepped, p).iter().any(|&i| (11..=13).contains(&i));
             found += at(1.0) as u32;
             gate_found += at(gate) as u32;
@@ -576,6 +587,19 @@ mod tests {
             rate(quiet_gate_alarms),
             rate(found),
             rate(gate_found)
+        );
+        eprintln!(
+            "at a magnitude of 0.1: without a change, a change point in {:.3} of series (no run 30% off: {:.3}); the 15% step found at its run in {:.3}",
+            rate(sized_alarms),
+            rate(sized_quiet),
+            rate(sized_found)
+        );
+        // A magnitude above the runs' spread: none in a thousand steady histories.
+        assert!(
+            sized_quiet == 0 && rate(sized_alarms) <= 0.02 && rate(sized_found) >= 0.9,
+            "{sized_quiet} {} {}",
+            rate(sized_alarms),
+            rate(sized_found)
         );
         assert!(
             rate(alarms) <= 0.05 && rate(quiet_alarms) <= 0.05,
