@@ -14,27 +14,7 @@ fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_histor
     // Runs 0 to 13 at 1 ms a call, 14 to 23 at 5 ms: a step at run 14, large enough to stand
     // out of a busy machine's own noise.
     for i in 0..24 {
-        let backend = format!("delay:{}:embedded:db", if i < 14 { "1ms" } else { "5ms" });
-        let out = tallrow(
-            dir.path(),
-            &[
-                "run",
-                "reads.toml",
-                "--backend",
-                &backend,
-                "--set",
-                "data.users=100",
-                "--ops",
-                "100",
-                "--threads",
-                "1",
-                "--warmup",
-                "0s",
-                "--reports",
-                "runs",
-            ],
-        );
-        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        short_run(dir.path(), "reads.toml", if i < 14 { "1ms" } else { "5ms" }, &[]);
     }
     // The runs are delay-bound and vary by a percent or two, so shifts of a few percent in
     // the machine's state are significant: the change asked for is a fifth at least.
@@ -263,28 +243,7 @@ fn history_finds_a_step_in_the_delay_at_its_run_and_refuses_what_is_not_a_histor
 fn history_of_24_runs_without_a_change_has_no_change_point() {
     let dir = tempfile::tempdir().unwrap();
     loaded_reads(dir.path(), "own_posts = 1", 100);
-    let run = |workload: &str| {
-        let out = tallrow(
-            dir.path(),
-            &[
-                "run",
-                workload,
-                "--backend",
-                "delay:1ms:embedded:db",
-                "--set",
-                "data.users=100",
-                "--ops",
-                "100",
-                "--threads",
-                "1",
-                "--warmup",
-                "0s",
-                "--reports",
-                "runs",
-            ],
-        );
-        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    };
+    let run = |workload: &str| short_run(dir.path(), workload, "1ms", &[]);
     for _ in 0..24 {
         run("reads.toml");
     }
@@ -339,30 +298,8 @@ fn history_finds_a_drift_in_the_order_of_its_key() {
     let build = |run: u32| (11 * run) % 24;
     for run in 0..24 {
         let b = build(run);
-        let delay = format!("delay:{}us:embedded:db", (1000.0 * 1.05f64.powi(b as i32)).round());
-        let label = format!("build={b}");
-        let out = tallrow(
-            dir.path(),
-            &[
-                "run",
-                "reads.toml",
-                "--backend",
-                &delay,
-                "--set",
-                "data.users=100",
-                "--ops",
-                "100",
-                "--threads",
-                "1",
-                "--warmup",
-                "0s",
-                "--label",
-                &label,
-                "--reports",
-                "runs",
-            ],
-        );
-        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        let delay = format!("{}us", (1000.0 * 1.05f64.powi(b as i32)).round());
+        short_run(dir.path(), "reads.toml", &delay, &["--label", &format!("build={b}")]);
     }
     let history = |extra: &[&str]| {
         let mut args = vec!["history", "runs", "--reports", "out", "--magnitude", "0.2"];
@@ -500,6 +437,31 @@ fn history_finds_a_drift_in_the_order_of_its_key() {
         assert_ne!(out.code, 0, "{}", out.stdout);
         assert!(out.stderr.contains("--label"), "{}", out.stderr);
     }
+}
+
+/// A run of `workload` of 100 reads on one thread, no warm-up, over the embedded store at
+/// `db` with `delay` added to every call, its report under `runs/`.
+fn short_run(dir: &Path, workload: &str, delay: &str, extra: &[&str]) {
+    let backend = format!("delay:{delay}:embedded:db");
+    let mut args = vec![
+        "run",
+        workload,
+        "--backend",
+        &backend,
+        "--set",
+        "data.users=100",
+        "--ops",
+        "100",
+        "--threads",
+        "1",
+        "--warmup",
+        "0s",
+        "--reports",
+        "runs",
+    ];
+    args.extend_from_slice(extra);
+    let out = tallrow(dir, &args);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
 
 /// `page` as headless Chromium shows it: loaded without an error, a failed load or a
