@@ -160,9 +160,20 @@ pub fn svg(curves: &[(String, Histogram)], writes: &[&str], title: &str) -> Stri
     s
 }
 
-/// `index.html`: what ran, whether it is valid, the plot and the table.
-/// `index.html`: the run's figures, `timeseries_svg` inlined where events are drawn on it,
-/// the cluster's side where it was observed, and the stages.
+/// ` (VERSION)` after the backend's identity, or nothing where the identity says it already
+/// (HBase's native RPC names the cluster in both).
+fn backend_version(identity: &str, version: &str) -> String {
+    let words = |t: &str| t.chars().filter(|c| c.is_alphanumeric()).collect::<String>();
+    if version.is_empty() || words(identity).contains(&words(version)) {
+        String::new()
+    } else {
+        format!(" ({version})")
+    }
+}
+
+/// `index.html`: what ran, whether it is valid, the plot and the table; `timeseries_svg`
+/// inlined where events are drawn on it, the cluster's side where it was observed, and the
+/// stages.
 pub fn html(s: &RunSummary, timeseries_svg: Option<&str>, cluster: Option<&ClusterHtml>) -> String {
     let mut h = String::new();
     let _ = writeln!(
@@ -179,9 +190,9 @@ pub fn html(s: &RunSummary, timeseries_svg: Option<&str>, cluster: Option<&Clust
     let _ = writeln!(h, "<h1>{} — {}</h1>", escape(&s.workload.name), escape(&s.started));
     let _ = writeln!(
         h,
-        "<p>backend {} ({}); {}; {} threads; {}; measured {:.1} s; data digest {}</p>",
+        "<p>backend {}{}; {}; {} threads; {}; measured {:.1} s; data digest {}</p>",
         escape(&s.backend.identity),
-        escape(&s.backend.version),
+        escape(&backend_version(&s.backend.identity, &s.backend.version)),
         escape(&s.reads()),
         s.config.run.threads,
         s.config.run.describe_loop(),
@@ -203,19 +214,30 @@ pub fn html(s: &RunSummary, timeseries_svg: Option<&str>, cluster: Option<&Clust
         }
     }
     if !s.slos.is_empty() {
-        let missed = s.slos.iter().filter(|v| !v.held).count();
+        // The run's own verdicts and each stage's, counted as the exit status counts them.
+        let all: Vec<(String, &super::summary::Verdict)> = s
+            .slos
+            .iter()
+            .map(|v| (v.target.clone(), v))
+            .chain(s.stages.iter().flat_map(|st| {
+                st.slos
+                    .iter()
+                    .map(move |v| (format!("{} in stage {}", v.target, st.stage), v))
+            }))
+            .collect();
+        let missed = all.iter().filter(|(_, v)| !v.held).count();
         let _ = writeln!(
             h,
             "<h2>Targets</h2>\n<p{}>{} of {} targets met.</p>\n<table>\n<tr><th>target</th><th>measured</th><th>verdict</th></tr>",
             if missed > 0 { " class=\"bad\"" } else { "" },
-            s.slos.len() - missed,
-            s.slos.len()
+            all.len() - missed,
+            all.len()
         );
-        for v in &s.slos {
+        for (target, v) in &all {
             let _ = writeln!(
                 h,
                 "<tr><td>{}</td><td>{}</td><td{}>{}</td></tr>",
-                escape(&v.target),
+                escape(target),
                 escape(v.measured.as_deref().unwrap_or("no successful operations")),
                 if v.held { "" } else { " class=\"bad\"" },
                 if v.held { "met" } else { "MISSED" }
@@ -755,6 +777,17 @@ fn regions_html(h: &mut String, s: &RunSummary) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_backend_is_named_once() {
+        // HBase's native RPC names its cluster in its identity and its version alike.
+        let native = "hbase://zk:2181/hbase?api=native (HBase native RPC, cluster f70e)";
+        assert_eq!(backend_version(native, "HBase (native RPC, cluster f70e)"), "");
+        assert_eq!(
+            backend_version("embedded (fjall 3) at db", "tallrow 0.1.0 embedded store on fjall 3"),
+            " (tallrow 0.1.0 embedded store on fjall 3)"
+        );
+    }
     use crate::stats::{histogram, record};
 
     #[test]

@@ -1402,6 +1402,10 @@ fn stages_have_their_own_tables_verdicts_and_events() {
         })
         .collect();
     assert_eq!(held, [[true, false], [false, true]]);
+    // The page opens its targets with the verdict the exit status gives, stages counted.
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains("<p class=\"bad\">3 of 6 targets met.</p>"), "{html}");
+    assert!(html.contains("<td>all p99 &lt; 6.00 ms in stage 2</td>"), "{html}");
     assert_eq!(summary["events"], serde_json::json!({ "stage": 2 }));
     let events = std::fs::read_to_string(report.join("events.csv")).unwrap();
     let rows: Vec<(&str, &str)> = events
