@@ -9,7 +9,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 pub(super) fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+    let opening = std::time::Instant::now();
     let (w, store) = args.target.open(&[])?;
+    // An embedded store left unflushed replays its journal here.
+    let opened = opening.elapsed();
     let g = Generator::new(&w);
     let opts = crate::verify::Options {
         sample: args.sample,
@@ -20,10 +23,11 @@ pub(super) fn verify(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let mut o = std::io::stdout().lock();
     writeln!(
         o,
-        "verified {} ({} users) against {}; {} users queried",
+        "verified {} ({} users) against {} (opened in {:.2} s); {} users queried",
         w.name,
         thousands(w.data.users),
         store.identity(),
+        opened.as_secs_f64(),
         thousands(report.sampled)
     )?;
     let mut table = TextTable::new(&["table", "expected", "found", "missing", "unexpected", "mismatched"]);

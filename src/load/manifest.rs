@@ -49,6 +49,10 @@ pub struct Manifest {
     pub plan_seconds: f64,
     /// Seconds writing.
     pub write_seconds: f64,
+    /// Of those, seconds leaving the store flushed once every row was acknowledged (an
+    /// embedded store's memtables, so that the next open replays no journal).
+    #[serde(default)]
+    pub flush_seconds: f64,
     /// Seconds counting rows after writing.
     pub count_seconds: f64,
     /// Blocks of users written.
@@ -204,6 +208,7 @@ impl Manifest {
             open_seconds: out.open_time.as_secs_f64(),
             plan_seconds,
             write_seconds: secs,
+            flush_seconds: out.flush_time.as_secs_f64(),
             count_seconds: out.count_time.as_secs_f64(),
             blocks_done: out.blocks_done,
             blocks_total: out.blocks_total,

@@ -81,7 +81,7 @@ pub fn print(
     ]);
     writeln!(
         o,
-        "{} {} (shard {}, {} users) into {}: {:.2} s opening, {:.2} s writing, {:.2} s {}, {:.2} s counting rows; {} threads, batches of {}",
+        "{} {} (shard {}, {} users) into {}: {:.2} s opening, {:.2} s writing{}, {:.2} s {}, {:.2} s counting rows; {} threads, batches of {}",
         if out.error.is_some() { "partly loaded" } else { "loaded" },
         w.name,
         shard,
@@ -89,6 +89,12 @@ pub fn print(
         identity,
         out.open_time.as_secs_f64(),
         secs,
+        // Where the store has something to flush (the embedded one).
+        if out.flush_time.as_secs_f64() >= 0.005 {
+            format!(" ({:.2} s of it flushing)", out.flush_time.as_secs_f64())
+        } else {
+            String::new()
+        },
         g.plan_time().as_secs_f64(),
         if g.plan_read() {
             "reading the followers counted before"

@@ -155,6 +155,9 @@ impl<L: Layer> Store for Layered<L> {
         let _ = tables;
         Ok(None)
     }
+    fn flush(&self, tables: &[&str]) -> Result<()> {
+        self.inner.flush(tables)
+    }
 }
 
 #[cfg(test)]

@@ -178,6 +178,11 @@ impl Store for Prefixed {
         }))
     }
 
+    fn flush(&self, tables: &[&str]) -> Result<()> {
+        let names: Vec<String> = tables.iter().map(|t| self.name(t)).collect();
+        self.inner.flush(&names.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
     fn loads_hfiles(&self) -> bool {
         self.inner.loads_hfiles()
     }

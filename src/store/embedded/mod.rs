@@ -198,6 +198,12 @@ impl Embedded {
         })
     }
 
+    /// Bytes the memtables hold; right after opening, what replaying the journal put back
+    /// into them (none after a finished load, which flushes: [`Store::flush`]).
+    pub fn unflushed_bytes(&self) -> u64 {
+        self.db.write_buffer_size()
+    }
+
     /// Flushes a table's memtable and compacts all of it into one run.
     #[cfg(test)]
     fn compact(&self, table: &str) -> Result<()> {
@@ -499,6 +505,25 @@ impl Store for Embedded {
         Ok(Some(Box::new(bulk::Bulk::new(&self.path, empty, bulk::MEMORY)?)))
     }
 
+    /// Seals the memtables of `tables`, the descriptors' and the delete markers', waits while
+    /// fjall's workers flush them side by side, then seals the journal, which deletes every
+    /// journal whose writes are all in tables: the next open replays none.
+    fn flush(&self, tables: &[&str]) -> Result<()> {
+        let mut keyspaces = vec![self.meta.clone(), self.markers.clone()];
+        for name in tables {
+            keyspaces.push(self.table(name)?.keyspace.clone());
+        }
+        for k in &keyspaces {
+            k.rotate_memtable().map_err(io)?;
+        }
+        while keyspaces.iter().any(|k| k.sealed_memtable_count() > 0) {
+            // A flush that failed poisons the database: said here rather than waited on.
+            self.db.persist(PersistMode::Buffer).map_err(io)?;
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        self.db.rotate_journal().map_err(io)
+    }
+
     fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
         let t = self.table(table)?;
         let now = now_millis();
@@ -769,6 +794,51 @@ mod tests {
     use super::*;
     use crate::observe::events::{Kind, Phase};
     use crate::store::{Mutation, RowMutation};
+
+    /// The journal files in a store's folder.
+    fn journals(dir: &Path) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".jnl"))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// A flushed store opens without replaying its journal, and holds what was written;
+    /// one left unflushed replays it.
+    #[test]
+    fn a_flushed_store_opens_without_replaying_its_journal() {
+        for flushed in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            {
+                let store = Embedded::open(dir.path()).unwrap();
+                for t in ["t1", "t2"] {
+                    store.create_table(&TableDescriptor::new(t, &["f"], 1)).unwrap();
+                    let rows: Vec<RowMutation> = (0..500)
+                        .map(|i| RowMutation::new(format!("r{i:04}"), vec![Mutation::put("f", "q", 1, "v")]))
+                        .collect();
+                    store.mutate(t, &rows).unwrap();
+                }
+                assert!(store.unflushed_bytes() > 0);
+                let written = journals(dir.path());
+                assert!(!written.is_empty());
+                if flushed {
+                    store.flush(&["t1", "t2"]).unwrap();
+                    assert_eq!(store.unflushed_bytes(), 0);
+                    // The journals holding the writes are gone; a new one is begun.
+                    let now = journals(dir.path());
+                    assert!(written.iter().all(|j| !now.contains(j)), "{written:?} {now:?}");
+                }
+            }
+            let store = Embedded::open(dir.path()).unwrap();
+            assert_eq!(store.unflushed_bytes() == 0, flushed, "flushed: {flushed}");
+            for t in ["t1", "t2"] {
+                assert_eq!(store.row_count(t).unwrap(), 500, "{t}, flushed: {flushed}");
+            }
+        }
+    }
 
     /// The store tells each of its flushes and compactions once, as a start and an end
     /// named by the table; one that took all of a table's files is major.

@@ -288,6 +288,33 @@ impl Database {
             .journal_count()
     }
 
+    /// PATCHED: seals the active journal and deletes every sealed journal whose writes
+    /// are all in flushed tables. After the memtables were flushed (a finished bulk write),
+    /// this leaves the next open nothing to replay; a keyspace whose memtable still holds
+    /// writes keeps the journals they are in, as a rotation during writes does.
+    #[doc(hidden)]
+    pub fn rotate_journal(&self) -> crate::Result<()> {
+        // The locks in the order a worker's flush takes them (`worker_pool::flush_next`).
+        let mut journal_writer = self.supervisor.journal.get_writer()?;
+
+        #[expect(clippy::expect_used)]
+        let mut journal_manager = self
+            .supervisor
+            .journal_manager
+            .write()
+            .expect("lock is poisoned");
+
+        let seqno_map = {
+            #[expect(clippy::expect_used)]
+            let keyspaces = self.supervisor.keyspaces.write().expect("lock is poisoned");
+
+            self.supervisor.build_seqno_map(&keyspaces)
+        };
+
+        journal_manager.rotate_journal(&mut journal_writer, seqno_map)?;
+        journal_manager.maintenance()
+    }
+
     /// Returns the disk space usage of the journal.
     #[doc(hidden)]
     pub fn journal_disk_space(&self) -> crate::Result<u64> {
