@@ -254,8 +254,8 @@ pub fn descriptor(t: &TableEntry) -> Result<TableDescriptor, Error> {
     })
 }
 
-/// Whether `t` exists on `store`; one that exists must have the same families and
-/// VERSIONS as the files.
+/// Whether `t` exists on `store`; one that exists must have the same families, VERSIONS,
+/// family settings and region replication as the files' manifest.
 pub fn check(store: &dyn Store, t: &TableEntry) -> Result<bool, Error> {
     let want = descriptor(t)?;
     let have = match store.describe_table(&t.name) {
@@ -278,6 +278,13 @@ pub fn check(store: &dyn Store, t: &TableEntry) -> Result<bool, Error> {
             t.name,
             fams(&have).join(", "),
             fams(&want).join(", ")
+        )));
+    }
+    // A backend without region replicas reports one copy, and creates no table with more.
+    if have.region_replication != want.region_replication {
+        return Err(err(format!(
+            "table {} exists with region replication {}, the manifest's is {} (storage.region_replication): drop the table, or load into another cluster",
+            t.name, have.region_replication, want.region_replication
         )));
     }
     // A backend that cannot hold a setting reports HBase's default for it: only one that

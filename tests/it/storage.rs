@@ -578,6 +578,17 @@ fn bulkload_creates_tables_with_the_manifests_settings_and_refuses_other_ones() 
         check(&store, &entry).unwrap_err().to_string(),
         "table t exists and its family f has COMPRESSION GZ (expected SNAPPY): the HFiles were written for the manifest's settings; drop the table, or load into another cluster"
     );
+    // The manifest's region replication too: checked before anything is loaded.
+    store.delete_table("t").unwrap();
+    assert!(ensure(&store, &entry, &[]).unwrap(), "created");
+    let replicated = TableEntry {
+        region_replication: 2,
+        ..entry
+    };
+    assert_eq!(
+        check(&store, &replicated).unwrap_err().to_string(),
+        "table t exists with region replication 1, the manifest's is 2 (storage.region_replication): drop the table, or load into another cluster"
+    );
 }
 
 /// A store that cannot create a family of one codec, as a cluster that cannot load it
