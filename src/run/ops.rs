@@ -128,14 +128,15 @@ impl Ctx {
     /// Users are picked by `r`'s skew.
     pub fn new(store: Arc<dyn Store>, g: Arc<Generator>, r: &crate::workload::Run) -> Result<Ctx> {
         let w = g.workload();
-        let own = super::own::Own::new(&g, store.clone());
+        let users = Users::new(r.skew, r.skew_exponent, w.data.users);
+        let own = super::own::Own::new(&g, store.clone(), users.clone());
         let mut microblog = Microblog::new(store.clone(), g.microblog_config());
         if own.is_none() && w.data.follows.is_some() && w.data.posts.is_some() {
             let stars = microblog.load_celebrities()?;
             microblog = microblog.with_celebrities(stars);
         }
         Ok(Ctx {
-            users: Users::new(r.skew, r.skew_exponent, w.data.users),
+            users,
             microblog,
             actions: Actions::new(store.clone(), w.keys.actions),
             blog: Blog::new(store.clone(), w.keys.blog),
@@ -247,7 +248,7 @@ impl Ctx {
                 })
             }
             Op::Follow => {
-                let mut target = self.users.pick(g, s, 28);
+                let mut target = self.users.pick(g, s, super::own::FOLLOWEE_DRAW);
                 if target == uid {
                     target = uid % w.data.users + 1;
                 }

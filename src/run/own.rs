@@ -32,6 +32,8 @@ pub struct Own {
     changed: Mutex<HashMap<Vec<Owned>, Option<Vec<Owned>>>>,
     /// New ids, for the instances the run's writes make.
     fresh: AtomicU64,
+    /// Picks users as the run does: a new follow's followee, as seed 001's follow draws one.
+    users: super::pick::Users,
 }
 
 /// A worker's scratch space for a design's operations: the generator's, and each page's
@@ -44,6 +46,9 @@ pub struct Scratch {
     /// By user and operation.
     keys: HashMap<(u64, usize), Rc<[Vec<u8>]>>,
 }
+
+/// The draw of a new follow's followee: the seeds' runner's (`run::ops`).
+pub const FOLLOWEE_DRAW: u64 = 28;
 
 /// Users whose page keys a worker keeps.
 const CACHE_KEYS: usize = 4096;
@@ -309,8 +314,8 @@ fn by_table(rows: Vec<(crate::generate::Table, RowMutation)>) -> Vec<(&'static s
 }
 
 impl Own {
-    /// The operations of `g`'s own design over `store`.
-    pub fn new(g: &Generator, store: Arc<dyn Store>) -> Option<Own> {
+    /// The operations of `g`'s own design over `store`, its users picked by `users`.
+    pub fn new(g: &Generator, store: Arc<dyn Store>, users: super::pick::Users) -> Option<Own> {
         let design = g.own_design()?.clone();
         Some(Own {
             names: g.all_tables().iter().map(|t| t.name()).collect(),
@@ -318,6 +323,7 @@ impl Own {
             store,
             changed: Mutex::default(),
             fresh: AtomicU64::new(0),
+            users,
         })
     }
 
@@ -374,10 +380,11 @@ impl Own {
                 for (f, id) in e.fresh_ids(&v, n) {
                     v[f] = Owned::Int(id);
                 }
-                // A new follow: of any other user, as seed 001's follow draws one.
+                // A new follow: of another user picked as the run picks users, with seed
+                // 001's follow's draw.
                 if *e == Entity::Follow {
                     let (users, uid) = (g.workload().data.users, int_of(&v[0]) as u64);
-                    let mut followee = s.below(65, users) + 1;
+                    let mut followee = self.users.pick(g, s, FOLLOWEE_DRAW);
                     if followee == uid {
                         followee = uid % users + 1;
                     }
@@ -1167,6 +1174,13 @@ impl Own {
     }
 }
 
+/// The run's user picker for `g`'s workload, as the run makes it.
+#[cfg(test)]
+fn users(g: &Generator) -> super::pick::Users {
+    let w = g.workload();
+    super::pick::Users::new(w.run.skew, w.run.skew_exponent, w.data.users)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1232,6 +1246,7 @@ mod tests {
             store,
             changed: Mutex::default(),
             fresh: AtomicU64::new(0),
+            users: super::super::pick::Users::new(crate::workload::Skew::Uniform, 1.0, 7),
         };
         let stamps = |rows: &[Row]| -> Vec<i64> {
             rows.iter()
@@ -1328,7 +1343,7 @@ mod tests {
                 store.mutate(t.name(), &[r]).unwrap();
             }
         }
-        let own = Own::new(&g, store).unwrap();
+        let own = Own::new(&g, store, users(&g)).unwrap();
         let key = |uid: u64, stamp: i64| [uid.to_be_bytes(), (i64::MAX - stamp).to_be_bytes()].concat();
         // A user's posts' stamps, newest first.
         let posts = |uid: u64, x: &mut crate::generate::Scratch| -> Vec<i64> {
@@ -1441,7 +1456,7 @@ mod seed_operations {
                 store.mutate(t.name(), &[r]).unwrap();
             }
         }
-        let own = Own::new(&g, store.clone()).unwrap();
+        let own = Own::new(&g, store.clone(), users(&g)).unwrap();
         (g, store, own)
     }
 
@@ -1799,8 +1814,11 @@ mod seed_operations {
 
     #[test]
     fn the_microblog_descriptions_writes_deliver_as_seed_001s() {
+        // Followees picked uniformly: by popularity they would all be celebrities, whose
+        // follows deliver nothing.
         let body = "[data.follows]\nmean = 8.0\n[data.posts]\nper_month = 20.0\n\
-                    [microblog]\ninbox_versions = 3\ncelebrity_threshold = 6\n";
+                    [microblog]\ninbox_versions = 3\ncelebrity_threshold = 6\n\
+                    [run]\nskew = \"uniform\"\n";
         let (g, store, own) = loaded("microblog", |d| d, body);
         let (_, seed_store, _) = loaded("microblog", |d| d, body);
         let tables = ["weibo:content", "weibo:inbox", "weibo:relation"];
@@ -1869,6 +1887,12 @@ mod seed_operations {
             else {
                 panic!("a put")
             };
+            // The followee the seeds' runner draws for this follow.
+            let mut drawn = users(&g).pick(&g, &s, FOLLOWEE_DRAW);
+            if drawn == uid {
+                drawn = uid % g.workload().data.users + 1;
+            }
+            assert_eq!(text(qualifier), drawn, "user {uid}'s new followee");
             own.execute(&g, &call).unwrap();
             dao.follow(uid, text(qualifier), *at).unwrap();
             let call = own
