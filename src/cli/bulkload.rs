@@ -123,7 +123,8 @@ pub(super) fn bulkload(args: BulkloadArgs) -> anyhow::Result<ExitCode> {
         writeln!(o, "{}", crate::report::cluster::line(seen))?;
         std::fs::create_dir_all(&args.reports).with_context(|| format!("cannot create {}", args.reports.display()))?;
         let name = crate::report::run::folder(&args.reports, "bulkload", *since as i64).with_extension("json");
-        let files = crate::report::cluster::write_beside(&name, seen, *since as i64)?;
+        // The manifests name the tables as the cluster does.
+        let files = crate::report::cluster::write_beside(&name, seen, *since as i64, "")?;
         writeln!(o, "cluster events: {}", files.display())?;
     }
     if !wrong.is_empty() {

@@ -151,7 +151,8 @@ fn load_with(
     if let Some((seen, since)) = &observed {
         writeln!(o, "{}", crate::report::cluster::line(seen))?;
         if let Ok(p) = &r.path {
-            let files = crate::report::cluster::write_beside(p, seen, *since as i64)?;
+            let prefix = &g.workload().storage.table_prefix;
+            let files = crate::report::cluster::write_beside(p, seen, *since as i64, prefix)?;
             writeln!(o, "cluster events: {}", files.display())?;
         }
     }

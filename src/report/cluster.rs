@@ -14,6 +14,21 @@ fn t_s(ms: u64, started_ms: i64) -> String {
     format!("{:.3}", (ms as i64 - started_ms) as f64 / 1000.0)
 }
 
+/// Names each event's table as the workload's reports name it everywhere else
+/// (`regions.csv`, the tables' figures): without the `storage.table_prefix` that keeps it
+/// apart on the cluster. The cluster's own name stays in the region's; a table without the
+/// prefix (another workload's) keeps its name.
+pub fn by_schema(events: &mut [Event], prefix: &str) {
+    if prefix.is_empty() {
+        return;
+    }
+    for e in events {
+        if let Some(t) = crate::store::prefixed::logical(prefix, &e.table) {
+            e.table = t;
+        }
+    }
+}
+
 /// `events.csv`: `t_s,utc,kind,table,region,server,detail,source`, in time order. An event
 /// that spans time has two rows, their details beginning `start` and `end`.
 pub fn events_csv(events: &[Event], started_ms: i64) -> Vec<u8> {
@@ -234,11 +249,13 @@ fn tally(events: &[Event], servers: bool) -> String {
 }
 
 /// Writes `events.csv` and `cluster.csv` beside a load's manifest (`NAME.json`) as
-/// `NAME-events.csv` and `NAME-cluster.csv`, their times from `started_ms`; the first's path.
+/// `NAME-events.csv` and `NAME-cluster.csv`, their times from `started_ms` and tables named
+/// without `prefix` ([`by_schema`]); the first's path.
 pub fn write_beside(
     manifest: &std::path::Path,
     seen: &Observed,
     started_ms: i64,
+    prefix: &str,
 ) -> Result<std::path::PathBuf, super::Error> {
     let stem = manifest.with_extension("");
     let name = |suffix: &str| {
@@ -247,7 +264,9 @@ pub fn write_beside(
         std::path::PathBuf::from(p)
     };
     let (events, cluster) = (name("-events.csv"), name("-cluster.csv"));
-    std::fs::write(&events, events_csv(&seen.events, started_ms)).map_err(|e| super::Error::at(&events, e))?;
+    let mut named = seen.events.clone();
+    by_schema(&mut named, prefix);
+    std::fs::write(&events, events_csv(&named, started_ms)).map_err(|e| super::Error::at(&events, e))?;
     std::fs::write(&cluster, cluster_csv(&seen.samples, &seen.jmx, started_ms))
         .map_err(|e| super::Error::at(&cluster, e))?;
     Ok(events)
@@ -520,6 +539,26 @@ mod tests {
              5.000,1970-01-01T00:00:10.000Z,split,useractions,r1,rs1:1,\"start, into a and b\",status\n\
              6.500,1970-01-01T00:00:11.500Z,split,useractions,r1,rs1:1,\"end, success, 1.5 s\",status\n"
         );
+    }
+
+    /// Events of the workload's tables lose the prefix the cluster's names carry; others'
+    /// tables and server events stay as they are.
+    #[test]
+    fn events_name_the_workloads_tables_as_its_schema_does() {
+        let mut events = sample()[..3].to_vec();
+        events[0].table = "weibo:t1_inbox".into();
+        events[1].table = "t1_useractions".into();
+        events[2].table = "other".into();
+        let mut server = events[2].clone();
+        server.table = String::new();
+        events.push(server);
+        by_schema(&mut events, "t1_");
+        let tables: Vec<&str> = events.iter().map(|e| e.table.as_str()).collect();
+        assert_eq!(tables, ["weibo:inbox", "useractions", "other", ""]);
+        // Without a prefix the cluster's names are the schema's.
+        let mut same = sample();
+        by_schema(&mut same, "");
+        assert_eq!(same, sample());
     }
 
     #[test]

@@ -152,6 +152,12 @@ impl Measure<'_> {
             .map(crate::report::cluster::line)
             .or_else(|| crate::report::cluster::store_line(&data.events));
         data.cluster = observed;
+        // Tables named as regions.csv and the rest of the report name them.
+        let prefix = &g.workload().storage.table_prefix;
+        crate::report::cluster::by_schema(&mut data.events, prefix);
+        if let Some(c) = &mut data.cluster {
+            crate::report::cluster::by_schema(&mut c.events, prefix);
+        }
         data.judge(self.targets);
         let dir = folder(outcome.started_ms)?;
         data.write(&dir)?;
