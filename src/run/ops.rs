@@ -247,13 +247,7 @@ impl Ctx {
                     name: format!("{} {author}@{target}", verb.map_or("view", |v| v.as_str())),
                 })
             }
-            Op::Follow => {
-                let mut target = self.users.pick(g, s, super::own::FOLLOWEE_DRAW);
-                if target == uid {
-                    target = uid % w.data.users + 1;
-                }
-                Call::Follow(uid, target, now_millis())
-            }
+            Op::Follow => Call::Follow(uid, self.users.followee(g, s, uid), now_millis()),
             Op::Unfollow => {
                 g.followees(uid, &mut x.follows, &mut x.seen);
                 let target = match x.follows.len() as u64 {

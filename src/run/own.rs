@@ -47,9 +47,6 @@ pub struct Scratch {
     keys: HashMap<(u64, usize), Rc<[Vec<u8>]>>,
 }
 
-/// The draw of a new follow's followee: the seeds' runner's (`run::ops`).
-pub const FOLLOWEE_DRAW: u64 = 28;
-
 /// Users whose page keys a worker keeps.
 const CACHE_KEYS: usize = 4096;
 
@@ -380,15 +377,9 @@ impl Own {
                 for (f, id) in e.fresh_ids(&v, n) {
                     v[f] = Owned::Int(id);
                 }
-                // A new follow: of another user picked as the run picks users, with seed
-                // 001's follow's draw.
+                // A new follow: of another user, picked as the seeds' runner picks one.
                 if *e == Entity::Follow {
-                    let (users, uid) = (g.workload().data.users, int_of(&v[0]) as u64);
-                    let mut followee = self.users.pick(g, s, FOLLOWEE_DRAW);
-                    if followee == uid {
-                        followee = uid % users + 1;
-                    }
-                    v[1] = Owned::Int(i128::from(followee));
+                    v[1] = Owned::Int(i128::from(self.users.followee(g, s, int_of(&v[0]) as u64)));
                 }
                 let write = by_table(g.instance_rows(*e, &values(&v))?);
                 match &op.deliver {
@@ -1887,8 +1878,9 @@ mod seed_operations {
             else {
                 panic!("a put")
             };
-            // The followee the seeds' runner draws for this follow.
-            let mut drawn = users(&g).pick(&g, &s, FOLLOWEE_DRAW);
+            // The followee the seeds' runner draws for this follow: its own users' pick at
+            // the draw it uses, 28.
+            let mut drawn = users(&g).pick(&g, &s, 28);
             if drawn == uid {
                 drawn = uid % g.workload().data.users + 1;
             }

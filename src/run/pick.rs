@@ -70,7 +70,19 @@ impl Users {
             Skew::Uniform => s.below(index, self.users) + 1,
         }
     }
+
+    /// The user `uid` follows anew, as seed 001's follow draws one: picked as any user is
+    /// (draw [`FOLLOWEE_DRAW`] of `s`), the next one where that is `uid` itself.
+    pub fn followee(&self, g: &Generator, s: &Stream, uid: u64) -> u64 {
+        match self.pick(g, s, FOLLOWEE_DRAW) {
+            f if f == uid => uid % self.users + 1,
+            f => f,
+        }
+    }
 }
+
+/// The draw of a new follow's followee.
+const FOLLOWEE_DRAW: u64 = 28;
 
 #[cfg(test)]
 mod tests {
