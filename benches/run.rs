@@ -12,7 +12,7 @@
 //!    worker warmed by an untimed pass: the cost of a prepare and execute, and the
 //!    description's over the code's.
 //!
-//! `cargo bench --bench run -- [--ops N] [--samples N] | --descriptions ROUNDS [--only OP]...`
+//! `cargo bench --bench run -- [--ops N] [--samples N] | --descriptions ROUNDS [--only OP]... [--backend null|embedded]`
 
 use std::path::Path;
 use std::sync::Arc;
@@ -40,9 +40,16 @@ fn main() {
     let (mut ops, mut samples) = (2_000_000u64, 3_000usize);
     let mut descriptions = None;
     let mut only: Vec<String> = Vec::new();
+    let mut backends = vec!["null", "embedded"];
     while let Some(a) = args.next() {
         if a == "--only" {
             only.push(args.next().expect("an operation's name after --only"));
+            continue;
+        }
+        if a == "--backend" {
+            let b = args.next().expect("null or embedded after --backend");
+            backends.retain(|x| *x == b);
+            assert!(!backends.is_empty(), "--backend: null or embedded, not {b}");
             continue;
         }
         let v: u64 = args
@@ -57,7 +64,7 @@ fn main() {
         }
     }
     if let Some(rounds) = descriptions {
-        described(rounds, &only);
+        described(rounds, &only, &backends);
         return;
     }
     overhead(ops);
@@ -228,11 +235,11 @@ const DESIGNS: [(&str, &str); 4] = [
 
 /// Each seed operation (or those `only` names) through the seed's code and through its
 /// description, per op.
-fn described(rounds: usize, only: &[String]) {
+fn described(rounds: usize, only: &[String], backends: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let root = std::env::current_dir().unwrap();
     let mut all: Vec<(String, &str, Vec<f64>, Vec<f64>)> = Vec::new();
-    for backend in ["null", "embedded"] {
+    for &backend in backends {
         let n: u64 = if backend == "null" { 20_000 } else { 3_000 };
         println!(
             "== the seed operations through their descriptions, {backend}: ({n} operations each, {rounds} rounds)"

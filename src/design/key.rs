@@ -660,6 +660,12 @@ impl Key {
     /// [`Key::decode`] has read it.
     pub fn spans(&self, key: &[u8]) -> Result<Vec<std::ops::Range<usize>>> {
         self.decode(key)?;
+        Ok(self.places(key))
+    }
+
+    /// Where each segment lies in `key`, a key this key's encoder made (unchecked: a key
+    /// read from elsewhere goes through [`Key::spans`]).
+    pub fn places(&self, key: &[u8]) -> Vec<std::ops::Range<usize>> {
         let mut at = 0;
         let mut out = Vec::with_capacity(self.segments.len());
         for (i, s) in self.segments.iter().enumerate() {
@@ -676,7 +682,7 @@ impl Key {
             out.push(at..at + n);
             at += n;
         }
-        Ok(out)
+        out
     }
 
     fn delimited_part<'k>(&self, i: usize, rest: &'k [u8]) -> &'k [u8] {

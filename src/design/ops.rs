@@ -38,6 +38,7 @@ pub(super) struct RawOperation {
     versions: Option<i64>,
     per_source: Option<i64>,
     later: Option<bool>,
+    follows: Option<String>,
     fanout: Option<String>,
     backfill: Option<String>,
     recall: Option<bool>,
@@ -148,6 +149,11 @@ pub struct Timeline {
     /// A later page: what came before the time of one of a followee's newest rows, as the
     /// last row of an earlier page would be.
     pub later: bool,
+    /// Where the reader's followees are read when it runs, as seed 001's client reads its
+    /// `attention` cells: the list's rows (of entity follow, keyed by the reader's uid) and
+    /// the family whose qualifiers name the followees. None: the followees the generator
+    /// made, known ahead.
+    pub follows: Option<(Target, String)>,
 }
 
 /// A time range's parts.
@@ -287,6 +293,7 @@ pub(super) fn operations(design: &Design, raw: &[(String, RawOperation)]) -> Res
         if kind != "timeline" {
             unused("per_source", r.per_source.is_some())?;
             unused("later", r.later.is_some())?;
+            unused("follows", r.follows.is_some())?;
         }
         let does = match kind {
             "range" => {
@@ -639,7 +646,12 @@ fn timeline(
         );
     }
     let per_source = count(&format!("{path}.per_source"), r.per_source, page.rows)?;
+    let follows = match &r.follows {
+        None => None,
+        Some(name) => Some(follow_list(design, &format!("{path}.follows"), name)?),
+    };
     Ok(Timeline {
+        follows,
         page,
         by,
         stamp,
@@ -648,6 +660,32 @@ fn timeline(
         per_source,
         later: r.later.unwrap_or(false),
     })
+}
+
+/// The rows a timeline reads its reader's followees from: of entity follow, keyed by the
+/// reader's uid alone, with a cell named by the followee alone; and that cell's family.
+fn follow_list(design: &Design, at: &str, name: &str) -> Result<(Target, String), Invalid> {
+    let list = target(design, at, name)?;
+    let rows = &design.tables[list.table].rows[list.rows];
+    let fields: Vec<&str> = rows.key.fields.iter().map(|f| f.name.as_str()).collect();
+    if rows.entity != Some(Entity::Follow) || fields != ["uid"] {
+        return bad(
+            at,
+            format!(
+                "the rows of {name} are not a user's followees: a timeline reads rows of entity follow keyed by uid alone"
+            ),
+        );
+    }
+    let Some(cell) = rows.cells.iter().find(|c| match &c.qualifier {
+        Part::Segments(q) => q.fields.iter().map(|f| f.name.as_str()).eq(["followee"]),
+        _ => false,
+    }) else {
+        return bad(
+            at,
+            format!("no cell of {name} is named by the followee alone: a timeline finds the followees by their cells"),
+        );
+    };
+    Ok((list, cell.family.clone()))
 }
 
 fn describe_qualifier(p: &Part) -> String {

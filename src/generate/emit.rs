@@ -419,6 +419,26 @@ impl Generator {
         Ok(out)
     }
 
+    /// The integer field `at` of user `uid`'s instances of `entity`, greatest first, the
+    /// first `n` of them: a post's stamp without making the posts' text.
+    pub fn newest_of(&self, uid: u64, entity: Entity, at: usize, n: usize, s: &mut Scratch) -> Vec<i128> {
+        if entity == Entity::Post && Entity::Post.field("stamp") == Some(at) {
+            self.post_stamps(uid, self.post_count(uid), n as u64, &mut s.stamps);
+            return s.stamps.iter().map(|&t| i128::from(t)).collect();
+        }
+        let mut all: Vec<i128> = self
+            .instances(uid, entity, s)
+            .iter()
+            .filter_map(|v| match v[at] {
+                crate::design::key::Owned::Int(t) => Some(t),
+                crate::design::key::Owned::Bytes(_) => None,
+            })
+            .collect();
+        all.sort_unstable_by(|a, b| b.cmp(a));
+        all.truncate(n);
+        all
+    }
+
     /// User `uid`'s instances of `entity`, each its field values in the entity's order.
     pub fn instances(&self, uid: u64, entity: Entity, s: &mut Scratch) -> Vec<Vec<crate::design::key::Owned>> {
         let mut out = Vec::new();

@@ -270,3 +270,36 @@ fn the_seed_descriptions_tables_are_in_the_order_of_the_table_list() {
     let names: Vec<&str> = d.tables.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, Table::SEEDS.map(Table::name));
 }
+
+#[test]
+fn the_newest_of_an_entitys_field_is_its_instances_greatest() {
+    use crate::design::Entity;
+    use crate::design::key::Owned;
+    let g = small();
+    let mut s = Scratch::default();
+    let mut posted = 0;
+    for uid in 1..=g.workload().data.users {
+        for (entity, field) in [(Entity::Post, "stamp"), (Entity::Follow, "at")] {
+            let at = entity.field(field).unwrap();
+            let mut all: Vec<i128> = g
+                .instances(uid, entity, &mut s)
+                .iter()
+                .map(|v| match v[at] {
+                    Owned::Int(t) => t,
+                    Owned::Bytes(_) => unreachable!(),
+                })
+                .collect();
+            all.sort_unstable_by(|a, b| b.cmp(a));
+            for n in [1, 3, 1000] {
+                let want: Vec<i128> = all.iter().copied().take(n).collect();
+                assert_eq!(
+                    g.newest_of(uid, entity, at, n, &mut s),
+                    want,
+                    "user {uid}'s {field}s, {n}"
+                );
+            }
+            posted += usize::from(entity == Entity::Post && all.len() > 3);
+        }
+    }
+    assert!(posted > 10, "{posted} users with posts to take from");
+}

@@ -16,7 +16,7 @@ use crate::schema::series::Series;
 use crate::schema::{self, Result};
 use crate::store::{Store, now_millis};
 use crate::workload::Op;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -98,11 +98,11 @@ pub struct Scratch {
     stamps: Vec<i64>,
     actions: Vec<Action>,
     articles: Vec<Article>,
-    action_keys: HashMap<u64, Rc<[Vec<u8>]>>,
+    action_keys: FxHashMap<u64, Rc<[Vec<u8>]>>,
     own: super::own::Scratch,
     /// Users' instances of an entity, for an own design's operations (as many users' as
     /// the seeds' action keys keep).
-    instances: HashMap<(u64, crate::design::Entity), Rc<[Vec<crate::design::key::Owned>]>>,
+    instances: FxHashMap<(u64, crate::design::Entity), Rc<[Vec<crate::design::key::Owned>]>>,
 }
 
 impl Scratch {
@@ -116,9 +116,9 @@ impl Scratch {
             stamps: Vec::new(),
             actions: Vec::new(),
             articles: Vec::new(),
-            action_keys: HashMap::new(),
+            action_keys: FxHashMap::default(),
             own: Default::default(),
-            instances: HashMap::new(),
+            instances: FxHashMap::default(),
         }
     }
 }

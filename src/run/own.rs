@@ -10,6 +10,7 @@ use crate::generate::{Generator, geometric};
 use crate::keys;
 use crate::schema::Result;
 use crate::store::{Column, Get, Mutation, Row, RowMutation, Scan, Store, now_millis};
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,7 +45,31 @@ pub struct Scratch {
     /// The generator's scratch space.
     pub generated: crate::generate::Scratch,
     /// By user and operation.
-    keys: HashMap<(u64, usize), Rc<[Vec<u8>]>>,
+    keys: FxHashMap<(u64, usize), Rc<Keys>>,
+}
+
+/// A user's keys under one page: each once, in the page's order; and where each of the
+/// user's instances' lies among them.
+#[derive(Debug, Default)]
+pub(crate) struct Keys {
+    sorted: Vec<Vec<u8>>,
+    of: Vec<u32>,
+    /// Where a page has no salt to spread over, each sorted key's run of keys sharing its
+    /// prefix (found once, not by bisection a call).
+    runs: Vec<(u32, u32)>,
+}
+
+impl Keys {
+    /// The key of instance `i`.
+    fn row(&self, i: usize) -> &[u8] {
+        &self.sorted[self.of[i] as usize]
+    }
+
+    /// The run of keys sharing instance `i`'s prefix, where it was found.
+    fn run(&self, i: usize) -> Option<std::ops::Range<usize>> {
+        let (from, to) = *self.runs.get(self.of[i] as usize)?;
+        Some(from as usize..to as usize)
+    }
 }
 
 /// Users whose page keys a worker keeps.
@@ -89,8 +114,8 @@ pub enum OwnCall {
     Timeline {
         /// The inbox's page, and the family and qualifier of its cells holding keys.
         inbox: Option<(PageCall, String, Option<Vec<u8>>)>,
-        /// Each source's first page.
-        pulls: Vec<PageCall>,
+        /// The sources' first pages, or where their list is read.
+        pulls: Pulls,
         /// The timeline's table.
         table: &'static str,
         /// The timeline's rows, whose key gives each one's stamp.
@@ -112,6 +137,24 @@ pub enum OwnCall {
     /// Nothing to run: none of the users drawn has an instance of the entity, or its rows
     /// could not be made. Counted as an error, with why.
     Refused(String),
+}
+
+/// Whose first pages a timeline reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pulls {
+    /// Each source's, made ahead from the followees the generator made.
+    Made(Vec<PageCall>),
+    /// Those of the followees the reader's list names, read when it runs, as seed 001's
+    /// client reads its `attention` cells (on a timeline of celebrities, only where there
+    /// are some).
+    Listed {
+        /// The timeline's operation.
+        op: usize,
+        /// The list's table.
+        table: &'static str,
+        /// The reader's row of it.
+        row: Vec<u8>,
+    },
 }
 
 /// What a write delivers after it.
@@ -343,7 +386,8 @@ impl Own {
         let op_index = index;
         let op = &self.design.operations[index];
         let entity = op.entity(&self.design);
-        let pick = &instances[s.below(60, instances.len() as u64) as usize];
+        let picked = s.below(60, instances.len() as u64) as usize;
+        let pick = &instances[picked];
         Ok(match &op.does {
             Does::Get(t) => OwnCall::Get {
                 table: self.names[t.table],
@@ -351,7 +395,7 @@ impl Own {
             },
             Does::Page(p) => {
                 let all = self.keys_of(index, p, entity, (uid, instances), &mut x.keys)?;
-                OwnCall::Page(self.page(p, entity, pick, &all, s)?)
+                OwnCall::Page(self.page_of(p, all.row(picked), &all.sorted, all.run(picked), s))
             }
             Does::Range(r) => OwnCall::Page(self.range(g, r, entity, pick, s)?),
             Does::Cells(c) => self.cells(c, entity, pick, s)?,
@@ -363,7 +407,7 @@ impl Own {
             } => OwnCall::Lookup {
                 index: {
                     let all = self.keys_of(op_index, index, entity, (uid, instances), &mut x.keys)?;
-                    self.page(index, entity, pick, &all, s)?
+                    self.page_of(index, all.row(picked), &all.sorted, all.run(picked), s)
                 },
                 family: family.clone(),
                 qualifier: qualifier.clone(),
@@ -417,7 +461,7 @@ impl Own {
                 }
                 OwnCall::Write(by_table(new))
             }
-            Does::Timeline(t) => self.timeline(g, t, instances, s, &mut x.generated)?,
+            Does::Timeline(t) => self.timeline(g, (op_index, t), instances, s, &mut x.generated)?,
             Does::Delete(e) => {
                 let was = {
                     let mut changed = self.changed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -554,41 +598,18 @@ impl Own {
         else {
             unreachable!("a fan-out")
         };
-        let cell = self.design.tables[list.table].rows[list.rows]
-            .cells
-            .iter()
-            .find(|c| &c.family == family && matches!(&c.qualifier, Part::Segments(_)))
-            .expect("checked: a cell named by the follower");
-        let Part::Segments(q) = &cell.qualifier else {
-            unreachable!("found so")
-        };
+        let q = self.qualifier_key(*list, family);
         let at = q.field("uid").expect("checked: named by the follower's uid");
         let mut batch = Vec::new();
-        let mut after = None;
-        loop {
-            let mut get = Get::new(row.clone()).columns(vec![Column::family(family)]);
-            get.select.qualifier_after = after.take();
-            get.select.cell_limit = Some(LIST_PAGE);
-            let cells = self
-                .store
-                .get(table, &[get])?
-                .pop()
-                .flatten()
-                .map(|r| r.cells)
-                .unwrap_or_default();
-            for c in &cells {
-                let reader = q.decode(&c.qualifier)?.swap_remove(at).1;
-                let delivery = [reader, Owned::Int(*author), Owned::Int(*stamp)];
-                batch.extend(g.instance_rows(Entity::Delivery, &values(&delivery))?);
-                if batch.len() >= FANOUT_BATCH {
-                    self.write(&by_table(std::mem::take(&mut batch)))?;
-                }
+        self.each_listed(table, row, family, |c| {
+            let reader = q.decode(&c.qualifier)?.swap_remove(at).1;
+            let delivery = [reader, Owned::Int(*author), Owned::Int(*stamp)];
+            batch.extend(g.instance_rows(Entity::Delivery, &values(&delivery))?);
+            if batch.len() >= FANOUT_BATCH {
+                self.write(&by_table(std::mem::take(&mut batch)))?;
             }
-            if cells.len() < LIST_PAGE {
-                break;
-            }
-            after = cells.last().map(|c| c.qualifier.clone());
-        }
+            Ok(())
+        })?;
         if !batch.is_empty() {
             self.write(&by_table(batch))?;
         }
@@ -648,13 +669,32 @@ impl Own {
     /// depth a draw). Newest first: where a forward stamp follows the prefix, the scans run
     /// backwards.
     fn page(&self, p: &Page, entity: Entity, pick: &[Owned], all: &[Vec<u8>], s: &Stream) -> Result<PageCall> {
-        let key = self.key(p.target);
         let row = self.key_of(p.target, entity, pick)?;
-        let spans = key.spans(&row)?;
+        Ok(self.page_of(p, &row, all, None, s))
+    }
+
+    /// [`Own::page`] for the instance whose key is `row`, the run of `all` sharing its
+    /// prefix given where it is known.
+    fn page_of(
+        &self,
+        p: &Page,
+        row: &[u8],
+        all: &[Vec<u8>],
+        run: Option<std::ops::Range<usize>>,
+        s: &Stream,
+    ) -> PageCall {
+        let key = self.key(p.target);
+        let spans = key.places(row);
         let end = spans[p.prefix - 1].end;
         // The user's rows under the same prefix (salt aside), in the page's order: without a
-        // salt, a run of the sorted keys, found by bisection.
-        let same: Vec<&Vec<u8>> = match p.spread {
+        // salt, a run of the sorted keys, found by bisection; with one, those that match
+        // around it.
+        let salt = p.spread.map_or(0..0, |(i, _)| spans[i].clone());
+        let same = |k: &&Vec<u8>| {
+            k.len() >= end && k[..salt.start] == row[..salt.start] && k[salt.end..end] == row[salt.end..end]
+        };
+        let (from, to) = match p.spread {
+            None if let Some(r) = run => (r.start, r.end),
             None => {
                 let at = |k: &Vec<u8>| k[..end.min(k.len())].cmp(&row[..end]);
                 let (before, after) = match newest_last(key, p.prefix) {
@@ -662,22 +702,20 @@ impl Own {
                     true => (std::cmp::Ordering::Greater, std::cmp::Ordering::Less),
                 };
                 let from = all.partition_point(|k| at(k) == before);
-                let to = from + all[from..].partition_point(|k| at(k) != after);
-                all[from..to].iter().collect()
+                (from, from + all[from..].partition_point(|k| at(k) != after))
             }
-            Some((i, _)) => {
-                let salt = spans[i].clone();
-                all.iter()
-                    .filter(|k| {
-                        k.len() >= end && k[..salt.start] == row[..salt.start] && k[salt.end..end] == row[salt.end..end]
-                    })
-                    .collect()
-            }
+            Some(_) => (0, all.iter().filter(same).count()),
         };
-        let pages = same.len().div_ceil(p.rows).max(1) as u64;
+        let pages = (to - from).div_ceil(p.rows).max(1) as u64;
         let depth = (1 + geometric(s, 20, PAGE_DEPTH_P).min(MAX_DEPTH - 1)).min(pages) as usize;
-        let cursor = (!p.offset && depth > 1).then(|| same[(depth - 1) * p.rows - 1].clone());
-        Ok(self.page_from(p, &row[..end], &spans, cursor, depth))
+        let cursor = (!p.offset && depth > 1).then(|| {
+            let n = (depth - 1) * p.rows - 1;
+            match p.spread {
+                None => all[from + n].clone(),
+                Some(_) => all.iter().filter(same).nth(n).expect("counted").clone(),
+            }
+        });
+        self.page_from(p, &row[..end], &spans, cursor, depth)
     }
 
     /// The keys of user `uid`'s `instances` under page `p` of operation `op`, in the page's
@@ -689,32 +727,58 @@ impl Own {
         p: &Page,
         entity: Entity,
         (uid, instances): (u64, &[Vec<Owned>]),
-        cache: &mut HashMap<(u64, usize), Rc<[Vec<u8>]>>,
-    ) -> Result<Rc<[Vec<u8>]>> {
+        cache: &mut FxHashMap<(u64, usize), Rc<Keys>>,
+    ) -> Result<Rc<Keys>> {
         if let Some(k) = cache.get(&(uid, op)) {
             return Ok(k.clone());
         }
         let key = self.key(p.target);
-        let mut all: Vec<Vec<u8>> = instances
+        let made: Vec<Vec<u8>> = instances
             .iter()
             .map(|v| self.key_of(p.target, entity, v))
             .collect::<Result<_>>()?;
-        match p.spread {
-            // What follows the salt orders the merged buckets' rows.
-            Some((i, _)) => {
-                let cut = |k: &Vec<u8>| key.spans(k).map(|s| s[i].end).unwrap_or(0);
-                all.sort_by(|a, b| a[cut(a)..].cmp(&b[cut(b)..]).then_with(|| a.cmp(b)));
+        // What follows the salt orders the merged buckets' rows.
+        let cuts: Vec<usize> = match p.spread {
+            Some((i, _)) => made.iter().map(|k| key.places(k)[i].end).collect(),
+            None => vec![0; made.len()],
+        };
+        let mut order: Vec<usize> = (0..made.len()).collect();
+        order.sort_by(|&a, &b| {
+            made[a][cuts[a]..]
+                .cmp(&made[b][cuts[b]..])
+                .then_with(|| made[a].cmp(&made[b]))
+        });
+        let (mut sorted, mut of) = (Vec::<Vec<u8>>::new(), vec![0u32; made.len()]);
+        for i in order {
+            if sorted.last() != Some(&made[i]) {
+                sorted.push(made[i].clone());
             }
-            None => all.sort(),
+            of[i] = (sorted.len() - 1) as u32;
         }
-        all.dedup();
         if newest_last(key, p.prefix) {
-            all.reverse();
+            sorted.reverse();
+            let last = sorted.len() as u32 - 1;
+            for o in &mut of {
+                *o = last - *o;
+            }
         }
+        // Keys sharing a prefix lie together, the salt aside.
+        let mut runs = Vec::new();
+        if p.spread.is_none() {
+            let prefix = |i: usize| &sorted[i][..key.places(&sorted[i])[p.prefix - 1].end];
+            let mut from = 0;
+            for i in 1..=sorted.len() {
+                if i == sorted.len() || prefix(i) != prefix(from) {
+                    runs.extend(std::iter::repeat_n((from as u32, i as u32), i - from));
+                    from = i;
+                }
+            }
+        }
+        let all = Keys { sorted, of, runs };
         if cache.len() >= CACHE_KEYS {
             cache.clear();
         }
-        let all: Rc<[Vec<u8>]> = all.into();
+        let all = Rc::new(all);
         cache.insert((uid, op), all.clone());
         Ok(all)
     }
@@ -847,13 +911,12 @@ impl Own {
     fn range_at(&self, r: &Range, entity: Entity, pick: &[Owned], from: i64, to: i64) -> Result<PageCall> {
         let p = &r.page;
         let key = self.key(p.target);
-        let field = &key.fields[key.segments[r.stamp].field().expect("a stamp has its field")].name;
-        let at = entity.field(field).expect("checked: the entity has the key's fields");
+        let at = key.segments[r.stamp].field().expect("a stamp has its field");
         // The key of `pick` at another time, up to its stamp.
-        let mut v = pick.to_vec();
+        let mut v = key_values(key, entity, pick);
         let mut cut = |t: i64| -> Result<Vec<u8>> {
-            v[at] = Owned::Int(i128::from(t));
-            Ok(key.prefix(&key_values(key, entity, &v), r.stamp + 1)?)
+            v[at] = Value::Int(i128::from(t));
+            Ok(key.prefix(&v, r.stamp + 1)?)
         };
         let reversed = newest_last(key, p.prefix);
         // In key order, the window's first and last stamps.
@@ -922,7 +985,7 @@ impl Own {
     fn timeline(
         &self,
         g: &Generator,
-        t: &Timeline,
+        (op, t): (usize, &Timeline),
         follows: &[Vec<Owned>],
         s: &Stream,
         x: &mut crate::generate::Scratch,
@@ -980,28 +1043,24 @@ impl Own {
             }
             None => None,
         };
-        let followee = Entity::Follow.field("followee").expect("a follow's followee");
-        let first = Page {
-            rows: t.per_source,
-            ..t.page
-        };
-        let mut pulls = Vec::new();
-        for f in follows {
-            let Owned::Int(source) = f[followee] else { continue };
-            if t.sources == Sources::Celebrities && !g.plan().is_celebrity(source as u64) {
-                continue;
-            }
-            // The source's first page, read whether or not it has rows, as a client does.
-            let by = entity.field(&self.key(target).fields[t.by].name);
-            match self.first_page(&first, entity, &[(by, Owned::Int(source))])? {
-                Some(page) => pulls.push(page),
-                None => {
-                    if let Some(pick) = g.instances(source as u64, entity, x).first() {
-                        pulls.push(self.page(&first, entity, pick, &[], s)?);
+        let pulls = match &t.follows {
+            Some((list, _)) => Pulls::Listed {
+                op,
+                table: self.names[list.table],
+                row: self.key_of(*list, Entity::Follow, &reader[..])?,
+            },
+            None => {
+                let followee = Entity::Follow.field("followee").expect("a follow's followee");
+                let mut pulls = Vec::new();
+                for f in follows {
+                    let Owned::Int(source) = f[followee] else { continue };
+                    if let Some(page) = self.source_page(g, t, source, x)? {
+                        pulls.push(page);
                     }
                 }
+                Pulls::Made(pulls)
             }
-        }
+        };
         Ok(OwnCall::Timeline {
             inbox,
             pulls,
@@ -1011,6 +1070,115 @@ impl Own {
             rows: t.page.rows,
             before,
         })
+    }
+
+    /// The first page of timeline `t`'s source `source`, read whether or not it has rows, as
+    /// a client does; none for a source not pulled (not a celebrity, on a timeline of
+    /// celebrities) or without rows to name its prefix by.
+    fn source_page(
+        &self,
+        g: &Generator,
+        t: &Timeline,
+        source: i128,
+        x: &mut crate::generate::Scratch,
+    ) -> Result<Option<PageCall>> {
+        if t.sources == Sources::Celebrities && !g.plan().is_celebrity(source as u64) {
+            return Ok(None);
+        }
+        let target = t.page.target;
+        let entity = self.design.tables[target.table].rows[target.rows]
+            .entity
+            .expect("checked");
+        let first = Page {
+            rows: t.per_source,
+            ..t.page
+        };
+        let by = entity.field(&self.key(target).fields[t.by].name);
+        if let Some(page) = self.first_page(&first, entity, &[(by, Owned::Int(source))])? {
+            return Ok(Some(page));
+        }
+        // A prefix of other fields than the source's: named by one of its rows.
+        match g.instances(source as u64, entity, x).first() {
+            Some(pick) => {
+                let row = self.key_of(target, entity, pick)?;
+                let spans = self.key(target).spans(&row)?;
+                let end = spans[first.prefix - 1].end;
+                Ok(Some(self.page_from(&first, &row[..end], &spans, None, 1)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Each cell of the list `row` of `table` whose family is `family`, a page of the list
+    /// at a time, as seed 001 reads a relation row.
+    fn each_listed(
+        &self,
+        table: &str,
+        row: &[u8],
+        family: &str,
+        mut visit: impl FnMut(&crate::store::Cell) -> Result<()>,
+    ) -> Result<()> {
+        let mut after = None;
+        loop {
+            let mut get = Get::new(row.to_vec()).columns(vec![Column::family(family)]);
+            get.select.qualifier_after = after.take();
+            get.select.cell_limit = Some(LIST_PAGE);
+            let cells = self
+                .store
+                .get(table, &[get])?
+                .pop()
+                .flatten()
+                .map(|r| r.cells)
+                .unwrap_or_default();
+            for c in &cells {
+                visit(c)?;
+            }
+            if cells.len() < LIST_PAGE {
+                return Ok(());
+            }
+            after = cells.last().map(|c| c.qualifier.clone());
+        }
+    }
+
+    /// The first pages of the followees a timeline's list names.
+    fn listed_pulls(&self, g: &Generator, op: usize, table: &str, row: &[u8]) -> Result<Vec<PageCall>> {
+        let Does::Timeline(t) = &self.design.operations[op].does else {
+            unreachable!("a timeline's operation")
+        };
+        let Some((list, family)) = &t.follows else {
+            unreachable!("a listed timeline names its list")
+        };
+        if t.sources == Sources::Celebrities && g.plan().celebrities().is_empty() {
+            return Ok(Vec::new());
+        }
+        let q = self.qualifier_key(*list, family);
+        let at = q.field("followee").expect("checked: named by the followee");
+        let mut x = crate::generate::Scratch::default();
+        let mut pulls = Vec::new();
+        self.each_listed(table, row, family, |c| {
+            let Owned::Int(source) = q.decode(&c.qualifier)?.swap_remove(at).1 else {
+                unreachable!("a followee is an integer")
+            };
+            if let Some(page) = self.source_page(g, t, source, &mut x)? {
+                pulls.push(page);
+            }
+            Ok(())
+        })?;
+        Ok(pulls)
+    }
+
+    /// The key of the qualifiers of `family` in the rows `list`, which a list's cells are
+    /// named by.
+    fn qualifier_key(&self, list: Target, family: &str) -> &Key {
+        let cell = self.design.tables[list.table].rows[list.rows]
+            .cells
+            .iter()
+            .find(|c| c.family == family && matches!(&c.qualifier, Part::Segments(_)))
+            .expect("checked: a cell of the family named by fields");
+        let Part::Segments(q) = &cell.qualifier else {
+            unreachable!("found so")
+        };
+        q
     }
 
     /// Where a later page of a timeline starts: the time of one of the `per_source` newest
@@ -1029,18 +1197,10 @@ impl Own {
         for k in 0..4 {
             let f = &follows[s.below(40 + k, follows.len() as u64) as usize];
             let Owned::Int(source) = f[followee] else { continue };
-            let mut stamps: Vec<i128> = g
-                .instances(source as u64, entity, x)
-                .iter()
-                .filter_map(|v| match v[at] {
-                    Owned::Int(t) => Some(t),
-                    Owned::Bytes(_) => None,
-                })
-                .collect();
+            let stamps = g.newest_of(source as u64, entity, at, t.per_source, x);
             if stamps.is_empty() {
                 continue;
             }
-            stamps.sort_unstable_by(|a, b| b.cmp(a));
             let n = s.below(44, t.per_source as u64) as usize;
             return stamps[n.min(stamps.len() - 1)] as i64;
         }
@@ -1081,7 +1241,7 @@ impl Own {
             OwnCall::Write(tables) => self.write(tables)?,
             OwnCall::Timeline { table, .. } => {
                 let gets: Vec<Get> = self
-                    .timeline_rows(call)?
+                    .timeline_rows(g, call)?
                     .into_iter()
                     .filter(|(_, _, read)| !read)
                     .map(|(_, k, _)| Get::new(k))
@@ -1097,7 +1257,7 @@ impl Own {
 
     /// What a timeline shows, newest first: each row's stamp, key, and whether its page
     /// read it already (a source's) or it is still to get (the inbox named it).
-    fn timeline_rows(&self, call: &OwnCall) -> Result<Vec<(i128, Vec<u8>, bool)>> {
+    fn timeline_rows(&self, g: &Generator, call: &OwnCall) -> Result<Vec<(i128, Vec<u8>, bool)>> {
         let OwnCall::Timeline {
             inbox,
             pulls,
@@ -1127,6 +1287,14 @@ impl Own {
                 }
             }
         }
+        let listed;
+        let pulls = match pulls {
+            Pulls::Made(pulls) => pulls,
+            Pulls::Listed { op, table, row } => {
+                listed = self.listed_pulls(g, *op, table, row)?;
+                &listed
+            }
+        };
         for p in pulls {
             for r in self.read_page(p)? {
                 let at = stamp_of(&r.key)?;
@@ -1249,9 +1417,13 @@ mod tests {
         for i in 0..64 {
             let s = rng.stream(Kind::Post, i, 0);
             let all = own
-                .keys_of(0, &page, Entity::Post, (7, &instances), &mut HashMap::new())
+                .keys_of(0, &page, Entity::Post, (7, &instances), &mut FxHashMap::default())
                 .unwrap();
-            let call = own.page(&page, Entity::Post, &instances[0], &all, &s).unwrap();
+            let call = own.page(&page, Entity::Post, &instances[0], &all.sorted, &s).unwrap();
+            assert_eq!(call, own.page_of(&page, all.row(0), &all.sorted, all.run(0), &s));
+            for (i, v) in instances.iter().enumerate() {
+                assert_eq!(all.row(i), own.key_of(page.target, Entity::Post, v).unwrap());
+            }
             assert_eq!(call.scans.len(), 4, "one scan per bucket");
             let got = stamps(&own.read_page(&call).unwrap());
             // Newest first, five of user 7's: from the top, or after a cursor at a page's end.
@@ -1376,7 +1548,7 @@ mod tests {
             }
             let call = own.prepare(&g, 1, (uid, &follows), &s, &mut ox).unwrap();
             let got: Vec<Vec<u8>> = own
-                .timeline_rows(&call)
+                .timeline_rows(&g, &call)
                 .unwrap()
                 .into_iter()
                 .map(|(_, k, _)| k)
@@ -1397,7 +1569,7 @@ mod tests {
                 home.extend(posts(f, &mut x).into_iter().take(10).map(|st| (st, key(f, st))));
             }
             let call = own.prepare(&g, 2, (uid, &follows), &s, &mut ox).unwrap();
-            let shown = own.timeline_rows(&call).unwrap();
+            let shown = own.timeline_rows(&g, &call).unwrap();
             let got: Vec<Vec<u8>> = shown.iter().map(|(_, k, _)| k.clone()).collect();
             assert_eq!(got, newest(home), "user {uid}'s home timeline");
             own.execute(&g, &call).unwrap();
@@ -1485,8 +1657,20 @@ mod seed_operations {
         let row = own.key_of(p.target, entity, &instances[0]).unwrap();
         let s = Rng::new(1).stream(Kind::User, 0, 0);
         // The user's rows of the prefix, as the page draws its cursor from them.
-        let keys = own.keys_of(0, p, entity, (0, instances), &mut HashMap::new()).unwrap();
-        let mut all = own.page(p, entity, &instances[0], &keys, &s).unwrap();
+        let keys = own
+            .keys_of(0, p, entity, (0, instances), &mut FxHashMap::default())
+            .unwrap();
+        // Each instance's own key is where the cache says, and the run of keys sharing its
+        // prefix found as bisection finds it, as the prepared pages take them.
+        for (i, v) in instances.iter().enumerate() {
+            assert_eq!(keys.row(i), own.key_of(p.target, entity, v).unwrap());
+            let s = Rng::new(3).stream(Kind::User, i as u64, 0);
+            assert_eq!(
+                own.page_of(p, keys.row(i), &keys.sorted, keys.run(i), &s),
+                own.page_of(p, keys.row(i), &keys.sorted, None, &s)
+            );
+        }
+        let mut all = own.page(p, entity, &instances[0], &keys.sorted, &s).unwrap();
         all.rows = usize::MAX;
         all.skip = 0;
         for scan in &mut all.scans {
@@ -1712,7 +1896,7 @@ mod seed_operations {
         };
         let mut x = crate::generate::Scratch::default();
         let mut ox = Scratch::default();
-        let (mut later, mut listed) = (0, 0);
+        let (mut later, mut listed, mut unfollowed) = (0, 0, None);
         for uid in 1..=w.data.users {
             // A user's own posts, every page, after the cursor the page before ends at.
             let mine = g.instances(uid, Entity::Post, &mut x);
@@ -1760,12 +1944,12 @@ mod seed_operations {
                 }
             }
             // The timelines: the pull, the home timeline, and later pages of it.
+            let shown = |call: &OwnCall| -> Vec<Vec<i128>> {
+                let rows = own.timeline_rows(&g, call).unwrap();
+                fields(&own, posts.target, rows.into_iter().map(|(_, key, _)| key))
+            };
             for k in 0..3 {
                 let s = Rng::new(7).stream(Kind::User, uid, k);
-                let shown = |call: &OwnCall| -> Vec<Vec<i128>> {
-                    let rows = own.timeline_rows(call).unwrap();
-                    fields(&own, posts.target, rows.into_iter().map(|(_, key, _)| key))
-                };
                 let call = own
                     .prepare(&g, index("timeline_pull"), (uid, &follows), &s, &mut ox)
                     .unwrap();
@@ -1789,10 +1973,32 @@ mod seed_operations {
                 assert_eq!(shown(&call), seed, "user {uid}'s home timeline before {before}");
                 later += usize::from(!seed.is_empty());
             }
+            // Who the reader follows is read when its timeline runs: with the user's
+            // `attention` cells gone, a timeline prepared as before shows nothing, as the
+            // seed's.
+            if unfollowed.is_none() && !dao.timeline_pull(uid, 10, None).unwrap().is_empty() {
+                let gone = follows
+                    .iter()
+                    .map(|f| Mutation::DeleteColumn {
+                        family: "attention".into(),
+                        qualifier: int(&f[1]).to_string().into_bytes(),
+                        timestamp: None,
+                    })
+                    .collect();
+                let row = RowMutation::new(uid.to_string().into_bytes(), gone);
+                own.store.mutate("weibo:relation", &[row]).unwrap();
+                let s = Rng::new(7).stream(Kind::User, uid, 0);
+                let call = own
+                    .prepare(&g, index("timeline_pull"), (uid, &follows), &s, &mut ox)
+                    .unwrap();
+                assert_eq!(shown(&call), Vec::<Vec<i128>>::new(), "user {uid} follows no one now");
+                assert!(dao.timeline_pull(uid, 10, None).unwrap().is_empty());
+                unfollowed = Some(uid);
+            }
         }
         assert!(
-            later > 20 && listed > 40,
-            "{later} later pages with posts, {listed} lists"
+            later > 20 && listed > 40 && unfollowed.is_some(),
+            "{later} later pages with posts, {listed} lists, {unfollowed:?} unfollowing"
         );
     }
 

@@ -484,6 +484,18 @@ fn malformed_designs_of_a_workload_say_where_in_one_line_and_create_nothing() {
             "fanout goes with write = \"post\", not write",
         ),
         (
+            "write = \"delivery\"",
+            "timeline = \"messages\"\nby = [\"reader\"]\nfollows = \"accounts\"",
+            "operations.send.follows",
+            "the rows of accounts are not a user's followees",
+        ),
+        (
+            "write = \"delivery\"",
+            "write = \"delivery\"\nfollows = \"accounts\"",
+            "operations.send.follows",
+            "write takes no follows",
+        ),
+        (
             "then = \"messages\"",
             "versions = 0\nthen = \"messages\"",
             "operations.inbox.versions",
