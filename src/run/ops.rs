@@ -129,7 +129,7 @@ impl Ctx {
     pub fn new(store: Arc<dyn Store>, g: Arc<Generator>, r: &crate::workload::Run) -> Result<Ctx> {
         let w = g.workload();
         let users = Users::new(r.skew, r.skew_exponent, w.data.users);
-        let own = super::own::Own::new(&g, store.clone(), users.clone());
+        let own = super::own::Own::new(&g, store.clone(), users.clone())?;
         let mut microblog = Microblog::new(store.clone(), g.microblog_config());
         if own.is_none() && w.data.follows.is_some() && w.data.posts.is_some() {
             let stars = microblog.load_celebrities()?;

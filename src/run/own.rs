@@ -35,6 +35,9 @@ pub struct Own {
     fresh: AtomicU64,
     /// Picks users as the run does: a new follow's followee, as seed 001's follow draws one.
     users: super::pick::Users,
+    /// The celebrities, read once from the design's rows of entity celebrity, as seed 001's
+    /// timeline service reads `weibo:celebrity`; the generator's where the design keeps none.
+    celebrities: Option<std::collections::BTreeSet<u64>>,
 }
 
 /// A worker's scratch space for a design's operations: the generator's, and each page's
@@ -341,6 +344,48 @@ fn unwritten(old: &RowMutation, new: &RowMutation) -> Vec<Mutation> {
     deletes(&gone)
 }
 
+/// The uids of `design`'s rows of entity celebrity in `store` (each such table holding
+/// those rows alone); none where the design has no such table.
+fn read_celebrities(
+    design: &Design,
+    names: &[&'static str],
+    store: &dyn Store,
+) -> Result<Option<std::collections::BTreeSet<u64>>> {
+    let mut found = None;
+    for (t, table) in design.tables.iter().enumerate() {
+        let [rows] = &table.rows[..] else { continue };
+        if rows.entity != Some(Entity::Celebrity) {
+            continue;
+        }
+        let at = rows.key.field("uid").expect("a celebrity's rows are keyed by its uid");
+        let set = found.get_or_insert_with(std::collections::BTreeSet::new);
+        let mut failed = None;
+        // A table not there holds none.
+        let read = crate::store::scan_each(store, names[t], &Scan::default(), 1000, |row| {
+            match rows.key.decode(&row.key) {
+                Ok(mut fields) => {
+                    if let Owned::Int(uid) = fields.swap_remove(at).1 {
+                        set.insert(uid as u64);
+                    }
+                    true
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        });
+        match read {
+            Err(crate::store::Error::TableNotFound(_)) => continue,
+            r => r?,
+        }
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+    }
+    Ok(found)
+}
+
 /// Rows grouped by table, in the order the tables first come.
 fn by_table(rows: Vec<(crate::generate::Table, RowMutation)>) -> Vec<(&'static str, Vec<RowMutation>)> {
     let mut out: Vec<(&'static str, Vec<RowMutation>)> = Vec::new();
@@ -354,17 +399,39 @@ fn by_table(rows: Vec<(crate::generate::Table, RowMutation)>) -> Vec<(&'static s
 }
 
 impl Own {
-    /// The operations of `g`'s own design over `store`, its users picked by `users`.
-    pub fn new(g: &Generator, store: Arc<dyn Store>, users: super::pick::Users) -> Option<Own> {
-        let design = g.own_design()?.clone();
-        Some(Own {
-            names: g.all_tables().iter().map(|t| t.name()).collect(),
-            design,
+    /// The operations of `g`'s own design over `store`, its users picked by `users`; none
+    /// for the seed designs.
+    pub fn new(g: &Generator, store: Arc<dyn Store>, users: super::pick::Users) -> Result<Option<Own>> {
+        let Some(design) = g.own_design() else {
+            return Ok(None);
+        };
+        let names: Vec<&'static str> = g.all_tables().iter().map(|t| t.name()).collect();
+        let celebrities = read_celebrities(design, &names, &*store)?;
+        Ok(Some(Own {
+            names,
+            design: design.clone(),
             store,
             changed: Mutex::default(),
             fresh: AtomicU64::new(0),
             users,
-        })
+            celebrities,
+        }))
+    }
+
+    /// Whether `uid` is a celebrity, as the run knows them.
+    fn is_celebrity(&self, g: &Generator, uid: u64) -> bool {
+        match &self.celebrities {
+            Some(set) => set.contains(&uid),
+            None => g.plan().is_celebrity(uid),
+        }
+    }
+
+    /// Whether the run knows of any celebrity.
+    fn any_celebrity(&self, g: &Generator) -> bool {
+        match &self.celebrities {
+            Some(set) => !set.is_empty(),
+            None => !g.plan().celebrities().is_empty(),
+        }
     }
 
     /// The design's operation `index`'s entity: whose instances a user must have.
@@ -516,7 +583,7 @@ impl Own {
         Ok(match d {
             Deliver::Fanout { list, family } => {
                 let (author, stamp) = (int(&v[0]), int(&v[1]));
-                if g.plan().is_celebrity(author as u64) {
+                if self.is_celebrity(g, author as u64) {
                     return Ok(OwnCall::Write(write));
                 }
                 let follow = [Owned::Int(0), Owned::Int(author), Owned::Int(0)];
@@ -534,7 +601,7 @@ impl Own {
             }
             Deliver::Backfill { posts } => {
                 let (reader, followee) = (int(&v[0]), int(&v[1]));
-                if g.plan().is_celebrity(followee as u64) {
+                if self.is_celebrity(g, followee as u64) {
                     return Ok(OwnCall::Write(write));
                 }
                 // The followee's first page: any post of theirs names its prefix.
@@ -1082,7 +1149,7 @@ impl Own {
         source: i128,
         x: &mut crate::generate::Scratch,
     ) -> Result<Option<PageCall>> {
-        if t.sources == Sources::Celebrities && !g.plan().is_celebrity(source as u64) {
+        if t.sources == Sources::Celebrities && !self.is_celebrity(g, source as u64) {
             return Ok(None);
         }
         let target = t.page.target;
@@ -1148,7 +1215,7 @@ impl Own {
         let Some((list, family)) = &t.follows else {
             unreachable!("a listed timeline names its list")
         };
-        if t.sources == Sources::Celebrities && g.plan().celebrities().is_empty() {
+        if t.sources == Sources::Celebrities && !self.any_celebrity(g) {
             return Ok(Vec::new());
         }
         let q = self.qualifier_key(*list, family);
@@ -1406,6 +1473,7 @@ mod tests {
             changed: Mutex::default(),
             fresh: AtomicU64::new(0),
             users: super::super::pick::Users::new(crate::workload::Skew::Uniform, 1.0, 7),
+            celebrities: None,
         };
         let stamps = |rows: &[Row]| -> Vec<i64> {
             rows.iter()
@@ -1506,7 +1574,7 @@ mod tests {
                 store.mutate(t.name(), &[r]).unwrap();
             }
         }
-        let own = Own::new(&g, store, users(&g)).unwrap();
+        let own = Own::new(&g, store, users(&g)).unwrap().unwrap();
         let key = |uid: u64, stamp: i64| [uid.to_be_bytes(), (i64::MAX - stamp).to_be_bytes()].concat();
         // A user's posts' stamps, newest first.
         let posts = |uid: u64, x: &mut crate::generate::Scratch| -> Vec<i64> {
@@ -1619,7 +1687,7 @@ mod seed_operations {
                 store.mutate(t.name(), &[r]).unwrap();
             }
         }
-        let own = Own::new(&g, store.clone(), users(&g)).unwrap();
+        let own = Own::new(&g, store.clone(), users(&g)).unwrap().unwrap();
         (g, store, own)
     }
 
@@ -1875,6 +1943,12 @@ mod seed_operations {
         let mut dao = crate::schema::microblog::Microblog::new(store, g.microblog_config());
         let stars = dao.load_celebrities().unwrap();
         assert!(!stars.is_empty(), "celebrities to pull");
+        // The run's celebrities are the store's, read as the seed reads them: none from a
+        // store without their rows, whatever the generator planned.
+        assert_eq!(own.celebrities.as_ref(), Some(&stars));
+        let bare = Own::new(&g, Arc::new(Memory::new()), users(&g)).unwrap().unwrap();
+        assert_eq!(bare.celebrities, Some(Default::default()));
+        assert!(!bare.any_celebrity(&g) && !g.plan().celebrities().is_empty());
         dao = dao.with_celebrities(stars);
         let Does::Page(posts) = op(&own, "own_posts") else {
             panic!("a page")
