@@ -667,14 +667,15 @@ fn rebind(key: &Key, entity: Entity) -> Key {
 }
 
 impl Maker {
-    /// Appends the cells of one instance to `out`.
+    /// Appends the cells of one instance to `out`; `bare`: without their values (what a
+    /// delete of them needs).
     #[inline(always)]
     fn cells(
         &self,
         entity: Entity,
         values: &[Value<'_>],
-        shared: &mut Shared,
-        draws: &mut Draws<'_>,
+        (shared, draws): (&mut Shared, &mut Draws<'_>),
+        bare: bool,
         out: &mut Vec<Mutation>,
     ) -> Result<(), key::Error> {
         for c in &self.cells {
@@ -685,8 +686,12 @@ impl Maker {
             let Some(qualifier) = c.qualifier.write(values, &[], shared, draws) else {
                 return Err(c.qualifier.refusal(values, entity));
             };
-            let Some(value) = c.value.write(values, &qualifier, shared, draws) else {
-                return Err(c.value.refusal(values, entity));
+            let value = match bare {
+                true => Vec::new(),
+                false => match c.value.write(values, &qualifier, shared, draws) {
+                    Some(value) => value,
+                    None => return Err(c.value.refusal(values, entity)),
+                },
             };
             out.push(Mutation::Put {
                 family: c.family.clone(),
@@ -772,6 +777,36 @@ impl Emitter {
     where
         E: From<key::Error>,
     {
+        self.emit_as(entity, values, false, gathered, sink)
+    }
+
+    /// [`Emitter::emit`]'s rows with their cells' values left empty: which cells an
+    /// instance wrote, for a delete of them, without making what they hold.
+    pub fn emit_bare<E>(
+        &self,
+        entity: Entity,
+        values: &[Value<'_>],
+        gathered: &mut Vec<(usize, RowMutation)>,
+        sink: &mut impl FnMut(usize, RowMutation) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        E: From<key::Error>,
+    {
+        self.emit_as(entity, values, true, gathered, sink)
+    }
+
+    #[inline(always)]
+    fn emit_as<E>(
+        &self,
+        entity: Entity,
+        values: &[Value<'_>],
+        bare: bool,
+        gathered: &mut Vec<(usize, RowMutation)>,
+        sink: &mut impl FnMut(usize, RowMutation) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        E: From<key::Error>,
+    {
         let mut shared: Shared = Default::default();
         let mut draws = Draws {
             source: &self.source,
@@ -784,14 +819,14 @@ impl Emitter {
                 && let Some((_, g)) = gathered.iter_mut().find(|(t, _)| *t == m.table)
             {
                 debug_assert_eq!(m.key.encode(values).as_deref(), Some(&g.row[..]));
-                m.cells(entity, values, &mut shared, &mut draws, &mut g.mutations)?;
+                m.cells(entity, values, (&mut shared, &mut draws), bare, &mut g.mutations)?;
                 continue;
             }
             let Some(row) = m.key.encode_shared(values, &mut shared) else {
                 return Err(m.key.refusal(values).into());
             };
             let mut cells = Vec::with_capacity(m.cells.len());
-            m.cells(entity, values, &mut shared, &mut draws, &mut cells)?;
+            m.cells(entity, values, (&mut shared, &mut draws), bare, &mut cells)?;
             if m.gathers {
                 gathered.push((m.table, RowMutation::new(row, cells)));
             } else {

@@ -408,13 +408,35 @@ impl Generator {
         entity: Entity,
         values: &[crate::design::key::Value<'_>],
     ) -> schema::Result<Vec<(Table, RowMutation)>> {
+        self.rows_of(entity, values, false)
+    }
+
+    /// [`Generator::instance_rows`] with the cells' values left empty: which cells the
+    /// instance wrote, what a delete of them names.
+    pub fn instance_cells(
+        &self,
+        entity: Entity,
+        values: &[crate::design::key::Value<'_>],
+    ) -> schema::Result<Vec<(Table, RowMutation)>> {
+        self.rows_of(entity, values, true)
+    }
+
+    fn rows_of(
+        &self,
+        entity: Entity,
+        values: &[crate::design::key::Value<'_>],
+        bare: bool,
+    ) -> schema::Result<Vec<(Table, RowMutation)>> {
         let all = self.all_tables();
         let (mut gathered, mut out) = (Vec::new(), Vec::new());
-        self.emitter
-            .emit(entity, values, &mut gathered, &mut |t, row| -> schema::Result<()> {
-                out.push((all[t], row));
-                Ok(())
-            })?;
+        let mut sink = |t: usize, row| -> schema::Result<()> {
+            out.push((all[t], row));
+            Ok(())
+        };
+        match bare {
+            false => self.emitter.emit(entity, values, &mut gathered, &mut sink)?,
+            true => self.emitter.emit_bare(entity, values, &mut gathered, &mut sink)?,
+        }
         out.extend(gathered.into_iter().map(|(t, row)| (all[t], row)));
         Ok(out)
     }

@@ -303,3 +303,34 @@ fn the_newest_of_an_entitys_field_is_its_instances_greatest() {
     }
     assert!(posted > 10, "{posted} users with posts to take from");
 }
+
+#[test]
+fn an_instances_cells_are_its_rows_without_their_values() {
+    use crate::design::Entity;
+    use crate::store::Mutation;
+    let g = small();
+    let mut s = Scratch::default();
+    let mut compared = 0;
+    for uid in 1..=20 {
+        for entity in Entity::ALL {
+            for v in g.instances(uid, entity, &mut s) {
+                let values: Vec<_> = v.iter().map(|o| o.as_value()).collect();
+                let mut rows = g.instance_rows(entity, &values).unwrap();
+                for (_, r) in &mut rows {
+                    for m in &mut r.mutations {
+                        if let Mutation::Put { value, .. } = m {
+                            compared += usize::from(!value.is_empty());
+                            value.clear();
+                        }
+                    }
+                }
+                assert_eq!(
+                    g.instance_cells(entity, &values).unwrap(),
+                    rows,
+                    "user {uid}'s {entity:?}"
+                );
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared} values left out");
+}

@@ -11,7 +11,6 @@ use crate::keys;
 use crate::schema::Result;
 use crate::store::{Column, Get, Mutation, Row, RowMutation, Scan, Store, now_millis};
 use rustc_hash::FxHashMap;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,7 +29,7 @@ pub struct Own {
     /// What the run's updates and deletes made of the instances they took, by each one's
     /// fields but those an update sets (`None`: deleted): the next update of one starts
     /// from what the last one wrote, so that its old index rows are the ones there.
-    changed: Mutex<HashMap<Vec<Owned>, Option<Vec<Owned>>>>,
+    changed: Mutex<FxHashMap<Vec<i128>, Option<Vec<Owned>>>>,
     /// New ids, for the instances the run's writes make.
     fresh: AtomicU64,
     /// Picks users as the run does: a new follow's followee, as seed 001's follow draws one.
@@ -266,13 +265,22 @@ fn now_at(v: &[Owned], entity: Entity, times: &[&str]) -> Vec<Owned> {
     v
 }
 
-/// What names instance `v` of `entity` across updates: its fields but those an update sets.
-fn now_at_zero(v: &[Owned], entity: Entity) -> Vec<Owned> {
-    let mut v = v.to_vec();
-    for f in entity.updated() {
-        v[entity.field(f).expect("an entity's time field")] = Owned::Int(0);
-    }
-    v
+/// What names instance `v` of `entity` across updates: its integer fields but those an
+/// update sets (the generator's instances of an entity differ in those alone; its text is
+/// not hashed a call).
+fn identity(v: &[Owned], entity: Entity) -> Vec<i128> {
+    let set: Vec<usize> = entity
+        .updated()
+        .iter()
+        .map(|f| entity.field(f).expect("an entity's time field"))
+        .collect();
+    v.iter()
+        .enumerate()
+        .filter_map(|(i, o)| match o {
+            Owned::Int(x) if !set.contains(&i) => Some(*x),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Deletes of the cells `puts` wrote: the very version where it was stamped, every version
@@ -501,17 +509,13 @@ impl Own {
             Does::Update(e) => {
                 let (was, now) = {
                     let mut changed = self.changed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let slot = changed
-                        .entry(now_at_zero(pick, *e))
-                        .or_insert_with(|| Some(pick.to_vec()));
-                    let was = slot.clone();
+                    let slot = changed.entry(identity(pick, *e)).or_insert_with(|| Some(pick.to_vec()));
                     let now = now_at(pick, *e, e.updated());
-                    *slot = Some(now.clone());
-                    (was, now)
+                    (slot.replace(now.clone()), now)
                 };
                 // A deleted instance is written anew.
                 let old = match &was {
-                    Some(v) => g.instance_rows(*e, &values(v))?,
+                    Some(v) => g.instance_cells(*e, &values(v))?,
                     None => Vec::new(),
                 };
                 let mut new = g.instance_rows(*e, &values(&now))?;
@@ -530,17 +534,18 @@ impl Own {
             }
             Does::Timeline(t) => self.timeline(g, (op_index, t), instances, s, &mut x.generated)?,
             Does::Delete(e) => {
+                // Deleted before, or never changed: its cells' deletes as the load wrote
+                // them (again, which changes nothing, where deleted).
                 let was = {
                     let mut changed = self.changed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    changed
-                        .insert(now_at_zero(pick, *e), None)
-                        .unwrap_or_else(|| Some(pick.to_vec()))
+                    match changed.insert(identity(pick, *e), None) {
+                        Some(Some(v)) => std::borrow::Cow::Owned(v),
+                        _ => std::borrow::Cow::Borrowed(pick),
+                    }
                 };
-                // Deleted before: its cells' deletes again, which change nothing.
-                let was = was.unwrap_or_else(|| pick.to_vec());
                 let recall = op.deliver == Some(Deliver::Recall);
                 let mut rows: Vec<(crate::generate::Table, RowMutation)> = g
-                    .instance_rows(*e, &values(&was))?
+                    .instance_cells(*e, &values(&was))?
                     .into_iter()
                     .map(|(t, r)| {
                         let mut gone = deletes(&r.mutations);
