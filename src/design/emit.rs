@@ -780,23 +780,10 @@ impl Emitter {
         self.emit_as(entity, values, false, gathered, sink)
     }
 
-    /// [`Emitter::emit`]'s rows with their cells' values left empty: which cells an
+    /// [`Emitter::emit`]; `bare`: with the cells' values left empty, which cells an
     /// instance wrote, for a delete of them, without making what they hold.
-    pub fn emit_bare<E>(
-        &self,
-        entity: Entity,
-        values: &[Value<'_>],
-        gathered: &mut Vec<(usize, RowMutation)>,
-        sink: &mut impl FnMut(usize, RowMutation) -> Result<(), E>,
-    ) -> Result<(), E>
-    where
-        E: From<key::Error>,
-    {
-        self.emit_as(entity, values, true, gathered, sink)
-    }
-
     #[inline(always)]
-    fn emit_as<E>(
+    pub fn emit_as<E>(
         &self,
         entity: Entity,
         values: &[Value<'_>],

@@ -471,32 +471,8 @@ fn deliver(design: &Design, path: &str, kind: &str, does: &Does, r: &RawOperatio
     Ok(Some(match field {
         "fanout" => {
             let name = r.fanout.as_deref().expect("asked");
-            let list = target(design, &at, name)?;
-            let rows = &design.tables[list.table].rows[list.rows];
-            let fields: Vec<&str> = rows.key.fields.iter().map(|f| f.name.as_str()).collect();
-            if rows.entity != Some(Entity::Follow) || fields != ["followee"] {
-                return bad(
-                    &at,
-                    format!(
-                        "the rows of {name} are not a user's followers: a fan-out reads rows of entity follow keyed by followee alone"
-                    ),
-                );
-            }
-            let Some(cell) = rows.cells.iter().find(|c| match &c.qualifier {
-                Part::Segments(q) => q.fields.iter().map(|f| f.name.as_str()).eq(["uid"]),
-                _ => false,
-            }) else {
-                return bad(
-                    &at,
-                    format!(
-                        "no cell of {name} is named by the follower's uid alone: a fan-out finds the followers by their cells"
-                    ),
-                );
-            };
-            Deliver::Fanout {
-                list,
-                family: cell.family.clone(),
-            }
+            let (list, family) = follow_list(design, &at, name, Whose::Followers)?;
+            Deliver::Fanout { list, family }
         }
         "backfill" => {
             let name = r.backfill.as_deref().expect("asked");
@@ -648,7 +624,7 @@ fn timeline(
     let per_source = count(&format!("{path}.per_source"), r.per_source, page.rows)?;
     let follows = match &r.follows {
         None => None,
-        Some(name) => Some(follow_list(design, &format!("{path}.follows"), name)?),
+        Some(name) => Some(follow_list(design, &format!("{path}.follows"), name, Whose::Followees)?),
     };
     Ok(Timeline {
         follows,
@@ -662,30 +638,45 @@ fn timeline(
     })
 }
 
-/// The rows a timeline reads its reader's followees from: of entity follow, keyed by the
-/// reader's uid alone, with a cell named by the followee alone; and that cell's family.
-fn follow_list(design: &Design, at: &str, name: &str) -> Result<(Target, String), Invalid> {
-    let list = target(design, at, name)?;
-    let rows = &design.tables[list.table].rows[list.rows];
+/// Which of a user's follow lists a list's rows hold.
+#[derive(Clone, Copy)]
+enum Whose {
+    /// Its followers, which a post's fan-out reads: rows keyed by `followee`, cells named
+    /// by the follower's `uid`.
+    Followers,
+    /// Its followees, which a timeline reads: rows keyed by `uid`, cells named by
+    /// `followee`.
+    Followees,
+}
+
+/// The rows `name` of a user's follow list (of entity follow, keyed by the user alone,
+/// with a cell named by the other user alone), and that cell's family.
+fn follow_list(design: &Design, at: &str, name: &str, whose: Whose) -> Result<(Target, String), Invalid> {
+    let (key, cell, list, reader, other) = match whose {
+        Whose::Followers => ("followee", "uid", "followers", "a fan-out", "the follower's uid"),
+        Whose::Followees => ("uid", "followee", "followees", "a timeline", "the followee"),
+    };
+    let target = target(design, at, name)?;
+    let rows = &design.tables[target.table].rows[target.rows];
     let fields: Vec<&str> = rows.key.fields.iter().map(|f| f.name.as_str()).collect();
-    if rows.entity != Some(Entity::Follow) || fields != ["uid"] {
+    if rows.entity != Some(Entity::Follow) || fields != [key] {
         return bad(
             at,
             format!(
-                "the rows of {name} are not a user's followees: a timeline reads rows of entity follow keyed by uid alone"
+                "the rows of {name} are not a user's {list}: {reader} reads rows of entity follow keyed by {key} alone"
             ),
         );
     }
-    let Some(cell) = rows.cells.iter().find(|c| match &c.qualifier {
-        Part::Segments(q) => q.fields.iter().map(|f| f.name.as_str()).eq(["followee"]),
+    let Some(found) = rows.cells.iter().find(|c| match &c.qualifier {
+        Part::Segments(q) => q.fields.iter().map(|f| f.name.as_str()).eq([cell]),
         _ => false,
     }) else {
         return bad(
             at,
-            format!("no cell of {name} is named by the followee alone: a timeline finds the followees by their cells"),
+            format!("no cell of {name} is named by {other} alone: {reader} finds the {list} by their cells"),
         );
     };
-    Ok((list, cell.family.clone()))
+    Ok((target, found.family.clone()))
 }
 
 fn describe_qualifier(p: &Part) -> String {

@@ -433,10 +433,7 @@ impl Generator {
             out.push((all[t], row));
             Ok(())
         };
-        match bare {
-            false => self.emitter.emit(entity, values, &mut gathered, &mut sink)?,
-            true => self.emitter.emit_bare(entity, values, &mut gathered, &mut sink)?,
-        }
+        self.emitter.emit_as(entity, values, bare, &mut gathered, &mut sink)?;
         out.extend(gathered.into_iter().map(|(t, row)| (all[t], row)));
         Ok(out)
     }
