@@ -694,7 +694,8 @@ impl Maker {
                 },
             };
             out.push(Mutation::Put {
-                family: c.family.clone(),
+                // From the `str`: its copy is inlined, where `String::clone` is a call.
+                family: String::from(c.family.as_str()),
                 qualifier,
                 timestamp,
                 value,

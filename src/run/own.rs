@@ -50,28 +50,81 @@ pub struct Scratch {
     keys: FxHashMap<(u64, usize), Rc<Keys>>,
 }
 
-/// A user's keys under one page: each once, in the page's order; and where each of the
-/// user's instances' lies among them.
+/// A user's keys under one page: each once, in the page's order, end to end in one buffer;
+/// and per instance where its key lies and the run of keys sharing its page's prefix. Laid
+/// out so that a page's preparation touches one record and the key's bytes (the users'
+/// keys outgrow the caches: each load from a separate vector was a miss).
 #[derive(Debug, Default)]
 pub(crate) struct Keys {
-    sorted: Vec<Vec<u8>>,
-    of: Vec<u32>,
-    /// Where a page has no salt to spread over, each sorted key's run of keys sharing its
-    /// prefix (found once, not by bisection a call).
-    runs: Vec<(u32, u32)>,
+    bytes: Vec<u8>,
+    /// Where each key ends in `bytes`.
+    ends: Vec<u32>,
+    at: Vec<At>,
+}
+
+/// Where an instance's key lies in [`Keys::bytes`], and (`from < to`) the places of the keys
+/// sharing its prefix, found once where the page has no salt to spread over.
+#[derive(Debug, Default, Clone, Copy)]
+struct At {
+    start: u32,
+    end: u32,
+    from: u32,
+    to: u32,
 }
 
 impl Keys {
     /// The key of instance `i`.
     fn row(&self, i: usize) -> &[u8] {
-        &self.sorted[self.of[i] as usize]
+        let a = self.at[i];
+        &self.bytes[a.start as usize..a.end as usize]
     }
 
     /// The run of keys sharing instance `i`'s prefix, where it was found.
     fn run(&self, i: usize) -> Option<std::ops::Range<usize>> {
-        let (from, to) = *self.runs.get(self.of[i] as usize)?;
-        Some(from as usize..to as usize)
+        let a = self.at[i];
+        (a.from < a.to).then_some(a.from as usize..a.to as usize)
     }
+}
+
+/// No keys: a first page, which needs none.
+const NO_KEYS: &[Vec<u8>] = &[];
+
+/// Keys in a page's order, read by place.
+trait Ordered {
+    fn count(&self) -> usize;
+    fn key(&self, j: usize) -> &[u8];
+}
+
+impl Ordered for [Vec<u8>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn key(&self, j: usize) -> &[u8] {
+        &self[j]
+    }
+}
+
+impl Ordered for Keys {
+    fn count(&self) -> usize {
+        self.ends.len()
+    }
+    fn key(&self, j: usize) -> &[u8] {
+        let start = if j == 0 { 0 } else { self.ends[j - 1] as usize };
+        &self.bytes[start..self.ends[j] as usize]
+    }
+}
+
+/// The first place in `from..to` of `all` where `pred` fails, `pred` holding before it.
+fn partition(all: &(impl Ordered + ?Sized), (mut from, mut to): (usize, usize), pred: impl Fn(&[u8]) -> bool) -> usize {
+    while from < to {
+        let mid = from + (to - from) / 2;
+        if pred(all.key(mid)) {
+            from = mid + 1;
+        } else {
+            to = mid;
+        }
+    }
+    from
 }
 
 /// Users whose page keys a worker keeps.
@@ -470,9 +523,9 @@ impl Own {
             },
             Does::Page(p) => {
                 let all = self.keys_of(index, p, entity, (uid, instances), &mut x.keys)?;
-                OwnCall::Page(self.page_of(p, all.row(picked), &all.sorted, all.run(picked), s))
+                OwnCall::Page(self.page_of(p, all.row(picked), &*all, all.run(picked), s))
             }
-            Does::Range(r) => OwnCall::Page(self.range(g, r, entity, pick, s)?),
+            Does::Range(r) => OwnCall::Page(self.range(g, r, entity, (uid, pick), s)?),
             Does::Cells(c) => self.cells(c, entity, pick, s)?,
             Does::Lookup {
                 index,
@@ -482,7 +535,7 @@ impl Own {
             } => OwnCall::Lookup {
                 index: {
                     let all = self.keys_of(op_index, index, entity, (uid, instances), &mut x.keys)?;
-                    self.page_of(index, all.row(picked), &all.sorted, all.run(picked), s)
+                    self.page_of(index, all.row(picked), &*all, all.run(picked), s)
                 },
                 family: family.clone(),
                 qualifier: qualifier.clone(),
@@ -618,7 +671,7 @@ impl Own {
                 OwnCall::Deliver {
                     write,
                     then: Delivery::Backfill {
-                        posts: self.page(&first, Entity::Post, &post, &[], s)?,
+                        posts: self.page(&first, Entity::Post, &post, NO_KEYS, s)?,
                         target: posts.target,
                         reader,
                         followee,
@@ -740,7 +793,14 @@ impl Own {
     /// instances put under the prefix are not counted: the cursor is a row's real key, its
     /// depth a draw). Newest first: where a forward stamp follows the prefix, the scans run
     /// backwards.
-    fn page(&self, p: &Page, entity: Entity, pick: &[Owned], all: &[Vec<u8>], s: &Stream) -> Result<PageCall> {
+    fn page(
+        &self,
+        p: &Page,
+        entity: Entity,
+        pick: &[Owned],
+        all: &(impl Ordered + ?Sized),
+        s: &Stream,
+    ) -> Result<PageCall> {
         let row = self.key_of(p.target, entity, pick)?;
         Ok(self.page_of(p, &row, all, None, s))
     }
@@ -751,7 +811,7 @@ impl Own {
         &self,
         p: &Page,
         row: &[u8],
-        all: &[Vec<u8>],
+        all: &(impl Ordered + ?Sized),
         run: Option<std::ops::Range<usize>>,
         s: &Stream,
     ) -> PageCall {
@@ -762,29 +822,34 @@ impl Own {
         // salt, a run of the sorted keys, found by bisection; with one, those that match
         // around it.
         let salt = p.spread.map_or(0..0, |(i, _)| spans[i].clone());
-        let same = |k: &&Vec<u8>| {
-            k.len() >= end && k[..salt.start] == row[..salt.start] && k[salt.end..end] == row[salt.end..end]
-        };
+        let same =
+            |k: &[u8]| k.len() >= end && k[..salt.start] == row[..salt.start] && k[salt.end..end] == row[salt.end..end];
         let (from, to) = match p.spread {
             None if let Some(r) = run => (r.start, r.end),
             None => {
-                let at = |k: &Vec<u8>| k[..end.min(k.len())].cmp(&row[..end]);
+                let at = |k: &[u8]| k[..end.min(k.len())].cmp(&row[..end]);
                 let (before, after) = match newest_last(key, p.prefix) {
                     false => (std::cmp::Ordering::Less, std::cmp::Ordering::Greater),
                     true => (std::cmp::Ordering::Greater, std::cmp::Ordering::Less),
                 };
-                let from = all.partition_point(|k| at(k) == before);
-                (from, from + all[from..].partition_point(|k| at(k) != after))
+                let n = all.count();
+                let from = partition(all, (0, n), |k| at(k) == before);
+                (from, partition(all, (from, n), |k| at(k) != after))
             }
-            Some(_) => (0, all.iter().filter(same).count()),
+            Some(_) => (0, (0..all.count()).filter(|&j| same(all.key(j))).count()),
         };
         let pages = (to - from).div_ceil(p.rows).max(1) as u64;
         let depth = (1 + geometric(s, 20, PAGE_DEPTH_P).min(MAX_DEPTH - 1)).min(pages) as usize;
         let cursor = (!p.offset && depth > 1).then(|| {
             let n = (depth - 1) * p.rows - 1;
             match p.spread {
-                None => all[from + n].clone(),
-                Some(_) => all.iter().filter(same).nth(n).expect("counted").clone(),
+                None => all.key(from + n).to_vec(),
+                Some(_) => (0..all.count())
+                    .map(|j| all.key(j))
+                    .filter(|k| same(k))
+                    .nth(n)
+                    .expect("counted")
+                    .to_vec(),
             }
         });
         self.page_from(p, &row[..end], &spans, cursor, depth)
@@ -846,7 +911,28 @@ impl Own {
                 }
             }
         }
-        let all = Keys { sorted, of, runs };
+        let (mut bytes, mut ends) = (
+            Vec::with_capacity(sorted.iter().map(Vec::len).sum()),
+            Vec::with_capacity(sorted.len()),
+        );
+        for k in &sorted {
+            bytes.extend_from_slice(k);
+            ends.push(bytes.len() as u32);
+        }
+        let at = of
+            .iter()
+            .map(|&o| {
+                let o = o as usize;
+                let (from, to) = runs.get(o).copied().unwrap_or((0, 0));
+                At {
+                    start: if o == 0 { 0 } else { ends[o - 1] },
+                    end: ends[o],
+                    from,
+                    to,
+                }
+            })
+            .collect();
+        let all = Keys { bytes, ends, at };
         if cache.len() >= CACHE_KEYS {
             cache.clear();
         }
@@ -973,19 +1059,56 @@ impl Own {
 
     /// The rows sharing `pick`'s prefix whose stamp lies in a window of the data's span,
     /// newest first, up to the range's rows.
-    fn range(&self, g: &Generator, r: &Range, entity: Entity, pick: &[Owned], s: &Stream) -> Result<PageCall> {
+    fn range(
+        &self,
+        g: &Generator,
+        r: &Range,
+        entity: Entity,
+        (uid, pick): (u64, &[Owned]),
+        s: &Stream,
+    ) -> Result<PageCall> {
         let data = &g.workload().data;
         let (from, to) = window(data.start_ms, data.span_ms, r.span_ms, s);
-        self.range_at(r, entity, pick, from, to)
+        self.range_of(r, entity, (Some(uid), pick), from, to)
     }
 
     /// The rows sharing `pick`'s prefix stamped `from..=to`, newest first.
+    #[cfg(test)]
     fn range_at(&self, r: &Range, entity: Entity, pick: &[Owned], from: i64, to: i64) -> Result<PageCall> {
+        self.range_of(r, entity, (None, pick), from, to)
+    }
+
+    /// [`Own::range_at`]; the owner's id, where given, is `uid`, not read from `pick` (whose
+    /// values a range keyed by its owner alone does not read: a user's instances are
+    /// spread over memory, and reading one is a miss).
+    fn range_of(
+        &self,
+        r: &Range,
+        entity: Entity,
+        (uid, pick): (Option<u64>, &[Owned]),
+        from: i64,
+        to: i64,
+    ) -> Result<PageCall> {
         let p = &r.page;
         let key = self.key(p.target);
         let at = key.segments[r.stamp].field().expect("a stamp has its field");
-        // The key of `pick` at another time, up to its stamp.
-        let mut v = key_values(key, entity, pick);
+        // The key of `pick` at another time, up to its stamp: the fields of the segments
+        // before it (the others are not encoded).
+        let owner = entity.per_user()[0];
+        let used: Vec<usize> = key.segments[..r.stamp].iter().filter_map(Segment::field).collect();
+        let mut v: Vec<Value<'_>> = key
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(f, field)| match uid {
+                Some(uid) if field.name == owner => Value::Int(i128::from(uid)),
+                _ if !used.contains(&f) => Value::Int(0),
+                _ => pick[entity
+                    .field(&field.name)
+                    .expect("checked: the entity has the key's fields")]
+                .as_value(),
+            })
+            .collect();
         let mut cut = |t: i64| -> Result<Vec<u8>> {
             v[at] = Value::Int(i128::from(t));
             Ok(key.prefix(&v, r.stamp + 1)?)
@@ -1095,7 +1218,7 @@ impl Own {
                 let first = match self.first_page(index, entity, &reader)? {
                     Some(page) => Some(page),
                     None => match g.instances(uid as u64, entity, x).first() {
-                        Some(pick) => Some(self.page(index, entity, pick, &[], s)?),
+                        Some(pick) => Some(self.page(index, entity, pick, NO_KEYS, s)?),
                         None => None,
                     },
                 };
@@ -1492,8 +1615,8 @@ mod tests {
             let all = own
                 .keys_of(0, &page, Entity::Post, (7, &instances), &mut FxHashMap::default())
                 .unwrap();
-            let call = own.page(&page, Entity::Post, &instances[0], &all.sorted, &s).unwrap();
-            assert_eq!(call, own.page_of(&page, all.row(0), &all.sorted, all.run(0), &s));
+            let call = own.page(&page, Entity::Post, &instances[0], &*all, &s).unwrap();
+            assert_eq!(call, own.page_of(&page, all.row(0), &*all, all.run(0), &s));
             for (i, v) in instances.iter().enumerate() {
                 assert_eq!(all.row(i), own.key_of(page.target, Entity::Post, v).unwrap());
             }
@@ -1739,11 +1862,11 @@ mod seed_operations {
             assert_eq!(keys.row(i), own.key_of(p.target, entity, v).unwrap());
             let s = Rng::new(3).stream(Kind::User, i as u64, 0);
             assert_eq!(
-                own.page_of(p, keys.row(i), &keys.sorted, keys.run(i), &s),
-                own.page_of(p, keys.row(i), &keys.sorted, None, &s)
+                own.page_of(p, keys.row(i), &*keys, keys.run(i), &s),
+                own.page_of(p, keys.row(i), &*keys, None, &s)
             );
         }
-        let mut all = own.page(p, entity, &instances[0], &keys.sorted, &s).unwrap();
+        let mut all = own.page(p, entity, &instances[0], &*keys, &s).unwrap();
         all.rows = usize::MAX;
         all.skip = 0;
         for scan in &mut all.scans {
@@ -1832,6 +1955,9 @@ mod seed_operations {
                     let from = data.start_ms + k * (data.span_ms / 4);
                     let to = from + 7 * 86_400_000 - 1;
                     let call = own.range_at(range, Entity::Action, &mine[0], from, to).unwrap();
+                    // A run's range takes its owner from the user drawn, not the instance.
+                    let drawn = own.range_of(range, Entity::Action, (Some(uid), &mine[0]), from, to);
+                    assert_eq!(drawn.unwrap(), call);
                     let got = fields(&own, t, own.read_page(&call).unwrap().into_iter().map(|r| r.key));
                     let seed: Vec<Vec<i128>> = dao
                         .range(uid as i32, from, to, 100)
@@ -1870,6 +1996,8 @@ mod seed_operations {
             for k in 0..6 {
                 let (from, to) = window(w.data.start_ms, w.data.span_ms, range.span_ms, &s.child(k));
                 let call = own.range_at(range, Entity::Point, &mine[0], from, to).unwrap();
+                let drawn = own.range_of(range, Entity::Point, (Some(uid), &mine[0]), from, to);
+                assert_eq!(drawn.unwrap(), call);
                 let got = fields(
                     &own,
                     range.page.target,
