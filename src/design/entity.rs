@@ -107,6 +107,16 @@ impl Entity {
         }
     }
 
+    /// Its fields that hold a user's id, in some role (a follow's follower and followee).
+    pub fn user_ids(self) -> &'static [&'static str] {
+        match self {
+            Entity::User | Entity::Celebrity | Entity::Post | Entity::Article => &["uid"],
+            Entity::Follow => &["uid", "followee"],
+            Entity::Delivery => &["reader", "uid"],
+            Entity::Action | Entity::Point => &["userid"],
+        }
+    }
+
     /// Its fields that hold a time (epoch milliseconds): what a new instance, written by
     /// `run`, takes the time of the write in.
     pub fn times(self) -> &'static [&'static str] {

@@ -170,7 +170,8 @@ pub struct Range {
 /// A page of a wide row's cells.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cells {
-    /// The row, by an instance's whole key.
+    /// The rows: the drawn user's where they are a user's list, else by an instance's
+    /// whole key (`run::own`).
     pub target: Target,
     /// The family paged.
     pub family: String,

@@ -169,8 +169,12 @@ impl Ctx {
             Op::Own(o) => {
                 let own = self.own.as_ref().expect("an own design's operation has its design");
                 let entity = own.entity(usize::from(o.index));
-                let call = match x.instances.get(&(uid, entity)).cloned() {
-                    Some(list) if !list.is_empty() => own
+                let list = match own.needs_instances(usize::from(o.index)) {
+                    true => x.instances.get(&(uid, entity)).cloned(),
+                    false => Some(Rc::from([])),
+                };
+                let call = match list {
+                    Some(list) if !list.is_empty() || !own.needs_instances(usize::from(o.index)) => own
                         .prepare(g, usize::from(o.index), (uid, &list), s, &mut x.own)
                         .unwrap_or_else(|e| {
                             super::own::OwnCall::Refused(format!("user {uid}'s {}: {e}", entity.name()))
@@ -351,6 +355,9 @@ impl Ctx {
             Op::Own(o) => {
                 let own = self.own.as_ref().expect("an own design's operation has its design");
                 let entity = own.entity(usize::from(o.index));
+                if let Some(has) = own.has_row(g, usize::from(o.index), uid) {
+                    return has;
+                }
                 if !x.instances.contains_key(&(uid, entity)) {
                     if x.instances.len() >= CACHE_USERS {
                         x.instances.clear();

@@ -37,6 +37,8 @@ pub struct Own {
     /// The celebrities, read once from the design's rows of entity celebrity, as seed 001's
     /// timeline service reads `weibo:celebrity`; the generator's where the design keeps none.
     celebrities: Option<std::collections::BTreeSet<u64>>,
+    /// Per operation, whose row it reads where that is a user's ([`users_row`]).
+    roles: Vec<Option<Role>>,
 }
 
 /// A worker's scratch space for a design's operations: the generator's, and each page's
@@ -84,6 +86,13 @@ impl Keys {
         let a = self.at[i];
         (a.from < a.to).then_some(a.from as usize..a.to as usize)
     }
+}
+
+/// Whose row a page of cells reads: the user's as its instances' owner, or as a followee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Owner,
+    Followee,
 }
 
 /// No keys: a first page, which needs none.
@@ -295,6 +304,29 @@ fn key_values<'v>(key: &Key, entity: Entity, values: &'v [Owned]) -> Vec<Value<'
         .collect()
 }
 
+/// Whose row a page of cells reads, where it is a user's: its key one field holding a
+/// user's id, as the instance's owner or as a follow's followee (whose row a user has where
+/// anyone follows them), and its qualifier one field holding another's.
+fn users_row(design: &Design, c: &Cells, entity: Entity) -> Option<Role> {
+    let rows = &design.tables[c.target.table].rows[c.target.rows];
+    let cell = rows.cells.iter().find(|x| x.family == c.family)?;
+    let Part::Segments(q) = &cell.qualifier else {
+        return None;
+    };
+    fn one(k: &Key, entity: Entity) -> Option<&str> {
+        match &k.fields[..] {
+            [f] if entity.user_ids().contains(&f.name.as_str()) => Some(f.name.as_str()),
+            _ => None,
+        }
+    }
+    one(q, entity)?;
+    match one(&rows.key, entity)? {
+        f if f == entity.per_user()[0] => Some(Role::Owner),
+        "followee" if entity == Entity::Follow => Some(Role::Followee),
+        _ => None,
+    }
+}
+
 /// An integer field's value.
 fn int_of(v: &Owned) -> i128 {
     match v {
@@ -468,7 +500,16 @@ impl Own {
         };
         let names: Vec<&'static str> = g.all_tables().iter().map(|t| t.name()).collect();
         let celebrities = read_celebrities(design, &names, &*store)?;
+        let roles = design
+            .operations
+            .iter()
+            .map(|op| match &op.does {
+                Does::Cells(c) => users_row(design, c, op.entity(design)),
+                _ => None,
+            })
+            .collect();
         Ok(Some(Own {
+            roles,
             names,
             design: design.clone(),
             store,
@@ -514,6 +555,9 @@ impl Own {
         let op_index = index;
         let op = &self.design.operations[index];
         let entity = op.entity(&self.design);
+        if let Does::Cells(c) = &op.does {
+            return self.cells(g, (c, self.roles[index]), entity, (uid, instances), s);
+        }
         let picked = s.below(60, instances.len() as u64) as usize;
         let pick = &instances[picked];
         Ok(match &op.does {
@@ -526,7 +570,7 @@ impl Own {
                 OwnCall::Page(self.page_of(p, all.row(picked), &*all, all.run(picked), s))
             }
             Does::Range(r) => OwnCall::Page(self.range(g, r, entity, (uid, pick), s)?),
-            Does::Cells(c) => self.cells(c, entity, pick, s)?,
+            Does::Cells(_) => unreachable!("prepared above"),
             Does::Lookup {
                 index,
                 family,
@@ -1148,10 +1192,57 @@ impl Own {
         })
     }
 
-    /// A page of the cells of one row: page 1 half the time, else after the qualifier of
-    /// `pick`'s own cell in it (a real cell, as a client deep in the list holds).
-    fn cells(&self, c: &Cells, entity: Entity, pick: &[Owned], s: &Stream) -> Result<OwnCall> {
-        self.cells_at(c, entity, pick, s.unit(21) >= 0.5)
+    /// A page of the cells of one row: page 1 half the time, else a page deeper in it. Where
+    /// the row is a user's ([`users_row`]), the drawn user's, after the cell of a
+    /// random user's id, as the seeds' follower and followee lists are read; otherwise the
+    /// row of one of the user's instances, after that instance's own cell.
+    fn cells(
+        &self,
+        g: &Generator,
+        (c, role): (&Cells, Option<Role>),
+        entity: Entity,
+        (uid, instances): (u64, &[Vec<Owned>]),
+        s: &Stream,
+    ) -> Result<OwnCall> {
+        let deeper = s.unit(21) >= 0.5;
+        if role.is_some() {
+            let after = deeper.then(|| s.below(22, g.workload().data.users) + 1);
+            return self.cells_of_user(c, uid, after);
+        }
+        let pick = &instances[s.below(60, instances.len() as u64) as usize];
+        self.cells_at(c, entity, pick, deeper)
+    }
+
+    /// Whether operation `index` is prepared from the user's instances, not their id alone.
+    pub fn needs_instances(&self, index: usize) -> bool {
+        self.roles[index] != Some(Role::Followee)
+    }
+
+    /// Whether user `uid` has the row operation `index` reads, where their instances do not
+    /// tell (a follower list: a user has one where anyone follows them); `None` where they do.
+    pub fn has_row(&self, g: &Generator, index: usize, uid: u64) -> Option<bool> {
+        (!self.needs_instances(index)).then(|| g.plan().followers(uid) > 0)
+    }
+
+    /// A page of the cells of user `uid`'s row, after the cell of user `after`.
+    fn cells_of_user(&self, c: &Cells, uid: u64, after: Option<u64>) -> Result<OwnCall> {
+        let id = |v: u64| [Value::Int(i128::from(v))];
+        let mut get = Get::new(self.key(c.target).encode(&id(uid))?).columns(vec![Column::family(&c.family)]);
+        get.select.cell_limit = Some(c.rows);
+        if let Some(after) = after {
+            let cell = self.design.tables[c.target.table].rows[c.target.rows]
+                .cells
+                .iter()
+                .find(|x| x.family == c.family)
+                .expect("checked: the rows hold the family's cells");
+            if let Part::Segments(q) = &cell.qualifier {
+                get.select.qualifier_after = Some(q.encode(&id(after))?);
+            }
+        }
+        Ok(OwnCall::Cells {
+            table: self.names[c.target.table],
+            get,
+        })
     }
 
     /// A page of the cells of `pick`'s row: the first, or the one after `pick`'s own cell.
@@ -1602,6 +1693,7 @@ mod tests {
             fresh: AtomicU64::new(0),
             users: super::super::pick::Users::new(crate::workload::Skew::Uniform, 1.0, 7),
             celebrities: None,
+            roles: Vec::new(),
         };
         let stamps = |rows: &[Row]| -> Vec<i64> {
             rows.iter()
@@ -2090,6 +2182,16 @@ mod seed_operations {
             panic!("pages of cells")
         };
         let index = |name: &str| own.design.operations.iter().position(|o| o.name == name).unwrap();
+        // A list is its user's row: the followees' by the owner of the follows, the
+        // followers' by the followee, which needs no follows of the user's own.
+        assert_eq!(users_row(&own.design, followees, Entity::Follow), Some(Role::Owner));
+        assert_eq!(users_row(&own.design, fans, Entity::Follow), Some(Role::Followee));
+        assert!(own.needs_instances(index("followees")) && !own.needs_instances(index("followers")));
+        for u in 1..=w.data.users + 1 {
+            let followed = dao.followers(u, None, 1).unwrap().len() == 1;
+            assert_eq!(own.has_row(&g, index("followers"), u), Some(followed), "user {u}");
+            assert_eq!(own.has_row(&g, index("followees"), u), None);
+        }
         let post = |p: &crate::schema::microblog::Post| vec![i128::from(p.uid), i128::from(p.stamp)];
         let cells = |call: &OwnCall| -> Vec<u64> {
             let OwnCall::Cells { table, get } = call else {
@@ -2125,6 +2227,22 @@ mod seed_operations {
                     );
                     cursor = keys.last().cloned();
                 }
+            }
+            // The user's own lists, as a run reads them: from the top, and after a random
+            // user's cell (the seeds' cursor deep in a list).
+            for after in [None, Some(1), Some(uid), Some(w.data.users / 2)] {
+                let got = cells(&own.cells_of_user(followees, uid, after).unwrap());
+                assert_eq!(
+                    got,
+                    dao.followees(uid, after, 20).unwrap(),
+                    "user {uid}'s followees after {after:?}"
+                );
+                let got = cells(&own.cells_of_user(fans, uid, after).unwrap());
+                assert_eq!(
+                    got,
+                    dao.followers(uid, after, 20).unwrap(),
+                    "user {uid}'s followers after {after:?}"
+                );
             }
             let follows = g.instances(uid, Entity::Follow, &mut x);
             if follows.is_empty() {
