@@ -350,6 +350,35 @@ fn now_at(v: &[Owned], entity: Entity, times: &[&str]) -> Vec<Owned> {
     v
 }
 
+/// `pick`, an instance of user `uid`'s, made again as a new instance of `entity`: its time
+/// fields now, its owner `uid`, a follow's followee to be drawn, the rest copied. A field
+/// the write sets is not read from `pick` (a user's instances are spread over memory: a
+/// follow is written without a load of the one picked).
+fn anew(pick: &[Owned], entity: Entity, uid: u64) -> Vec<Owned> {
+    let now = Owned::Int(i128::from(now_millis()));
+    let (times, owner) = (entity.times(), entity.per_user()[0]);
+    entity
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| match *name {
+            _ if times.contains(name) => now.clone(),
+            _ if *name == owner => Owned::Int(i128::from(uid)),
+            "followee" if entity == Entity::Follow => Owned::Int(0),
+            _ => pick[i].clone(),
+        })
+        .collect()
+}
+
+/// Whether [`anew`] copies any field of the picked instance of `entity`.
+fn copies(entity: Entity) -> bool {
+    let (times, owner) = (entity.times(), entity.per_user()[0]);
+    entity
+        .fields()
+        .iter()
+        .any(|(name, _)| !times.contains(name) && *name != owner && !(entity == Entity::Follow && *name == "followee"))
+}
+
 /// What names instance `v` of `entity` across updates: its integer fields but those an
 /// update sets (the generator's instances of an entity differ in those alone; its text is
 /// not hashed a call).
@@ -559,7 +588,8 @@ impl Own {
             return self.cells(g, (c, self.roles[index]), entity, (uid, instances), s);
         }
         let picked = s.below(60, instances.len() as u64) as usize;
-        let pick = &instances[picked];
+        // None where the operation needs no instances ([`Own::needs_instances`]).
+        let pick = instances.get(picked).map_or(&[][..], Vec::as_slice);
         Ok(match &op.does {
             Does::Get(t) => OwnCall::Get {
                 table: self.names[t.table],
@@ -588,14 +618,14 @@ impl Own {
             // The picked instance made again now, as a new one: its times the write's, its ids
             // past every generated one.
             Does::Write(e) => {
-                let mut v = now_at(pick, *e, e.times());
+                let mut v = anew(pick, *e, uid);
                 let n = self.fresh.fetch_add(1, Ordering::Relaxed);
                 for (f, id) in e.fresh_ids(&v, n) {
                     v[f] = Owned::Int(id);
                 }
                 // A new follow: of another user, picked as the seeds' runner picks one.
                 if *e == Entity::Follow {
-                    v[1] = Owned::Int(i128::from(self.users.followee(g, s, int_of(&v[0]) as u64)));
+                    v[1] = Owned::Int(i128::from(self.users.followee(g, s, uid)));
                 }
                 let write = by_table(g.instance_rows(*e, &values(&v))?);
                 match &op.deliver {
@@ -1213,15 +1243,24 @@ impl Own {
         self.cells_at(c, entity, pick, deeper)
     }
 
-    /// Whether operation `index` is prepared from the user's instances, not their id alone.
+    /// Whether operation `index` is prepared from the user's instances, not their id alone:
+    /// not a followee's list, nor a write that sets every field of what it makes (a follow).
     pub fn needs_instances(&self, index: usize) -> bool {
-        self.roles[index] != Some(Role::Followee)
+        match &self.design.operations[index].does {
+            Does::Cells(_) => self.roles[index] != Some(Role::Followee),
+            Does::Write(e) => copies(*e),
+            _ => true,
+        }
     }
 
-    /// Whether user `uid` has the row operation `index` reads, where their instances do not
-    /// tell (a follower list: a user has one where anyone follows them); `None` where they do.
+    /// Whether user `uid` can run operation `index`, where their instances do not tell
+    /// (a follower list: a user has one where anyone follows them; anyone writes a new
+    /// follow); `None` where they do.
     pub fn has_row(&self, g: &Generator, index: usize, uid: u64) -> Option<bool> {
-        (!self.needs_instances(index)).then(|| g.plan().followers(uid) > 0)
+        match self.needs_instances(index) {
+            true => None,
+            false => Some(!matches!(self.roles[index], Some(Role::Followee)) || g.plan().followers(uid) > 0),
+        }
     }
 
     /// A page of the cells of user `uid`'s row, after the cell of user `after`.
@@ -1767,6 +1806,40 @@ mod tests {
     /// newest 10 of every followee's newest 10; the home timeline, the newest 10 of the
     /// inbox's posts and each celebrity followee's newest 10.
     #[test]
+    fn a_new_instance_is_the_picked_one_with_its_times_owner_and_followee_set() {
+        for entity in Entity::ALL {
+            let uid = 7u64;
+            let owner = entity.field(entity.per_user()[0]).unwrap();
+            let pick: Vec<Owned> = entity
+                .fields()
+                .iter()
+                .enumerate()
+                .map(|(i, (_, kind))| match kind {
+                    _ if i == owner => Owned::Int(i128::from(uid)),
+                    crate::design::FieldKind::Int => Owned::Int(1000 + i as i128),
+                    crate::design::FieldKind::Bytes => Owned::Bytes(format!("field {i}").into_bytes()),
+                })
+                .collect();
+            let (mut made, mut want) = (anew(&pick, entity, uid), now_at(&pick, entity, entity.times()));
+            for f in entity.times() {
+                let f = entity.field(f).unwrap();
+                assert!(made[f] >= pick[f] && want[f] >= pick[f], "{entity:?}: the write's time");
+                (made[f], want[f]) = (Owned::Int(0), Owned::Int(0));
+            }
+            if entity == Entity::Follow {
+                assert_eq!(made[1], Owned::Int(0), "a followee to be drawn");
+                made[1] = want[1].clone();
+            }
+            assert_eq!(made, want, "{entity:?}");
+            // A write of what copies nothing is made from no instance at all.
+            if !copies(entity) {
+                assert_eq!(anew(&[], entity, uid).len(), pick.len());
+            }
+        }
+        assert!(!copies(Entity::Follow) && copies(Entity::Post) && copies(Entity::Action));
+    }
+
+    #[test]
     fn timelines_merge_their_sources_newest_first() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("designs")).unwrap();
@@ -2191,6 +2264,9 @@ mod seed_operations {
             let followed = dao.followers(u, None, 1).unwrap().len() == 1;
             assert_eq!(own.has_row(&g, index("followers"), u), Some(followed), "user {u}");
             assert_eq!(own.has_row(&g, index("followees"), u), None);
+            // Anyone follows someone new; a post copies an instance's content.
+            assert_eq!(own.has_row(&g, index("follow"), u), Some(true));
+            assert_eq!(own.has_row(&g, index("publish"), u), None);
         }
         let post = |p: &crate::schema::microblog::Post| vec![i128::from(p.uid), i128::from(p.stamp)];
         let cells = |call: &OwnCall| -> Vec<u64> {
