@@ -659,7 +659,7 @@ impl Own {
                 }
                 OwnCall::Write(by_table(new))
             }
-            Does::Timeline(t) => self.timeline(g, (op_index, t), instances, s, &mut x.generated)?,
+            Does::Timeline(t) => self.timeline(g, (op_index, t), (uid, instances), s, &mut x.generated)?,
             Does::Delete(e) => {
                 // Deleted before, or never changed: its cells' deletes as the load wrote
                 // them (again, which changes nothing, where deleted).
@@ -1244,23 +1244,31 @@ impl Own {
     }
 
     /// Whether operation `index` is prepared from the user's instances, not their id alone:
-    /// not a followee's list, nor a write that sets every field of what it makes (a follow).
+    /// not a followee's list, a write that sets every field of what it makes (a follow), nor
+    /// a first timeline page that reads its reader's list when it runs.
     pub fn needs_instances(&self, index: usize) -> bool {
         match &self.design.operations[index].does {
             Does::Cells(_) => self.roles[index] != Some(Role::Followee),
             Does::Write(e) => copies(*e),
+            // A timeline that reads the reader's list when it runs, from its first page.
+            Does::Timeline(t) => t.follows.is_none() || t.later,
             _ => true,
         }
     }
 
     /// Whether user `uid` can run operation `index`, where their instances do not tell
     /// (a follower list: a user has one where anyone follows them; anyone writes a new
-    /// follow); `None` where they do.
+    /// follow; a timeline's reader follows someone); `None` where they do.
     pub fn has_row(&self, g: &Generator, index: usize, uid: u64) -> Option<bool> {
-        match self.needs_instances(index) {
-            true => None,
-            false => Some(!matches!(self.roles[index], Some(Role::Followee)) || g.plan().followers(uid) > 0),
+        if self.needs_instances(index) {
+            return None;
         }
+        Some(match (&self.design.operations[index].does, self.roles[index]) {
+            (_, Some(Role::Followee)) => g.plan().followers(uid) > 0,
+            // A reader who follows anyone, as the seeds' timeline draws one.
+            (Does::Timeline(_), _) => g.out_degree(uid) > 0,
+            _ => true,
+        })
     }
 
     /// A page of the cells of user `uid`'s row, after the cell of user `after`.
@@ -1311,15 +1319,11 @@ impl Own {
         &self,
         g: &Generator,
         (op, t): (usize, &Timeline),
-        follows: &[Vec<Owned>],
+        (reader, follows): (u64, &[Vec<Owned>]),
         s: &Stream,
         x: &mut crate::generate::Scratch,
     ) -> Result<OwnCall> {
-        let reader = &follows[0];
-        let uid = match reader[0] {
-            Owned::Int(u) => u,
-            Owned::Bytes(_) => unreachable!("a follow's uid is an integer"),
-        };
+        let uid = i128::from(reader);
         let target = t.page.target;
         let entity = self.design.tables[target.table].rows[target.rows]
             .entity
@@ -1372,7 +1376,7 @@ impl Own {
             Some((list, _)) => Pulls::Listed {
                 op,
                 table: self.names[list.table],
-                row: self.key_of(*list, Entity::Follow, &reader[..])?,
+                row: self.key_of(*list, Entity::Follow, &[Owned::Int(uid), Owned::Int(0), Owned::Int(0)])?,
             },
             None => {
                 let followee = Entity::Follow.field("followee").expect("a follow's followee");
@@ -2267,6 +2271,9 @@ mod seed_operations {
             // Anyone follows someone new; a post copies an instance's content.
             assert_eq!(own.has_row(&g, index("follow"), u), Some(true));
             assert_eq!(own.has_row(&g, index("publish"), u), None);
+            // A timeline's reader follows someone; a later page draws from their follows.
+            assert_eq!(own.has_row(&g, index("timeline"), u), Some(g.out_degree(u) > 0));
+            assert_eq!(own.has_row(&g, index("timeline_later"), u), None);
         }
         let post = |p: &crate::schema::microblog::Post| vec![i128::from(p.uid), i128::from(p.stamp)];
         let cells = |call: &OwnCall| -> Vec<u64> {
