@@ -65,13 +65,15 @@ pub(crate) struct Keys {
 }
 
 /// Where an instance's key lies in [`Keys::bytes`], and (`from < to`) the places of the keys
-/// sharing its prefix, found once where the page has no salt to spread over.
+/// sharing its prefix and where in the key that prefix ends, found once where the page has
+/// no salt to spread over.
 #[derive(Debug, Default, Clone, Copy)]
 struct At {
     start: u32,
     end: u32,
     from: u32,
     to: u32,
+    prefix: u32,
 }
 
 impl Keys {
@@ -81,10 +83,11 @@ impl Keys {
         &self.bytes[a.start as usize..a.end as usize]
     }
 
-    /// The run of keys sharing instance `i`'s prefix, where it was found.
-    fn run(&self, i: usize) -> Option<std::ops::Range<usize>> {
+    /// The run of keys sharing instance `i`'s prefix, and where in its key the prefix ends,
+    /// where they were found.
+    fn run(&self, i: usize) -> Option<(std::ops::Range<usize>, usize)> {
         let a = self.at[i];
-        (a.from < a.to).then_some(a.from as usize..a.to as usize)
+        (a.from < a.to).then_some((a.from as usize..a.to as usize, a.prefix as usize))
     }
 }
 
@@ -886,12 +889,19 @@ impl Own {
         p: &Page,
         row: &[u8],
         all: &(impl Ordered + ?Sized),
-        run: Option<std::ops::Range<usize>>,
+        run: Option<(std::ops::Range<usize>, usize)>,
         s: &Stream,
     ) -> PageCall {
         let key = self.key(p.target);
-        let spans = key.places(row);
-        let end = spans[p.prefix - 1].end;
+        // A known run knows where the prefix ends (and has no salt to find).
+        let (spans, end) = match &run {
+            Some((_, end)) => (Vec::new(), *end),
+            None => {
+                let spans = key.places(row);
+                let end = spans[p.prefix - 1].end;
+                (spans, end)
+            }
+        };
         // The user's rows under the same prefix (salt aside), in the page's order: without a
         // salt, a run of the sorted keys, found by bisection; with one, those that match
         // around it.
@@ -899,7 +909,7 @@ impl Own {
         let same =
             |k: &[u8]| k.len() >= end && k[..salt.start] == row[..salt.start] && k[salt.end..end] == row[salt.end..end];
         let (from, to) = match p.spread {
-            None if let Some(r) = run => (r.start, r.end),
+            None if let Some((r, _)) = run => (r.start, r.end),
             None => {
                 let at = |k: &[u8]| k[..end.min(k.len())].cmp(&row[..end]);
                 let (before, after) = match newest_last(key, p.prefix) {
@@ -974,9 +984,10 @@ impl Own {
             }
         }
         // Keys sharing a prefix lie together, the salt aside.
-        let mut runs = Vec::new();
+        let (mut runs, mut prefixes) = (Vec::new(), Vec::new());
         if p.spread.is_none() {
-            let prefix = |i: usize| &sorted[i][..key.places(&sorted[i])[p.prefix - 1].end];
+            prefixes = sorted.iter().map(|k| key.places(k)[p.prefix - 1].end).collect();
+            let prefix = |i: usize| &sorted[i][..prefixes[i]];
             let mut from = 0;
             for i in 1..=sorted.len() {
                 if i == sorted.len() || prefix(i) != prefix(from) {
@@ -1003,6 +1014,7 @@ impl Own {
                     end: ends[o],
                     from,
                     to,
+                    prefix: prefixes.get(o).map_or(0, |&e| e as u32),
                 }
             })
             .collect();
