@@ -1702,6 +1702,13 @@ mod tests {
         by = ["uid"]
         buckets = "all"
         rows = 5
+
+        [operations.window]
+        range = "posts"
+        by = ["uid"]
+        buckets = "all"
+        span = "4ms"
+        rows = 3
     "#;
 
     fn post(uid: i128, stamp: i128) -> Vec<Owned> {
@@ -1709,7 +1716,7 @@ mod tests {
     }
 
     #[test]
-    fn a_page_over_salt_buckets_merges_them_newest_first_and_resumes_after_its_cursor() {
+    fn a_page_and_a_range_over_salt_buckets_merge_them_newest_first() {
         let design = Design::parse(DESIGN).unwrap();
         let Does::Page(page) = design.operations[0].does.clone() else {
             panic!("a page")
@@ -1780,6 +1787,22 @@ mod tests {
             seen.contains(&1011) && seen.len() > 1,
             "page 1 and deeper pages: {seen:?}"
         );
+        // A range over the same buckets: the user's rows stamped in the window, newest
+        // first, at most its rows, whether the owner comes from the instance or the draw.
+        let Does::Range(range) = own.design.operations[1].does.clone() else {
+            panic!("a range")
+        };
+        assert_eq!(range.page.spread, Some((0, 4)));
+        for (from, to) in [(1000, 1003), (1004, 1011), (1009, 1020), (990, 999)] {
+            let call = own.range_at(&range, Entity::Post, &instances[3], from, to).unwrap();
+            assert_eq!(call.scans.len(), 4, "one scan per bucket");
+            let drawn = own
+                .range_of(&range, Entity::Post, (Some(7), &instances[3]), from, to)
+                .unwrap();
+            assert_eq!(drawn, call);
+            let expect: Vec<i64> = (from.max(1000)..=to.min(1011)).rev().take(3).collect();
+            assert_eq!(stamps(&own.read_page(&call).unwrap()), expect, "{from}..={to}");
+        }
     }
 
     /// A microblog of the workload's own: posts keyed by author and reversed stamp, and an
