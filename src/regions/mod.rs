@@ -57,21 +57,20 @@ pub fn split_points(g: &Generator, regions: usize) -> schema::Result<Vec<(Table,
         .collect())
 }
 
-/// The first key of each bucket group: `regions` groups of `n` buckets, as even as whole
-/// buckets allow.
+/// The first key of each bucket group of a seed layout's salt: `regions` groups of `n`
+/// buckets, as even as whole buckets allow; a byte, or zero-padded digits and `_`.
 fn bucket_splits(n: u16, binary: bool, regions: usize) -> Vec<Vec<u8>> {
-    let n = usize::from(n);
-    (1..regions)
-        .map(|i| {
-            let b = (i * n).div_ceil(regions);
-            if binary {
-                vec![b as u8]
-            } else {
-                let width = (n - 1).max(1).to_string().len();
-                format!("{b:0width$}_").into_bytes()
-            }
-        })
-        .collect()
+    let (form, separator) = match binary {
+        true => (Form::Bytes, Vec::new()),
+        false => (Form::Digits, b"_".to_vec()),
+    };
+    OwnBuckets {
+        prefix: Vec::new(),
+        buckets: u32::from(n),
+        form,
+        separator,
+    }
+    .splits(regions)
 }
 
 /// Where every kind of rows of a table of a design's own begins with the same literals and
@@ -81,6 +80,8 @@ struct OwnBuckets {
     prefix: Vec<u8>,
     buckets: u32,
     form: Form,
+    /// What follows the bucket in every key.
+    separator: Vec<u8>,
 }
 
 impl OwnBuckets {
@@ -96,6 +97,7 @@ impl OwnBuckets {
                     (i * n).div_ceil(regions as u64) as u32,
                     &mut key,
                 );
+                key.extend_from_slice(&self.separator);
                 key
             })
             .collect()
@@ -114,12 +116,14 @@ fn own_buckets(table: &crate::design::Table) -> Option<OwnBuckets> {
                 Segment::Salt {
                     size: SaltSize::Buckets(buckets),
                     form,
+                    separator,
                     ..
                 } => {
                     break OwnBuckets {
                         prefix,
                         buckets: *buckets,
                         form: *form,
+                        separator: separator.clone(),
                     };
                 }
                 _ => return None,
@@ -263,7 +267,8 @@ mod tests {
             vec![b"m\x04".to_vec(), b"m\x08".to_vec(), b"m\x0c".to_vec()]
         );
         let b = own_buckets(&d.tables[1]).unwrap();
-        assert_eq!(b.splits(3), vec![b"34".to_vec(), b"67".to_vec()]);
+        // The separator after the digits, as every key of the bucket begins.
+        assert_eq!(b.splits(3), vec![b"34_".to_vec(), b"67_".to_vec()]);
         // Kinds of rows salted differently, or a salt after the key's start: quantiles.
         assert_eq!(own_buckets(&d.tables[2]), None);
         assert_eq!(own_buckets(&d.tables[3]), None);
