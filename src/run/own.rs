@@ -1286,7 +1286,29 @@ impl Own {
     /// A page of the cells of user `uid`'s row, after the cell of user `after`.
     fn cells_of_user(&self, c: &Cells, uid: u64, after: Option<u64>) -> Result<OwnCall> {
         let id = |v: u64| [Value::Int(i128::from(v))];
-        let mut get = Get::new(self.key(c.target).encode(&id(uid))?).columns(vec![Column::family(&c.family)]);
+        let row = self.key(c.target).encode(&id(uid))?;
+        self.cells_page(c, row, after.map(|a| move |q: &Key| Ok(q.encode(&id(a))?)))
+    }
+
+    /// A page of the cells of `pick`'s row: the first, or the one after `pick`'s own cell.
+    fn cells_at(&self, c: &Cells, entity: Entity, pick: &[Owned], after: bool) -> Result<OwnCall> {
+        let row = self.key_of(c.target, entity, pick)?;
+        self.cells_page(
+            c,
+            row,
+            after.then_some(|q: &Key| Ok(q.encode(&key_values(q, entity, pick))?)),
+        )
+    }
+
+    /// A page of `c`'s cells of `row`: the first, or the one after the qualifier `after`
+    /// makes by the family's qualifier.
+    fn cells_page(
+        &self,
+        c: &Cells,
+        row: Vec<u8>,
+        after: Option<impl FnOnce(&Key) -> Result<Vec<u8>>>,
+    ) -> Result<OwnCall> {
+        let mut get = Get::new(row).columns(vec![Column::family(&c.family)]);
         get.select.cell_limit = Some(c.rows);
         if let Some(after) = after {
             let cell = self.design.tables[c.target.table].rows[c.target.rows]
@@ -1295,28 +1317,7 @@ impl Own {
                 .find(|x| x.family == c.family)
                 .expect("checked: the rows hold the family's cells");
             if let Part::Segments(q) = &cell.qualifier {
-                get.select.qualifier_after = Some(q.encode(&id(after))?);
-            }
-        }
-        Ok(OwnCall::Cells {
-            table: self.names[c.target.table],
-            get,
-        })
-    }
-
-    /// A page of the cells of `pick`'s row: the first, or the one after `pick`'s own cell.
-    fn cells_at(&self, c: &Cells, entity: Entity, pick: &[Owned], after: bool) -> Result<OwnCall> {
-        let row = self.key_of(c.target, entity, pick)?;
-        let mut get = Get::new(row).columns(vec![Column::family(&c.family)]);
-        get.select.cell_limit = Some(c.rows);
-        if after {
-            let cell = self.design.tables[c.target.table].rows[c.target.rows]
-                .cells
-                .iter()
-                .find(|x| x.family == c.family)
-                .expect("checked: the rows hold the family's cells");
-            if let Part::Segments(q) = &cell.qualifier {
-                get.select.qualifier_after = Some(q.encode(&key_values(q, entity, pick))?);
+                get.select.qualifier_after = Some(after(q)?);
             }
         }
         Ok(OwnCall::Cells {
