@@ -168,22 +168,24 @@ impl Ctx {
         match op {
             Op::Own(o) => {
                 let own = self.own.as_ref().expect("an own design's operation has its design");
-                let entity = own.entity(usize::from(o.index));
-                let list = match own.needs_instances(usize::from(o.index)) {
-                    true => x.instances.get(&(uid, entity)).cloned(),
-                    false => Some(Rc::from([])),
+                let index = usize::from(o.index);
+                let entity = own.entity(index);
+                let prepare = |list: &[_], x: &mut super::own::Scratch| {
+                    own.prepare(g, index, (uid, list), s, x).unwrap_or_else(|e| {
+                        super::own::OwnCall::Refused(format!("user {uid}'s {}: {e}", entity.name()))
+                    })
                 };
-                let call = match list {
-                    Some(list) if !list.is_empty() || !own.needs_instances(usize::from(o.index)) => own
-                        .prepare(g, usize::from(o.index), (uid, &list), s, &mut x.own)
-                        .unwrap_or_else(|e| {
-                            super::own::OwnCall::Refused(format!("user {uid}'s {}: {e}", entity.name()))
-                        }),
-                    _ => super::own::OwnCall::Refused(format!(
-                        "none of the 9 users drawn has a {} for {}",
-                        entity.name(),
-                        o.name
-                    )),
+                // An operation prepared from the user's id alone takes no instances.
+                let call = match own.needs_instances(index) {
+                    false => prepare(&[], &mut x.own),
+                    true => match x.instances.get(&(uid, entity)).cloned() {
+                        Some(list) if !list.is_empty() => prepare(&list, &mut x.own),
+                        _ => super::own::OwnCall::Refused(format!(
+                            "none of the 9 users drawn has a {} for {}",
+                            entity.name(),
+                            o.name
+                        )),
+                    },
                 };
                 Call::Own(call)
             }

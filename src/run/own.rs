@@ -39,6 +39,8 @@ pub struct Own {
     celebrities: Option<std::collections::BTreeSet<u64>>,
     /// Per operation, whose row it reads where that is a user's ([`users_row`]).
     roles: Vec<Option<Role>>,
+    /// Per operation, which users can run it ([`drawn`]).
+    drawn: Vec<Drawn>,
 }
 
 /// A worker's scratch space for a design's operations: the generator's, and each page's
@@ -330,6 +332,29 @@ fn users_row(design: &Design, c: &Cells, entity: Entity) -> Option<Role> {
     }
 }
 
+/// Which users can run an operation: those with instances of its entity (prepared from
+/// them), or, for one prepared from the user's id alone, those someone follows (their
+/// follower list), those who follow someone (a listed timeline's first page), anyone (a
+/// write that sets every field, a follow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Drawn {
+    Instances,
+    Followed,
+    Following,
+    Anyone,
+}
+
+/// [`Drawn`] of an operation doing `does`, whose row is `role`'s where it is a user's.
+fn drawn(does: &Does, role: Option<Role>) -> Drawn {
+    match does {
+        Does::Cells(_) if role == Some(Role::Followee) => Drawn::Followed,
+        Does::Write(e) if !copies(*e) => Drawn::Anyone,
+        // A timeline that reads the reader's list when it runs, from its first page.
+        Does::Timeline(t) if t.follows.is_some() && !t.later => Drawn::Following,
+        _ => Drawn::Instances,
+    }
+}
+
 /// An integer field's value.
 fn int_of(v: &Owned) -> i128 {
     match v {
@@ -359,27 +384,43 @@ fn now_at(v: &[Owned], entity: Entity, times: &[&str]) -> Vec<Owned> {
 /// follow is written without a load of the one picked).
 fn anew(pick: &[Owned], entity: Entity, uid: u64) -> Vec<Owned> {
     let now = Owned::Int(i128::from(now_millis()));
-    let (times, owner) = (entity.times(), entity.per_user()[0]);
     entity
         .fields()
         .iter()
         .enumerate()
-        .map(|(i, (name, _))| match *name {
-            _ if times.contains(name) => now.clone(),
-            _ if *name == owner => Owned::Int(i128::from(uid)),
-            "followee" if entity == Entity::Follow => Owned::Int(0),
-            _ => pick[i].clone(),
+        .map(|(i, (name, _))| match set_by_write(entity, name) {
+            Some(Set::Now) => now.clone(),
+            Some(Set::Owner) => Owned::Int(i128::from(uid)),
+            Some(Set::Drawn) => Owned::Int(0),
+            None => pick[i].clone(),
         })
         .collect()
 }
 
+/// What a write sets a field of its new instance to, where it does not copy it.
+enum Set {
+    Now,
+    Owner,
+    /// Drawn by the write (a follow's followee).
+    Drawn,
+}
+
+/// How a write of `entity` sets field `name`: its times, its owner, a follow's followee.
+fn set_by_write(entity: Entity, name: &str) -> Option<Set> {
+    match name {
+        _ if entity.times().contains(&name) => Some(Set::Now),
+        _ if name == entity.per_user()[0] => Some(Set::Owner),
+        "followee" if entity == Entity::Follow => Some(Set::Drawn),
+        _ => None,
+    }
+}
+
 /// Whether [`anew`] copies any field of the picked instance of `entity`.
 fn copies(entity: Entity) -> bool {
-    let (times, owner) = (entity.times(), entity.per_user()[0]);
     entity
         .fields()
         .iter()
-        .any(|(name, _)| !times.contains(name) && *name != owner && !(entity == Entity::Follow && *name == "followee"))
+        .any(|(name, _)| set_by_write(entity, name).is_none())
 }
 
 /// What names instance `v` of `entity` across updates: its integer fields but those an
@@ -532,7 +573,7 @@ impl Own {
         };
         let names: Vec<&'static str> = g.all_tables().iter().map(|t| t.name()).collect();
         let celebrities = read_celebrities(design, &names, &*store)?;
-        let roles = design
+        let roles: Vec<Option<Role>> = design
             .operations
             .iter()
             .map(|op| match &op.does {
@@ -540,8 +581,15 @@ impl Own {
                 _ => None,
             })
             .collect();
+        let drawn = design
+            .operations
+            .iter()
+            .zip(&roles)
+            .map(|(op, role)| drawn(&op.does, *role))
+            .collect();
         Ok(Some(Own {
             roles,
+            drawn,
             names,
             design: design.clone(),
             store,
@@ -1259,28 +1307,20 @@ impl Own {
     /// not a followee's list, a write that sets every field of what it makes (a follow), nor
     /// a first timeline page that reads its reader's list when it runs.
     pub fn needs_instances(&self, index: usize) -> bool {
-        match &self.design.operations[index].does {
-            Does::Cells(_) => self.roles[index] != Some(Role::Followee),
-            Does::Write(e) => copies(*e),
-            // A timeline that reads the reader's list when it runs, from its first page.
-            Does::Timeline(t) => t.follows.is_none() || t.later,
-            _ => true,
-        }
+        self.drawn[index] == Drawn::Instances
     }
 
     /// Whether user `uid` can run operation `index`, where their instances do not tell
     /// (a follower list: a user has one where anyone follows them; anyone writes a new
     /// follow; a timeline's reader follows someone); `None` where they do.
     pub fn has_row(&self, g: &Generator, index: usize, uid: u64) -> Option<bool> {
-        if self.needs_instances(index) {
-            return None;
-        }
-        Some(match (&self.design.operations[index].does, self.roles[index]) {
-            (_, Some(Role::Followee)) => g.plan().followers(uid) > 0,
+        match self.drawn[index] {
+            Drawn::Instances => None,
+            Drawn::Followed => Some(g.plan().followers(uid) > 0),
             // A reader who follows anyone, as the seeds' timeline draws one.
-            (Does::Timeline(_), _) => g.out_degree(uid) > 0,
-            _ => true,
-        })
+            Drawn::Following => Some(g.out_degree(uid) > 0),
+            Drawn::Anyone => Some(true),
+        }
     }
 
     /// A page of the cells of user `uid`'s row, after the cell of user `after`.
@@ -1757,6 +1797,7 @@ mod tests {
             users: super::super::pick::Users::new(crate::workload::Skew::Uniform, 1.0, 7),
             celebrities: None,
             roles: Vec::new(),
+            drawn: vec![Drawn::Instances; 2],
         };
         let stamps = |rows: &[Row]| -> Vec<i64> {
             rows.iter()
