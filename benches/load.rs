@@ -158,7 +158,7 @@ fn main() {
     // Generating and loading, the loader's whole work, through the descriptions against the
     // codecs: into `null:` (the loader alone) and a fresh `embedded:` store, on the
     // workload's threads, rounds alternating which goes first; per-round ratios of rows/s.
-    let described = g.clone().through_descriptions();
+    let codecs = g.clone().through_codecs();
     for (what, embedded) in [("null:", false), ("embedded:", true)] {
         let mut ratios = Vec::new();
         for round in 0..repeat.max(3) {
@@ -171,7 +171,7 @@ fn main() {
                 } else {
                     Arc::new(Null::new())
                 };
-                let out = load::load(store, if d { &described } else { &g }, &l, &opts).unwrap();
+                let out = load::load(store, if d { &g } else { &codecs }, &l, &opts).unwrap();
                 rates[usize::from(d)] = rate(out.rows(), out.write_time);
             }
             ratios.push(rates[1] / rates[0]);

@@ -168,20 +168,21 @@ impl Generator {
         Ok(())
     }
 
-    /// Every row mutation of user `uid`: by the seeds' codecs for the seed designs
-    /// ([`Generator::emit_user`]), by the workload's own design's descriptions otherwise.
+    /// Every row mutation of user `uid`, made by the design's descriptions, the seed designs'
+    /// too ([`Generator::emit_user_described`]); by the seeds' hand-written codecs only for
+    /// a generator made to measure against them ([`Generator::through_codecs`]).
     pub fn emit_user_rows(&self, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
-        if self.own_design().is_some() || self.describes_seeds() {
-            self.emit_user_described(uid, s, sink)
-        } else {
+        if self.by_codecs() {
             self.emit_user(uid, s, sink)
+        } else {
+            self.emit_user_described(uid, s, sink)
         }
     }
 
     /// Every row mutation of user `uid`: its own rows, and the `fans` cells its follows put
-    /// into its followees' relation rows, by the seeds' hand-written codecs. The seed
-    /// descriptions write the same rows ([`Generator::emit_user_described`], held to these
-    /// row for row by a test); the loader takes these until the descriptions cost no more.
+    /// into its followees' relation rows, by the seeds' hand-written codecs: the oracle the
+    /// seed descriptions ([`Generator::emit_user_described`]) are held to row for row by a
+    /// test, and the reference their cost is measured against.
     pub fn emit_user(&self, uid: u64, s: &mut Scratch, sink: &mut impl Sink) -> schema::Result<()> {
         let w = self.workload();
         let plan = self.plan();

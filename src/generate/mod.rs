@@ -73,8 +73,9 @@ pub struct Generator {
     own: Option<Arc<crate::design::Design>>,
     /// Every table of the design, in its order: [`Table::SEEDS`] for the seed designs.
     all: Arc<[Table]>,
-    /// The seed designs' rows made by their descriptions, not the hand-written codecs.
-    describe: bool,
+    /// The seed designs' rows made by the hand-written codecs, the reference their
+    /// descriptions are measured against, not by the descriptions.
+    codecs: bool,
 }
 
 /// The texture of `data.compressibility`, found once per ratio.
@@ -157,21 +158,21 @@ impl Generator {
             )),
             own,
             all,
-            describe: false,
+            codecs: false,
         }
     }
 
-    /// The same generator making the seed designs' rows through their descriptions (the
-    /// general path a design of the workload's own takes) instead of the hand-written
-    /// codecs: the same rows, for measuring what the general path costs.
-    pub fn through_descriptions(mut self) -> Self {
-        self.describe = true;
+    /// The same generator making the seed designs' rows by the hand-written codecs
+    /// ([`Generator::emit_user`]) instead of their descriptions: the same rows, the
+    /// reference for measuring what the general path costs.
+    pub fn through_codecs(mut self) -> Self {
+        self.codecs = true;
         self
     }
 
-    /// Whether the seed designs' rows are made by their descriptions.
-    pub fn describes_seeds(&self) -> bool {
-        self.describe
+    /// Whether the seed designs' rows are made by the hand-written codecs.
+    pub fn by_codecs(&self) -> bool {
+        self.codecs && self.own.is_none()
     }
 
     /// Every table of the workload's design, in its order, whether the workload writes it

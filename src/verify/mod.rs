@@ -250,7 +250,7 @@ impl Verifier<'_> {
     /// the `fans` cells its follows put into other users' relation rows.
     fn expected(&self, uid: u64, scratch: &mut Scratch, collect: &mut Collect) -> schema::Result<Expected> {
         collect.clear();
-        self.g.emit_user(uid, scratch, collect)?;
+        self.g.emit_user_rows(uid, scratch, collect)?;
         let me = microblog::uid_bytes(uid);
         let mut owned: BTreeMap<(Table, Vec<u8>), Vec<Cell>> = BTreeMap::new();
         let mut fans: Vec<(Vec<u8>, Cell)> = Vec::new();
