@@ -267,7 +267,12 @@ fn described(rounds: usize, only: &[String], backends: &[&str]) {
                     let w = Workload::from_file(p).unwrap_or_else(|e| panic!("{e}"));
                     let store = open(["seed", "own"][i]);
                     let g = load_into(&w, store.clone());
-                    let ctx = Ctx::new(store, g, &w.run).unwrap();
+                    // The seed's side runs its hand-written DAOs, the reference.
+                    let ctx = match i {
+                        0 => Ctx::by_code(store, g, &w.run),
+                        _ => Ctx::new(store, g, &w.run),
+                    }
+                    .unwrap();
                     (w, ctx)
                 })
                 .collect();

@@ -214,6 +214,61 @@ impl Operation {
         matches!(self.does, Does::Write(_) | Does::Update(_) | Does::Delete(_))
     }
 
+    /// The same operation in a design whose tables and operations begin `tables` and `ops`
+    /// places later (the seed designs made one, [`super::seeds::combined`]).
+    pub fn moved(&self, tables: usize, ops: usize) -> Operation {
+        let t = |t: Target| Target {
+            table: t.table + tables,
+            ..t
+        };
+        let p = |p: Page| Page {
+            target: t(p.target),
+            ..p
+        };
+        let does = match &self.does {
+            Does::Get(x) => Does::Get(t(*x)),
+            Does::Page(x) => Does::Page(p(*x)),
+            Does::Range(r) => Does::Range(Range { page: p(r.page), ..*r }),
+            Does::Cells(c) => Does::Cells(Cells {
+                target: t(c.target),
+                ..c.clone()
+            }),
+            Does::Lookup {
+                index,
+                family,
+                qualifier,
+                then,
+            } => Does::Lookup {
+                index: p(*index),
+                family: family.clone(),
+                qualifier: qualifier.clone(),
+                then: t(*then),
+            },
+            Does::Write(e) => Does::Write(*e),
+            Does::Update(e) => Does::Update(*e),
+            Does::Delete(e) => Does::Delete(*e),
+            Does::Timeline(x) => Does::Timeline(Timeline {
+                page: p(x.page),
+                inbox: x.inbox.map(|i| i + ops),
+                follows: x.follows.as_ref().map(|(l, f)| (t(*l), f.clone())),
+                ..x.clone()
+            }),
+        };
+        let deliver = self.deliver.as_ref().map(|d| match d {
+            Deliver::Fanout { list, family } => Deliver::Fanout {
+                list: t(*list),
+                family: family.clone(),
+            },
+            Deliver::Backfill { posts } => Deliver::Backfill { posts: p(*posts) },
+            Deliver::Recall => Deliver::Recall,
+        });
+        Operation {
+            name: self.name.clone(),
+            does,
+            deliver,
+        }
+    }
+
     /// The entity whose instances pick what it reads or writes.
     pub fn entity(&self, design: &Design) -> Entity {
         let of = |t: Target| {

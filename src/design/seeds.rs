@@ -57,22 +57,36 @@ pub fn key(layout: Layout, opts: KeyOptions) -> Key {
 
 /// The four seed designs as one, in the order of the tables of [`crate::generate::Table::SEEDS`],
 /// each design's row keys with a workload's key options for it applied: `[weibo, actions,
-/// blog, series]`.
-pub fn combined(keys: [KeyOptions; 4]) -> Design {
-    let mut tables = Vec::new();
+/// blog, series]`; with their operations, under the seed operations' names, and seed 001's
+/// inbox keeping (and its lookup reading) `inbox_versions` versions, the workload's
+/// `[microblog] inbox_versions`.
+pub fn combined(keys: [KeyOptions; 4], inbox_versions: u32) -> Design {
+    let mut tables: Vec<super::Table> = Vec::new();
+    let mut operations = Vec::new();
     for (file, opts) in ["microblog", "actions", "blog", "series"].into_iter().zip(keys) {
-        for t in &design(file).tables {
+        let d = design(file);
+        let (at, ops) = (tables.len(), operations.len());
+        for t in &d.tables {
             let mut t = t.clone();
             for r in &mut t.rows {
                 let name = std::mem::take(&mut r.key.name);
                 r.key = r.key.with_options(Some(opts.order), Some(opts.salt));
                 r.key.name = name;
             }
+            if file == "microblog" && t.id == "inbox" {
+                t.versions.iter_mut().for_each(|v| *v = inbox_versions);
+            }
             tables.push(t);
         }
+        for op in &d.operations {
+            let mut op = op.moved(at, ops);
+            if let super::ops::Does::Lookup { index, .. } = &mut op.does
+                && tables[index.target.table].id == "inbox"
+            {
+                index.versions = inbox_versions;
+            }
+            operations.push(op);
+        }
     }
-    Design {
-        tables,
-        operations: Vec::new(),
-    }
+    Design { tables, operations }
 }

@@ -130,7 +130,7 @@ impl Generator {
         let own = w.design.as_ref().map(|d| Arc::new(d.design()));
         let design = match &own {
             Some(d) => (**d).clone(),
-            None => crate::design::seeds::combined(w.keys.seeds()),
+            None => crate::design::seeds::combined(w.keys.seeds(), w.microblog.inbox_versions),
         };
         let all: Arc<[Table]> = match &own {
             Some(d) => d
@@ -196,7 +196,7 @@ impl Generator {
     pub fn design(&self) -> crate::design::Design {
         match &self.own {
             Some(d) => (**d).clone(),
-            None => crate::design::seeds::combined(self.w.keys.seeds()),
+            None => crate::design::seeds::combined(self.w.keys.seeds(), self.w.microblog.inbox_versions),
         }
     }
 

@@ -266,7 +266,7 @@ fn the_seed_descriptions_write_the_rows_of_the_hand_written_codecs() {
 /// positions stand for (and which the rows digest counts).
 #[test]
 fn the_seed_descriptions_tables_are_in_the_order_of_the_table_list() {
-    let d = crate::design::seeds::combined(crate::workload::Keys::SEED.seeds());
+    let d = crate::design::seeds::combined(crate::workload::Keys::SEED.seeds(), 3);
     let names: Vec<&str> = d.tables.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, Table::SEEDS.map(Table::name));
 }

@@ -46,6 +46,10 @@ pub struct Ctx {
     blog: Blog,
     series: Series,
     own: Option<super::own::Own>,
+    /// Each seed operation's description's operation (by [`Op::seed_index`]), where the
+    /// seed designs' operations run through their descriptions, as they do but for the
+    /// reference the descriptions are measured against ([`Ctx::by_code`]).
+    described: Option<[crate::workload::OwnOp; 18]>,
 }
 
 /// One prepared DAO call.
@@ -124,12 +128,36 @@ impl Scratch {
 }
 
 impl Ctx {
-    /// The DAOs over `store`; reads the celebrity set once, as a timeline service would.
-    /// Users are picked by `r`'s skew.
+    /// The operations of `g`'s workload over `store`, the seed designs' through their
+    /// descriptions; reads the celebrity set once, as a timeline service would. Users are
+    /// picked by `r`'s skew.
     pub fn new(store: Arc<dyn Store>, g: Arc<Generator>, r: &crate::workload::Run) -> Result<Ctx> {
+        Ctx::make(store, g, r, false)
+    }
+
+    /// [`Ctx::new`], the seed designs' operations by the seeds' hand-written DAOs: the
+    /// oracle the descriptions' operations are held to, and the reference of their cost.
+    pub fn by_code(store: Arc<dyn Store>, g: Arc<Generator>, r: &crate::workload::Run) -> Result<Ctx> {
+        Ctx::make(store, g, r, true)
+    }
+
+    fn make(store: Arc<dyn Store>, g: Arc<Generator>, r: &crate::workload::Run, code: bool) -> Result<Ctx> {
         let w = g.workload();
         let users = Users::new(r.skew, r.skew_exponent, w.data.users);
-        let own = super::own::Own::new(&g, store.clone(), users.clone())?;
+        let seeds = g.own_design().is_none();
+        let own = match seeds && code {
+            true => None,
+            false => Some(super::own::Own::new(&g, store.clone(), users.clone())?),
+        };
+        let described = match (&own, seeds) {
+            (Some(own), true) => Some(Op::ALL.map(|op| {
+                let index = own
+                    .index_of(op.name())
+                    .unwrap_or_else(|| panic!("the seed descriptions declare {}", op.name()));
+                crate::workload::OwnOp::new(index, op.name(), op.writes())
+            })),
+            _ => None,
+        };
         let mut microblog = Microblog::new(store.clone(), g.microblog_config());
         if own.is_none() && w.data.follows.is_some() && w.data.posts.is_some() {
             let stars = microblog.load_celebrities()?;
@@ -142,8 +170,18 @@ impl Ctx {
             blog: Blog::new(store.clone(), w.keys.blog),
             series: Series::new(store, w.keys.series),
             own,
+            described,
             g,
         })
+    }
+
+    /// The operation `op` runs as: a seed operation's description's, where they run.
+    #[inline]
+    fn described(&self, op: Op) -> Op {
+        match (&self.described, op.seed_index()) {
+            (Some(ops), Some(i)) => Op::Own(ops[i]),
+            _ => op,
+        }
     }
 
     /// The generator.
@@ -154,6 +192,7 @@ impl Ctx {
     /// Prepares `op` from the draws of `s` (each call gets its own stream).
     pub fn prepare(&self, op: Op, s: &Stream, x: &mut Scratch) -> Call {
         x.seq += 1;
+        let op = self.described(op);
         let g = &*self.g;
         let w = g.workload();
         let (start, span) = (w.data.start_ms, w.data.span_ms);

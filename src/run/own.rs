@@ -565,11 +565,16 @@ fn by_table(rows: Vec<(crate::generate::Table, RowMutation)>) -> Vec<(&'static s
 }
 
 impl Own {
-    /// The operations of `g`'s own design over `store`, its users picked by `users`; none
-    /// for the seed designs.
-    pub fn new(g: &Generator, store: Arc<dyn Store>, users: super::pick::Users) -> Result<Option<Own>> {
-        let Some(design) = g.own_design() else {
-            return Ok(None);
+    /// The operations of `g`'s design over `store`, its users picked by `users`: the
+    /// workload's own design's, or the seed designs' descriptions'.
+    pub fn new(g: &Generator, store: Arc<dyn Store>, users: super::pick::Users) -> Result<Own> {
+        let combined;
+        let design = match g.own_design() {
+            Some(d) => d,
+            None => {
+                combined = g.design();
+                &combined
+            }
         };
         let names: Vec<&'static str> = g.all_tables().iter().map(|t| t.name()).collect();
         let celebrities = read_celebrities(design, &names, &*store)?;
@@ -587,7 +592,7 @@ impl Own {
             .zip(&roles)
             .map(|(op, role)| drawn(&op.does, *role))
             .collect();
-        Ok(Some(Own {
+        Ok(Own {
             roles,
             drawn,
             names,
@@ -597,7 +602,7 @@ impl Own {
             fresh: AtomicU64::new(0),
             users,
             celebrities,
-        }))
+        })
     }
 
     /// Whether `uid` is a celebrity, as the run knows them.
@@ -614,6 +619,11 @@ impl Own {
             Some(set) => !set.is_empty(),
             None => !g.plan().celebrities().is_empty(),
         }
+    }
+
+    /// The place of the design's operation named `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.design.operations.iter().position(|o| o.name == name)
     }
 
     /// The design's operation `index`'s entity: whose instances a user must have.
@@ -1948,7 +1958,7 @@ mod tests {
                 store.mutate(t.name(), &[r]).unwrap();
             }
         }
-        let own = Own::new(&g, store, users(&g)).unwrap().unwrap();
+        let own = Own::new(&g, store, users(&g)).unwrap();
         let key = |uid: u64, stamp: i64| [uid.to_be_bytes(), (i64::MAX - stamp).to_be_bytes()].concat();
         // A user's posts' stamps, newest first.
         let posts = |uid: u64, x: &mut crate::generate::Scratch| -> Vec<i64> {
@@ -2061,7 +2071,7 @@ mod seed_operations {
                 store.mutate(t.name(), &[r]).unwrap();
             }
         }
-        let own = Own::new(&g, store.clone(), users(&g)).unwrap().unwrap();
+        let own = Own::new(&g, store.clone(), users(&g)).unwrap();
         (g, store, own)
     }
 
@@ -2325,7 +2335,7 @@ mod seed_operations {
         // The run's celebrities are the store's, read as the seed reads them: none from a
         // store without their rows, whatever the generator planned.
         assert_eq!(own.celebrities.as_ref(), Some(&stars));
-        let bare = Own::new(&g, Arc::new(Memory::new()), users(&g)).unwrap().unwrap();
+        let bare = Own::new(&g, Arc::new(Memory::new()), users(&g)).unwrap();
         assert_eq!(bare.celebrities, Some(Default::default()));
         assert!(!bare.any_celebrity(&g) && !g.plan().celebrities().is_empty());
         dao = dao.with_celebrities(stars);

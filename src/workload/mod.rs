@@ -9,7 +9,7 @@ mod validate;
 
 pub use set::Set;
 
-pub use op::{Needs, Op};
+pub use op::{Needs, Op, Own as OwnOp};
 pub use validate::parse_duration;
 
 use crate::keys::KeyOptions;

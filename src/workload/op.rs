@@ -149,6 +149,31 @@ impl Op {
         }
     }
 
+    /// Its place in [`Op::ALL`]; none for a design's own.
+    pub fn seed_index(self) -> Option<usize> {
+        Some(match self {
+            Op::Timeline => 0,
+            Op::TimelineLater => 1,
+            Op::TimelinePull => 2,
+            Op::OwnPosts => 3,
+            Op::ActionsOffset => 4,
+            Op::ActionsCursor => 5,
+            Op::ActionsRange => 6,
+            Op::SeriesRange => 7,
+            Op::Followers => 8,
+            Op::Followees => 9,
+            Op::Category => 10,
+            Op::Publish => 11,
+            Op::ActionWrite => 12,
+            Op::Follow => 13,
+            Op::Unfollow => 14,
+            Op::ArticlePost => 15,
+            Op::ArticleUpdate => 16,
+            Op::ArticleDelete => 17,
+            Op::Own(_) => return None,
+        })
+    }
+
     /// The operation of a name.
     pub fn from_name(name: &str) -> Option<Op> {
         Op::ALL.into_iter().find(|op| op.name() == name)
@@ -204,8 +229,9 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for op in Op::ALL {
+        for (i, op) in Op::ALL.into_iter().enumerate() {
             assert_eq!(Op::from_name(op.name()), Some(op));
+            assert_eq!(op.seed_index(), Some(i));
         }
         assert_eq!(Op::from_name("timelines"), None);
     }
