@@ -119,11 +119,47 @@ pub struct Scratch {
 impl Generator {
     /// The tables of the designs the workload has data for.
     pub fn tables(&self) -> Vec<TableDescriptor> {
+        let w = self.workload();
+        let d = &w.data;
+        let out = match self.own_design() {
+            Some(own) => own.descriptors(),
+            None => {
+                // The seed designs' tables from their descriptions: those of the designs the
+                // workload has data for, in the order the seeds' DAOs list them
+                // ([`Generator::seed_tables`] holds them to the DAOs').
+                let all = self.design().descriptors();
+                let microblog = d.follows.is_some() || d.posts.is_some();
+                [
+                    (microblog, Table::CONTENT),
+                    (microblog, Table::RELATION),
+                    (microblog, Table::INBOX),
+                    (microblog, Table::USER),
+                    (microblog, Table::CELEBRITY),
+                    (d.actions.is_some(), Table::ACTIONS),
+                    (d.articles.is_some(), Table::BLOG),
+                    (d.series.is_some(), Table::SERIES),
+                ]
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, t)| all[t.index()].clone())
+                .collect()
+            }
+        };
+        let mark = crate::store::mark(&w.name, &w.data_digest());
+        out.into_iter()
+            .map(|t| TableDescriptor {
+                attributes: mark.clone(),
+                ..w.storage.apply(t)
+            })
+            .collect()
+    }
+
+    /// The tables of the seed designs the workload has data for, as the seeds' DAOs declare
+    /// them: the oracle of [`Generator::tables`]' descriptions.
+    pub fn seed_tables(&self) -> Vec<TableDescriptor> {
         let d = &self.workload().data;
         let mut out = Vec::new();
-        if let Some(own) = self.own_design() {
-            out = own.descriptors();
-        } else if d.follows.is_some() || d.posts.is_some() {
+        if d.follows.is_some() || d.posts.is_some() {
             out.extend(microblog::Microblog::tables(&self.microblog_config()));
         }
         if d.actions.is_some() {
@@ -135,14 +171,7 @@ impl Generator {
         if d.series.is_some() {
             out.extend(series::Series::tables());
         }
-        let w = self.workload();
-        let mark = crate::store::mark(&w.name, &w.data_digest());
-        out.into_iter()
-            .map(|t| TableDescriptor {
-                attributes: mark.clone(),
-                ..w.storage.apply(t)
-            })
-            .collect()
+        out
     }
 
     /// Whether the workload writes `table`.

@@ -240,6 +240,7 @@ fn the_seed_descriptions_write_the_rows_of_the_hand_written_codecs() {
             continue;
         }
         let g = Generator::new(&w);
+        assert_eq!(g.tables(), dao_tables(&g), "{}: the tables", file.display());
         let (mut a, mut b): (Vec<(Table, crate::store::RowMutation)>, Vec<_>) = (Vec::new(), Vec::new());
         let (mut sa, mut sb) = (Scratch::default(), Scratch::default());
         for uid in 1..=w.data.users {
@@ -260,6 +261,35 @@ fn the_seed_descriptions_write_the_rows_of_the_hand_written_codecs() {
         compared += a.len();
     }
     assert!(compared > 50_000, "{compared} rows compared");
+}
+
+/// The tables the seeds' DAOs declare for `g`'s workload, with its storage settings and mark:
+/// what [`Generator::tables`] makes of the descriptions.
+fn dao_tables(g: &Generator) -> Vec<crate::store::TableDescriptor> {
+    let w = g.workload();
+    let mark = crate::store::mark(&w.name, &w.data_digest());
+    g.seed_tables()
+        .into_iter()
+        .map(|t| crate::store::TableDescriptor {
+            attributes: mark.clone(),
+            ..w.storage.apply(t)
+        })
+        .collect()
+}
+
+/// An inbox keeping other than the descriptions' 3 versions keeps them in the tables made.
+#[test]
+fn the_seed_descriptions_tables_keep_the_workloads_inbox_versions() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/capacity.toml");
+    for versions in [1, 5] {
+        let sets = [format!("microblog.inbox_versions={versions}").parse().unwrap()];
+        let w = Workload::from_file_with(&path, &sets).unwrap();
+        let g = Generator::new(&w);
+        let tables = g.tables();
+        assert_eq!(tables, dao_tables(&g));
+        let inbox = tables.iter().find(|t| t.name == Table::INBOX.name()).unwrap();
+        assert_eq!(inbox.families[0].max_versions, versions);
+    }
 }
 
 /// The seed descriptions' tables come in [`Table::SEEDS`]' order, which the emitter's table
