@@ -181,8 +181,9 @@ pub enum OwnCall {
     /// first page, merged newest first; the newest `rows`, and a multi-get of those the
     /// inbox named.
     Timeline {
-        /// The inbox's page, and the family and qualifier of its cells holding keys.
-        inbox: Option<(PageCall, String, Option<Vec<u8>>)>,
+        /// The inbox's page, and the lookup (its place among the operations) that names
+        /// the family and qualifier of its cells holding keys.
+        inbox: Option<(PageCall, usize)>,
         /// The sources' first pages, or where their list is read.
         pulls: Pulls,
         /// The timeline's table.
@@ -797,16 +798,24 @@ impl Own {
                 if self.is_celebrity(g, followee as u64) {
                     return Ok(OwnCall::Write(write));
                 }
-                // The followee's first page: any post of theirs names its prefix.
-                let post = [Owned::Int(followee), Owned::Int(0), Owned::Bytes(Vec::new())];
+                // The followee's first page: made from their id where it alone is the prefix,
+                // else from a post of theirs, any one naming the prefix.
                 let first = Page {
                     rows: g.workload().microblog.inbox_versions as usize,
                     ..*posts
                 };
+                let known = [(Entity::Post.field("uid"), Owned::Int(followee))];
+                let page = match self.first_page(&first, Entity::Post, &known)? {
+                    Some(page) => page,
+                    None => {
+                        let post = [Owned::Int(followee), Owned::Int(0), Owned::Bytes(Vec::new())];
+                        self.page(&first, Entity::Post, &post, NO_KEYS, s)?
+                    }
+                };
                 OwnCall::Deliver {
                     write,
                     then: Delivery::Backfill {
-                        posts: self.page(&first, Entity::Post, &post, NO_KEYS, s)?,
+                        posts: page,
                         target: posts.target,
                         reader,
                         followee,
@@ -1151,23 +1160,34 @@ impl Own {
     /// over buckets or its prefix holds a field not known.
     fn first_page(&self, p: &Page, entity: Entity, known: &[(Option<usize>, Owned)]) -> Result<Option<PageCall>> {
         let key = self.key(p.target);
-        let mut values: Vec<Owned> = entity
-            .fields()
-            .iter()
-            .map(|(_, kind)| match kind {
-                crate::design::FieldKind::Int => Owned::Int(0),
-                crate::design::FieldKind::Bytes => Owned::Bytes(Vec::new()),
-            })
-            .collect();
-        for (at, v) in known {
-            let Some(at) = at else { return Ok(None) };
-            values[*at] = v.clone();
-        }
-        let given = |f: usize| known.iter().any(|(at, _)| *at == entity.field(&key.fields[f].name));
-        if p.spread.is_some() || !key.segments[..p.prefix].iter().filter_map(Segment::field).all(given) {
+        if p.spread.is_some() || known.iter().any(|(at, _)| at.is_none()) {
             return Ok(None);
         }
-        let prefix = key.prefix(&key_values(key, entity, &values), p.prefix)?;
+        // The key's values straight from what is known, the rest zero or empty: only the
+        // prefix is encoded, and it must be known whole.
+        let mut values: Vec<Value<'_>> = Vec::with_capacity(key.fields.len());
+        let mut given = vec![false; key.fields.len()];
+        for (f, field) in key.fields.iter().enumerate() {
+            let at = entity.field(&field.name);
+            values.push(match known.iter().find(|(k, _)| *k == at) {
+                Some((_, v)) => {
+                    given[f] = true;
+                    v.as_value()
+                }
+                None => match field.kind {
+                    crate::design::key::Kind::Int { .. } => Value::Int(0),
+                    crate::design::key::Kind::Bytes => Value::Bytes(&[]),
+                },
+            });
+        }
+        if !key.segments[..p.prefix]
+            .iter()
+            .filter_map(Segment::field)
+            .all(|f| given[f])
+        {
+            return Ok(None);
+        }
+        let prefix = key.prefix(&values, p.prefix)?;
         Ok(Some(self.page_from(p, &prefix, &[], None, 1)))
     }
 
@@ -1400,13 +1420,7 @@ impl Own {
         let before = t.later.then(|| self.later_start(g, t, follows, (entity, at), s, x));
         let inbox = match t.inbox {
             Some(i) => {
-                let Does::Lookup {
-                    index,
-                    family,
-                    qualifier,
-                    ..
-                } = &self.design.operations[i].does
-                else {
+                let Does::Lookup { index, .. } = &self.design.operations[i].does else {
                     unreachable!("checked: an inbox is a lookup")
                 };
                 let entity = self.design.operations[i].entity(&self.design);
@@ -1428,7 +1442,7 @@ impl Own {
                                 scan.select.time_range = Some((0, b.max(0)));
                             }
                         }
-                        Some((page, family.clone(), qualifier.clone()))
+                        Some((page, i))
                     }
                     None => None,
                 }
@@ -1670,7 +1684,10 @@ impl Own {
             }
         };
         let mut merged: Vec<(i128, Vec<u8>, bool)> = Vec::new();
-        if let Some((page, family, qualifier)) = inbox {
+        if let Some((page, lookup)) = inbox {
+            let Does::Lookup { family, qualifier, .. } = &self.design.operations[*lookup].does else {
+                unreachable!("checked: an inbox is a lookup")
+            };
             for r in self.read_page(page)? {
                 for c in r.cells {
                     if &c.family == family && qualifier.as_ref().is_none_or(|q| *q == c.qualifier) {
