@@ -162,7 +162,7 @@ pub trait Store: Send + Sync {
         match consistency {
             Consistency::Strong => Ok(()),
             Consistency::Timeline { .. } => Err(Error::BadArgument(format!(
-                "timeline reads need HBase's region replicas, read through api=native; {} keeps one copy of each row",
+                "timeline reads need HBase's region replicas, read through api=native or api=thrift2; {} keeps one copy of each row",
                 self.identity()
             ))),
         }

@@ -264,7 +264,7 @@ fn flags_are_validated_as_the_fields_they_stand_for() {
     assert_eq!(
         out.stderr.trim(),
         format!(
-            "error: run.consistency: timeline reads need HBase's region replicas, read through api=native; embedded (fjall 3) at {}/db keeps one copy of each row",
+            "error: run.consistency: timeline reads need HBase's region replicas, read through api=native or api=thrift2; embedded (fjall 3) at {}/db keeps one copy of each row",
             dir.path().display()
         )
     );

@@ -58,6 +58,11 @@ pub trait Harness {
     fn keeps_marks(&self) -> bool {
         true
     }
+    /// Whether the backend carries TIMELINE reads (HBase's native RPC and Thrift2); one that
+    /// does not must refuse them in one line, which the contract then checks instead.
+    fn timeline_reads(&self) -> bool {
+        false
+    }
 }
 
 /// Drops a harness's store before a restart, checking that no test kept a handle to it.
@@ -289,6 +294,10 @@ impl Harness for ThriftHarness {
     }
 
     fn keeps_marks(&self) -> bool {
+        self.api == tallrow::wire::Api::Thrift2
+    }
+
+    fn timeline_reads(&self) -> bool {
         self.api == tallrow::wire::Api::Thrift2
     }
 
@@ -639,6 +648,10 @@ impl Harness for RealHBaseHarness {
     }
 
     fn keeps_marks(&self) -> bool {
+        self.url.contains("api=thrift2") || self.url.contains("api=native")
+    }
+
+    fn timeline_reads(&self) -> bool {
         self.url.contains("api=thrift2") || self.url.contains("api=native")
     }
 }

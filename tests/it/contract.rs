@@ -32,7 +32,7 @@ macro_rules! contract_suite {
                 reversed_scans, scan_resume_after, column_selection, time_range_reads, wide_row_paging,
                 binary_keys_sort_unsigned, longest_row_key, bad_batches_change_nothing,
                 restart_keeps_acknowledged_data, many_writer_threads, multi_get_answers_each_get, pre_split_regions,
-                cases_the_model_found_on_hbase);
+                timeline_reads_of_one_copy, cases_the_model_found_on_hbase);
             $(
                 #[test]
                 fn $model() {
@@ -1158,6 +1158,48 @@ pub fn many_writer_threads(h: &mut dyn Harness) {
     })
     .unwrap();
     assert_eq!(n, 8 * 25 * 20);
+}
+
+/// TIMELINE reads: a backend that carries them (HBase's native RPC and Thrift2; `serve --api
+/// thrift2` too, one copy, never stale) answers them on a table of one copy as STRONG reads
+/// are answered, none stale; one that does not refuses them in one line naming the two.
+pub fn timeline_reads_of_one_copy(h: &mut dyn Harness) {
+    let s = h.store();
+    let t = h.table("timeline");
+    create(&*s, &t, &[("f", 1)]);
+    put(&*s, &t, b"a", vec![Mutation::put("f", "q", 10, "x")]);
+    put(&*s, &t, b"b", vec![Mutation::put("f", "q", 10, "y")]);
+    let timeline = tallrow::store::Consistency::Timeline {
+        get: std::time::Duration::from_millis(50),
+        scan: std::time::Duration::from_millis(100),
+    };
+    let set = s.set_consistency(timeline);
+    if !h.timeline_reads() {
+        let e = set.expect_err("TIMELINE where there are no replicas to read");
+        let msg = e.to_string();
+        assert!(matches!(e, Error::BadArgument(_)), "{msg}");
+        assert!(
+            msg.contains("api=native or api=thrift2") && !msg.contains('\n'),
+            "{msg:?}"
+        );
+        return;
+    }
+    set.expect("TIMELINE reads");
+    let before = tallrow::store::stale_reads();
+    let got = s.get(&t, &[Get::new("a"), Get::new("zz"), Get::new("b")]).unwrap();
+    let values: Vec<Option<Vec<u8>>> = got
+        .iter()
+        .map(|r| r.as_ref().map(|r| r.cells[0].value.clone()))
+        .collect();
+    assert_eq!(values, [Some(b"x".to_vec()), None, Some(b"y".to_vec())]);
+    let rows = s.scan(&t, &Scan::default()).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.key.clone()).collect::<Vec<_>>(),
+        [b"a".to_vec(), b"b".to_vec()]
+    );
+    assert_eq!(tallrow::store::stale_reads(), before, "one copy: nothing stale");
+    s.set_consistency(tallrow::store::Consistency::Strong).unwrap();
+    assert_eq!(get(&*s, &t, Get::new("b")).unwrap().cells[0].value, b"y");
 }
 
 pub fn multi_get_answers_each_get(h: &mut dyn Harness) {

@@ -75,6 +75,9 @@ pub struct Hbase2 {
     pub attempts: u32,
     /// Writes of requests to the server, all connections together.
     round_trips: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// TIMELINE reads asked for: each get and scan carries `consistency = TIMELINE`, the
+    /// gateway's own client hedges them, and an answer a secondary gave comes back stale.
+    timeline: std::sync::atomic::AtomicBool,
 }
 
 /// `ns:qualifier` as a `TTableName` (no namespace: `default`).
@@ -127,6 +130,7 @@ impl Hbase2 {
             read_timeout,
             attempts: 4,
             round_trips: Default::default(),
+            timeline: Default::default(),
         };
         store.dialer.check_plain(store.connect_timeout, |(input, output, _)| {
             THBaseServiceSyncClient::new(input, output).get_cluster_id().map(|_| ())
@@ -224,9 +228,32 @@ fn to_row2(r: crate::idl::thrift2::TResult) -> Result<Row> {
     t2::row_of(r).map_err(|e| Error::Io(format!("{e} in reply")))
 }
 
+/// Whether a TIMELINE read's answers are carried: a gateway that reads `TGet.consistency`
+/// marks every answer `stale` or not, where one that does not know the field (HBase 2.0's:
+/// its `TGet` and `TResult` have neither) leaves `stale` out and reads the primaries alone.
+fn timeline_carried(authority: &str, results: &[crate::idl::thrift2::TResult]) -> Result<()> {
+    match results.iter().all(|r| r.stale.is_some()) {
+        true => Ok(()),
+        false => Err(Error::BadArgument(format!(
+            "timeline reads: the Thrift2 gateway at {authority} answers without TResult.stale, as HBase 2.0's does: \
+             it does not carry TGet.consistency and would read the primaries alone; use a later HBase's gateway or api=native"
+        ))),
+    }
+}
+
 impl Store for Hbase2 {
     fn in_flight(&self) -> usize {
         crate::store::REMOTE_IN_FLIGHT
+    }
+
+    /// TIMELINE is sent with every read; a gateway that does not carry it is found by the
+    /// first answer (`timeline_carried`). The gateway's own client hedges, after its
+    /// `hbase.client.primaryCallTimeout.get` and `hbase.client.replicaCallTimeout.scan`:
+    /// the timeouts of `consistency` are for `api=native` and do not travel.
+    fn set_consistency(&self, consistency: crate::store::Consistency) -> Result<()> {
+        let timeline = matches!(consistency, crate::store::Consistency::Timeline { .. });
+        self.timeline.store(timeline, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
     fn identity(&self) -> String {
@@ -386,12 +413,14 @@ impl Store for Hbase2 {
     fn get(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<Row>>> {
         let desc = self.descriptor(table)?;
         let max = max_row_key(&desc.name);
+        let timeline = self.timeline.load(std::sync::atomic::Ordering::Relaxed);
         let mut tgets = Vec::with_capacity(gets.len());
         for g in gets {
             super::checked_get(&desc, max, g)?;
             let mut t = t2::tget(g);
             t.columns = tcolumns(&g.select);
             t.filter_string = cell_filters(&g.select).pop();
+            t.consistency = timeline.then_some(crate::idl::thrift2::TConsistency::TIMELINE);
             tgets.push(t);
         }
         if tgets.is_empty() {
@@ -403,6 +432,10 @@ impl Store for Hbase2 {
                 .map_err(|e| failure2(e, &desc.name))
         })?;
         let mut out = Vec::with_capacity(gets.len());
+        if timeline {
+            timeline_carried(&self.spec.authority(), &results)?;
+            crate::store::note_stale(results.iter().filter(|r| r.stale == Some(true)).count() as u64);
+        }
         for (g, r) in gets.iter().zip(results) {
             let mut row = to_row2(r)?;
             row.key = g.row.clone();
@@ -430,6 +463,9 @@ impl Store for Hbase2 {
             return Ok(Vec::new());
         };
         filters.extend(cell_filters(&scan.select));
+        let timeline = self.timeline.load(std::sync::atomic::Ordering::Relaxed);
+        // A scan answered stale anywhere counts once, as the native client counts it.
+        let stale = std::sync::atomic::AtomicBool::new(false);
         let skip_start = scan.start_exclusive && !scan.start.is_empty() && start == scan.start;
         let wanted = limit.saturating_add(usize::from(skip_start));
         let page = wanted.min(SCAN_PAGE);
@@ -449,12 +485,18 @@ impl Store for Hbase2 {
             col_fam_time_range_map: None,
             read_type: None,
             limit: (wanted <= i32::MAX as usize).then_some(wanted as i32),
-            consistency: None,
+            consistency: timeline.then_some(crate::idl::thrift2::TConsistency::TIMELINE),
             target_replica_id: None,
             filter_bytes: None,
         };
         let name = desc.name.as_bytes().to_vec();
         let keep = |rows: &mut Vec<Row>, results: Vec<crate::idl::thrift2::TResult>| -> Result<()> {
+            if timeline {
+                timeline_carried(&self.spec.authority(), &results)?;
+                if results.iter().any(|r| r.stale == Some(true)) {
+                    stale.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
             for r in results {
                 let mut row = to_row2(r)?;
                 if skip_start && row.key == scan.start {
@@ -477,6 +519,7 @@ impl Store for Hbase2 {
                     .map_err(|e| failure2(e, &desc.name))
             })?;
             keep(&mut rows, results)?;
+            crate::store::note_stale(u64::from(stale.into_inner()));
             return Ok(rows);
         }
         let id = self.call(true, |c| {
@@ -498,6 +541,29 @@ impl Store for Hbase2 {
         let closed = self.call(true, |c| c.close_scanner(id).map_err(|e| failure2(e, &desc.name)));
         read?;
         closed?;
+        crate::store::note_stale(u64::from(stale.into_inner()));
         Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::idl::thrift2::TResult;
+
+    /// Answers that say whether they are stale carry TIMELINE; one answer without the flag
+    /// is a gateway that never read it, named in one line.
+    #[test]
+    fn a_gateway_without_the_stale_flag_does_not_carry_timeline_reads() {
+        let answer = |stale: Option<bool>| TResult::new(None, Vec::new(), stale, None);
+        assert!(timeline_carried("h:9090", &[]).is_ok());
+        assert!(timeline_carried("h:9090", &[answer(Some(false)), answer(Some(true))]).is_ok());
+        let e = timeline_carried("h:9090", &[answer(Some(false)), answer(None)]).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, Error::BadArgument(_)), "{msg}");
+        assert!(
+            msg.contains("Thrift2 gateway at h:9090") && msg.contains("api=native") && !msg.contains('\n'),
+            "{msg:?}"
+        );
     }
 }
