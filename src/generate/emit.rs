@@ -515,48 +515,33 @@ pub enum Visit<'a> {
 }
 
 impl Generator {
-    /// A row key of `table` as its decoded fields (`userid=5 stamp=... actionid=3`), for
-    /// error messages and verify reports; the raw bytes when it does not decode.
+    /// A row key of `table` as its decoded fields (`userid=5 stamp=... actionid=3`), by the
+    /// design's keys, the seed designs' descriptions too, for error messages and verify
+    /// reports; the raw bytes when it does not decode. Where a table holds several kinds of
+    /// rows, the kind whose key reads the bytes whole is named; where more than one reads
+    /// them, none is (a relation row is both a user's followees and followers).
     pub fn describe_row(&self, table: Table, key: &[u8]) -> String {
-        use crate::keys::Layout;
-        if let Some(d) = self.own_design() {
-            // The first of the table's kinds of rows whose key reads the bytes whole.
-            let t = &d.tables[table.index()];
-            let decoded = t.rows.iter().find_map(|r| {
-                let fields = r.key.decode(key).ok()?;
-                let named = fields
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                Some(if t.rows.len() > 1 {
-                    format!("{} {named}", r.name)
-                } else {
-                    named
-                })
-            });
-            return decoded.unwrap_or_else(|| format!("key {}", crate::keys::to_string_binary(key)));
-        }
-        let keys = self.workload().keys;
-        let decoded = match table {
-            Table::USER | Table::RELATION | Table::CELEBRITY | Table::INBOX => {
-                crate::keys::weibo::parse_uid(key).map(|uid| vec![("uid", uid.to_string())])
+        let combined;
+        let d = match self.own_design() {
+            Some(d) => d,
+            None => {
+                combined = self.design();
+                &combined
             }
-            Table::CONTENT => Layout::WeiboContent.decode(keys.weibo, key),
-            Table::ACTIONS => Layout::Actions.decode(keys.actions, key),
-            Table::SERIES => Layout::Series.decode(keys.series, key),
-            Table::BLOG => Layout::Blog
-                .decode(keys.blog, key)
-                .or_else(|_| Layout::BlogIndex.decode(keys.blog, key)),
-            _ => unreachable!("a seed workload writes the seed tables alone"),
         };
-        match decoded {
-            Ok(fields) => fields
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" "),
-            Err(_) => format!("key {}", crate::keys::to_string_binary(key)),
+        let t = &d.tables[table.index()];
+        let mut read = t.rows.iter().filter_map(|r| Some((r, r.key.decode(key).ok()?)));
+        let Some((first, fields)) = read.next() else {
+            return format!("key {}", crate::keys::to_string_binary(key));
+        };
+        let named = fields
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        match t.rows.len() > 1 && read.next().is_none() {
+            true => format!("{} {named}", first.name),
+            false => named,
         }
     }
 }

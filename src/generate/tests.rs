@@ -364,3 +364,37 @@ fn an_instances_cells_are_its_rows_without_their_values() {
     }
     assert!(compared > 1000, "{compared} values left out");
 }
+
+/// Rows are named by the descriptions' keys, field by field; of a table of several kinds of
+/// rows, by the kind that reads the key (a relation row, both a user's followees and
+/// followers, by none); a key no kind reads, by its bytes.
+#[test]
+fn rows_are_named_by_their_descriptions_fields() {
+    let g = small();
+    let mut s = Scratch::default();
+    let mut rows: Vec<(Table, crate::store::RowMutation)> = Vec::new();
+    g.emit_user_rows(1, &mut s, &mut rows).unwrap();
+    let mut named: Vec<String> = Vec::new();
+    for (t, r) in &rows {
+        let line = format!("{} {}", t.name(), g.describe_row(*t, &r.row));
+        // The first row of each table and kind.
+        let kind = |l: &str| l.split(['=', ' ']).take(2).collect::<Vec<_>>().join(" ");
+        if named.iter().all(|n| kind(n) != kind(&line)) {
+            named.push(line);
+        }
+    }
+    assert_eq!(
+        named,
+        [
+            "weibo:user uid=1",
+            "weibo:relation uid=1",
+            "weibo:inbox reader=1",
+            "weibo:content uid=1 stamp=1743272998587",
+            "useractions userid=1 stamp=1742023698422 actionid=0",
+            "blog article uid=1 post_at=1741451326989 article_id=1000000",
+            "blog category uid=1 category=1 post_at=1741451326989 article_id=1000000",
+            "series userid=1 time=1741727167967 nanos=1741727167967000000",
+        ]
+    );
+    assert_eq!(g.describe_row(Table::ACTIONS, b"\xff"), "key \\xFF");
+}
