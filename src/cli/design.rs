@@ -11,8 +11,7 @@ pub(super) fn explain(args: DesignExplainArgs) -> anyhow::Result<ExitCode> {
     sets.extend(super::regions_set(args.regions));
     let w = Workload::from_file_with(&args.workload, &sets)?;
     let g = Generator::new(&w);
-    let design = g.design();
-    let text = crate::design::explain::explain(&g, &design, w.load.regions, args.examples)?;
+    let text = crate::design::explain::explain(&g, g.design(), w.load.regions, args.examples)?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -521,15 +521,7 @@ impl Generator {
     /// rows, the kind whose key reads the bytes whole is named; where more than one reads
     /// them, none is (a relation row is both a user's followees and followers).
     pub fn describe_row(&self, table: Table, key: &[u8]) -> String {
-        let combined;
-        let d = match self.own_design() {
-            Some(d) => d,
-            None => {
-                combined = self.design();
-                &combined
-            }
-        };
-        let t = &d.tables[table.index()];
+        let t = &self.design().tables[table.index()];
         let mut read = t.rows.iter().filter_map(|r| Some((r, r.key.decode(key).ok()?)));
         let Some((first, fields)) = read.next() else {
             return format!("key {}", crate::keys::to_string_binary(key));

@@ -71,6 +71,8 @@ pub struct Generator {
     emitter: Arc<crate::design::emit::Emitter>,
     /// The workload's own design, when it has one.
     own: Option<Arc<crate::design::Design>>,
+    /// The design the rows are made by: the workload's own, or the seed designs as one.
+    design: Arc<crate::design::Design>,
     /// Every table of the design, in its order: [`Table::SEEDS`] for the seed designs.
     all: Arc<[Table]>,
     /// The seed designs' rows made by the hand-written codecs, the reference their
@@ -129,8 +131,11 @@ impl Generator {
             .map_or((1, 1.0), |a| (u64::from(a.categories), a.category_zipf));
         let own = w.design.as_ref().map(|d| Arc::new(d.design()));
         let design = match &own {
-            Some(d) => (**d).clone(),
-            None => crate::design::seeds::combined(w.keys.seeds(), w.microblog.inbox_versions),
+            Some(d) => d.clone(),
+            None => Arc::new(crate::design::seeds::combined(
+                w.keys.seeds(),
+                w.microblog.inbox_versions,
+            )),
         };
         let all: Arc<[Table]> = match &own {
             Some(d) => d
@@ -157,6 +162,7 @@ impl Generator {
                 texture(w.data.compressibility),
             )),
             own,
+            design,
             all,
             codecs: false,
         }
@@ -193,11 +199,8 @@ impl Generator {
 
     /// The design the workload's rows are made by: its own, or the seed designs as one
     /// (with the workload's key options).
-    pub fn design(&self) -> crate::design::Design {
-        match &self.own {
-            Some(d) => (**d).clone(),
-            None => crate::design::seeds::combined(self.w.keys.seeds(), self.w.microblog.inbox_versions),
-        }
+    pub fn design(&self) -> &crate::design::Design {
+        &self.design
     }
 
     /// Follower counts, follower caps and celebrities.

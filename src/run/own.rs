@@ -569,14 +569,7 @@ impl Own {
     /// The operations of `g`'s design over `store`, its users picked by `users`: the
     /// workload's own design's, or the seed designs' descriptions'.
     pub fn new(g: &Generator, store: Arc<dyn Store>, users: super::pick::Users) -> Result<Own> {
-        let combined;
-        let design = match g.own_design() {
-            Some(d) => d,
-            None => {
-                combined = g.design();
-                &combined
-            }
-        };
+        let design = g.design();
         let names: Vec<&'static str> = g.all_tables().iter().map(|t| t.name()).collect();
         let celebrities = read_celebrities(design, &names, &*store)?;
         let roles: Vec<Option<Role>> = design
