@@ -465,7 +465,7 @@ impl Store for Hbase2 {
         filters.extend(cell_filters(&scan.select));
         let timeline = self.timeline.load(std::sync::atomic::Ordering::Relaxed);
         // A scan answered stale anywhere counts once, as the native client counts it.
-        let stale = std::sync::atomic::AtomicBool::new(false);
+        let stale = std::cell::Cell::new(false);
         let skip_start = scan.start_exclusive && !scan.start.is_empty() && start == scan.start;
         let wanted = limit.saturating_add(usize::from(skip_start));
         let page = wanted.min(SCAN_PAGE);
@@ -494,7 +494,7 @@ impl Store for Hbase2 {
             if timeline {
                 timeline_carried(&self.spec.authority(), &results)?;
                 if results.iter().any(|r| r.stale == Some(true)) {
-                    stale.store(true, std::sync::atomic::Ordering::Relaxed);
+                    stale.set(true);
                 }
             }
             for r in results {
@@ -519,7 +519,7 @@ impl Store for Hbase2 {
                     .map_err(|e| failure2(e, &desc.name))
             })?;
             keep(&mut rows, results)?;
-            crate::store::note_stale(u64::from(stale.into_inner()));
+            crate::store::note_stale(u64::from(stale.get()));
             return Ok(rows);
         }
         let id = self.call(true, |c| {
@@ -541,7 +541,7 @@ impl Store for Hbase2 {
         let closed = self.call(true, |c| c.close_scanner(id).map_err(|e| failure2(e, &desc.name)));
         read?;
         closed?;
-        crate::store::note_stale(u64::from(stale.into_inner()));
+        crate::store::note_stale(u64::from(stale.get()));
         Ok(rows)
     }
 }
